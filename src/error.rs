@@ -1,0 +1,328 @@
+//! The crate's one error type, [`Error`], and its stable classification,
+//! [`FailureClass`].
+//!
+//! Every failure the crate reports carries a class. Callers decide what to do
+//! from the class (retry, re-authenticate, show a person, give up), never by
+//! parsing message text. Messages are bounded and stripped of control
+//! characters before they are stored, because much of what they quote comes
+//! from a server.
+
+use std::fmt;
+
+/// The largest message, in bytes, an [`Error`] keeps. Longer text is cut at a
+/// UTF-8 boundary and marked with `…`.
+pub const MAX_ERROR_MESSAGE_BYTES: usize = 1024;
+
+/// A boxed error, as tower uses.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+macro_rules! failure_classes {
+    ($( $(#[$doc:meta])* $variant:ident => $id:literal, )*) => {
+        /// What kind of failure occurred.
+        ///
+        /// The snake_case identifier of each class ([`FailureClass::as_str`]) is
+        /// stable: it is what logs, metrics and other programs should record.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum FailureClass {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl FailureClass {
+            /// Every class, in declaration order.
+            pub const ALL: &'static [FailureClass] = &[ $( FailureClass::$variant, )* ];
+
+            /// The stable snake_case identifier of this class.
+            pub const fn as_str(self) -> &'static str {
+                match self { $( FailureClass::$variant => $id, )* }
+            }
+
+            /// Parses a stable identifier back into its class.
+            pub fn from_id(id: &str) -> Option<Self> {
+                match id { $( $id => Some(FailureClass::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+failure_classes! {
+    /// The definition or a call's options are invalid; nothing was sent.
+    InvalidConfig => "invalid_config",
+    /// The server speaks no protocol version this crate supports.
+    UnsupportedProtocol => "unsupported_protocol",
+    /// Connecting plus the handshake did not finish within `Timeouts::startup`.
+    StartupTimeout => "startup_timeout",
+    /// The server requires authorization that was not supplied.
+    AuthRequired => "auth_required",
+    /// The server refused the supplied authorization.
+    AuthDenied => "auth_denied",
+    /// The supplied authorization expired.
+    AuthExpired => "auth_expired",
+    /// An authorization flow failed.
+    AuthFailed => "auth_failed",
+    /// The connection to the server ended or could not be made.
+    TransportClosed => "transport_closed",
+    /// A frame could not be read: over its bound, or not a message at all.
+    Framing => "framing",
+    /// An HTTP exchange failed with a status the protocol gives no meaning to.
+    RemoteHttp => "remote_http",
+    /// The server broke the protocol (a malformed or contradictory message).
+    ServerProtocol => "server_protocol",
+    /// The call's deadline passed.
+    Deadline => "deadline",
+    /// The caller cancelled the call.
+    Cancelled => "cancelled",
+    /// The server's catalog could not be validated.
+    CatalogInvalid => "catalog_invalid",
+    /// The catalog the call relied on is stale.
+    CatalogStale => "catalog_stale",
+    /// The server's catalog exceeds a limit.
+    CatalogOverLimit => "catalog_over_limit",
+    /// The named tool, prompt or resource does not exist.
+    NotFound => "not_found",
+    /// The tool exists but this binding may not call it.
+    ToolUnavailable => "tool_unavailable",
+    /// The tool's schema changed since the catalog the caller used.
+    ToolSchemaChanged => "tool_schema_changed",
+    /// The server answered the request with a JSON-RPC error.
+    RemoteToolError => "remote_tool_error",
+    /// A result or message exceeded a limit and was refused.
+    LimitExceeded => "limit_exceeded",
+    /// A person declined an elicitation.
+    ElicitationDeclined => "elicitation_declined",
+    /// A person cancelled an elicitation.
+    ElicitationCancelled => "elicitation_cancelled",
+    /// An elicitation request or answer was invalid.
+    ElicitationInvalid => "elicitation_invalid",
+    /// Nobody answered an elicitation in time.
+    ElicitationTimeout => "elicitation_timeout",
+    /// The host refused a sampling request.
+    SamplingDenied => "sampling_denied",
+    /// A sampling request exceeded a budget (tokens, depth, concurrency).
+    SamplingOverBudget => "sampling_over_budget",
+    /// The request may or may not have taken effect: its connection was lost
+    /// after it was sent and before its reply arrived. It is never replayed.
+    Indeterminate => "indeterminate",
+    /// The binding is closing or closed.
+    Shutdown => "shutdown",
+}
+
+impl fmt::Display for FailureClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A classified failure of one operation on one binding.
+///
+/// `Display` prints `class: [binding] op: message`. The cause, when there is
+/// one, is available through [`std::error::Error::source`] for downcasting.
+pub struct Error {
+    class: FailureClass,
+    binding: Option<String>,
+    op: &'static str,
+    message: String,
+    source: Option<BoxError>,
+}
+
+impl Error {
+    /// A new error of `class` with a message (bounded and normalized here).
+    pub fn new(class: FailureClass, message: impl AsRef<str>) -> Self {
+        Error {
+            class,
+            binding: None,
+            op: "",
+            message: normalize_message(message.as_ref(), MAX_ERROR_MESSAGE_BYTES),
+            source: None,
+        }
+    }
+
+    /// Names the binding the failure belongs to (kept if already set).
+    pub fn with_binding(mut self, binding: impl Into<String>) -> Self {
+        if self.binding.is_none() {
+            self.binding = Some(normalize_message(&binding.into(), 128));
+        }
+        self
+    }
+
+    /// Names the operation that failed (kept if already set).
+    pub fn with_op(mut self, op: &'static str) -> Self {
+        if self.op.is_empty() {
+            self.op = op;
+        }
+        self
+    }
+
+    /// Attaches the underlying cause.
+    pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// What kind of failure this is.
+    pub fn class(&self) -> FailureClass {
+        self.class
+    }
+
+    /// The binding the failure belongs to, if known.
+    pub fn binding(&self) -> Option<&str> {
+        self.binding.as_deref()
+    }
+
+    /// The operation that failed (for example `call_tool`), or `""`.
+    pub fn op(&self) -> &'static str {
+        self.op
+    }
+
+    /// The bounded, normalized description.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Changes the class, keeping everything else. Used where a layer knows
+    /// more than the layer below (a lost connection becomes `indeterminate`
+    /// for a request that had already been sent).
+    pub fn reclassify(mut self, class: FailureClass) -> Self {
+        self.class = class;
+        self
+    }
+
+    /// Recovers an [`Error`] from a boxed error, as tower's own middleware
+    /// (for example `Buffer`) returns. Anything else becomes
+    /// `transport_closed` with the original kept as the source.
+    pub fn from_boxed(err: BoxError) -> Self {
+        match err.downcast::<Error>() {
+            Ok(e) => *e,
+            Err(other) => match other.downcast::<tower::timeout::error::Elapsed>() {
+                Ok(elapsed) => Error::new(FailureClass::Deadline, "timed out").with_source(elapsed),
+                Err(other) => {
+                    let msg = other.to_string();
+                    Error::new(FailureClass::TransportClosed, msg).with_source(other)
+                }
+            },
+        }
+    }
+}
+
+impl From<BoxError> for Error {
+    fn from(err: BoxError) -> Self {
+        Error::from_boxed(err)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("class", &self.class)
+            .field("binding", &self.binding)
+            .field("op", &self.op)
+            .field("message", &self.message)
+            .field("source", &self.source.as_ref().map(|s| s.to_string()))
+            .finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.class)?;
+        if let Some(b) = &self.binding {
+            write!(f, "[{b}] ")?;
+        }
+        if !self.op.is_empty() {
+            write!(f, "{}: ", self.op)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Bounds `text` to `max` bytes (cut at a UTF-8 boundary, marked with `…`)
+/// and replaces control characters with spaces, so that text quoted from a
+/// server can neither flood a log nor forge lines in it.
+pub fn normalize_message(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max));
+    for ch in text.chars() {
+        let ch = if ch.is_control() { ' ' } else { ch };
+        if out.len() + ch.len_utf8() > max {
+            // Leave room for the ellipsis (3 bytes) within the bound.
+            while out.len() + '…'.len_utf8() > max {
+                out.pop();
+            }
+            out.push('…');
+            return out;
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Cuts `text` to at most `max` bytes at a UTF-8 boundary. Returns whether it
+/// was cut.
+pub fn truncate_utf8(text: &mut String, max: usize) -> bool {
+    if text.len() <= max {
+        return false;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_ids_round_trip_and_are_snake_case() {
+        assert_eq!(FailureClass::ALL.len(), 29);
+        for class in FailureClass::ALL {
+            let id = class.as_str();
+            assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{id}");
+            assert_eq!(FailureClass::from_id(id), Some(*class));
+        }
+        assert_eq!(FailureClass::from_id("nope"), None);
+    }
+
+    #[test]
+    fn messages_are_bounded_and_stripped() {
+        let e = Error::new(FailureClass::ServerProtocol, "a\nb\u{1b}[31mc");
+        assert_eq!(e.message(), "a b [31mc");
+        let long = "é".repeat(2000);
+        let e = Error::new(FailureClass::ServerProtocol, &long);
+        assert!(e.message().len() <= MAX_ERROR_MESSAGE_BYTES);
+        assert!(e.message().ends_with('…'));
+    }
+
+    #[test]
+    fn display_names_class_binding_and_op() {
+        let e = Error::new(FailureClass::Deadline, "late").with_binding("files").with_op("call_tool");
+        assert_eq!(e.to_string(), "deadline: [files] call_tool: late");
+    }
+
+    #[test]
+    fn truncate_respects_char_boundaries() {
+        let mut s = "aé".to_string();
+        assert!(truncate_utf8(&mut s, 2));
+        assert_eq!(s, "a");
+        let mut s = "abc".to_string();
+        assert!(!truncate_utf8(&mut s, 3));
+    }
+
+    #[test]
+    fn boxed_errors_keep_their_class() {
+        let boxed: BoxError = Box::new(Error::new(FailureClass::Shutdown, "closed"));
+        assert_eq!(Error::from_boxed(boxed).class(), FailureClass::Shutdown);
+        let other: BoxError = "plain".into();
+        assert_eq!(Error::from_boxed(other).class(), FailureClass::TransportClosed);
+    }
+}

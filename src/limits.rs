@@ -1,0 +1,160 @@
+//! Bounds and deadlines: [`Limits`] and [`Timeouts`], with their defaults.
+//!
+//! No default means "unbounded". A field left at `0` in a definition selects
+//! its default ([`Limits::resolved`], [`Timeouts::resolved`]), so that a
+//! zero-initialised configuration is always a safe one.
+
+use std::time::Duration;
+
+/// Default [`Timeouts::startup`]: connecting plus the handshake.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default [`Timeouts::request`]: one request/response exchange.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default [`Timeouts::elicitation`]: a person answering an elicitation.
+pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Default [`Limits::max_concurrent_requests`].
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 8;
+/// Default [`Limits::max_catalog_pages`].
+pub const DEFAULT_MAX_CATALOG_PAGES: usize = 64;
+/// Default [`Limits::max_catalog_items`].
+pub const DEFAULT_MAX_CATALOG_ITEMS: usize = 1024;
+/// Default [`Limits::max_frame_bytes`]: 4 MiB.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 4 << 20;
+/// Default [`Limits::max_body_bytes`]: 16 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 16 << 20;
+/// Default [`Limits::max_schema_bytes`]: 256 KiB.
+pub const DEFAULT_MAX_SCHEMA_BYTES: usize = 256 << 10;
+/// Default [`Limits::max_schema_depth`].
+pub const DEFAULT_MAX_SCHEMA_DEPTH: usize = 32;
+/// Default [`Limits::max_text_result_bytes`]: 1 MiB.
+pub const DEFAULT_MAX_TEXT_RESULT_BYTES: usize = 1 << 20;
+/// Default [`Limits::max_structured_bytes`]: 1 MiB.
+pub const DEFAULT_MAX_STRUCTURED_BYTES: usize = 1 << 20;
+/// Default [`Limits::max_binary_item_bytes`]: 8 MiB.
+pub const DEFAULT_MAX_BINARY_ITEM_BYTES: usize = 8 << 20;
+/// Default [`Limits::max_binary_items`].
+pub const DEFAULT_MAX_BINARY_ITEMS: usize = 16;
+/// Default [`Limits::max_log_message_bytes`]: 8 KiB.
+pub const DEFAULT_MAX_LOG_MESSAGE_BYTES: usize = 8 << 10;
+/// Default [`Limits::max_elicit_message_bytes`]: 4 KiB.
+pub const DEFAULT_MAX_ELICIT_MESSAGE_BYTES: usize = 4 << 10;
+/// Default [`Limits::max_elicit_schema_bytes`]: 16 KiB.
+pub const DEFAULT_MAX_ELICIT_SCHEMA_BYTES: usize = 16 << 10;
+/// Default [`Limits::max_prompt_count`].
+pub const DEFAULT_MAX_PROMPT_COUNT: usize = 256;
+/// Default [`Limits::max_resource_count`].
+pub const DEFAULT_MAX_RESOURCE_COUNT: usize = 4096;
+/// Default [`Limits::max_sampling_depth`].
+pub const DEFAULT_MAX_SAMPLING_DEPTH: usize = 2;
+/// Default [`Limits::max_sampling_concurrency`].
+pub const DEFAULT_MAX_SAMPLING_CONCURRENCY: usize = 2;
+/// Default [`Limits::max_sampling_tokens`].
+pub const DEFAULT_MAX_SAMPLING_TOKENS: usize = 8192;
+/// The largest `instructions` text kept from a server: 16 KiB.
+pub const MAX_INSTRUCTIONS_BYTES: usize = 16 << 10;
+
+/// Per-connection deadlines. A zero field selects its default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Bounds connecting plus the handshake.
+    pub startup: Duration,
+    /// Bounds one request/response exchange when the call sets no deadline.
+    pub request: Duration,
+    /// Bounds a server-initiated elicitation round trip.
+    pub elicitation: Duration,
+}
+
+impl Timeouts {
+    /// This value with every zero field replaced by its default.
+    pub fn resolved(self) -> Self {
+        fn or(d: Duration, default: Duration) -> Duration {
+            if d.is_zero() {
+                default
+            } else {
+                d
+            }
+        }
+        Timeouts {
+            startup: or(self.startup, DEFAULT_STARTUP_TIMEOUT),
+            request: or(self.request, DEFAULT_REQUEST_TIMEOUT),
+            elicitation: or(self.elicitation, DEFAULT_ELICITATION_TIMEOUT),
+        }
+    }
+}
+
+macro_rules! limits {
+    ($( $(#[$doc:meta])* $field:ident = $default:ident, )*) => {
+        /// Bounds on what one binding takes from its server. A zero field
+        /// selects its default.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct Limits {
+            $( $(#[$doc])* pub $field: usize, )*
+        }
+
+        impl Limits {
+            /// This value with every zero field replaced by its default.
+            pub fn resolved(self) -> Self {
+                Limits { $( $field: if self.$field == 0 { $default } else { self.$field }, )* }
+            }
+        }
+    };
+}
+
+limits! {
+    /// Caps in-flight requests on one connection.
+    max_concurrent_requests = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    /// Caps list-pagination round trips per catalog fetch.
+    max_catalog_pages = DEFAULT_MAX_CATALOG_PAGES,
+    /// Caps the tools accepted from one server.
+    max_catalog_items = DEFAULT_MAX_CATALOG_ITEMS,
+    /// Caps one wire frame (one JSON-RPC message).
+    max_frame_bytes = DEFAULT_MAX_FRAME_BYTES,
+    /// Caps one whole HTTP response body.
+    max_body_bytes = DEFAULT_MAX_BODY_BYTES,
+    /// Caps one tool's input or output schema document.
+    max_schema_bytes = DEFAULT_MAX_SCHEMA_BYTES,
+    /// Caps schema nesting.
+    max_schema_depth = DEFAULT_MAX_SCHEMA_DEPTH,
+    /// Caps the text content of one result.
+    max_text_result_bytes = DEFAULT_MAX_TEXT_RESULT_BYTES,
+    /// Caps the structured content of one tool result.
+    max_structured_bytes = DEFAULT_MAX_STRUCTURED_BYTES,
+    /// Caps one binary (image, audio, blob) result item, decoded.
+    max_binary_item_bytes = DEFAULT_MAX_BINARY_ITEM_BYTES,
+    /// Caps how many binary items one result may carry.
+    max_binary_items = DEFAULT_MAX_BINARY_ITEMS,
+    /// Caps one server log message.
+    max_log_message_bytes = DEFAULT_MAX_LOG_MESSAGE_BYTES,
+    /// Caps one elicitation prompt (message, URL and id).
+    max_elicit_message_bytes = DEFAULT_MAX_ELICIT_MESSAGE_BYTES,
+    /// Caps the schema an elicitation may request.
+    max_elicit_schema_bytes = DEFAULT_MAX_ELICIT_SCHEMA_BYTES,
+    /// Caps the prompts accepted from one server.
+    max_prompt_count = DEFAULT_MAX_PROMPT_COUNT,
+    /// Caps the resources accepted from one server.
+    max_resource_count = DEFAULT_MAX_RESOURCE_COUNT,
+    /// Caps nested sampling.
+    max_sampling_depth = DEFAULT_MAX_SAMPLING_DEPTH,
+    /// Caps concurrent sampling requests.
+    max_sampling_concurrency = DEFAULT_MAX_SAMPLING_CONCURRENCY,
+    /// Caps the tokens of one sampling completion.
+    max_sampling_tokens = DEFAULT_MAX_SAMPLING_TOKENS,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_selects_defaults_and_set_fields_stay() {
+        let l = Limits { max_frame_bytes: 10, ..Limits::default() }.resolved();
+        assert_eq!(l.max_frame_bytes, 10);
+        assert_eq!(l.max_body_bytes, DEFAULT_MAX_BODY_BYTES);
+        assert_eq!(l.max_sampling_tokens, 8192);
+        let t = Timeouts::default().resolved();
+        assert_eq!(t.startup, Duration::from_secs(30));
+        assert_eq!(t.request, Duration::from_secs(60));
+        assert_eq!(t.elicitation, Duration::from_secs(300));
+    }
+}
