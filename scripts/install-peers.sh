@@ -10,7 +10,7 @@
 # and MCP_PYTHON (absolute paths). Idempotent: every step checks the installed
 # version first and is skipped when it already matches, so a second run takes
 # about a second. Any failure exits non-zero with a message saying what broke.
-set -euo pipefail
+set -Eeuo pipefail
 
 # ---- pins -------------------------------------------------------------------
 NODE_MAJOR=22
@@ -36,7 +36,8 @@ HOST_PYTHON="${PYTHON:-python3}"
 
 log() { printf '[install-peers] %s\n' "$*" >&2; }
 die() { printf '[install-peers] ERROR: %s\n' "$*" >&2; exit 1; }
-trap 'rc=$?; if [ $rc -ne 0 ]; then printf "[install-peers] FAILED (exit %s) at line %s: %s\n" "$rc" "$LINENO" "$BASH_COMMAND" >&2; fi' EXIT
+# Any unexpected failing command (not a die) says where it was.
+trap 'printf "[install-peers] ERROR: command failed (exit %s) at line %s: %s\n" "$?" "$LINENO" "$BASH_COMMAND" >&2' ERR
 
 command -v npm >/dev/null 2>&1 || die "npm not found on PATH (needed to fetch Node $NODE_MAJOR and the npm peers)"
 command -v "$HOST_PYTHON" >/dev/null 2>&1 || die "$HOST_PYTHON not found (needed to create the venv)"

@@ -3,10 +3,22 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+pub mod binding;
+pub mod connection;
+pub mod content;
+#[cfg(feature = "demo")]
+pub mod demo;
+pub mod era;
 pub mod error;
+pub mod layer;
 pub mod limits;
 pub mod protocol;
+pub mod request;
+pub mod session;
 pub mod transport;
 
+pub use binding::{Binding, ClientCapabilities, Definition, Event, Handlers, State, Status, ToolFilter};
+pub use content::{Content, ToolResult};
 pub use error::{Error, FailureClass, Result};
 pub use limits::{Limits, Timeouts};
+pub use request::{CallOpts, Progress};

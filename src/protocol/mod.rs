@@ -6,9 +6,62 @@
 //! input schema, stay raw [`serde_json::Value`]s: they are data to pass on,
 //! not domain types.
 
+pub mod completion;
+pub mod content;
+pub mod elicitation;
 pub mod jsonrpc;
+pub mod lifecycle;
+pub mod logging;
+pub mod methods;
+mod open_enum;
+pub mod pagination;
+pub mod progress;
+pub mod prompts;
+pub mod resources;
+pub mod roots;
+pub mod sampling;
+pub mod tasks;
+pub mod tools;
 
 pub use jsonrpc::{ErrorObject, Message, Notification, Outcome, Request, RequestId, Response};
+
+pub use completion::{
+    CompleteParams, CompleteResult, Completion, CompletionArgument, CompletionContext, CompletionReference,
+};
+pub use content::{
+    Annotations, AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, Icon, IconTheme,
+    ImageContent, ResourceContents, Role, TextContent, TextResourceContents,
+};
+pub use elicitation::{
+    ElicitAction, ElicitFormParams, ElicitRequestParams, ElicitResult, ElicitUrlParams,
+    ElicitationCompleteParams, ElicitationMode, UrlElicitationRequiredData,
+};
+pub use lifecycle::{
+    ClientCapabilities, ElicitationCapability, Implementation, InitializeParams, InitializeResult,
+    PromptsCapability, ResourcesCapability, RootsCapability, SamplingCapability, ServerCapabilities,
+    ToolsCapability,
+};
+pub use logging::{LoggingLevel, LoggingMessageParams, ParseLoggingLevelError, SetLevelParams};
+pub use pagination::{Cursor, PaginatedParams};
+pub use progress::{CancelledParams, ProgressParams, ProgressToken};
+pub use prompts::{
+    GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,
+};
+pub use resources::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceParams, ReadResourceResult, Resource,
+    ResourceTemplate, ResourceUpdatedParams, SubscribeParams, UnsubscribeParams,
+};
+pub use roots::{ListRootsResult, Root};
+pub use sampling::{
+    CreateMessageParams, CreateMessageResult, IncludeContext, ModelHint, ModelPreferences, OneOrMany,
+    SamplingContent, SamplingMessage, ToolChoice, ToolChoiceMode, ToolResultContent, ToolUseContent,
+};
+pub use tasks::{
+    CreateTaskResult, GetTaskParams, ListTasksResult, RelatedTaskMetadata, Task, TaskMetadata, TaskStatus,
+};
+pub use tools::{
+    CallToolParams, CallToolResult, ListToolsResult, TaskSupport, Tool, ToolAnnotations, ToolExecution,
+};
 
 /// The protocol versions this crate speaks, newest first.
 ///

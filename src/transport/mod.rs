@@ -28,7 +28,9 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::protocol::RequestId;
 
+pub mod framing;
 pub mod memory;
+pub mod stdio;
 
 /// One live connection, split into its two directions.
 pub struct Transport {

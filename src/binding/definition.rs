@@ -1,0 +1,137 @@
+//! [`Definition`]: one server's configuration.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::limits::{Limits, Timeouts};
+use crate::protocol::logging::LoggingLevel;
+use crate::transport::TransportFactory;
+
+/// The optional client capabilities a binding advertises. A capability is
+/// advertised only when it is set here *and* the host installed the handler
+/// that serves it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientCapabilities {
+    /// The server may ask a person for input.
+    pub elicitation: bool,
+    /// The server may ask for model completions.
+    pub sampling: bool,
+    /// The server may ask for the host's filesystem roots.
+    pub roots: bool,
+}
+
+/// Which tools a binding may see and call, by raw name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    /// When non-empty, the complete set of permitted raw names.
+    pub allow: Vec<String>,
+    /// Raw names that are always refused; deny wins over allow.
+    pub deny: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether the tool `raw_name` is permitted.
+    pub fn permits(&self, raw_name: &str) -> bool {
+        if self.deny.iter().any(|d| d == raw_name) {
+            return false;
+        }
+        self.allow.is_empty() || self.allow.iter().any(|a| a == raw_name)
+    }
+}
+
+/// One server's configuration, from which [`Binding::connect`] builds a live
+/// binding.
+///
+/// Zero-valued timeouts and limits select the crate's defaults (none of which
+/// is "unbounded").
+///
+/// [`Binding::connect`]: crate::Binding::connect
+#[derive(Clone)]
+pub struct Definition {
+    /// The binding's name: `[A-Za-z0-9_-]`, 1 to 32 bytes, since it becomes
+    /// part of every model name.
+    pub name: String,
+    /// Makes connections. Required.
+    pub transport: Arc<dyn TransportFactory>,
+    /// Per-connection deadlines.
+    pub timeouts: Timeouts,
+    /// Bounds on what the binding takes from the server.
+    pub limits: Limits,
+    /// The optional client capabilities to advertise.
+    pub capabilities: ClientCapabilities,
+    /// Which tools are visible and callable.
+    pub tool_filter: ToolFilter,
+    /// Lets tool calls run in parallel (still within
+    /// `Limits::max_concurrent_requests`). Off by default: one tool call at a
+    /// time per binding.
+    pub allow_parallel_calls: bool,
+    /// The minimum severity of server log messages to ask for, when a log
+    /// handler is installed and the server advertises logging.
+    pub log_level: LoggingLevel,
+}
+
+impl fmt::Debug for Definition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Definition")
+            .field("name", &self.name)
+            .field("transport", &self.transport.kind())
+            .field("origin", &self.transport.redacted_origin())
+            .field("timeouts", &self.timeouts)
+            .field("limits", &self.limits)
+            .field("capabilities", &self.capabilities)
+            .field("tool_filter", &self.tool_filter)
+            .field("allow_parallel_calls", &self.allow_parallel_calls)
+            .field("log_level", &self.log_level)
+            .finish()
+    }
+}
+
+impl Definition {
+    /// A definition with defaults for everything but the name and transport.
+    pub fn new(name: impl Into<String>, transport: impl TransportFactory) -> Self {
+        Self::with_factory(name, Arc::new(transport))
+    }
+
+    /// As [`Definition::new`], with a shared factory.
+    pub fn with_factory(name: impl Into<String>, transport: Arc<dyn TransportFactory>) -> Self {
+        Definition {
+            name: name.into(),
+            transport,
+            timeouts: Timeouts::default(),
+            limits: Limits::default(),
+            capabilities: ClientCapabilities::default(),
+            tool_filter: ToolFilter::default(),
+            allow_parallel_calls: false,
+            log_level: LoggingLevel::Info,
+        }
+    }
+
+    /// Checks what can be checked before connecting.
+    pub fn validate(&self) -> Result<(), crate::Error> {
+        let ok = !self.name.is_empty()
+            && self.name.len() <= 32
+            && self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !ok {
+            return Err(crate::Error::new(
+                crate::FailureClass::InvalidConfig,
+                format!("binding name {:?} must be 1 to 32 bytes of [A-Za-z0-9_-]", self.name),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deny_wins_and_empty_allow_permits_all() {
+        let f = ToolFilter::default();
+        assert!(f.permits("x"));
+        let f = ToolFilter { allow: vec!["a".into(), "b".into()], deny: vec!["b".into()] };
+        assert!(f.permits("a"));
+        assert!(!f.permits("b"));
+        assert!(!f.permits("c"));
+    }
+}

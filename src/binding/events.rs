@@ -1,0 +1,148 @@
+//! [`Event`]s a binding reports, and their non-blocking delivery.
+//!
+//! Events are delivered on a task of their own through a bounded queue of
+//! [`EVENT_QUEUE`] entries. When the host's handler falls behind and the
+//! queue is full, new events are dropped and counted
+//! ([`crate::Status::dropped_events`]); the connection never waits for the
+//! host to read its events.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::SystemTime;
+use tokio::sync::mpsc;
+
+use super::status::State;
+use crate::error::FailureClass;
+use crate::request::Progress;
+use crate::session::ServerIdentity;
+
+/// Events queued before new ones are dropped.
+pub const EVENT_QUEUE: usize = 1024;
+
+/// Something that happened to a binding.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// The binding moved from one lifecycle state to another.
+    StateChanged {
+        /// The binding.
+        binding: String,
+        /// The state before.
+        from: State,
+        /// The state after.
+        to: State,
+        /// When it moved.
+        at: SystemTime,
+    },
+    /// The connection was lost.
+    ConnectionLost {
+        /// The binding.
+        binding: String,
+        /// Why.
+        class: FailureClass,
+        /// A bounded description.
+        message: String,
+        /// Whether the binding will try to reconnect.
+        retrying: bool,
+        /// When the loss was observed.
+        at: SystemTime,
+    },
+    /// A lost connection was restored.
+    ConnectionRestored {
+        /// The binding.
+        binding: String,
+        /// What the reconnected server claims to be.
+        server: ServerIdentity,
+        /// How its identity differs from the first connection's, if it does.
+        drift: Option<String>,
+        /// When it was restored.
+        at: SystemTime,
+    },
+    /// A call reported progress (also delivered to the call's own sink).
+    RequestProgress {
+        /// The report.
+        progress: Progress,
+        /// When it was observed.
+        at: SystemTime,
+    },
+    /// The server logged a message (`notifications/message`).
+    ServerLog {
+        /// The binding.
+        binding: String,
+        /// The severity the server claimed.
+        level: String,
+        /// The server-side logger, if named.
+        logger: Option<String>,
+        /// The bounded message.
+        text: String,
+        /// When it was observed.
+        at: SystemTime,
+    },
+    /// A line the server wrote outside the protocol (a stdio child's stderr).
+    ServerStderr {
+        /// The binding.
+        binding: String,
+        /// The bounded line.
+        line: String,
+        /// When it was read.
+        at: SystemTime,
+    },
+    /// A defect the binding tolerated (a damaged frame, a reply to an unknown
+    /// id).
+    Warning {
+        /// The binding.
+        binding: String,
+        /// A bounded description.
+        text: String,
+        /// When it happened.
+        at: SystemTime,
+    },
+}
+
+/// Receives a binding's events. Runs on the event task; may take its time
+/// (events queue behind it, then drop), but should not block forever.
+pub type EventHandler = Arc<dyn Fn(Event) + Send + Sync>;
+
+/// The sending side of a binding's event queue. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct EventBus {
+    tx: Option<mpsc::Sender<Event>>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl fmt::Debug for EventBus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventBus").field("dropped", &self.dropped()).finish()
+    }
+}
+
+impl EventBus {
+    /// A bus delivering to `handler` on its own task, or discarding
+    /// everything when there is no handler.
+    pub(crate) fn new(handler: Option<EventHandler>) -> Self {
+        let tx = handler.map(|handler| {
+            let (tx, mut rx) = mpsc::channel::<Event>(EVENT_QUEUE);
+            tokio::spawn(async move {
+                while let Some(event) = rx.recv().await {
+                    handler(event);
+                }
+            });
+            tx
+        });
+        EventBus { tx, dropped: Arc::new(AtomicU64::new(0)) }
+    }
+
+    /// Queues an event without waiting.
+    pub(crate) fn emit(&self, event: Event) {
+        if let Some(tx) = &self.tx {
+            if tx.try_send(event).is_err() {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,551 @@
+//! The JSON-RPC engine over one [`Transport`]: the bottom service of every
+//! binding's stack.
+//!
+//! A [`Connection`] correlates request ids with responses, dispatches what the
+//! server sends on its own (notifications, and requests such as `ping` or
+//! `sampling/createMessage`) to an [`InboundHandler`], and is a
+//! `tower::Service<McpRequest>` that the layers above wrap.
+//!
+//! # Rules it keeps
+//!
+//! - One damaged message is a warning, not the end: a frame that is not JSON,
+//!   not a JSON-RPC envelope, or over the frame bound is reported to
+//!   [`InboundHandler::warning`] and dropped. If a damaged frame's first bytes
+//!   name the id of a pending request, that request alone ends
+//!   (`limit_exceeded` for an oversized reply, `server_protocol` otherwise),
+//!   so its caller does not wait for its deadline.
+//! - A response carrying both `result` and `error` ends its call with
+//!   `server_protocol`.
+//! - A reply to an id nobody is waiting for is ignored with a warning.
+//! - The server's `ping` is answered here, whatever handler is installed.
+//! - Dropping a call's future before its reply removes it and tells the server
+//!   (the era's cancellation: `notifications/cancelled` on legacy).
+//! - When the connection ends, every call that was sent ends `indeterminate`
+//!   (it may or may not have taken effect, so it must not be replayed) unless
+//!   the connection was closed on purpose, which ends them with `shutdown`.
+//!
+//! # Tasks
+//!
+//! [`Connection::start`] spawns two tasks: a writer, which owns the transport's
+//! sending half so that a caller dropped mid-write can never leave half a
+//! message on the wire, and a reader, which dispatches. Server requests are
+//! handled on their own tasks, at most [`MAX_CONCURRENT_SERVER_REQUESTS`] at a
+//! time; beyond that the server gets an error reply at once.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::task::{Context, Poll};
+use tokio::sync::{mpsc, oneshot, watch, Semaphore};
+
+use crate::era::{Era, Unnegotiated};
+use crate::error::{normalize_message, Error, FailureClass};
+use crate::protocol::jsonrpc::{codes, EnvelopeError};
+use crate::protocol::{methods, ErrorObject, Message, Notification, Outcome, Request, RequestId, Response};
+use crate::request::{McpRequest, McpResponse};
+use crate::transport::{Inbound, MessageSender, Transport};
+
+/// Server requests handled at once per connection.
+pub const MAX_CONCURRENT_SERVER_REQUESTS: usize = 16;
+/// Outgoing messages queued for the writer before senders wait.
+pub const OUTBOUND_QUEUE: usize = 256;
+/// The longest warning text passed to [`InboundHandler::warning`].
+pub const MAX_WARNING_BYTES: usize = 512;
+
+/// What the server sends on its own initiative, delivered by the connection.
+///
+/// `notification` and `warning` are called on the reader task: they must not
+/// block (hand work off through a bounded channel). `request` runs on its own
+/// task.
+#[async_trait]
+pub trait InboundHandler: Send + Sync + 'static {
+    /// Serves one server request (other than `ping`, which the connection
+    /// answers). The default answers "method not found": a host that
+    /// installed no handler for a method does not serve it.
+    async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let _ = params;
+        Err(ErrorObject::new(codes::METHOD_NOT_FOUND, format!("method not found: {method}")))
+    }
+
+    /// Receives one server notification. Must not block.
+    fn notification(&self, notification: Notification) {
+        let _ = notification;
+    }
+
+    /// Receives a bounded description of a tolerated defect (a damaged frame,
+    /// a reply to an unknown id). Must not block.
+    fn warning(&self, text: String) {
+        tracing::warn!(target: "mcp_stack::connection", "{text}");
+    }
+}
+
+/// An [`InboundHandler`] that serves nothing and logs warnings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoInbound;
+
+impl InboundHandler for NoInbound {}
+
+/// A JSON-RPC error the server answered with, kept as an error's source so
+/// that callers can read its code.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("server error {code}: {message}")]
+pub struct RpcError {
+    /// The JSON-RPC error code.
+    pub code: i64,
+    /// The server's message, bounded and normalized.
+    pub message: String,
+    /// The error's `data`, if any.
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    fn into_error(self) -> Error {
+        let class = match self.code {
+            codes::METHOD_NOT_FOUND | codes::RESOURCE_NOT_FOUND => FailureClass::NotFound,
+            _ => FailureClass::RemoteToolError,
+        };
+        Error::new(class, &self.message).with_source(self)
+    }
+}
+
+/// Whether the connection is still usable, and if not, why.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConnectionState {
+    /// Messages flow.
+    Open,
+    /// The connection ended; the class and message say how.
+    Closed {
+        /// `shutdown` for an intended close, otherwise why it broke.
+        class: FailureClass,
+        /// A bounded description.
+        message: String,
+    },
+}
+
+struct Pending {
+    tx: oneshot::Sender<Result<Value, Error>>,
+}
+
+struct Shared {
+    outbound: mpsc::Sender<String>,
+    sender: Arc<dyn MessageSender>,
+    pending: Mutex<HashMap<RequestId, Pending>>,
+    next_id: AtomicI64,
+    era: RwLock<Arc<dyn Era>>,
+    state: watch::Sender<ConnectionState>,
+    inbound: Arc<dyn InboundHandler>,
+}
+
+/// The JSON-RPC engine over one transport. Cheap to clone; every clone talks
+/// over the same connection.
+#[derive(Clone)]
+pub struct Connection {
+    shared: Arc<Shared>,
+    _life: Arc<LastHandle>,
+}
+
+/// Closes the connection when the last [`Connection`] handle is dropped, so
+/// that a forgotten binding cannot leave a child process running.
+struct LastHandle(Arc<Shared>);
+
+impl Drop for LastHandle {
+    fn drop(&mut self) {
+        self.0.finish(FailureClass::Shutdown, "every handle to the connection was dropped");
+        let sender = self.0.sender.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let _ = sender.close().await;
+            });
+        }
+    }
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("state", &*self.shared.state.borrow())
+            .field("pending", &self.pending_count())
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Starts the engine over `transport`, delivering what the server sends
+    /// on its own to `inbound`. Must be called within a tokio runtime.
+    pub fn start(transport: Transport, inbound: Arc<dyn InboundHandler>) -> Connection {
+        let (outbound, outbound_rx) = mpsc::channel(OUTBOUND_QUEUE);
+        let (state, _) = watch::channel(ConnectionState::Open);
+        let shared = Arc::new(Shared {
+            outbound,
+            sender: transport.sender.clone(),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicI64::new(1),
+            era: RwLock::new(Arc::new(Unnegotiated)),
+            state,
+            inbound,
+        });
+        tokio::spawn(write_loop(Arc::downgrade(&shared), transport.sender, outbound_rx));
+        tokio::spawn(read_loop(shared.clone(), transport.receiver));
+        Connection { _life: Arc::new(LastHandle(shared.clone())), shared }
+    }
+
+    /// Installs the era the handshake chose.
+    pub fn set_era(&self, era: Arc<dyn Era>) {
+        *self.shared.era.write().expect("era lock") = era;
+    }
+
+    /// The era in force.
+    pub fn era(&self) -> Arc<dyn Era> {
+        self.shared.era.read().expect("era lock").clone()
+    }
+
+    /// The connection's state now.
+    pub fn state(&self) -> ConnectionState {
+        self.shared.state.borrow().clone()
+    }
+
+    /// A receiver that sees the state change (for example to learn that the
+    /// connection was lost without making a call).
+    pub fn watch_state(&self) -> watch::Receiver<ConnectionState> {
+        self.shared.state.subscribe()
+    }
+
+    /// How many calls await their reply. Bounded by the concurrency limit of
+    /// the stack above; exposed for tests and diagnostics.
+    pub fn pending_count(&self) -> usize {
+        self.shared.pending.lock().expect("pending lock").len()
+    }
+
+    /// Sends a request and waits for its result. Dropping the future cancels
+    /// the request on the wire.
+    pub async fn request(&self, method: &str, params: Map<String, Value>) -> Result<Value, Error> {
+        self.shared.clone().request(method, params).await
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
+        self.shared.check_open()?;
+        let text = Message::Notification(Notification::new(method, params)).to_json();
+        self.shared.enqueue(text).await
+    }
+
+    /// Closes the connection on purpose: calls still pending end with
+    /// `shutdown`, and the transport is closed (for stdio, the child and its
+    /// process group are ended). Idempotent.
+    pub async fn close(&self) {
+        self.shared.finish(FailureClass::Shutdown, "connection closed");
+        if let Err(e) = self.shared.sender.close().await {
+            tracing::debug!(target: "mcp_stack::connection", "closing transport: {e}");
+        }
+    }
+}
+
+impl Shared {
+    fn check_open(&self) -> Result<(), Error> {
+        match &*self.state.borrow() {
+            ConnectionState::Open => Ok(()),
+            ConnectionState::Closed { class, message } => Err(Error::new(*class, message)),
+        }
+    }
+
+    async fn enqueue(&self, text: String) -> Result<(), Error> {
+        self.outbound
+            .send(text)
+            .await
+            .map_err(|_| Error::new(FailureClass::TransportClosed, "connection writer has stopped"))
+    }
+
+    async fn request(self: Arc<Self>, method: &str, mut params: Map<String, Value>) -> Result<Value, Error> {
+        self.check_open()?;
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().expect("pending lock").insert(id.clone(), Pending { tx });
+        let mut guard = PendingGuard { shared: self.clone(), id: id.clone(), sent: false, done: false };
+
+        self.era.read().expect("era lock").decorate(method, &mut params);
+        let params =
+            if params.is_empty() && method == methods::PING { None } else { Some(Value::Object(params)) };
+        let text = Message::Request(Request::new(id, method, params)).to_json();
+        self.enqueue(text).await?;
+        guard.sent = true;
+
+        let outcome = rx.await;
+        guard.done = true;
+        match outcome {
+            Ok(result) => result,
+            // The reader dropped our entry without answering: the connection
+            // ended between our insert and its final sweep.
+            Err(_) => Err(self.check_open().err().unwrap_or_else(|| {
+                Error::new(FailureClass::Indeterminate, "connection lost before the reply")
+            })),
+        }
+    }
+
+    fn complete(&self, response: Response) {
+        let pending = self.pending.lock().expect("pending lock").remove(&response.id);
+        let Some(pending) = pending else {
+            self.warn(format!("ignored a reply to unknown request id {}", response.id));
+            return;
+        };
+        let result = match response.outcome {
+            Outcome::Result(value) => Ok(value),
+            Outcome::Error(e) => Err(RpcError {
+                code: e.code,
+                message: normalize_message(&e.message, MAX_WARNING_BYTES),
+                data: e.data,
+            }
+            .into_error()),
+        };
+        let _ = pending.tx.send(result);
+    }
+
+    fn fail(&self, id: &RequestId, error: Error) -> bool {
+        let pending = self.pending.lock().expect("pending lock").remove(id);
+        match pending {
+            Some(p) => {
+                let _ = p.tx.send(Err(error));
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn warn(&self, text: String) {
+        self.inbound.warning(normalize_message(&text, MAX_WARNING_BYTES));
+    }
+
+    /// Ends the connection once: records why, and ends every pending call.
+    fn finish(&self, class: FailureClass, message: &str) {
+        let first = self.state.send_if_modified(|state| match state {
+            ConnectionState::Open => {
+                *state =
+                    ConnectionState::Closed { class, message: normalize_message(message, MAX_WARNING_BYTES) };
+                true
+            }
+            ConnectionState::Closed { .. } => false,
+        });
+        if !first {
+            return;
+        }
+        let drained: Vec<Pending> =
+            self.pending.lock().expect("pending lock").drain().map(|(_, pending)| pending).collect();
+        let per_call = if class == FailureClass::Shutdown {
+            FailureClass::Shutdown
+        } else {
+            FailureClass::Indeterminate
+        };
+        for pending in drained {
+            let text = format!("connection ended before the reply ({class}: {message})");
+            let _ = pending.tx.send(Err(Error::new(per_call, text)));
+        }
+    }
+}
+
+/// Removes a call's pending entry when its future is dropped early, and
+/// cancels it on the wire if it had been sent.
+struct PendingGuard {
+    shared: Arc<Shared>,
+    id: RequestId,
+    sent: bool,
+    done: bool,
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let removed = self.shared.pending.lock().expect("pending lock").remove(&self.id).is_some();
+        if !(removed && self.sent) || self.shared.check_open().is_err() {
+            return;
+        }
+        let notice = self.shared.era.read().expect("era lock").cancel_notice(&self.id);
+        let notice = notice.map(|n| Message::Notification(n).to_json());
+        let shared = self.shared.clone();
+        let id = self.id.clone();
+        // Cancel through the writer so the notice is ordered after the
+        // request; a transport with its own way (closing a stream) is asked
+        // directly when the era has no notice.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                match notice {
+                    Some(text) => {
+                        let _ = shared.enqueue(text).await;
+                    }
+                    None => {
+                        let _ = shared.sender.cancel(&id, None).await;
+                    }
+                }
+            });
+        }
+    }
+}
+
+async fn write_loop(
+    shared: std::sync::Weak<Shared>,
+    sender: Arc<dyn MessageSender>,
+    mut rx: mpsc::Receiver<String>,
+) {
+    while let Some(text) = rx.recv().await {
+        if let Err(e) = sender.send(text).await {
+            if let Some(shared) = shared.upgrade() {
+                shared.finish(e.class(), e.message());
+            }
+            return;
+        }
+    }
+}
+
+async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::transport::MessageReceiver>) {
+    let permits = Arc::new(Semaphore::new(MAX_CONCURRENT_SERVER_REQUESTS));
+    loop {
+        // Stop reading once the connection was closed on purpose.
+        let mut state = shared.state.subscribe();
+        let next = tokio::select! {
+            next = receiver.recv() => next,
+            _ = state.wait_for(|s| *s != ConnectionState::Open) => return,
+        };
+        match next {
+            Ok(Some(Inbound::Frame(text))) => dispatch(&shared, &permits, &text),
+            Ok(Some(Inbound::Damaged { reason, prefix, bytes })) => {
+                shared.warn(format!("dropped a damaged frame of {bytes} bytes: {reason}"));
+                if let Some(id) = sniff_id(&prefix) {
+                    let error = Error::new(
+                        FailureClass::LimitExceeded,
+                        format!("the reply ({bytes} bytes) was dropped: {reason}"),
+                    );
+                    shared.fail(&id, error);
+                }
+            }
+            Ok(None) => {
+                shared.finish(FailureClass::TransportClosed, "the server closed the connection");
+                return;
+            }
+            Err(e) => {
+                shared.finish(e.class(), e.message());
+                return;
+            }
+        }
+    }
+}
+
+fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) {
+    match Message::parse(text) {
+        Ok(Message::Response(response)) => shared.complete(response),
+        Ok(Message::Notification(notification)) => shared.inbound.notification(notification),
+        Ok(Message::Request(request)) => serve(shared, permits, request),
+        Err(EnvelopeError::ResultAndError(id)) => {
+            let error =
+                Error::new(FailureClass::ServerProtocol, "the response carries both result and error");
+            if !shared.fail(&id, error) {
+                shared.warn(format!("ignored a contradictory reply to unknown id {id}"));
+            }
+        }
+        Err(e) => shared.warn(format!("dropped a damaged message: {e}")),
+    }
+}
+
+fn serve(shared: &Arc<Shared>, permits: &Arc<Semaphore>, request: Request) {
+    let reply = |shared: Arc<Shared>, response: Response| async move {
+        let _ = shared.enqueue(Message::Response(response).to_json()).await;
+    };
+    if request.method == methods::PING {
+        tokio::spawn(reply(shared.clone(), Response::result(request.id, Value::Object(Map::new()))));
+        return;
+    }
+    let Ok(permit) = permits.clone().try_acquire_owned() else {
+        let error = ErrorObject::new(codes::INTERNAL_ERROR, "too many concurrent server requests");
+        tokio::spawn(reply(shared.clone(), Response::error(request.id, error)));
+        return;
+    };
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let outcome = shared.inbound.request(&request.method, request.params).await;
+        drop(permit);
+        let response = match outcome {
+            Ok(result) => Response::result(request.id, result),
+            Err(error) => Response::error(request.id, error),
+        };
+        reply(shared, response).await;
+    });
+}
+
+/// Finds the `"id"` of a frame from its first bytes, when it is there: the
+/// common envelopes put it early. A best effort that never guesses: anything
+/// that is not plainly an integer or a simple string gives `None`.
+fn sniff_id(prefix: &str) -> Option<RequestId> {
+    let at = prefix.find("\"id\"")?;
+    let rest = prefix[at + 4..].trim_start().strip_prefix(':')?.trim_start();
+    if let Some(s) = rest.strip_prefix('"') {
+        let end = s.find('"')?;
+        let id = &s[..end];
+        return (!id.contains('\\')).then(|| RequestId::String(id.to_string()));
+    }
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '-').collect();
+    let after = rest[digits.len()..].chars().next()?;
+    if !(after == ',' || after == '}' || after.is_whitespace()) {
+        return None;
+    }
+    digits.parse().ok().map(RequestId::Number)
+}
+
+/// The future a [`Connection`] returns from `call`.
+pub struct ResponseFuture {
+    inner: Pin<Box<dyn Future<Output = Result<McpResponse, Error>> + Send>>,
+}
+
+impl fmt::Debug for ResponseFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ResponseFuture(..)")
+    }
+}
+
+impl Future for ResponseFuture {
+    type Output = Result<McpResponse, Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+impl tower_service::Service<McpRequest> for Connection {
+    type Response = McpResponse;
+    type Error = Error;
+    type Future = ResponseFuture;
+
+    /// Ready while the connection is open; a closed connection is fatal for
+    /// this service (a new connection is a new service: see the reconnect
+    /// layer).
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(self.shared.check_open())
+    }
+
+    fn call(&mut self, req: McpRequest) -> ResponseFuture {
+        let shared = self.shared.clone();
+        ResponseFuture {
+            inner: Box::pin(async move {
+                let McpRequest { method, params, .. } = req;
+                shared.request(&method, params).await.map(McpResponse::new)
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_plain_ids_only() {
+        assert_eq!(sniff_id(r#"{"jsonrpc":"2.0","id":42,"result":{"#), Some(RequestId::Number(42)));
+        assert_eq!(sniff_id(r#"{"id" : "abc","#), Some(RequestId::String("abc".into())));
+        assert_eq!(sniff_id(r#"{"jsonrpc":"2.0","result":"#), None);
+        assert_eq!(sniff_id(r#"{"id":4"#), None);
+        assert_eq!(sniff_id(r#"{"id":"a\"b","#), None);
+    }
+}

@@ -1,0 +1,206 @@
+//! What results hold once they reach the host: [`Content`], [`ToolResult`],
+//! [`PromptResult`], [`ResourceResult`].
+//!
+//! These are the wire's content blocks decoded (base64 becomes bytes) and
+//! bounded. A block the crate does not know, or one a limit refused, becomes
+//! [`Content::Unsupported`] with its kind and size, so the host learns that
+//! something was there without holding it.
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::protocol::content::{ContentBlock, ResourceContents};
+
+/// The kind name of text content.
+pub const KIND_TEXT: &str = "text";
+/// The kind name of image content.
+pub const KIND_IMAGE: &str = "image";
+/// The kind name of audio content.
+pub const KIND_AUDIO: &str = "audio";
+/// The kind name of an embedded resource.
+pub const KIND_RESOURCE: &str = "resource";
+/// The kind name of a resource link.
+pub const KIND_RESOURCE_LINK: &str = "resource_link";
+
+/// One piece of a result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// Text, possibly cut at a UTF-8 boundary by a limit.
+    Text {
+        /// The text.
+        text: String,
+        /// Whether a limit cut it.
+        truncated: bool,
+    },
+    /// An image, decoded.
+    Image {
+        /// The bytes.
+        data: Vec<u8>,
+        /// Its MIME type, as the server said.
+        mime_type: String,
+    },
+    /// Audio, decoded.
+    Audio {
+        /// The bytes.
+        data: Vec<u8>,
+        /// Its MIME type, as the server said.
+        mime_type: String,
+    },
+    /// A resource's contents, embedded in the result.
+    Resource(ResourceContent),
+    /// A link to a resource the host may read. The URI is an opaque
+    /// identifier, never a host path.
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// The resource's name.
+        name: String,
+        /// Its MIME type, if the server said.
+        mime_type: Option<String>,
+        /// Its description, if the server gave one.
+        description: Option<String>,
+    },
+    /// Content that was not kept: an unknown kind, undecodable data, or an
+    /// item a limit refused.
+    Unsupported {
+        /// The content kind that was refused.
+        kind: String,
+        /// The size of the refused payload: exact for an item dropped on a
+        /// size bound, a diagnostic lower bound otherwise.
+        bytes: usize,
+    },
+}
+
+/// One item of a resource's contents. The URI is an opaque identifier, never
+/// resolved as a host path.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ResourceContent {
+    /// The item's URI.
+    pub uri: String,
+    /// Its MIME type, if the server said.
+    pub mime_type: Option<String>,
+    /// The text, for a text item.
+    pub text: Option<String>,
+    /// The bytes, for a binary item.
+    pub data: Option<Vec<u8>>,
+    /// Whether a limit cut the text, or dropped the bytes.
+    pub truncated: bool,
+}
+
+/// The outcome of a tool call.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolResult {
+    /// The tool itself reported failure. Its content says why.
+    pub is_error: bool,
+    /// The unstructured result.
+    pub content: Vec<Content>,
+    /// The structured result, when the server sent one within the bound.
+    pub structured: Option<Value>,
+    /// Defects tolerated while converting the result.
+    pub warnings: Vec<String>,
+}
+
+/// A prompt, rendered by the server.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PromptResult {
+    /// The server's description.
+    pub description: Option<String>,
+    /// The messages, in order.
+    pub messages: Vec<PromptMessage>,
+    /// Defects tolerated while converting.
+    pub warnings: Vec<String>,
+}
+
+/// One message of a prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// The content.
+    pub content: Content,
+}
+
+/// A resource's contents, as read.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ResourceResult {
+    /// The items.
+    pub contents: Vec<ResourceContent>,
+    /// Defects tolerated while converting.
+    pub warnings: Vec<String>,
+}
+
+pub(crate) fn decode_base64(data: &str) -> Option<Vec<u8>> {
+    base64::engine::general_purpose::STANDARD.decode(data.trim()).ok()
+}
+
+impl Content {
+    /// Converts one wire block. Undecodable data becomes `Unsupported`.
+    pub fn from_block(block: ContentBlock, warnings: &mut Vec<String>) -> Content {
+        match block {
+            ContentBlock::Text(t) => Content::Text { text: t.text, truncated: false },
+            ContentBlock::Image(i) => match decode_base64(&i.data) {
+                Some(data) => Content::Image { data, mime_type: i.mime_type },
+                None => {
+                    warnings.push("dropped an image whose data is not base64".into());
+                    Content::Unsupported { kind: KIND_IMAGE.into(), bytes: i.data.len() }
+                }
+            },
+            ContentBlock::Audio(a) => match decode_base64(&a.data) {
+                Some(data) => Content::Audio { data, mime_type: a.mime_type },
+                None => {
+                    warnings.push("dropped audio whose data is not base64".into());
+                    Content::Unsupported { kind: KIND_AUDIO.into(), bytes: a.data.len() }
+                }
+            },
+            ContentBlock::Resource(r) => Content::Resource(ResourceContent::from_wire(r.resource, warnings)),
+            ContentBlock::ResourceLink(l) => Content::ResourceLink {
+                uri: l.uri,
+                name: l.name,
+                mime_type: l.mime_type,
+                description: l.description,
+            },
+            ContentBlock::Unknown(raw) => {
+                let kind = raw.get("type").and_then(Value::as_str).unwrap_or("unknown");
+                let kind = crate::error::normalize_message(kind, 64);
+                warnings.push(format!("dropped content of unknown kind {kind:?}"));
+                Content::Unsupported { kind, bytes: raw.to_string().len() }
+            }
+        }
+    }
+
+    /// The text, for text content.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Content::Text { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+}
+
+impl ResourceContent {
+    /// Converts one wire item; undecodable bytes are dropped with a warning.
+    pub fn from_wire(contents: ResourceContents, warnings: &mut Vec<String>) -> ResourceContent {
+        match contents {
+            ResourceContents::Text(t) => ResourceContent {
+                uri: t.uri,
+                mime_type: t.mime_type,
+                text: Some(t.text),
+                data: None,
+                truncated: false,
+            },
+            ResourceContents::Blob(b) => {
+                let data = decode_base64(&b.blob);
+                if data.is_none() {
+                    warnings.push(format!("dropped the bytes of {:?}: not base64", b.uri));
+                }
+                ResourceContent {
+                    truncated: data.is_none(),
+                    uri: b.uri,
+                    mime_type: b.mime_type,
+                    text: None,
+                    data,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The legacy era (2024-11-05 to 2025-11-25): the `initialize` handshake.
+//!
+//! The client proposes [`LATEST_LEGACY_VERSION`]; the server answers with the
+//! version it will speak. Any version in [`SUPPORTED_VERSIONS`] is accepted
+//! (the era's rules are the same for all of them at this layer); anything
+//! else is refused with `unsupported_protocol`. Then
+//! `notifications/initialized` is sent and the connection's era is set.
+//!
+//! Notifications a server sends before its initialize reply (server-everything
+//! announces `tools/list_changed` there) reach the connection's inbound
+//! handler like any other; they do not disturb the handshake.
+//!
+//! [`LATEST_LEGACY_VERSION`]: crate::protocol::LATEST_LEGACY_VERSION
+//! [`SUPPORTED_VERSIONS`]: crate::protocol::SUPPORTED_VERSIONS
+
+use serde_json::Value;
+use std::sync::Arc;
+
+use super::Era;
+use crate::connection::Connection;
+use crate::error::{Error, FailureClass};
+use crate::limits::MAX_INSTRUCTIONS_BYTES;
+use crate::protocol::lifecycle::{ClientCapabilities, Implementation, InitializeParams, InitializeResult};
+use crate::protocol::{is_supported_version, methods, LATEST_LEGACY_VERSION};
+use crate::session::{ServerIdentity, SessionInfo};
+
+/// The legacy era at one negotiated version.
+#[derive(Debug, Clone)]
+pub struct Legacy {
+    version: String,
+}
+
+impl Legacy {
+    /// The era at `version`.
+    pub fn new(version: impl Into<String>) -> Self {
+        Legacy { version: version.into() }
+    }
+}
+
+impl Era for Legacy {
+    fn protocol_version(&self) -> &str {
+        &self.version
+    }
+}
+
+/// Runs the `initialize` handshake over `connection` and installs the
+/// negotiated era on it. The caller bounds it in time (the startup timeout).
+pub async fn initialize(
+    connection: &Connection,
+    capabilities: ClientCapabilities,
+    client: Implementation,
+) -> Result<SessionInfo, Error> {
+    let params = InitializeParams {
+        protocol_version: LATEST_LEGACY_VERSION.to_string(),
+        capabilities,
+        client_info: client,
+        meta: None,
+    };
+    let Value::Object(params) = serde_json::to_value(&params).expect("initialize params serialize") else {
+        unreachable!("a struct serializes to an object")
+    };
+    let result =
+        connection.request(methods::INITIALIZE, params).await.map_err(|e| e.with_op("initialize"))?;
+    let result: InitializeResult = serde_json::from_value(result).map_err(|e| {
+        Error::new(FailureClass::ServerProtocol, format!("malformed initialize result: {e}"))
+            .with_op("initialize")
+    })?;
+    if !is_supported_version(&result.protocol_version) {
+        return Err(Error::new(
+            FailureClass::UnsupportedProtocol,
+            format!(
+                "the server chose protocol version {:?}, which this client does not speak",
+                result.protocol_version
+            ),
+        )
+        .with_op("initialize"));
+    }
+    connection.set_era(Arc::new(Legacy::new(result.protocol_version.clone())));
+    connection.notify(methods::NOTIFICATIONS_INITIALIZED, None).await.map_err(|e| e.with_op("initialize"))?;
+    Ok(SessionInfo {
+        protocol_version: result.protocol_version,
+        server: ServerIdentity::from_implementation(&result.server_info),
+        instructions: result.instructions.map(|text| normalize_instructions(&text)),
+        capabilities: result.capabilities,
+    })
+}
+
+/// Bounds the server's instructions. Line breaks are kept (they are prose a
+/// person may read); other control characters are dropped.
+fn normalize_instructions(text: &str) -> String {
+    let kept: String = text.chars().filter(|c| !c.is_control() || *c == '\n' || *c == '\t').collect();
+    if kept.len() <= MAX_INSTRUCTIONS_BYTES {
+        return kept;
+    }
+    let mut cut = kept;
+    crate::error::truncate_utf8(&mut cut, MAX_INSTRUCTIONS_BYTES);
+    cut
+}

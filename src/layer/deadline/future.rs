@@ -1,0 +1,108 @@
+//! The response future of [`Deadline`](super::Deadline).
+
+use pin_project_lite::pin_project;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use tokio::time::{sleep_until, Instant, Sleep};
+use tower_service::Service;
+
+use super::Elapsed;
+use crate::error::{Error, FailureClass};
+
+pin_project! {
+    /// Drives the inner service to readiness, then its call, both under one
+    /// deadline.
+    pub struct ResponseFuture<S, R>
+    where
+        S: Service<R>,
+    {
+        #[pin]
+        state: State<S, R>,
+        #[pin]
+        sleep: Sleep,
+        allowed: std::time::Duration,
+        method: String,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<S, R>
+    where
+        S: Service<R>,
+    {
+        Waiting { service: S, request: Option<R> },
+        Calling { #[pin] future: S::Future },
+        // The deadline passed: the inner future was dropped at that moment,
+        // which is what cancels the request on the wire.
+        Expired,
+    }
+}
+
+impl<S: Service<R>, R> ResponseFuture<S, R> {
+    pub(crate) fn new(service: S, request: R, deadline: Instant, method: String) -> Self {
+        let allowed = deadline.saturating_duration_since(Instant::now());
+        ResponseFuture {
+            state: State::Waiting { service, request: Some(request) },
+            sleep: sleep_until(deadline),
+            allowed,
+            method,
+        }
+    }
+}
+
+impl<S, R> std::fmt::Debug for ResponseFuture<S, R>
+where
+    S: Service<R>,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseFuture").field("method", &self.method).finish_non_exhaustive()
+    }
+}
+
+impl<S, R> Future for ResponseFuture<S, R>
+where
+    S: Service<R>,
+    S::Error: Into<Error>,
+{
+    type Output = Result<S::Response, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        loop {
+            // The inner side is polled first: a reply ready in the same poll
+            // as the deadline wins.
+            match this.state.as_mut().project() {
+                StateProj::Waiting { service, request } => match service.poll_ready(cx) {
+                    Poll::Ready(Ok(())) => {
+                        let request = request.take().expect("request is taken once");
+                        let future = service.call(request);
+                        this.state.set(State::Calling { future });
+                        continue;
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e.into())),
+                    Poll::Pending => {
+                        ready!(this.sleep.as_mut().poll(cx));
+                        this.state.set(State::Expired);
+                        return Poll::Ready(Err(elapsed(this.method, *this.allowed, true)));
+                    }
+                },
+                StateProj::Calling { future } => {
+                    if let Poll::Ready(out) = future.poll(cx) {
+                        return Poll::Ready(out.map_err(Into::into));
+                    }
+                    ready!(this.sleep.as_mut().poll(cx));
+                    this.state.set(State::Expired);
+                    return Poll::Ready(Err(elapsed(this.method, *this.allowed, false)));
+                }
+                StateProj::Expired => panic!("ResponseFuture polled after completion"),
+            }
+        }
+    }
+}
+
+fn elapsed(method: &str, allowed: std::time::Duration, before_sending: bool) -> Error {
+    let cause = Elapsed { method: method.to_string(), allowed, before_sending };
+    Error::new(FailureClass::Deadline, cause.to_string()).with_source(cause)
+}

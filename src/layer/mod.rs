@@ -1,0 +1,11 @@
+//! The per-binding middleware, one concern per module, each a
+//! `tower::Layer`.
+//!
+//! A binding's default stack is assembled in [`crate::binding`], outermost
+//! first; each module documents what it adds and why it sits where it does.
+
+pub mod deadline;
+pub mod progress;
+
+pub use deadline::{Deadline, DeadlineLayer};
+pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};

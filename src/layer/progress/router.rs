@@ -1,0 +1,148 @@
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+use crate::error::normalize_message;
+use crate::protocol::progress::{ProgressParams, ProgressToken};
+use crate::request::{Progress, ProgressSink};
+
+/// Reports queued per call before the newest are dropped.
+pub const PROGRESS_QUEUE: usize = 32;
+/// The longest progress message kept, in bytes.
+pub const MAX_PROGRESS_MESSAGE_BYTES: usize = 1024;
+
+/// The table from progress tokens to the calls waiting for their reports.
+/// Cheap to clone; clones share the table.
+#[derive(Clone)]
+pub struct ProgressRouter {
+    inner: Arc<RouterInner>,
+}
+
+struct RouterInner {
+    binding: String,
+    next: AtomicU64,
+    routes: Mutex<HashMap<String, mpsc::Sender<Progress>>>,
+    dropped: AtomicU64,
+    unrouted: AtomicU64,
+}
+
+impl fmt::Debug for ProgressRouter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProgressRouter")
+            .field("binding", &self.inner.binding)
+            .field("routes", &self.len())
+            .field("dropped", &self.dropped())
+            .finish()
+    }
+}
+
+impl ProgressRouter {
+    /// An empty table for the binding `binding`.
+    pub fn new(binding: impl Into<String>) -> Self {
+        ProgressRouter {
+            inner: Arc::new(RouterInner {
+                binding: binding.into(),
+                next: AtomicU64::new(1),
+                routes: Mutex::new(HashMap::new()),
+                dropped: AtomicU64::new(0),
+                unrouted: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Registers a call's sink under a fresh token and starts its delivery
+    /// task. The route lives as long as the returned tracker.
+    pub fn register(&self, sink: ProgressSink) -> ProgressTracker {
+        let n = self.inner.next.fetch_add(1, Ordering::Relaxed);
+        let token = format!("mcp-stack-{n}");
+        let (tx, mut rx) = mpsc::channel::<Progress>(PROGRESS_QUEUE);
+        self.inner.routes.lock().expect("routes lock").insert(token.clone(), tx);
+        tokio::spawn(async move {
+            while let Some(progress) = rx.recv().await {
+                sink.deliver(progress);
+            }
+        });
+        ProgressTracker { router: self.clone(), token }
+    }
+
+    /// Routes one `notifications/progress` (its params) to its call. Never
+    /// blocks. Returns whether a call took it.
+    pub fn route(&self, params: Option<&Value>) -> bool {
+        let Some(params) = params.and_then(|p| serde_json::from_value::<ProgressParams>(p.clone()).ok())
+        else {
+            self.inner.unrouted.fetch_add(1, Ordering::Relaxed);
+            return false;
+        };
+        let key = match &params.progress_token {
+            ProgressToken::String(s) => s.clone(),
+            ProgressToken::Number(n) => n.to_string(),
+        };
+        let tx = self.inner.routes.lock().expect("routes lock").get(&key).cloned();
+        let Some(tx) = tx else {
+            self.inner.unrouted.fetch_add(1, Ordering::Relaxed);
+            return false;
+        };
+        let progress = Progress {
+            binding: self.inner.binding.clone(),
+            progress: params.progress,
+            total: params.total,
+            message: params.message.map(|m| normalize_message(&m, MAX_PROGRESS_MESSAGE_BYTES)),
+        };
+        match tx.try_send(progress) {
+            Ok(()) => true,
+            Err(_) => {
+                self.inner.dropped.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+
+    /// How many calls have a live route.
+    pub fn len(&self) -> usize {
+        self.inner.routes.lock().expect("routes lock").len()
+    }
+
+    /// Whether no call has a live route.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Reports dropped because a sink's queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.inner.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Reports dropped because no call had their token (late or invented).
+    pub fn unrouted(&self) -> u64 {
+        self.inner.unrouted.load(Ordering::Relaxed)
+    }
+}
+
+/// One call's route. Dropping it removes the route; the delivery task ends
+/// once the reports already queued are delivered.
+pub struct ProgressTracker {
+    router: ProgressRouter,
+    token: String,
+}
+
+impl ProgressTracker {
+    /// The token sent to the server.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+}
+
+impl fmt::Debug for ProgressTracker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProgressTracker").field("token", &self.token).finish()
+    }
+}
+
+impl Drop for ProgressTracker {
+    fn drop(&mut self) {
+        self.router.inner.routes.lock().expect("routes lock").remove(&self.token);
+    }
+}

@@ -1,0 +1,143 @@
+//! The names of every MCP request and notification this crate sends or reads.
+//!
+//! Each constant is named after its method, path separators and camelCase
+//! turned into `SCREAMING_SNAKE_CASE`: `tools/call` is [`TOOLS_CALL`],
+//! `notifications/tools/list_changed` is [`NOTIFICATIONS_TOOLS_LIST_CHANGED`].
+
+// Lifecycle and utilities.
+
+/// Request (client → server): opens a legacy-era session.
+pub const INITIALIZE: &str = "initialize";
+/// Notification (client → server): the client finished initializing.
+pub const NOTIFICATIONS_INITIALIZED: &str = "notifications/initialized";
+/// Request (either way): a liveness check.
+pub const PING: &str = "ping";
+/// Notification (either way): a previously issued request is cancelled.
+pub const NOTIFICATIONS_CANCELLED: &str = "notifications/cancelled";
+/// Notification (either way): progress of a long-running request.
+pub const NOTIFICATIONS_PROGRESS: &str = "notifications/progress";
+/// Request (client → server): the modern-era (2026-07-28) discovery call.
+pub const SERVER_DISCOVER: &str = "server/discover";
+
+// Tools.
+
+/// Request (client → server): lists the server's tools.
+pub const TOOLS_LIST: &str = "tools/list";
+/// Request (client → server): calls a tool.
+pub const TOOLS_CALL: &str = "tools/call";
+/// Notification (server → client): the tool list changed.
+pub const NOTIFICATIONS_TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+
+// Prompts.
+
+/// Request (client → server): lists the server's prompts.
+pub const PROMPTS_LIST: &str = "prompts/list";
+/// Request (client → server): renders one prompt.
+pub const PROMPTS_GET: &str = "prompts/get";
+/// Notification (server → client): the prompt list changed.
+pub const NOTIFICATIONS_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+
+// Resources.
+
+/// Request (client → server): lists the server's resources.
+pub const RESOURCES_LIST: &str = "resources/list";
+/// Request (client → server): reads one resource.
+pub const RESOURCES_READ: &str = "resources/read";
+/// Request (client → server): lists the server's resource templates.
+pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+/// Request (client → server): asks for updates of one resource.
+pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+/// Request (client → server): stops updates of one resource.
+pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+/// Notification (server → client): a subscribed resource changed.
+pub const NOTIFICATIONS_RESOURCES_UPDATED: &str = "notifications/resources/updated";
+/// Notification (server → client): the resource list changed.
+pub const NOTIFICATIONS_RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+
+// Completion and logging.
+
+/// Request (client → server): asks for argument completions.
+pub const COMPLETION_COMPLETE: &str = "completion/complete";
+/// Request (client → server): sets the server's log level.
+pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+/// Notification (server → client): one log message.
+pub const NOTIFICATIONS_MESSAGE: &str = "notifications/message";
+
+// Server-initiated requests.
+
+/// Request (server → client): asks the user for input.
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// Notification (server → client): a URL-mode elicitation completed.
+pub const NOTIFICATIONS_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+/// Request (server → client): asks the host's model for a completion.
+pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+/// Request (server → client): lists the host's roots.
+pub const ROOTS_LIST: &str = "roots/list";
+/// Notification (client → server): the root list changed.
+pub const NOTIFICATIONS_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
+
+// Tasks (2025-11-25).
+
+/// Request (either way): the state of one task.
+pub const TASKS_GET: &str = "tasks/get";
+/// Request (either way): the result of a finished task.
+pub const TASKS_RESULT: &str = "tasks/result";
+/// Request (either way): lists tasks.
+pub const TASKS_LIST: &str = "tasks/list";
+/// Request (either way): cancels one task.
+pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// Notification (either way): a task's status changed.
+pub const NOTIFICATIONS_TASKS_STATUS: &str = "notifications/tasks/status";
+
+/// Every method and notification name above.
+pub const ALL: &[&str] = &[
+    INITIALIZE,
+    NOTIFICATIONS_INITIALIZED,
+    PING,
+    NOTIFICATIONS_CANCELLED,
+    NOTIFICATIONS_PROGRESS,
+    SERVER_DISCOVER,
+    TOOLS_LIST,
+    TOOLS_CALL,
+    NOTIFICATIONS_TOOLS_LIST_CHANGED,
+    PROMPTS_LIST,
+    PROMPTS_GET,
+    NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+    RESOURCES_LIST,
+    RESOURCES_READ,
+    RESOURCES_TEMPLATES_LIST,
+    RESOURCES_SUBSCRIBE,
+    RESOURCES_UNSUBSCRIBE,
+    NOTIFICATIONS_RESOURCES_UPDATED,
+    NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+    COMPLETION_COMPLETE,
+    LOGGING_SET_LEVEL,
+    NOTIFICATIONS_MESSAGE,
+    ELICITATION_CREATE,
+    NOTIFICATIONS_ELICITATION_COMPLETE,
+    SAMPLING_CREATE_MESSAGE,
+    ROOTS_LIST,
+    NOTIFICATIONS_ROOTS_LIST_CHANGED,
+    TASKS_GET,
+    TASKS_RESULT,
+    TASKS_LIST,
+    TASKS_CANCEL,
+    NOTIFICATIONS_TASKS_STATUS,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_distinct_and_notifications_are_prefixed() {
+        let mut seen = std::collections::HashSet::new();
+        for name in ALL {
+            assert!(seen.insert(*name), "duplicate method name {name}");
+        }
+        assert_eq!(ALL.len(), 32);
+        assert!(NOTIFICATIONS_TASKS_STATUS.starts_with("notifications/"));
+        assert_eq!(LOGGING_SET_LEVEL, "logging/setLevel");
+        assert_eq!(SAMPLING_CREATE_MESSAGE, "sampling/createMessage");
+    }
+}

@@ -1,0 +1,142 @@
+//! The request and response types that flow through a binding's stack.
+//!
+//! Every layer of the stack is a `tower::Service<McpRequest>`. A request is a
+//! method, its params, and the caller's [`CallOpts`]: the options that layers
+//! read (the deadline, the progress sink) travel with the request instead of
+//! living in the layers, so one stack serves callers with different needs.
+
+use serde_json::{Map, Value};
+use std::fmt;
+use std::sync::Arc;
+use tokio::time::Instant;
+
+/// One progress report from a server about one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// The binding of the server reporting progress.
+    pub binding: String,
+    /// How far the server claims to have got.
+    pub progress: f64,
+    /// The server's claimed total, or `None` when it did not say.
+    pub total: Option<f64>,
+    /// The server's bounded description of what it is doing.
+    pub message: Option<String>,
+}
+
+/// Receives one call's progress reports.
+///
+/// It runs on the binding's progress delivery task, never on the task that
+/// reads from the server, so a slow sink cannot stall the connection; but a
+/// slow sink can fall behind, and then reports are dropped (see
+/// [`crate::layer::progress`]). Hand expensive work off.
+#[derive(Clone)]
+pub struct ProgressSink(Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl ProgressSink {
+    /// Wraps a function.
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        ProgressSink(Arc::new(f))
+    }
+
+    /// Delivers one report.
+    pub fn deliver(&self, progress: Progress) {
+        (self.0)(progress)
+    }
+}
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressSink(..)")
+    }
+}
+
+/// Per-call options.
+#[derive(Debug, Clone, Default)]
+pub struct CallOpts {
+    /// Receives this call's progress. Installing it is what asks the server
+    /// for progress: a progress token is attached only when it is set.
+    /// Progress never extends the deadline.
+    pub progress: Option<ProgressSink>,
+    /// An absolute deadline for this call. `None` means now plus the binding's
+    /// `Timeouts::request`, fixed when the call enters the stack. Nothing the
+    /// server does afterwards moves it.
+    pub deadline: Option<Instant>,
+}
+
+impl CallOpts {
+    /// Options with a progress sink.
+    pub fn with_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(ProgressSink::new(f));
+        self
+    }
+
+    /// Options with an absolute deadline.
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Options whose deadline is `timeout` from now.
+    pub fn with_timeout(self, timeout: std::time::Duration) -> Self {
+        self.with_deadline(Instant::now() + timeout)
+    }
+}
+
+/// One request to a server, as it travels through the stack.
+#[derive(Debug, Clone)]
+pub struct McpRequest {
+    /// The JSON-RPC method.
+    pub method: String,
+    /// The params object (empty for a method without params).
+    pub params: Map<String, Value>,
+    /// The caller's options.
+    pub opts: CallOpts,
+}
+
+impl McpRequest {
+    /// A request with default options.
+    pub fn new(method: impl Into<String>, params: Map<String, Value>) -> Self {
+        McpRequest { method: method.into(), params, opts: CallOpts::default() }
+    }
+
+    /// A request for `method` with params given as a JSON value; anything but
+    /// an object becomes empty params.
+    pub fn with_value(method: impl Into<String>, params: Value) -> Self {
+        let params = match params {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        Self::new(method, params)
+    }
+
+    /// Replaces the options.
+    pub fn opts(mut self, opts: CallOpts) -> Self {
+        self.opts = opts;
+        self
+    }
+
+    /// For `tools/call`, the raw tool name.
+    pub fn tool_name(&self) -> Option<&str> {
+        if self.method == crate::protocol::methods::TOOLS_CALL {
+            self.params.get("name").and_then(Value::as_str)
+        } else {
+            None
+        }
+    }
+}
+
+/// A server's successful answer, with the warnings layers added on its way up.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpResponse {
+    /// The JSON-RPC `result`.
+    pub result: Value,
+    /// Defects tolerated on the way (a truncated text, a dropped item).
+    pub warnings: Vec<String>,
+}
+
+impl McpResponse {
+    /// A response without warnings.
+    pub fn new(result: Value) -> Self {
+        McpResponse { result, warnings: Vec::new() }
+    }
+}

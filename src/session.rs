@@ -1,0 +1,64 @@
+//! What a handshake learns about a server: [`SessionInfo`].
+//!
+//! All of it is reported, nothing of it is trusted: the identity names a peer
+//! and never authorizes one, and the instructions are never applied.
+
+use crate::protocol::lifecycle::{Implementation, ServerCapabilities};
+
+/// The longest identity field (name, version, title) kept from a server.
+pub const MAX_IDENTITY_FIELD_BYTES: usize = 256;
+
+/// What the server claims to be. Cosmetic: it names a peer, it never
+/// authorizes one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerIdentity {
+    /// The server's name.
+    pub name: String,
+    /// The server's version.
+    pub version: String,
+    /// The server's display title, if it sent one.
+    pub title: String,
+}
+
+impl ServerIdentity {
+    /// The bounded, normalized identity from a handshake's `serverInfo`.
+    pub fn from_implementation(info: &Implementation) -> Self {
+        let bound = |s: &str| crate::error::normalize_message(s, MAX_IDENTITY_FIELD_BYTES);
+        ServerIdentity {
+            name: bound(&info.name),
+            version: bound(&info.version),
+            title: info.title.as_deref().map(bound).unwrap_or_default(),
+        }
+    }
+
+    /// A bounded description of how `other` differs from `self`, or `None`
+    /// when it is the same server.
+    pub fn drift(&self, other: &ServerIdentity) -> Option<String> {
+        let mut parts = Vec::new();
+        for (field, a, b) in [
+            ("name", &self.name, &other.name),
+            ("version", &self.version, &other.version),
+            ("title", &self.title, &other.title),
+        ] {
+            if a != b {
+                parts.push(format!("{field} {a:?} -> {b:?}"));
+            }
+        }
+        (!parts.is_empty()).then(|| crate::error::normalize_message(&parts.join(", "), 512))
+    }
+}
+
+/// What one handshake established.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInfo {
+    /// The negotiated protocol version.
+    pub protocol_version: String,
+    /// What the server claims to be.
+    pub server: ServerIdentity,
+    /// What the server advertised.
+    pub capabilities: ServerCapabilities,
+    /// The server's bounded usage hint. Reported, never applied: adding it to
+    /// a model's instructions would give any connected server instruction
+    /// authority; a host that wants that must do it deliberately.
+    pub instructions: Option<String>,
+}

@@ -1,0 +1,98 @@
+//! Test servers that misbehave on purpose, over the in-memory transport.
+#![allow(dead_code)]
+
+use mcp_stack::protocol::{Message, Notification, Request, Response};
+use mcp_stack::transport::memory::MemoryFactory;
+use mcp_stack::transport::{Inbound, Transport};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// What a scripted server saw and can do.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    pub seen: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Recorder {
+    pub fn methods(&self) -> Vec<String> {
+        self.seen.lock().unwrap().iter().filter_map(|m| m["method"].as_str().map(String::from)).collect()
+    }
+
+    pub fn find(&self, method: &str) -> Vec<Value> {
+        self.seen.lock().unwrap().iter().filter(|m| m["method"] == method).cloned().collect()
+    }
+}
+
+/// A handle a script uses to write raw frames.
+#[derive(Clone)]
+pub struct Wire {
+    tx: mpsc::UnboundedSender<String>,
+}
+
+impl Wire {
+    pub fn raw(&self, text: impl Into<String>) {
+        let _ = self.tx.send(text.into());
+    }
+
+    pub fn reply(&self, id: &Value, result: Value) {
+        self.raw(json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string());
+    }
+
+    pub fn notify(&self, method: &str, params: Value) {
+        self.raw(Message::Notification(Notification::new(method, Some(params))).to_json());
+    }
+}
+
+pub fn initialize_result() -> Value {
+    json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "scripted", "version": "1"},
+    })
+}
+
+/// A server that answers `initialize` itself and hands every other request
+/// to `script`, which may answer, stay silent, or write anything.
+pub fn scripted<F>(script: F) -> (MemoryFactory, Recorder)
+where
+    F: Fn(&Wire, &Request) + Send + Sync + 'static,
+{
+    let recorder = Recorder::default();
+    let rec = recorder.clone();
+    let script = Arc::new(script);
+    let factory = MemoryFactory::new("scripted", move |transport: Transport| {
+        let Transport { sender, mut receiver } = transport;
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let wire = Wire { tx };
+        tokio::spawn(async move {
+            while let Some(text) = rx.recv().await {
+                if sender.send(text).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let rec = rec.clone();
+        let script = script.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
+                let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                rec.seen.lock().unwrap().push(value);
+                match Message::parse(&text) {
+                    Ok(Message::Request(req)) if req.method == "initialize" => {
+                        let rsp = Response::result(req.id.clone(), initialize_result());
+                        wire.raw(Message::Response(rsp).to_json());
+                    }
+                    Ok(Message::Request(req)) => script(&wire, &req),
+                    _ => {}
+                }
+            }
+        });
+        Ok(())
+    });
+    (factory, recorder)
+}
+
+pub fn id_of(req: &Request) -> Value {
+    serde_json::to_value(&req.id).unwrap()
+}
