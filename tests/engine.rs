@@ -202,3 +202,52 @@ async fn a_silent_server_fails_startup_within_the_startup_timeout() {
     assert_eq!(err.class(), FailureClass::StartupTimeout);
     assert_eq!(started.elapsed(), Duration::from_secs(3));
 }
+
+#[tokio::test]
+async fn notifications_before_the_initialize_reply_are_handled() {
+    // Like server-everything: a list_changed and a log line arrive before the
+    // initialize result.
+    let factory = mcp_stack::transport::memory::MemoryFactory::new("eager", |t| {
+        let mcp_stack::transport::Transport { sender, mut receiver } = t;
+        tokio::spawn(async move {
+            while let Ok(Some(mcp_stack::transport::Inbound::Frame(text))) = receiver.recv().await {
+                let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let reply = |result: serde_json::Value| {
+                    json!({"jsonrpc":"2.0","id":v["id"],"result":result}).to_string()
+                };
+                match v["method"].as_str() {
+                    Some("initialize") => {
+                        let early = [
+                            json!({"jsonrpc":"2.0","method":"notifications/tools/list_changed"}),
+                            json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"early"}}),
+                        ];
+                        for n in early {
+                            let _ = sender.send(n.to_string()).await;
+                        }
+                        let _ = sender.send(reply(common::initialize_result())).await;
+                    }
+                    Some("tools/list") => {
+                        let _ = sender
+                            .send(reply(json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]})))
+                            .await;
+                    }
+                    _ => {}
+                }
+            }
+        });
+        Ok(())
+    });
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = logs.clone();
+    let handlers = Handlers::default().with_events(move |e| {
+        if let mcp_stack::Event::ServerLog { text, .. } = e {
+            sink.lock().unwrap().push(text);
+        }
+    });
+    let binding = Binding::connect(Definition::new("t", factory), handlers).await.unwrap();
+    let tools = binding.list_tools().await.unwrap();
+    assert_eq!(tools.items.len(), 1);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(*logs.lock().unwrap(), ["early"]);
+    binding.close().await;
+}
