@@ -6,6 +6,8 @@
 
 pub mod deadline;
 pub mod progress;
+pub mod retry;
 
 pub use deadline::{Deadline, DeadlineLayer};
 pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};
+pub use retry::{RetryPolicy, SafeRetry};
