@@ -462,3 +462,134 @@ async fn a_raw_request_through_the_stack_is_not_replayed_when_unsafe() {
     assert_eq!(control.tool_calls(), 1);
     binding.close().await;
 }
+
+mod stdio {
+    //! The same through a real child process: `tests/fixtures/sleep_server.py`,
+    //! killed with `SIGKILL` mid-call. Real time; every wait is bounded.
+
+    use super::*;
+    use mcp_stack::transport::stdio::StdioFactory;
+    use mcp_stack::transport::TransportFactory;
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::future::Future;
+
+    const LIMIT: Duration = Duration::from_secs(20);
+
+    async fn within<F: Future>(what: &str, fut: F) -> F::Output {
+        tokio::time::timeout(LIMIT, fut).await.unwrap_or_else(|_| panic!("timed out: {what}"))
+    }
+
+    /// Polls `done` (bounded by [`LIMIT`]).
+    async fn eventually(what: &str, done: impl Fn() -> bool) {
+        within(what, async {
+            while !done() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+    }
+
+    fn python() -> Arc<StdioFactory> {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sleep_server.py");
+        Arc::new(StdioFactory::new("python3").arg(script).shutdown_grace(Duration::from_millis(500)))
+    }
+
+    async fn bind(factory: &Arc<StdioFactory>, reconnect: ReconnectPolicy, recorded: &Recorded) -> Binding {
+        let mut definition = Definition::with_factory("py", factory.clone() as Arc<dyn TransportFactory>);
+        definition.reconnect = reconnect;
+        within("connect", Binding::connect(definition, recorded.handlers())).await.expect("connect")
+    }
+
+    /// Starts a 30 s `sleep` call and returns it once the server has begun
+    /// it (it says so on stderr, which the binding reports as an event).
+    async fn sleeping_call(
+        binding: &Binding,
+        recorded: &Recorded,
+    ) -> tokio::task::JoinHandle<Result<(), Error>> {
+        let call = tokio::spawn({
+            let binding = binding.clone();
+            async move { binding.call_tool("sleep", json!({"seconds": 30}), CallOpts::default()).await.map(drop) }
+        });
+        eventually("the server is sleeping", || {
+            recorded
+                .0
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(_, e)| matches!(e, Event::ServerStderr { line, .. } if line.starts_with("sleeping")))
+        })
+        .await;
+        call
+    }
+
+    fn sigkill(pid: u32) {
+        kill(Pid::from_raw(pid as i32), Signal::SIGKILL).expect("kill the server");
+    }
+
+    #[tokio::test]
+    async fn killing_the_stdio_server_mid_call_ends_it_indeterminate_and_the_binding_reconnects() {
+        let factory = python();
+        let recorded = Recorded::default();
+        let binding = bind(&factory, ReconnectPolicy::default(), &recorded).await;
+        let first = factory.last_pid().unwrap();
+
+        let call = sleeping_call(&binding, &recorded).await;
+        sigkill(first);
+        let err = within("the call ends", call).await.unwrap().unwrap_err();
+        assert_eq!(err.class(), FailureClass::Indeterminate, "{err}");
+
+        // The next call waits for the new child and succeeds.
+        let result = within("echo", binding.call_tool("echo", json!({"text": "back"}), CallOpts::default()))
+            .await
+            .unwrap();
+        assert_eq!(result.content[0].as_text(), Some("back"));
+        let second = factory.last_pid().unwrap();
+        assert_ne!(first, second, "a new server process");
+        assert_eq!(binding.status().state, State::Ready);
+
+        within("close", binding.close()).await;
+        eventually("events", || recorded.lifecycle(None).len() == 8).await;
+        assert_eq!(
+            recorded.lifecycle(None),
+            [
+                "state configured -> starting",
+                "state starting -> ready",
+                "lost transport_closed attempt 0 retrying true in Some(0ns)",
+                "state ready -> reconnecting",
+                "restored py-sleep v1 after 1 drift None",
+                "state reconnecting -> ready",
+                "state ready -> closing",
+                "state closing -> closed",
+            ]
+        );
+        // Closing ended the second child too.
+        eventually("the child is gone", || kill(Pid::from_raw(second as i32), None).is_err()).await;
+    }
+
+    #[tokio::test]
+    async fn with_reconnect_disabled_a_killed_stdio_server_leaves_the_binding_degraded_until_closed() {
+        let factory = python();
+        let recorded = Recorded::default();
+        let binding = bind(&factory, ReconnectPolicy::disabled(), &recorded).await;
+        let pid = factory.last_pid().unwrap();
+
+        let call = sleeping_call(&binding, &recorded).await;
+        sigkill(pid);
+        let err = within("the call ends", call).await.unwrap().unwrap_err();
+        assert_eq!(err.class(), FailureClass::Indeterminate, "{err}");
+        eventually("degraded", || binding.status().state == State::Degraded).await;
+
+        let err = within("echo", binding.call_tool("echo", json!({"text": "x"}), CallOpts::default()))
+            .await
+            .unwrap_err();
+        assert_eq!(err.class(), FailureClass::TransportClosed, "{err}");
+        assert_eq!(factory.last_pid(), Some(pid), "no new server was started");
+        assert_eq!(binding.status().state, State::Degraded);
+
+        within("close", binding.close()).await;
+        assert_eq!(binding.status().state, State::Closed);
+        assert_eq!(binding.ping().await.unwrap_err().class(), FailureClass::Shutdown);
+        assert_eq!(factory.last_pid(), Some(pid));
+    }
+}
