@@ -122,7 +122,7 @@ impl Lifecycle {
             }
             Report::Restored { session, attempts } => {
                 self.update(|core| {
-                    core.session = session.clone();
+                    core.session = (**session).clone();
                     core.reconnect_attempt = 0;
                     let event = Event::ConnectionRestored {
                         binding: self.name.clone(),

@@ -17,8 +17,10 @@
 //!   disabled (`transport_closed`; the binding stays degraded), the budget
 //!   is spent (`transport_closed`; the binding has failed), or it was closed
 //!   (`shutdown`). Those are final, so it is safe below a `Buffer`.
-//! - `call` sends on the connection `poll_ready` reserved. Once sent, a
-//!   request belongs to that connection: if it is lost before the reply, the
+//! - `call` sends on the connection `poll_ready` reserved, and returns that
+//!   connection's own response future (this layer adds nothing to a call in
+//!   flight, so it has no future of its own). Once sent, a request belongs
+//!   to that connection: if it is lost before the reply, the
 //!   engine ends the call `indeterminate`, and nothing here replays it. (The
 //!   retry policy above, [`crate::layer::retry`], may repeat a request that is
 //!   safe to repeat; never a `tools/call` that left the client.)
@@ -126,8 +128,9 @@ pub enum Report {
     },
     /// Attempt `attempts` succeeded: a new connection is live.
     Restored {
-        /// What its handshake established.
-        session: SessionInfo,
+        /// What its handshake established (boxed: it is by far the largest
+        /// report).
+        session: Box<SessionInfo>,
         /// The attempts it took, from 1.
         attempts: u32,
     },

@@ -77,7 +77,7 @@ impl Supervisor {
             });
             let error = match dialed {
                 Ok((connection, session)) => {
-                    self.report(Report::Restored { session, attempts: attempt });
+                    self.report(Report::Restored { session: Box::new(session), attempts: attempt });
                     self.shared.publish(Link::Up(connection.clone()));
                     return Some(connection);
                 }
