@@ -1,5 +1,4 @@
-//! A bounded, deadline-driven client for hosts that consume many MCP servers,
-//! built as tower layers.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 

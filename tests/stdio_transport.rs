@@ -1,5 +1,8 @@
 //! The stdio transport against real child processes (`sh`, `env`).
 
+mod common;
+
+use common::{group_members, wait_group_empty};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -34,36 +37,6 @@ async fn recv(transport: &mut Transport) -> Option<Inbound> {
 
 fn frame(text: &str) -> Option<Inbound> {
     Some(Inbound::Frame(text.to_string()))
-}
-
-/// Live (not zombie) processes whose process group is `pgid`, from
-/// `/proc/*/stat`.
-fn group_members(pgid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // "pid (comm) state ppid pgrp ..."; comm may hold spaces and parens.
-        let Some(close) = stat.rfind(')') else { continue };
-        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-        let (Some(state), Some(pgrp)) = (fields.first(), fields.get(2)) else { continue };
-        if pgrp.parse::<u32>() == Ok(pgid) && !matches!(*state, "Z" | "X") {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// Waits (bounded) until `pgid` has no live member; returns what is left.
-async fn wait_group_empty(pgid: u32) -> Vec<u32> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = group_members(pgid);
-        if left.is_empty() || tokio::time::Instant::now() >= deadline {
-            return left;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test]

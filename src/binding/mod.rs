@@ -421,10 +421,7 @@ impl Binding {
             .messages
             .into_iter()
             .map(|m| PromptMessage {
-                role: serde_json::to_value(m.role)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
+                role: m.role.as_str().to_owned(),
                 content: Content::from_block(m.content, &mut warnings),
             })
             .collect();

@@ -59,6 +59,9 @@ use crate::transport::{Inbound, MessageSender, Transport};
 pub const MAX_CONCURRENT_SERVER_REQUESTS: usize = 16;
 /// Outgoing messages queued for the writer before senders wait.
 pub const OUTBOUND_QUEUE: usize = 256;
+/// How long a failed write waits for the reader to report the connection's
+/// end before the write error is reported instead.
+pub const WRITE_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 /// The longest warning text passed to [`InboundHandler::warning`].
 pub const MAX_WARNING_BYTES: usize = 512;
 
@@ -421,9 +424,15 @@ async fn write_loop(
 ) {
     while let Some(text) = rx.recv().await {
         if let Err(e) = sender.send(text).await {
-            if let Some(shared) = shared.upgrade() {
-                shared.finish(e.class(), e.message());
-            }
+            let Some(shared) = shared.upgrade() else { return };
+            // A failed write usually means the server is gone, and the reader
+            // is about to see the end of its output with a better diagnosis
+            // (a child's exit status and last stderr lines). Give it a moment
+            // to say so before reporting the write error instead.
+            let mut state = shared.state.subscribe();
+            let closed = state.wait_for(|s| *s != ConnectionState::Open);
+            let _ = tokio::time::timeout(WRITE_FAILURE_GRACE, closed).await;
+            shared.finish(e.class(), e.message());
             return;
         }
     }

@@ -26,6 +26,7 @@
 //! [`LATEST_LEGACY_VERSION`]: crate::protocol::LATEST_LEGACY_VERSION
 
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::protocol::jsonrpc::codes;
@@ -50,14 +51,17 @@ pub fn factory() -> MemoryFactory {
     })
 }
 
-/// Serves one connection until the client goes away.
+/// Serves one connection until the client goes away, then finishes the
+/// requests already taken.
 pub async fn serve(transport: Transport) {
     let Transport { sender, mut receiver } = transport;
+    let mut in_flight = tokio::task::JoinSet::new();
     while let Ok(Some(inbound)) = receiver.recv().await {
+        while in_flight.try_join_next().is_some() {}
         let Inbound::Frame(text) = inbound else { continue };
         let Ok(Message::Request(request)) = Message::parse(&text) else { continue };
         let sender = sender.clone();
-        tokio::spawn(async move {
+        in_flight.spawn(async move {
             let notify = {
                 let sender = sender.clone();
                 move |n: Notification| {
@@ -74,6 +78,9 @@ pub async fn serve(transport: Transport) {
             let _ = sender.send(Message::Response(response).to_json()).await;
         });
     }
+    // Bounded, so that a client gone mid-`count` cannot keep the server.
+    let drain = async { while in_flight.join_next().await.is_some() {} };
+    let _ = tokio::time::timeout(Duration::from_secs(5), drain).await;
 }
 
 async fn handle<F, Fut>(request: &Request, notify: F) -> Result<Value, ErrorObject>
@@ -222,4 +229,45 @@ where
 
 fn tool_error(text: &str) -> Value {
     json!({ "content": [{ "type": "text", "text": text }], "isError": true })
+}
+
+/// Serves the demo server on this process's stdin and stdout until stdin
+/// ends: what the `mcp-stack-demo` binary runs, so that tests and examples
+/// have a real stdio server without installing anything.
+pub async fn serve_stdio() {
+    use crate::transport::framing::FrameReader;
+    use crate::transport::{MessageReceiver, MessageSender};
+    use async_trait::async_trait;
+    use tokio::io::AsyncWriteExt;
+
+    struct Out(tokio::sync::Mutex<tokio::io::Stdout>);
+    #[async_trait]
+    impl MessageSender for Out {
+        async fn send(&self, message: String) -> Result<(), crate::Error> {
+            let mut out = self.0.lock().await;
+            let line = message + "\n";
+            let io =
+                |e: std::io::Error| crate::Error::new(crate::FailureClass::TransportClosed, e.to_string());
+            out.write_all(line.as_bytes()).await.map_err(io)?;
+            out.flush().await.map_err(io)
+        }
+        async fn close(&self) -> Result<(), crate::Error> {
+            Ok(())
+        }
+    }
+    struct In(FrameReader<tokio::io::Stdin>);
+    #[async_trait]
+    impl MessageReceiver for In {
+        async fn recv(&mut self) -> Result<Option<Inbound>, crate::Error> {
+            self.0
+                .next_frame()
+                .await
+                .map_err(|e| crate::Error::new(crate::FailureClass::TransportClosed, e.to_string()))
+        }
+    }
+    let transport = Transport {
+        sender: Arc::new(Out(tokio::sync::Mutex::new(tokio::io::stdout()))),
+        receiver: Box::new(In(FrameReader::new(tokio::io::stdin(), crate::limits::DEFAULT_MAX_FRAME_BYTES))),
+    };
+    serve(transport).await
 }

@@ -59,8 +59,15 @@ pub async fn initialize(
     let Value::Object(params) = serde_json::to_value(&params).expect("initialize params serialize") else {
         unreachable!("a struct serializes to an object")
     };
-    let result =
-        connection.request(methods::INITIALIZE, params).await.map_err(|e| e.with_op("initialize"))?;
+    let result = connection.request(methods::INITIALIZE, params).await.map_err(|e| {
+        // A handshake has no effect to be unsure about: a connection lost
+        // during it simply failed.
+        let e = match e.class() {
+            FailureClass::Indeterminate => e.reclassify(FailureClass::TransportClosed),
+            _ => e,
+        };
+        e.with_op("initialize")
+    })?;
     let result: InitializeResult = serde_json::from_value(result).map_err(|e| {
         Error::new(FailureClass::ServerProtocol, format!("malformed initialize result: {e}"))
             .with_op("initialize")

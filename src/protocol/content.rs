@@ -21,6 +21,22 @@ pub enum Role {
     Assistant,
 }
 
+impl Role {
+    /// The role as it appears on the wire: `"user"` or `"assistant"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Hints about how a client should use or display an object.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -341,6 +357,7 @@ mod tests {
         assert_eq!(t.text, "Tool result text");
         let ann = t.annotations.as_ref().unwrap();
         assert_eq!(ann.audience.as_deref(), Some(&[Role::User, Role::Assistant][..]));
+        assert_eq!(serde_json::to_value(Role::Assistant).unwrap(), Role::Assistant.as_str());
         assert_eq!(ann.priority, Some(0.9));
         assert_eq!(ann.last_modified.as_deref(), Some("2025-01-12T15:00:58Z"));
         assert_eq!(t.meta.as_ref().unwrap()["example.com/trace"], "abc");

@@ -1,0 +1,466 @@
+//! `mcp`: a command-line MCP client for people and scripts, built on
+//! mcp-stack.
+//!
+//! ```text
+//! cargo run --example mcp -- --stdio "<command> <args>" <COMMAND>
+//! cargo run --example mcp -- tools                    # the built-in demo server
+//! ```
+//!
+//! Commands: `tools`, `call NAME 'JSON'`, `prompts`, `get-prompt NAME 'JSON'`,
+//! `resources`, `templates`, `read URI`.
+//!
+//! Every timeout and limit of the binding's definition is a flag named after
+//! its field in kebab-case: `--startup-timeout-ms`, `--request-timeout-ms`,
+//! `--elicitation-timeout-ms`, `--max-concurrent-requests`,
+//! `--max-frame-bytes`, `--max-text-result-bytes`, and so on (`--help` lists
+//! them all). Zero or absent means the crate's default.
+//!
+//! # `--json`
+//!
+//! With `--json` the command prints one JSON document on stdout, with
+//! camelCase field names:
+//!
+//! - `tools`: `{ protocolVersion, server: {name, version, title}, tools:
+//!   [{rawName, title, description, inputSchema, outputSchema, annotations}],
+//!   warnings }`
+//! - `call`: `{ isError, content, structuredContent, warnings }`, where each
+//!   content item is `{type: "text", text, truncated}`, `{type: "image" |
+//!   "audio", mimeType, data (base64)}`, `{type: "resource", uri, mimeType,
+//!   text | data, truncated}`, `{type: "resource_link", uri, name, mimeType,
+//!   description}` or `{type: "unsupported", kind, bytes}`
+//! - `prompts`: `{ prompts: [{name, title, description, arguments}], warnings }`
+//! - `get-prompt`: `{ description, messages: [{role, content}], warnings }`
+//! - `resources`: `{ resources: [{uri, name, title, description, mimeType}], warnings }`
+//! - `templates`: `{ resourceTemplates: [{uriTemplate, name, title, description, mimeType}], warnings }`
+//! - `read`: `{ contents: [{uri, mimeType, text | data, truncated}], warnings }`
+//!
+//! A failure prints `{ error: {class, message} }` (with `--json`) or
+//! `error: <class>: <message>` on stderr.
+//!
+//! # Exit codes
+//!
+//! `0` ok; `2` usage; `3` could not connect or complete the handshake; `4` the
+//! request failed; `5` the tool returned `isError`.
+//!
+//! A call that reports progress shows a progress bar when stderr is a
+//! terminal, and plain lines on stderr otherwise (nothing with `--json`).
+
+use base64::Engine as _;
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use mcp_stack::content::ResourceContent;
+use mcp_stack::transport::stdio::StdioFactory;
+use mcp_stack::{Binding, CallOpts, Content, Definition, Error, Handlers, Limits, Timeouts};
+use serde_json::{json, Map, Value};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(name = "mcp", about = "A bounded MCP client for people and scripts")]
+struct Cli {
+    /// Run this server as a child process ("<command> <args>", split like a shell).
+    #[arg(long, global = true)]
+    stdio: Option<String>,
+    /// Print one JSON document on stdout.
+    #[arg(long, global = true)]
+    json: bool,
+    /// The binding's name.
+    #[arg(long, global = true, default_value = "server")]
+    binding: String,
+    #[command(flatten)]
+    timeouts: TimeoutFlags,
+    #[command(flatten)]
+    limits: LimitFlags,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List the server's tools.
+    Tools,
+    /// Call a tool with JSON arguments.
+    Call {
+        /// The tool's raw name.
+        name: String,
+        /// The arguments, a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// List the server's prompts.
+    Prompts,
+    /// Render a prompt with JSON arguments.
+    GetPrompt {
+        /// The prompt's name.
+        name: String,
+        /// The arguments, a JSON object of strings.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// List the server's resources.
+    Resources,
+    /// List the server's resource templates.
+    Templates,
+    /// Read a resource.
+    Read {
+        /// The resource's URI (passed to the server verbatim).
+        uri: String,
+    },
+}
+
+#[derive(Args, Debug)]
+struct TimeoutFlags {
+    /// Timeouts.startup in milliseconds.
+    #[arg(long, global = true, default_value_t = 0)]
+    startup_timeout_ms: u64,
+    /// Timeouts.request in milliseconds.
+    #[arg(long, global = true, default_value_t = 0)]
+    request_timeout_ms: u64,
+    /// Timeouts.elicitation in milliseconds.
+    #[arg(long, global = true, default_value_t = 0)]
+    elicitation_timeout_ms: u64,
+}
+
+macro_rules! limit_flags {
+    ($($field:ident),* $(,)?) => {
+        #[derive(Args, Debug)]
+        struct LimitFlags {
+            $(
+                #[doc = concat!("Limits.", stringify!($field), " (0: the default).")]
+                #[arg(long, global = true, default_value_t = 0)]
+                $field: usize,
+            )*
+        }
+
+        impl LimitFlags {
+            fn limits(&self) -> Limits {
+                Limits { $( $field: self.$field, )* }
+            }
+        }
+    };
+}
+
+limit_flags!(
+    max_concurrent_requests,
+    max_catalog_pages,
+    max_catalog_items,
+    max_frame_bytes,
+    max_body_bytes,
+    max_schema_bytes,
+    max_schema_depth,
+    max_text_result_bytes,
+    max_structured_bytes,
+    max_binary_item_bytes,
+    max_binary_items,
+    max_log_message_bytes,
+    max_elicit_message_bytes,
+    max_elicit_schema_bytes,
+    max_prompt_count,
+    max_resource_count,
+    max_sampling_depth,
+    max_sampling_concurrency,
+    max_sampling_tokens,
+);
+
+const EXIT_CONNECT: u8 = 3;
+const EXIT_CALL: u8 = 4;
+const EXIT_TOOL_ERROR: u8 = 5;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json_out = cli.json;
+    match run(cli).await {
+        Ok(code) => ExitCode::from(code),
+        Err((code, message)) => {
+            if json_out {
+                println!("{}", json!({ "error": message }));
+            } else {
+                eprintln!(
+                    "error: {}: {}",
+                    message["class"].as_str().unwrap_or(""),
+                    message["message"].as_str().unwrap_or("")
+                );
+            }
+            ExitCode::from(code)
+        }
+    }
+}
+
+type Failure = (u8, Value);
+
+fn failure(code: u8, e: &Error) -> Failure {
+    (code, json!({ "class": e.class().as_str(), "message": e.to_string() }))
+}
+
+fn usage(message: String) -> Failure {
+    (2, json!({ "class": "invalid_config", "message": message }))
+}
+
+fn parse_object(text: &str) -> Result<Map<String, Value>, Failure> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(usage("arguments must be a JSON object".into())),
+        Err(e) => Err(usage(format!("arguments are not JSON: {e}"))),
+    }
+}
+
+async fn run(cli: Cli) -> Result<u8, Failure> {
+    let mut definition = match &cli.stdio {
+        Some(line) => {
+            let factory = StdioFactory::from_command_line(line).map_err(|e| usage(e.to_string()))?;
+            Definition::with_factory(cli.binding.clone(), Arc::new(factory))
+        }
+        None => Definition::new(cli.binding.clone(), mcp_stack::demo::factory()),
+    };
+    definition.timeouts = Timeouts {
+        startup: Duration::from_millis(cli.timeouts.startup_timeout_ms),
+        request: Duration::from_millis(cli.timeouts.request_timeout_ms),
+        elicitation: Duration::from_millis(cli.timeouts.elicitation_timeout_ms),
+    };
+    definition.limits = cli.limits.limits();
+    // Arguments are checked before connecting, so a typo costs no child process.
+    let arguments = match &cli.command {
+        Command::Call { arguments, .. } | Command::GetPrompt { arguments, .. } => {
+            Some(parse_object(arguments)?)
+        }
+        _ => None,
+    };
+
+    let binding =
+        Binding::connect(definition, Handlers::default()).await.map_err(|e| failure(EXIT_CONNECT, &e))?;
+    let outcome = command(&cli, &binding, arguments).await;
+    binding.close().await;
+    outcome
+}
+
+async fn command(cli: &Cli, binding: &Binding, arguments: Option<Map<String, Value>>) -> Result<u8, Failure> {
+    let call_failed = |e: Error| failure(EXIT_CALL, &e);
+    let (document, text, code) = match &cli.command {
+        Command::Tools => {
+            let tools = binding.list_tools().await.map_err(call_failed)?;
+            let session = binding.session();
+            let doc = json!({
+                "protocolVersion": session.protocol_version,
+                "server": { "name": session.server.name, "version": session.server.version, "title": session.server.title },
+                "tools": tools.items.iter().map(|t| json!({
+                    "rawName": t.name,
+                    "title": t.title,
+                    "description": t.description,
+                    "inputSchema": t.input_schema,
+                    "outputSchema": t.output_schema,
+                    "annotations": t.annotations,
+                })).collect::<Vec<_>>(),
+                "warnings": tools.warnings,
+            });
+            let text = tools
+                .items
+                .iter()
+                .map(|t| format!("{:<32} {}", t.name, first_line(t.description.as_deref())))
+                .chain(tools.warnings.iter().map(|w| format!("warning: {w}")))
+                .collect::<Vec<_>>()
+                .join("\n");
+            (doc, text, 0)
+        }
+        Command::Call { name, .. } => {
+            let arguments = Value::Object(arguments.unwrap_or_default());
+            let bar = progress_display(cli.json);
+            let result = binding.call_tool(name, arguments, bar.opts()).await;
+            bar.finish();
+            let result = result.map_err(call_failed)?;
+            let doc = json!({
+                "isError": result.is_error,
+                "content": result.content.iter().map(content_json).collect::<Vec<_>>(),
+                "structuredContent": result.structured,
+                "warnings": result.warnings,
+            });
+            let mut lines: Vec<String> = result.content.iter().map(content_text).collect();
+            if let Some(s) = &result.structured {
+                lines.push(format!("structured: {s}"));
+            }
+            lines.extend(result.warnings.iter().map(|w| format!("warning: {w}")));
+            (doc, lines.join("\n"), if result.is_error { EXIT_TOOL_ERROR } else { 0 })
+        }
+        Command::Prompts => {
+            let prompts = binding.list_prompts().await.map_err(call_failed)?;
+            let text = prompts
+                .items
+                .iter()
+                .map(|p| format!("{:<32} {}", p.name, first_line(p.description.as_deref())))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let doc = json!({ "prompts": prompts.items, "warnings": prompts.warnings });
+            (doc, text, 0)
+        }
+        Command::GetPrompt { name, .. } => {
+            let prompt =
+                binding.get_prompt(name, arguments.unwrap_or_default()).await.map_err(call_failed)?;
+            let doc = json!({
+                "description": prompt.description,
+                "messages": prompt.messages.iter().map(|m| json!({ "role": m.role, "content": content_json(&m.content) })).collect::<Vec<_>>(),
+                "warnings": prompt.warnings,
+            });
+            let text = prompt
+                .messages
+                .iter()
+                .map(|m| format!("{}: {}", m.role, content_text(&m.content)))
+                .collect::<Vec<_>>()
+                .join("\n");
+            (doc, text, 0)
+        }
+        Command::Resources => {
+            let resources = binding.list_resources().await.map_err(call_failed)?;
+            let text = resources
+                .items
+                .iter()
+                .map(|r| format!("{:<40} {}", r.uri, r.name))
+                .collect::<Vec<_>>()
+                .join("\n");
+            (json!({ "resources": resources.items, "warnings": resources.warnings }), text, 0)
+        }
+        Command::Templates => {
+            let templates = binding.list_resource_templates().await.map_err(call_failed)?;
+            let text = templates
+                .items
+                .iter()
+                .map(|t| format!("{:<40} {}", t.uri_template, t.name))
+                .collect::<Vec<_>>()
+                .join("\n");
+            (json!({ "resourceTemplates": templates.items, "warnings": templates.warnings }), text, 0)
+        }
+        Command::Read { uri } => {
+            let resource = binding.read_resource(uri).await.map_err(call_failed)?;
+            let doc = json!({
+                "contents": resource.contents.iter().map(resource_json).collect::<Vec<_>>(),
+                "warnings": resource.warnings,
+            });
+            let text = resource
+                .contents
+                .iter()
+                .map(|c| {
+                    c.text
+                        .clone()
+                        .unwrap_or_else(|| format!("<{} bytes>", c.data.as_ref().map_or(0, Vec::len)))
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            (doc, text, 0)
+        }
+    };
+    if cli.json {
+        println!("{document}");
+    } else if !text.is_empty() {
+        println!("{text}");
+    }
+    Ok(code)
+}
+
+fn first_line(text: Option<&str>) -> &str {
+    text.unwrap_or("").lines().next().unwrap_or("")
+}
+
+fn b64(data: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(data)
+}
+
+fn resource_json(c: &ResourceContent) -> Value {
+    let mut v = json!({ "uri": c.uri, "mimeType": c.mime_type, "truncated": c.truncated });
+    if let Some(text) = &c.text {
+        v["text"] = json!(text);
+    }
+    if let Some(data) = &c.data {
+        v["data"] = json!(b64(data));
+    }
+    v
+}
+
+fn content_json(content: &Content) -> Value {
+    match content {
+        Content::Text { text, truncated } => json!({ "type": "text", "text": text, "truncated": truncated }),
+        Content::Image { data, mime_type } => {
+            json!({ "type": "image", "mimeType": mime_type, "data": b64(data) })
+        }
+        Content::Audio { data, mime_type } => {
+            json!({ "type": "audio", "mimeType": mime_type, "data": b64(data) })
+        }
+        Content::Resource(c) => {
+            let mut v = resource_json(c);
+            v["type"] = json!("resource");
+            v
+        }
+        Content::ResourceLink { uri, name, mime_type, description } => {
+            json!({ "type": "resource_link", "uri": uri, "name": name, "mimeType": mime_type, "description": description })
+        }
+        Content::Unsupported { kind, bytes } => {
+            json!({ "type": "unsupported", "kind": kind, "bytes": bytes })
+        }
+    }
+}
+
+fn content_text(content: &Content) -> String {
+    match content {
+        Content::Text { text, truncated: false } => text.clone(),
+        Content::Text { text, truncated: true } => format!("{text}… (truncated)"),
+        Content::Image { data, mime_type } => format!("<image {mime_type}, {} bytes>", data.len()),
+        Content::Audio { data, mime_type } => format!("<audio {mime_type}, {} bytes>", data.len()),
+        Content::Resource(c) => match &c.text {
+            Some(text) => format!("<resource {}>\n{text}", c.uri),
+            None => format!("<resource {}, {} bytes>", c.uri, c.data.as_ref().map_or(0, Vec::len)),
+        },
+        Content::ResourceLink { uri, name, .. } => format!("<link {name}: {uri}>"),
+        Content::Unsupported { kind, bytes } => format!("<{kind} dropped, {bytes} bytes>"),
+    }
+}
+
+/// How a call's progress is shown: a bar on a terminal, lines otherwise,
+/// nothing with `--json`.
+enum ProgressDisplay {
+    Bar(ProgressBar),
+    Lines,
+    Quiet,
+}
+
+fn progress_display(json_out: bool) -> ProgressDisplay {
+    if json_out {
+        ProgressDisplay::Quiet
+    } else if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::hidden();
+        bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").expect("a valid template"));
+        ProgressDisplay::Bar(bar)
+    } else {
+        ProgressDisplay::Lines
+    }
+}
+
+impl ProgressDisplay {
+    fn opts(&self) -> CallOpts {
+        match self {
+            ProgressDisplay::Quiet => CallOpts::default(),
+            ProgressDisplay::Lines => CallOpts::default().with_progress(|p| {
+                let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+                eprintln!("progress {}{total} {}", p.progress, p.message.unwrap_or_default());
+            }),
+            ProgressDisplay::Bar(bar) => {
+                let bar = bar.clone();
+                CallOpts::default().with_progress(move |p| {
+                    if bar.is_hidden() {
+                        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    }
+                    if let Some(total) = p.total {
+                        bar.set_length(total.max(0.0) as u64);
+                    }
+                    bar.set_position(p.progress.max(0.0) as u64);
+                    bar.set_message(p.message.unwrap_or_default());
+                })
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let ProgressDisplay::Bar(bar) = self {
+            bar.finish_and_clear();
+        }
+    }
+}

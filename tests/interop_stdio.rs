@@ -1,0 +1,217 @@
+//! Interop over stdio with real peers: the reference server "everything"
+//! (Node) and a Python `mcp` 2.3.0 server (tests/fixtures/py_server.py).
+//!
+//! Run through `scripts/interop.sh`, which installs the pinned peers and sets
+//! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_CLI`. These tests
+//! never skip: a missing peer is a failure.
+
+use mcp_stack::protocol::completion::CompletionReference;
+use mcp_stack::transport::stdio::StdioFactory;
+use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
+use serde_json::{json, Map, Value};
+use std::sync::{Arc, Mutex};
+
+fn peer(var: &str) -> String {
+    let value = std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: run the interop tests through scripts/interop.sh, which installs the peers")
+    });
+    assert!(std::path::Path::new(&value).exists(), "{var}={value} does not exist");
+    value
+}
+
+fn everything() -> StdioFactory {
+    StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_EVERYTHING_JS")).arg("stdio")
+}
+
+fn python() -> StdioFactory {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/py_server.py");
+    StdioFactory::new(peer("MCP_PYTHON")).arg(script)
+}
+
+async fn connect(name: &str, factory: StdioFactory) -> Binding {
+    Binding::connect(Definition::new(name, factory), Handlers::default()).await.expect("connect")
+}
+
+fn text_of(result: &mcp_stack::ToolResult) -> String {
+    result.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
+}
+
+#[tokio::test]
+async fn everything_handshake_and_every_tool_listed() {
+    let b = connect("everything", everything()).await;
+    let session = b.session();
+    assert_eq!(session.protocol_version, "2025-11-25");
+    assert_eq!(session.server.name, "mcp-servers/everything");
+    // Instructions are reported as data; nothing in the crate applies them.
+    assert!(session.instructions.as_deref().unwrap_or_default().contains("Server instructions are working"));
+    assert!(session.capabilities.tools.is_some());
+
+    let tools = b.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.items.iter().map(|t| t.name.as_str()).collect();
+    for expected in [
+        "echo",
+        "get-annotated-message",
+        "get-env",
+        "get-resource-links",
+        "get-resource-reference",
+        "get-structured-content",
+        "get-sum",
+        "get-tiny-image",
+        "gzip-file-as-resource",
+        "toggle-simulated-logging",
+        "toggle-subscriber-updates",
+        "trigger-long-running-operation",
+        "simulate-research-query",
+    ] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    assert!(tools.warnings.is_empty(), "{:?}", tools.warnings);
+    b.close().await;
+}
+
+#[tokio::test]
+async fn everything_tools_echo_sum_image_structured() {
+    let b = connect("everything", everything()).await;
+    let r = b.call_tool("echo", json!({"message": "hi"}), CallOpts::default()).await.unwrap();
+    assert_eq!(text_of(&r), "Echo: hi");
+    assert!(!r.is_error);
+
+    let r = b.call_tool("get-sum", json!({"a": 2, "b": 3}), CallOpts::default()).await.unwrap();
+    assert!(text_of(&r).contains('5'), "{r:?}");
+
+    let r = b.call_tool("get-tiny-image", json!({}), CallOpts::default()).await.unwrap();
+    let image = r.content.iter().find_map(|c| match c {
+        Content::Image { data, mime_type } => Some((data.len(), mime_type.clone())),
+        _ => None,
+    });
+    let (bytes, mime) = image.expect("an image");
+    assert_eq!(mime, "image/png");
+    assert!(bytes > 1000);
+
+    let r = b
+        .call_tool("get-structured-content", json!({"location": "Chicago"}), CallOpts::default())
+        .await
+        .unwrap();
+    let s = r.structured.expect("structured content");
+    for key in ["temperature", "conditions", "humidity"] {
+        assert!(s.get(key).is_some(), "{key} missing in {s}");
+    }
+
+    // A bad argument is the tool's error, not a protocol failure.
+    let r = b.call_tool("get-structured-content", json!({}), CallOpts::default()).await.unwrap();
+    assert!(r.is_error);
+    b.close().await;
+}
+
+#[tokio::test]
+async fn everything_long_running_operation_reports_progress() {
+    let b = connect("everything", everything()).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let opts = CallOpts::default().with_progress(move |p| sink.lock().unwrap().push((p.progress, p.total)));
+    let r = b
+        .call_tool("trigger-long-running-operation", json!({"duration": 0.6, "steps": 3}), opts)
+        .await
+        .unwrap();
+    assert!(!r.is_error, "{r:?}");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen, vec![(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]);
+    assert!(b.progress_router().is_empty());
+    b.close().await;
+}
+
+#[tokio::test]
+async fn everything_prompts_resources_templates_completion() {
+    let b = connect("everything", everything()).await;
+    let prompts = b.list_prompts().await.unwrap();
+    let names: Vec<&str> = prompts.items.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"]);
+
+    let mut args = Map::new();
+    args.insert("city".into(), json!("Lisbon"));
+    args.insert("state".into(), json!("Lisboa"));
+    let p = b.get_prompt("args-prompt", args).await.unwrap();
+    assert!(p.messages.iter().any(|m| m.content.as_text().unwrap_or_default().contains("Lisbon")), "{p:?}");
+
+    let resources = b.list_resources().await.unwrap();
+    assert!(resources.items.len() >= 6, "{:?}", resources.items);
+    let templates = b.list_resource_templates().await.unwrap();
+    let uris: Vec<&str> = templates.items.iter().map(|t| t.uri_template.as_str()).collect();
+    assert!(uris.contains(&"demo://resource/dynamic/text/{resourceId}"));
+    let read = b.read_resource("demo://resource/dynamic/text/1").await.unwrap();
+    assert!(read.contents[0].text.as_deref().unwrap_or_default().starts_with("Resource 1"));
+
+    let department = CompletionReference::Prompt { name: "completable-prompt".into(), title: None };
+    let c = b.complete(department.clone(), "department", "E", Map::new()).await.unwrap();
+    assert_eq!(c.completion.values, ["Engineering"]);
+    let mut context = Map::new();
+    context.insert("department".into(), json!("Engineering"));
+    let c = b.complete(department, "name", "", context).await.unwrap();
+    assert!(!c.completion.values.is_empty(), "{c:?}");
+    b.close().await;
+}
+
+#[tokio::test]
+async fn python_sdk_tools_progress_and_structured_output() {
+    let b = connect("python", python()).await;
+    assert_eq!(b.session().server.name, "py-test-server");
+    let tools = b.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.items.iter().map(|t| t.name.as_str()).collect();
+    for expected in ["add", "slow_count", "weather"] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    let weather = tools.items.iter().find(|t| t.name == "weather").unwrap();
+    assert!(weather.output_schema.is_some());
+
+    let r = b.call_tool("add", json!({"a": 2, "b": 40}), CallOpts::default()).await.unwrap();
+    assert_eq!(r.structured, Some(json!({"result": 42})));
+
+    let r = b.call_tool("weather", json!({"city": "Oslo"}), CallOpts::default()).await.unwrap();
+    assert_eq!(r.structured, Some(json!({"city": "Oslo", "temperature_c": 16.0})));
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let opts = CallOpts::default().with_progress(move |p| sink.lock().unwrap().push((p.progress, p.message)));
+    let r = b.call_tool("slow_count", json!({"steps": 4}), opts).await.unwrap();
+    assert_eq!(text_of(&r), "counted 4");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert_eq!(seen[3], (4.0, Some("step 4".to_string())));
+    b.close().await;
+}
+
+/// Runs the CLI example against server-everything.
+fn cli(args: &[&str]) -> (i32, Value) {
+    let node = peer("MCP_NODE");
+    let js = peer("MCP_EVERYTHING_JS");
+    let out = std::process::Command::new(peer("MCP_CLI"))
+        .arg("--stdio")
+        .arg(format!("{node} {js} stdio"))
+        .args(args)
+        .output()
+        .expect("run the CLI");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    (out.status.code().unwrap_or(-1), doc)
+}
+
+#[test]
+fn cli_lists_every_tool_and_calls_echo() {
+    let (code, doc) = cli(&["tools", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(doc["protocolVersion"], "2025-11-25");
+    assert_eq!(doc["server"]["name"], "mcp-servers/everything");
+    let tools = doc["tools"].as_array().unwrap();
+    assert!(tools.len() >= 13, "{doc}");
+    assert!(tools.iter().all(|t| t["rawName"].is_string() && t["inputSchema"].is_object()));
+
+    let (code, doc) = cli(&["call", "echo", r#"{"message":"hi"}"#, "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(doc["isError"], false);
+    assert_eq!(doc["content"][0]["text"], "Echo: hi");
+
+    let (code, doc) = cli(&["call", "get-structured-content", "{}", "--json"]);
+    assert_eq!(code, 5, "a tool error exits 5: {doc}");
+}
