@@ -19,5 +19,7 @@ pub mod transport;
 pub use binding::{Binding, ClientCapabilities, Definition, Event, Handlers, State, Status, ToolFilter};
 pub use content::{Content, ToolResult};
 pub use error::{Error, FailureClass, Result};
+pub use layer::reconnect::ReconnectPolicy;
+pub use layer::retry::RetryPolicy;
 pub use limits::{Limits, Timeouts};
 pub use request::{CallOpts, Progress};

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::layer::reconnect::ReconnectPolicy;
 use crate::limits::{Limits, Timeouts};
 use crate::protocol::logging::LoggingLevel;
 use crate::transport::TransportFactory;
@@ -65,6 +66,9 @@ pub struct Definition {
     /// `Limits::max_concurrent_requests`). Off by default: one tool call at a
     /// time per binding.
     pub allow_parallel_calls: bool,
+    /// Governs rebuilding a connection that was lost. The zero value
+    /// reconnects under the default bounds (see [`ReconnectPolicy`]).
+    pub reconnect: ReconnectPolicy,
     /// The minimum severity of server log messages to ask for, when a log
     /// handler is installed and the server advertises logging.
     pub log_level: LoggingLevel,
@@ -81,6 +85,7 @@ impl fmt::Debug for Definition {
             .field("capabilities", &self.capabilities)
             .field("tool_filter", &self.tool_filter)
             .field("allow_parallel_calls", &self.allow_parallel_calls)
+            .field("reconnect", &self.reconnect)
             .field("log_level", &self.log_level)
             .finish()
     }
@@ -102,6 +107,7 @@ impl Definition {
             capabilities: ClientCapabilities::default(),
             tool_filter: ToolFilter::default(),
             allow_parallel_calls: false,
+            reconnect: ReconnectPolicy::default(),
             log_level: LoggingLevel::Info,
         }
     }
@@ -117,7 +123,7 @@ impl Definition {
                 format!("binding name {:?} must be 1 to 32 bytes of [A-Za-z0-9_-]", self.name),
             ));
         }
-        Ok(())
+        self.reconnect.retry.validate()
     }
 }
 

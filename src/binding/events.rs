@@ -9,7 +9,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
 
 use super::status::State;
@@ -35,7 +35,10 @@ pub enum Event {
         /// When it moved.
         at: SystemTime,
     },
-    /// The connection was lost.
+    /// The connection was lost (`attempt` 0), or reconnect attempt
+    /// `attempt` failed. One loss gives one report, then one per failed
+    /// attempt, so the attempts climb here as in
+    /// [`Status::reconnect_attempt`](crate::Status::reconnect_attempt).
     ConnectionLost {
         /// The binding.
         binding: String,
@@ -43,19 +46,33 @@ pub enum Event {
         class: FailureClass,
         /// A bounded description.
         message: String,
-        /// Whether the binding will try to reconnect.
+        /// Whether the binding will try to reconnect. False when its policy
+        /// forbids it (the binding is then degraded), and on the last report
+        /// when the retry budget is spent (the binding has then failed).
         retrying: bool,
+        /// 0 for the loss of the live connection, `n` for reconnect attempt
+        /// `n`.
+        attempt: u32,
+        /// How long until the next attempt, when `retrying`.
+        retry_in: Option<Duration>,
         /// When the loss was observed.
         at: SystemTime,
     },
-    /// A lost connection was restored.
+    /// A lost connection was restored: a new connection's handshake
+    /// succeeded.
     ConnectionRestored {
         /// The binding.
         binding: String,
-        /// What the reconnected server claims to be.
+        /// What the reconnected server claims to be. Cosmetic: it names a
+        /// peer, it never authorizes one.
         server: ServerIdentity,
-        /// How its identity differs from the first connection's, if it does.
+        /// How its identity differs from the one the binding first connected
+        /// to, or `None` when it is the same. Reported, never enforced: a
+        /// restarted server with a new version is the ordinary reason to be
+        /// reconnecting.
         drift: Option<String>,
+        /// The reconnect attempts it took, from 1.
+        attempts: u32,
         /// When it was restored.
         at: SystemTime,
     },

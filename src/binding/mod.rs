@@ -6,23 +6,41 @@
 //! Outermost first, each position chosen for a reason:
 //!
 //! 1. [`DeadlineLayer`]: outermost, so that the whole life of a call
-//!    (waiting for a concurrency permit, waiting for a reconnect, the
-//!    exchange itself) is bounded by one absolute deadline fixed on entry.
+//!    (waiting for a concurrency permit, waiting for a reconnect, retries
+//!    and their delays, the exchange itself) is bounded by one absolute
+//!    deadline fixed on entry.
 //! 2. [`ProgressLayer`]: attaches the token and owns the route for exactly the
 //!    life of the call as the deadline sees it; when the deadline drops the
 //!    call, the route goes with it.
 //! 3. `ConcurrencyLimit` (tower's): bounds in-flight requests per
 //!    connection at `Limits::max_concurrent_requests`; below the deadline, so
 //!    a call waiting for a permit still times out.
-//! 4. [`Connection`]: the JSON-RPC engine.
+//! 4. `Retry` (tower's) with [`SafeRetry`]: repeats a request safe to repeat
+//!    after a loss (never a `tools/call` that left the client). Below the
+//!    concurrency limit, so a retry keeps its caller's permit: it is the same
+//!    logical request, and the server never sees more than the limit in
+//!    flight. Above the reconnect layer, so a retry waits for the restored
+//!    connection.
+//! 5. [`Reconnect`]: the bottom: whichever connection is live, replaced by
+//!    a supervisor when it is lost (re-dial, re-run the handshake, with
+//!    backoff per [`Definition::reconnect`]). While it reconnects, callers
+//!    wait in its readiness, inside their own deadlines.
+//! 6. [`Connection`](crate::connection::Connection): the JSON-RPC engine,
+//!    one per transport life.
 //!
 //! The binding's methods build an [`McpRequest`], send it through a clone of
 //! the stack, and convert the reply into the crate's bounded result types.
+//!
+//! # Lifecycle
+//!
+//! See [`State`] for the states and the moves between them, and
+//! [`Event`] for how each move is reported.
 
 mod definition;
 mod events;
 mod inbound;
 mod status;
+mod transitions;
 
 pub use definition::{ClientCapabilities, Definition, ToolFilter};
 pub use events::{Event, EventHandler, EVENT_QUEUE};
@@ -31,16 +49,16 @@ pub use status::{Failure, State, Status};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::SystemTime;
+use tower::retry::RetryLayer;
 use tower::util::BoxCloneSyncService;
-use tower::{ServiceBuilder, ServiceExt};
+use tower::{Layer, ServiceBuilder, ServiceExt};
 
-use crate::connection::Connection;
 use crate::content::{Content, PromptMessage, PromptResult, ResourceContent, ResourceResult, ToolResult};
-use crate::era::legacy;
 use crate::error::{Error, FailureClass};
-use crate::layer::{DeadlineLayer, ProgressLayer, ProgressRouter};
+use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer};
+use crate::layer::{DeadlineLayer, ProgressLayer, ProgressRouter, SafeRetry};
 use crate::limits::{Limits, Timeouts};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
 use crate::protocol::lifecycle::Implementation;
@@ -53,6 +71,7 @@ use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
 use events::EventBus;
 use inbound::BindingInbound;
+use transitions::Lifecycle;
 
 /// The most warnings one listing or result keeps.
 pub const MAX_WARNINGS: usize = 64;
@@ -104,17 +123,10 @@ struct Inner {
     transport_kind: &'static str,
     origin: String,
     session: SessionInfo,
-    connection: Connection,
+    reconnect: Reconnect,
     service: BindingService,
-    status: Mutex<StatusCore>,
-    events: EventBus,
+    lifecycle: Arc<Lifecycle>,
     progress: ProgressRouter,
-}
-
-struct StatusCore {
-    state: State,
-    failure: Option<Failure>,
-    last_change: SystemTime,
 }
 
 impl fmt::Debug for Binding {
@@ -123,14 +135,15 @@ impl fmt::Debug for Binding {
             .field("name", &self.inner.name)
             .field("transport", &self.inner.transport_kind)
             .field("origin", &self.inner.origin)
-            .field("state", &self.inner.status.lock().expect("status lock").state)
+            .field("state", &self.inner.lifecycle.status.lock().expect("status lock").state)
             .finish_non_exhaustive()
     }
 }
 
 impl Binding {
     /// Connects to the server `definition` describes, runs the handshake
-    /// within `Timeouts::startup`, and returns the ready binding.
+    /// within `Timeouts::startup`, and returns the ready binding, which
+    /// reconnects under `Definition::reconnect` when its connection is lost.
     pub async fn connect(definition: Definition, handlers: Handlers) -> Result<Binding, Error> {
         definition.validate()?;
         let name = definition.name.clone();
@@ -147,40 +160,34 @@ impl Binding {
         config.max_frame_bytes = limits.max_frame_bytes;
         config.max_body_bytes = limits.max_body_bytes;
         config.diagnostics = Some(inbound.clone().diagnostics_sink());
+        let dialer = Dialer::new(definition.transport.clone(), config, inbound)
+            .capabilities(client_capabilities(&definition))
+            .client_info(client_info())
+            .timeout(timeouts.startup);
 
-        let start = async {
-            let transport = definition.transport.connect(&config).await?;
-            let connection = Connection::start(transport, inbound.clone());
-            let session = legacy::initialize(&connection, client_capabilities(&definition), client_info())
-                .await
-                .inspect_err(|_| {
-                    let connection = connection.clone();
-                    tokio::spawn(async move { connection.close().await });
-                })?;
-            Ok::<_, Error>((connection, session))
-        };
-        let (connection, session) = match tokio::time::timeout(timeouts.startup, start).await {
-            Ok(Ok(started)) => started,
-            Ok(Err(e)) => {
+        let (connection, session) = match dialer.dial().await {
+            Ok(started) => started,
+            Err(e) => {
                 emit_state(&events, &name, State::Starting, State::Failed);
                 return Err(e.with_binding(&name).with_op("connect"));
             }
-            Err(_) => {
-                emit_state(&events, &name, State::Starting, State::Failed);
-                return Err(Error::new(
-                    FailureClass::StartupTimeout,
-                    format!("connect and handshake did not finish within {:?}", timeouts.startup),
-                )
-                .with_binding(&name)
-                .with_op("connect"));
-            }
+        };
+        let lifecycle = Arc::new(Lifecycle::ready(name.clone(), events.clone(), session.clone()));
+        let observer = lifecycle.clone();
+        let reconnect = ReconnectLayer::new(dialer, definition.reconnect)
+            .on_report(move |report| observer.on_report(report))
+            .layer(connection);
+        let retry = match definition.reconnect.disabled {
+            true => SafeRetry::never(),
+            false => SafeRetry::new(&definition.reconnect.retry),
         };
 
         let service = ServiceBuilder::new()
             .layer(DeadlineLayer::new(timeouts.request))
             .layer(ProgressLayer::new(progress.clone()))
             .concurrency_limit(limits.max_concurrent_requests)
-            .service(connection.clone());
+            .layer(RetryLayer::new(retry))
+            .service(reconnect.clone());
         let service = BoxCloneSyncService::new(service);
         emit_state(&events, &name, State::Starting, State::Ready);
         Ok(Binding {
@@ -191,14 +198,9 @@ impl Binding {
                 transport_kind,
                 origin,
                 session,
-                connection,
+                reconnect,
                 service,
-                status: Mutex::new(StatusCore {
-                    state: State::Ready,
-                    failure: None,
-                    last_change: SystemTime::now(),
-                }),
-                events,
+                lifecycle,
                 progress,
             }),
         })
@@ -209,8 +211,10 @@ impl Binding {
         &self.inner.name
     }
 
-    /// What the handshake established: version, identity, capabilities,
-    /// instructions (reported, never applied).
+    /// What the first handshake established: version, identity,
+    /// capabilities, instructions (reported, never applied). After a
+    /// reconnect, [`Binding::status`] has the current server's version and
+    /// identity.
     pub fn session(&self) -> &SessionInfo {
         &self.inner.session
     }
@@ -238,28 +242,18 @@ impl Binding {
 
     /// The binding's state now.
     pub fn status(&self) -> Status {
-        let core = self.inner.status.lock().expect("status lock");
-        let mut state = core.state;
-        let mut failure = core.failure.clone();
-        if state == State::Ready {
-            if let crate::connection::ConnectionState::Closed { class, message } =
-                self.inner.connection.state()
-            {
-                state = State::Degraded;
-                failure = Some(Failure { class, message });
-            }
-        }
+        let core = self.inner.lifecycle.status.lock().expect("status lock");
         Status {
             binding: self.inner.name.clone(),
-            state,
-            protocol_version: self.inner.session.protocol_version.clone(),
-            server: self.inner.session.server.clone(),
+            state: core.state,
+            protocol_version: core.session.protocol_version.clone(),
+            server: core.session.server.clone(),
             transport_kind: self.inner.transport_kind.to_string(),
             redacted_origin: self.inner.origin.clone(),
-            failure,
+            failure: core.failure.clone(),
             last_change: core.last_change,
-            reconnect_attempt: 0,
-            dropped_events: self.inner.events.dropped(),
+            reconnect_attempt: core.reconnect_attempt,
+            dropped_events: self.inner.lifecycle.events.dropped(),
         }
     }
 
@@ -463,27 +457,17 @@ impl Binding {
         Ok(result)
     }
 
-    /// Closes the binding: pending calls end with `shutdown`, the transport
-    /// is closed (a stdio child and its process group are ended). Idempotent.
+    /// Closes the binding: it stops reconnecting, pending calls end with
+    /// `shutdown`, and the transport is closed (a stdio child and its process
+    /// group are ended); later calls fail with `shutdown`. Returns once that
+    /// is done. Idempotent.
     pub async fn close(&self) {
-        let from = {
-            let mut core = self.inner.status.lock().expect("status lock");
-            if matches!(core.state, State::Closing | State::Closed) {
-                return;
-            }
-            let from = core.state;
-            core.state = State::Closing;
-            core.last_change = SystemTime::now();
-            from
-        };
-        emit_state(&self.inner.events, &self.inner.name, from, State::Closing);
-        self.inner.connection.close().await;
-        {
-            let mut core = self.inner.status.lock().expect("status lock");
-            core.state = State::Closed;
-            core.last_change = SystemTime::now();
+        let lifecycle = &self.inner.lifecycle;
+        let first = lifecycle.update(|_| (State::Closing, None)).is_some();
+        self.inner.reconnect.close().await;
+        if first {
+            lifecycle.force(State::Closed);
         }
-        emit_state(&self.inner.events, &self.inner.name, State::Closing, State::Closed);
     }
 }
 

@@ -7,6 +7,40 @@ use crate::error::FailureClass;
 use crate::session::ServerIdentity;
 
 /// A binding's lifecycle state.
+///
+/// The moves a binding makes (each reported as [`Event::StateChanged`],
+/// after the event that explains it, if any):
+///
+/// ```text
+/// configured ─▶ starting ─▶ ready ◀──▶ reconnecting ─▶ failed
+///                  │          │
+///                  ▼          ▼
+///                failed    degraded
+///
+/// any state after starting ─▶ closing ─▶ closed
+/// ```
+///
+/// | from | to | when |
+/// | --- | --- | --- |
+/// | configured | starting | [`Binding::connect`] begins |
+/// | starting | ready | the first connect and handshake succeeded |
+/// | starting | failed | they failed or took longer than `Timeouts::startup` (`connect` returns the error; there is no binding to close) |
+/// | ready | reconnecting | the connection was lost ([`Event::ConnectionLost`], `retrying`) |
+/// | ready | degraded | it was lost and [`ReconnectPolicy::disabled`] ([`Event::ConnectionLost`], not `retrying`): calls fail fast with `transport_closed` until the binding is closed |
+/// | reconnecting | ready | an attempt succeeded ([`Event::ConnectionRestored`]) |
+/// | reconnecting | failed | the policy's attempts or total time are spent (the last [`Event::ConnectionLost`] is not `retrying`): calls fail fast with `transport_closed` |
+/// | any but closing, closed | closing | [`Binding::close`] begins |
+/// | closing | closed | the supervisor has stopped and the transport is closed |
+///
+/// `authenticating` and `discovering` are reserved for the authorization
+/// flow and catalog discovery.
+///
+/// [`Event::StateChanged`]: crate::Event::StateChanged
+/// [`Event::ConnectionLost`]: crate::Event::ConnectionLost
+/// [`Event::ConnectionRestored`]: crate::Event::ConnectionRestored
+/// [`Binding::connect`]: crate::Binding::connect
+/// [`Binding::close`]: crate::Binding::close
+/// [`ReconnectPolicy::disabled`]: crate::layer::ReconnectPolicy::disabled
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
     /// Defined, not yet started.
@@ -76,7 +110,7 @@ pub struct Status {
     pub state: State,
     /// The negotiated protocol version; empty before the handshake.
     pub protocol_version: String,
-    /// What the server said it is.
+    /// What the server of the current connection said it is.
     pub server: ServerIdentity,
     /// The transport's kind, e.g. `stdio`.
     pub transport_kind: String,
@@ -86,7 +120,10 @@ pub struct Status {
     pub failure: Option<Failure>,
     /// When the state last changed.
     pub last_change: SystemTime,
-    /// The reconnect attempt in flight (from 1), or 0.
+    /// While reconnecting, the attempt being made or waited for, counting
+    /// from 1; 0 otherwise. It tells "trying" from "stuck": a binding that
+    /// stays on attempt 1 is dialing a server that never answers, one whose
+    /// attempts climb is being refused.
     pub reconnect_attempt: u32,
     /// Events dropped because the host's event handler fell behind.
     pub dropped_events: u64,

@@ -23,6 +23,11 @@
 //! - When the connection ends, every call that was sent ends `indeterminate`
 //!   (it may or may not have taken effect, so it must not be replayed) unless
 //!   the connection was closed on purpose, which ends them with `shutdown`.
+//! - A call that finds the connection already ended is not sent, and ends
+//!   `transport_closed` (or `shutdown` after a close on purpose), whatever
+//!   broke the connection. So for a request, `transport_closed` means "never
+//!   left the client" and `indeterminate` "left, outcome unknown": the
+//!   distinction the retry policy ([`crate::layer::retry`]) rests on.
 //!
 //! # Tasks
 //!
@@ -263,12 +268,33 @@ impl Shared {
             .map_err(|_| Error::new(FailureClass::TransportClosed, "connection writer has stopped"))
     }
 
+    /// Like `check_open`, for a request about to be sent: a connection that
+    /// ended for any reason but a close on purpose reports `transport_closed`,
+    /// the class that promises the request never left the client.
+    fn check_open_to_send(&self) -> Result<(), Error> {
+        match &*self.state.borrow() {
+            ConnectionState::Open => Ok(()),
+            ConnectionState::Closed { class: FailureClass::Shutdown, message } => {
+                Err(Error::new(FailureClass::Shutdown, message))
+            }
+            ConnectionState::Closed { class, message } => Err(Error::new(
+                FailureClass::TransportClosed,
+                format!("not sent: the connection had ended ({class}: {message})"),
+            )),
+        }
+    }
+
     async fn request(self: Arc<Self>, method: &str, mut params: Map<String, Value>) -> Result<Value, Error> {
-        self.check_open()?;
+        self.check_open_to_send()?;
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
         self.pending.lock().expect("pending lock").insert(id.clone(), Pending { tx });
         let mut guard = PendingGuard { shared: self.clone(), id: id.clone(), sent: false, done: false };
+        // `finish` marks the state closed before it drains the table: if it
+        // ran between the check above and the insert, it missed this entry,
+        // and nobody would ever answer it. Seeing the state still open here
+        // means any later `finish` will find the entry.
+        self.check_open_to_send()?;
 
         self.era.read().expect("era lock").decorate(method, &mut params);
         let params =
@@ -281,11 +307,13 @@ impl Shared {
         guard.done = true;
         match outcome {
             Ok(result) => result,
-            // The reader dropped our entry without answering: the connection
-            // ended between our insert and its final sweep.
-            Err(_) => Err(self.check_open().err().unwrap_or_else(|| {
-                Error::new(FailureClass::Indeterminate, "connection lost before the reply")
-            })),
+            // Our entry was dropped without an answer; it had been sent, so
+            // its outcome is unknown (unless the connection was closed on
+            // purpose).
+            Err(_) => Err(match self.check_open() {
+                Err(e) if e.class() == FailureClass::Shutdown => e,
+                _ => Error::new(FailureClass::Indeterminate, "connection lost before the reply"),
+            }),
         }
     }
 

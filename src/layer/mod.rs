@@ -6,6 +6,10 @@
 
 pub mod deadline;
 pub mod progress;
+pub mod reconnect;
+pub mod retry;
 
 pub use deadline::{Deadline, DeadlineLayer};
 pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};
+pub use reconnect::{Dialer, Reconnect, ReconnectLayer, ReconnectPolicy};
+pub use retry::{RetryPolicy, SafeRetry};

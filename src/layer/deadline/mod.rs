@@ -13,6 +13,10 @@
 //! `poll_ready` through: it is always ready, and each call drives a clone of
 //! the inner service to readiness inside its own deadline.
 //!
+//! The deadline it enforces is written into the request's
+//! [`CallOpts::deadline`] on its way down, so that the layers below (the
+//! retry policy, which never sleeps past it) work to the same instant.
+//!
 //! On expiry the inner future is dropped, which cancels the request on the
 //! wire (the connection sends `notifications/cancelled`).
 //!
@@ -97,8 +101,10 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: McpRequest) -> Self::Future {
-        let deadline = req.opts.deadline.unwrap_or_else(|| Instant::now() + self.default_timeout);
+    fn call(&mut self, mut req: McpRequest) -> Self::Future {
+        // Written into the request so that the layers below (the retry
+        // policy) see the same instant this layer enforces.
+        let deadline = *req.opts.deadline.get_or_insert_with(|| Instant::now() + self.default_timeout);
         let method = req.method.clone();
         future::ResponseFuture::new(self.inner.clone(), req, deadline, method)
     }

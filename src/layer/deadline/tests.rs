@@ -116,3 +116,17 @@ async fn a_reply_and_the_deadline_in_the_same_poll_the_reply_wins() {
     send.send_response(McpResponse::new(serde_json::Value::Null));
     assert!(assert_ready!(fut.poll()).is_ok());
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_is_written_into_the_request() {
+    let (mut svc, mut handle) =
+        mock::spawn_layer::<McpRequest, McpResponse, _>(DeadlineLayer::new(Duration::from_secs(7)));
+    let entered = Instant::now();
+    assert_ready!(svc.poll_ready()).unwrap();
+    let mut fut = tokio_test::task::spawn(svc.call(request("ping")));
+    assert_pending!(fut.poll());
+    let (req, send) = handle.next_request().await.unwrap();
+    assert_eq!(req.opts.deadline, Some(entered + Duration::from_secs(7)));
+    send.send_response(McpResponse::new(serde_json::Value::Null));
+    assert!(assert_ready!(fut.poll()).is_ok());
+}

@@ -1,0 +1,348 @@
+//! Reconnecting: the bottom of a binding's stack, above the connection.
+//!
+//! A [`Connection`] is one transport's life: once it is lost it stays lost,
+//! and its `poll_ready` fails. [`Reconnect`] is the service that outlives
+//! it. It shares the current connection with a *supervisor* task, through a
+//! `tokio::sync::watch` channel:
+//!
+//! - The supervisor waits for the live connection to end
+//!   ([`Connection::watch_state`]). Unless [`ReconnectPolicy::disabled`], it
+//!   then re-dials through the [`TransportFactory`] and re-runs the handshake
+//!   (a [`Dialer`]), with the backoff of the policy's [`RetryPolicy`]
+//!   (tower's [`ExponentialBackoff`]), and publishes the new connection.
+//! - [`Reconnect`]'s `poll_ready` is ready when a live connection is
+//!   published (and that connection is ready); it is *pending* while the
+//!   supervisor reconnects, and woken when it publishes. It fails only when
+//!   the service is unavailable for good ([`Unavailable`]): reconnecting is
+//!   disabled (`transport_closed`; the binding stays degraded), the budget
+//!   is spent (`transport_closed`; the binding has failed), or it was closed
+//!   (`shutdown`). Those are final, so it is safe below a `Buffer`.
+//! - `call` sends on the connection `poll_ready` reserved, and returns that
+//!   connection's own response future (this layer adds nothing to a call in
+//!   flight, so it has no future of its own). Once sent, a request belongs
+//!   to that connection: if it is lost before the reply, the
+//!   engine ends the call `indeterminate`, and nothing here replays it. (The
+//!   retry policy above, [`crate::layer::retry`], may repeat a request that is
+//!   safe to repeat; never a `tools/call` that left the client.)
+//!
+//! A caller waiting in `poll_ready` waits for as long as reconnecting takes:
+//! put a deadline above (the binding's [`DeadlineLayer`] is outermost, and
+//! counts the wait for readiness against each call's own deadline).
+//!
+//! # Timeline of one loss
+//!
+//! With the default policy (5 attempts, 200 ms base, 5 s max, 60 s total):
+//!
+//! ```text
+//! t=0       connection lost   -> Report::Lost { attempt: 0, retry_in: Some(0) }
+//! t=0       attempt 1 dials   (refused)  -> Report::Lost { attempt: 1, retry_in: Some(200ms + jitter) }
+//! t≈200ms   attempt 2 dials   (refused)  -> Report::Lost { attempt: 2, retry_in: Some(400ms + jitter) }
+//! t≈600ms   attempt 3 dials   (ok)       -> Report::Restored { attempts: 3, .. }
+//! ```
+//!
+//! The last `Lost` of a loop that gives up has `retry_in: None`. Reports go
+//! to the observer set with [`ReconnectLayer::on_report`], in order, on the
+//! supervisor's task (the observer must not block); a report is made before
+//! the state it describes is published to callers.
+//!
+//! # Closing
+//!
+//! [`Reconnect::close`] (idempotent, from any clone) stops the supervisor
+//! (a dial in flight is abandoned, a backoff cut short), closes the current
+//! connection (its pending calls end `shutdown`; a stdio child is ended),
+//! and waits until that is done. Callers then fail with `shutdown`. Dropping
+//! every clone of the service closes it too.
+//!
+//! ```
+//! # use mcp_stack::connection::NoInbound;
+//! # use mcp_stack::layer::{Dialer, ReconnectLayer, ReconnectPolicy};
+//! # use mcp_stack::request::McpRequest;
+//! # use mcp_stack::transport::ConnectConfig;
+//! # use std::sync::Arc;
+//! use tower::{Layer, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), mcp_stack::Error> {
+//! let dialer = Dialer::new(Arc::new(mcp_stack::demo::factory()), ConnectConfig::new("demo"), Arc::new(NoInbound));
+//! let (first, _session) = dialer.dial().await?;
+//! let reconnect = ReconnectLayer::new(dialer, ReconnectPolicy::default())
+//!     .on_report(|report| println!("{report:?}"))
+//!     .layer(first);
+//!
+//! // The first connection dies; the service waits for the next one.
+//! reconnect.connection().unwrap().close().await;
+//! reconnect.clone().oneshot(McpRequest::new("ping", Default::default())).await?;
+//! reconnect.close().await;
+//! # Ok(()) }
+//! ```
+//!
+//! [`Connection::watch_state`]: crate::connection::Connection::watch_state
+//! [`TransportFactory`]: crate::transport::TransportFactory
+//! [`RetryPolicy`]: crate::layer::retry::RetryPolicy
+//! [`ExponentialBackoff`]: tower::retry::backoff::ExponentialBackoff
+//! [`DeadlineLayer`]: crate::layer::DeadlineLayer
+
+mod dial;
+mod error;
+mod layer;
+mod policy;
+mod supervisor;
+
+pub use dial::Dialer;
+pub use error::{Reason, Unavailable};
+pub use layer::{Observer, ReconnectLayer};
+pub use policy::ReconnectPolicy;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+use tokio::sync::watch;
+use tower_service::Service;
+
+use crate::connection::{self, Connection};
+use crate::error::{Error, FailureClass};
+use crate::request::{McpRequest, McpResponse};
+use crate::session::SessionInfo;
+
+/// What the supervisor reports, in order, to the observer installed with
+/// [`ReconnectLayer::on_report`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Report {
+    /// The live connection was lost (`attempt` 0), or reconnect attempt
+    /// `attempt` failed.
+    Lost {
+        /// The class of the failure.
+        class: FailureClass,
+        /// Its bounded text.
+        message: String,
+        /// 0 for the loss of the live connection, `n` for attempt `n`.
+        attempt: u32,
+        /// How long until the next attempt, or `None` when there will be none:
+        /// reconnecting is disabled (only ever with `attempt` 0) or the
+        /// policy's budget is spent.
+        retry_in: Option<Duration>,
+    },
+    /// Attempt `attempts` succeeded: a new connection is live.
+    Restored {
+        /// What its handshake established (boxed: it is by far the largest
+        /// report).
+        session: Box<SessionInfo>,
+        /// The attempts it took, from 1.
+        attempts: u32,
+    },
+}
+
+/// Where a [`Reconnect`] stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkState {
+    /// A connection is published (it may have just been lost; the supervisor
+    /// is about to notice).
+    Connected,
+    /// Reconnect attempt `attempt` (from 1) is being made or waited for.
+    Reconnecting {
+        /// The attempt.
+        attempt: u32,
+    },
+    /// Unavailable for good.
+    Unavailable(Unavailable),
+}
+
+/// What the supervisor publishes.
+#[derive(Clone)]
+enum Link {
+    Up(Connection),
+    Reconnecting { attempt: u32 },
+    Down(Unavailable),
+}
+
+impl Link {
+    fn is_closed(&self) -> bool {
+        matches!(self, Link::Down(Unavailable { reason: Reason::Closed, .. }))
+    }
+}
+
+struct Shared {
+    link: watch::Sender<Link>,
+    /// Its sender is owned by the supervisor task: `changed` fails once the
+    /// task has finished.
+    stopped: watch::Receiver<()>,
+}
+
+impl Shared {
+    /// Publishes `link` unless the service was closed. Returns whether it did.
+    fn publish(&self, link: Link) -> bool {
+        self.link.send_if_modified(|current| {
+            if current.is_closed() {
+                return false;
+            }
+            *current = link;
+            true
+        })
+    }
+
+    fn close(&self) {
+        self.publish(Link::Down(Unavailable {
+            reason: Reason::Closed,
+            class: FailureClass::Shutdown,
+            message: "closed".into(),
+        }));
+    }
+}
+
+/// Closes the service when its last handle is dropped, so that a forgotten
+/// binding does not keep reconnecting (or keep a child process) forever.
+struct LastHandle(Arc<Shared>);
+
+impl Drop for LastHandle {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+type Changed = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A service over whichever connection is live, replaced by a supervisor
+/// task when it is lost. See the [module docs](self).
+///
+/// Cheap to clone; clones share the connection and the supervisor. A clone
+/// starts with nothing reserved.
+///
+/// There is no `get_ref`/`into_inner`: the inner service changes over time;
+/// [`Reconnect::connection`] gives the one live now.
+pub struct Reconnect {
+    shared: Arc<Shared>,
+    life: Arc<LastHandle>,
+    link: watch::Receiver<Link>,
+    /// The connection `poll_ready` found ready, for `call` to use.
+    ready: Option<Connection>,
+    /// Resolves when the supervisor next publishes. In a `Mutex` only to be
+    /// `Sync` (as `BoxCloneSyncService` requires); it is reached through
+    /// `&mut self`, never locked.
+    changed: Mutex<Option<Changed>>,
+}
+
+impl Clone for Reconnect {
+    fn clone(&self) -> Self {
+        Reconnect {
+            shared: self.shared.clone(),
+            life: self.life.clone(),
+            link: self.link.clone(),
+            ready: None,
+            changed: Mutex::new(None),
+        }
+    }
+}
+
+impl fmt::Debug for Reconnect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reconnect")
+            .field("state", &self.state())
+            .field("reserved", &self.ready.is_some())
+            .finish()
+    }
+}
+
+impl Reconnect {
+    /// Serves over `first` and starts the supervisor that replaces it through
+    /// `dialer` under `policy`. Must be called within a tokio runtime. See
+    /// [`ReconnectLayer`] to also observe what the supervisor does.
+    pub fn new(first: Connection, dialer: Dialer, policy: ReconnectPolicy) -> Self {
+        Self::spawn(first, dialer, policy, None)
+    }
+
+    fn spawn(first: Connection, dialer: Dialer, policy: ReconnectPolicy, observer: Option<Observer>) -> Self {
+        let (link, rx) = watch::channel(Link::Up(first.clone()));
+        let (stopped_tx, stopped) = watch::channel(());
+        let shared = Arc::new(Shared { link, stopped });
+        let supervisor = supervisor::Supervisor { shared: shared.clone(), dialer, policy, observer };
+        tokio::spawn(supervisor.run(first, stopped_tx));
+        Reconnect {
+            life: Arc::new(LastHandle(shared.clone())),
+            shared,
+            link: rx,
+            ready: None,
+            changed: Mutex::new(None),
+        }
+    }
+
+    /// Where the service stands now.
+    pub fn state(&self) -> LinkState {
+        match &*self.link.borrow() {
+            Link::Up(_) => LinkState::Connected,
+            Link::Reconnecting { attempt } => LinkState::Reconnecting { attempt: *attempt },
+            Link::Down(unavailable) => LinkState::Unavailable(unavailable.clone()),
+        }
+    }
+
+    /// The connection published now, if any (it may have just been lost).
+    pub fn connection(&self) -> Option<Connection> {
+        match &*self.link.borrow() {
+            Link::Up(connection) => Some(connection.clone()),
+            _ => None,
+        }
+    }
+
+    /// Closes the service for every clone: stops the supervisor, closes the
+    /// current connection (pending calls end `shutdown`), and returns once
+    /// that is done. Idempotent; later calls fail with `shutdown`.
+    pub async fn close(&self) {
+        self.shared.close();
+        let mut stopped = self.shared.stopped.clone();
+        // Fails once the supervisor's end of the channel is dropped, which is
+        // the last thing it does.
+        while stopped.changed().await.is_ok() {}
+    }
+}
+
+impl Service<McpRequest> for Reconnect {
+    type Response = McpResponse;
+    type Error = Error;
+    type Future = connection::ResponseFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        if let Some(connection) = &mut self.ready {
+            if let Poll::Ready(Ok(())) = connection.poll_ready(cx) {
+                return Poll::Ready(Ok(()));
+            }
+            // Lost since it was reserved: wait for its replacement.
+            self.ready = None;
+        }
+        let changed = self.changed.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+        loop {
+            if let Some(wait) = changed {
+                ready!(wait.as_mut().poll(cx));
+                *changed = None;
+            }
+            let link = self.link.borrow_and_update().clone();
+            match link {
+                Link::Up(mut connection) => {
+                    if let Poll::Ready(Ok(())) = connection.poll_ready(cx) {
+                        self.ready = Some(connection);
+                        return Poll::Ready(Ok(()));
+                    }
+                    // Lost, and the supervisor has not yet said so.
+                }
+                Link::Reconnecting { .. } => {}
+                Link::Down(unavailable) => return Poll::Ready(Err(unavailable.to_error())),
+            }
+            // What was just read is marked seen, so this resolves on the next
+            // publish, not at once.
+            let mut link = self.link.clone();
+            *changed = Some(Box::pin(async move {
+                let _ = link.changed().await;
+            }));
+        }
+    }
+
+    fn call(&mut self, req: McpRequest) -> Self::Future {
+        let mut connection = self.ready.take().expect("Reconnect::call without a successful poll_ready");
+        connection.call(req)
+    }
+}
+
+#[cfg(test)]
+mod tests;

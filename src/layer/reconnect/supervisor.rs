@@ -1,0 +1,121 @@
+//! The task that notices a lost connection and replaces it.
+
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tower::retry::backoff::Backoff;
+
+use super::{Dialer, Link, Observer, Reason, ReconnectPolicy, Report, Shared, Unavailable};
+use crate::connection::{Connection, ConnectionState};
+use crate::error::{Error, FailureClass};
+
+pub(super) struct Supervisor {
+    pub(super) shared: Arc<Shared>,
+    pub(super) dialer: Dialer,
+    pub(super) policy: ReconnectPolicy,
+    pub(super) observer: Option<Observer>,
+}
+
+impl Supervisor {
+    /// Runs until the service is closed, then closes the last connection.
+    /// `_stopped` is dropped last: that is what `Reconnect::close` awaits.
+    pub(super) async fn run(self, mut connection: Connection, _stopped: watch::Sender<()>) {
+        let mut link = self.shared.link.subscribe();
+        let closing = async move {
+            let _ = link.wait_for(Link::is_closed).await;
+        };
+        tokio::pin!(closing);
+        loop {
+            // Closing wins a tie: nothing is redialed after a close.
+            let (class, message) = tokio::select! {
+                biased;
+                () = &mut closing => break,
+                lost = lost(&connection) => lost,
+            };
+            let restored = tokio::select! {
+                biased;
+                () = &mut closing => break,
+                restored = self.restore(class, message) => restored,
+            };
+            match restored {
+                Some(next) => connection = next,
+                None => {
+                    // Unavailable for good: keep the dead connection until
+                    // closed, so that closing still releases its transport.
+                    closing.as_mut().await;
+                    break;
+                }
+            }
+        }
+        connection.close().await;
+    }
+
+    /// Replaces the connection lost with `class`/`message`, or gives up.
+    async fn restore(&self, class: FailureClass, message: String) -> Option<Connection> {
+        if self.policy.disabled {
+            self.report(Report::Lost { class, message: message.clone(), attempt: 0, retry_in: None });
+            self.shared.publish(Link::Down(Unavailable { reason: Reason::Disabled, class, message }));
+            return None;
+        }
+        let retry = self.policy.retry.resolved();
+        let give_up_at = Instant::now() + retry.max_total;
+        let mut backoff = retry.backoff();
+        self.report(Report::Lost { class, message, attempt: 0, retry_in: Some(Duration::ZERO) });
+        self.shared.publish(Link::Reconnecting { attempt: 1 });
+        let mut attempt = 1;
+        loop {
+            let left = give_up_at.saturating_duration_since(Instant::now());
+            let dialed = tokio::time::timeout(left, self.dialer.dial()).await.unwrap_or_else(|_| {
+                Err(Error::new(
+                    FailureClass::StartupTimeout,
+                    format!(
+                        "reconnect attempt {attempt} ran past the policy's total of {:?}",
+                        retry.max_total
+                    ),
+                ))
+            });
+            let error = match dialed {
+                Ok((connection, session)) => {
+                    self.report(Report::Restored { session: Box::new(session), attempts: attempt });
+                    self.shared.publish(Link::Up(connection.clone()));
+                    return Some(connection);
+                }
+                Err(error) => error,
+            };
+            // No delay is started that would end past the total.
+            let next = (attempt < retry.attempts)
+                .then(|| backoff.next_backoff())
+                .filter(|delay| delay.deadline() < give_up_at);
+            let retry_in =
+                next.as_ref().map(|delay| delay.deadline().saturating_duration_since(Instant::now()));
+            let (class, message) = (error.class(), error.message().to_string());
+            self.report(Report::Lost { class, message: message.clone(), attempt, retry_in });
+            let Some(delay) = next else {
+                let reason = Reason::Exhausted { attempts: attempt };
+                self.shared.publish(Link::Down(Unavailable { reason, class, message }));
+                return None;
+            };
+            attempt += 1;
+            self.shared.publish(Link::Reconnecting { attempt });
+            delay.await;
+        }
+    }
+
+    fn report(&self, report: Report) {
+        tracing::debug!(target: "mcp_stack::reconnect", ?report, "reconnect");
+        if let Some(observer) = &self.observer {
+            observer(&report);
+        }
+    }
+}
+
+/// Waits for `connection` to end; returns why.
+async fn lost(connection: &Connection) -> (FailureClass, String) {
+    let mut state = connection.watch_state();
+    let closed = state.wait_for(|s| *s != ConnectionState::Open).await.map(|s| s.clone());
+    match closed {
+        Ok(ConnectionState::Closed { class, message }) => (class, message),
+        _ => (FailureClass::TransportClosed, "the connection ended".into()),
+    }
+}

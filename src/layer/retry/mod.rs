@@ -1,0 +1,192 @@
+//! Retrying what is safe to repeat, after failures that may pass.
+//!
+//! [`SafeRetry`] is a [`tower::retry::Policy`]: the retrying itself is
+//! tower's [`Retry`] service; this module only decides *whether* and *when*.
+//! It exists because most MCP requests are not safe to send twice. A
+//! `tools/call` may move money, delete a file or send an email; if its
+//! connection was lost after it was sent, nobody knows whether it ran, and
+//! sending it again could run it twice. So:
+//!
+//! | failure | retried for |
+//! | --- | --- |
+//! | `transport_closed` (the request never left the client) | the requests in [`is_safe_to_repeat`], and `tools/call` |
+//! | `indeterminate` (sent; the connection was lost before the reply) | the requests in [`is_safe_to_repeat`] only |
+//! | anything else (`deadline`, `shutdown`, a server error, ...) | nothing |
+//!
+//! A `tools/call` that ended `indeterminate` is therefore never replayed:
+//! the caller gets `indeterminate` and decides.
+//!
+//! The connection engine ([`crate::connection`]) is what makes the
+//! distinction trustworthy: a request that finds its connection ended is not
+//! sent and ends `transport_closed`; one that was sent ends `indeterminate`.
+//!
+//! # Bounds
+//!
+//! - **Attempts**: at most [`RetryPolicy::attempts`] tries per request, the
+//!   first included.
+//! - **Delays**: tower's [`ExponentialBackoff`] from the [`RetryPolicy`]
+//!   (base, max, jitter).
+//! - **Deadline**: a retry whose delay would end at or after the request's
+//!   deadline ([`CallOpts::deadline`], which the deadline layer fills in) is
+//!   not made: the request fails now with its real failure rather than
+//!   sleeping into a `deadline` error.
+//! - **Budget**: a [`TpsBudget`] shared by every request of one policy (and
+//!   its clones) caps retries at a fraction of recent traffic, so a server
+//!   that fails everything is not sent every request several times over.
+//!
+//! Put it below the deadline (which bounds the whole loop, waits included)
+//! and above the reconnect layer (whose readiness is what a retry waits for
+//! while the connection is being restored).
+//!
+//! ```
+//! # use mcp_stack::layer::retry::{RetryPolicy, SafeRetry};
+//! # use mcp_stack::layer::DeadlineLayer;
+//! # use mcp_stack::request::{McpRequest, McpResponse};
+//! # use mcp_stack::{Error, FailureClass};
+//! # use std::sync::atomic::{AtomicU32, Ordering};
+//! # use std::sync::Arc;
+//! # use std::time::Duration;
+//! use tower::retry::RetryLayer;
+//! use tower::{service_fn, ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let tries = Arc::new(AtomicU32::new(0));
+//! let counter = tries.clone();
+//! let svc = ServiceBuilder::new()
+//!     .layer(DeadlineLayer::new(Duration::from_secs(5)))
+//!     .layer(RetryLayer::new(SafeRetry::new(&RetryPolicy {
+//!         base_delay: Duration::from_millis(1),
+//!         ..Default::default()
+//!     })))
+//!     .service(service_fn(move |_req: McpRequest| {
+//!         let n = counter.fetch_add(1, Ordering::SeqCst);
+//!         async move {
+//!             if n == 0 {
+//!                 Err(Error::new(FailureClass::Indeterminate, "lost before the reply"))
+//!             } else {
+//!                 Ok(McpResponse::new(serde_json::json!({ "tools": [] })))
+//!             }
+//!         }
+//!     }));
+//! // tools/list is safe to repeat: the lost first try is retried.
+//! svc.oneshot(McpRequest::new("tools/list", Default::default())).await.unwrap();
+//! assert_eq!(tries.load(Ordering::SeqCst), 2);
+//! # }
+//! ```
+//!
+//! [`Retry`]: tower::retry::Retry
+//! [`ExponentialBackoff`]: tower::retry::backoff::ExponentialBackoff
+//! [`TpsBudget`]: tower::retry::budget::TpsBudget
+//! [`CallOpts::deadline`]: crate::request::CallOpts::deadline
+
+mod policy;
+
+pub use policy::{
+    RetryPolicy, DEFAULT_RETRY_ATTEMPTS, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_JITTER,
+    DEFAULT_RETRY_MAX_DELAY, DEFAULT_RETRY_MAX_TOTAL,
+};
+
+use std::sync::Arc;
+use tokio::time::Sleep;
+use tower::retry::backoff::{Backoff, ExponentialBackoff};
+use tower::retry::budget::{Budget, TpsBudget};
+use tower::retry::Policy;
+
+use crate::error::{Error, FailureClass};
+use crate::protocol::methods;
+use crate::request::{McpRequest, McpResponse};
+
+/// Whether sending `method` twice does no more than sending it once: the
+/// lists, the reads, `ping` and `completion/complete`.
+pub fn is_safe_to_repeat(method: &str) -> bool {
+    matches!(
+        method,
+        methods::PING
+            | methods::TOOLS_LIST
+            | methods::PROMPTS_LIST
+            | methods::PROMPTS_GET
+            | methods::RESOURCES_LIST
+            | methods::RESOURCES_TEMPLATES_LIST
+            | methods::RESOURCES_READ
+            | methods::COMPLETION_COMPLETE
+    )
+}
+
+/// Whether a request for `method` that failed with `class` may be sent
+/// again. See the [module docs](self) for the table.
+pub fn is_retryable(method: &str, class: FailureClass) -> bool {
+    match class {
+        FailureClass::TransportClosed => is_safe_to_repeat(method) || method == methods::TOOLS_CALL,
+        FailureClass::Indeterminate => is_safe_to_repeat(method),
+        _ => false,
+    }
+}
+
+/// A [`tower::retry::Policy`] that retries only what is safe to repeat,
+/// after failures that may pass. See the [module docs](self).
+///
+/// Tower clones the policy for each request; the attempt count and the
+/// backoff are per request, the budget is shared.
+#[derive(Debug, Clone)]
+pub struct SafeRetry {
+    attempts: u32,
+    tried: u32,
+    backoff: ExponentialBackoff,
+    budget: Arc<TpsBudget>,
+}
+
+impl SafeRetry {
+    /// A policy with `policy`'s attempts and delays and a default
+    /// [`TpsBudget`] (10 s window, 10 retries a second at least, then 20 % of
+    /// the requests). `max_total` does not apply here: each request's own
+    /// deadline bounds its loop.
+    pub fn new(policy: &RetryPolicy) -> Self {
+        SafeRetry {
+            attempts: policy.resolved().attempts,
+            tried: 0,
+            backoff: policy.backoff(),
+            budget: Arc::new(TpsBudget::default()),
+        }
+    }
+
+    /// A policy that never retries (one attempt).
+    pub fn never() -> Self {
+        SafeRetry { attempts: 1, ..Self::new(&RetryPolicy::default()) }
+    }
+
+    /// Replaces the shared budget.
+    pub fn with_budget(mut self, budget: Arc<TpsBudget>) -> Self {
+        self.budget = budget;
+        self
+    }
+}
+
+impl Policy<McpRequest, McpResponse, Error> for SafeRetry {
+    type Future = Sleep;
+
+    fn retry(&mut self, req: &mut McpRequest, result: &mut Result<McpResponse, Error>) -> Option<Sleep> {
+        self.tried += 1;
+        if self.tried == 1 {
+            // Every request pays in once; each retry draws.
+            self.budget.deposit();
+        }
+        let error = result.as_ref().err()?;
+        if !is_retryable(&req.method, error.class()) || self.tried >= self.attempts {
+            return None;
+        }
+        let delay = self.backoff.next_backoff();
+        if req.opts.deadline.is_some_and(|deadline| delay.deadline() >= deadline) {
+            return None;
+        }
+        self.budget.withdraw().then_some(delay)
+    }
+
+    fn clone_request(&mut self, req: &McpRequest) -> Option<McpRequest> {
+        let may_retry = is_safe_to_repeat(&req.method) || req.method == methods::TOOLS_CALL;
+        (self.attempts > 1 && may_retry).then(|| req.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests;

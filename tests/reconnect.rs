@@ -1,0 +1,595 @@
+//! Reconnecting, end to end through a real binding: in-memory servers that
+//! refuse connects or die mid-call (on the paused clock), and a stdio server
+//! process killed mid-call.
+
+use mcp_stack::layer::deadline::Elapsed;
+use mcp_stack::protocol::{Message, Response};
+use mcp_stack::request::McpRequest;
+use mcp_stack::transport::memory::MemoryFactory;
+use mcp_stack::transport::{Inbound, Transport};
+use mcp_stack::{
+    Binding, CallOpts, Definition, Error, Event, FailureClass, Handlers, ReconnectPolicy, RetryPolicy, State,
+};
+use serde_json::{json, Map};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::{sleep_until, Instant};
+
+const MS: Duration = Duration::from_millis(1);
+
+/// A server that can refuse connects, be killed, change its version, and
+/// counts what it sees across all its connections.
+struct Control {
+    refuse: AtomicU32,
+    dials: AtomicU32,
+    tool_calls: AtomicU32,
+    tool_lists: AtomicU32,
+    /// `tools/list` requests still to answer by dropping the connection.
+    die_on_list: AtomicU32,
+    version: Mutex<String>,
+    kill: watch::Sender<u64>,
+}
+
+impl Control {
+    fn new() -> Arc<Self> {
+        Arc::new(Control {
+            refuse: AtomicU32::new(0),
+            dials: AtomicU32::new(0),
+            tool_calls: AtomicU32::new(0),
+            tool_lists: AtomicU32::new(0),
+            die_on_list: AtomicU32::new(0),
+            version: Mutex::new("1".into()),
+            kill: watch::channel(0).0,
+        })
+    }
+
+    fn factory(self: &Arc<Self>) -> MemoryFactory {
+        let control = self.clone();
+        MemoryFactory::new("flaky", move |transport| {
+            control.dials.fetch_add(1, Ordering::SeqCst);
+            if control.refuse.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok() {
+                return Err(Error::new(FailureClass::TransportClosed, "connection refused"));
+            }
+            tokio::spawn(serve(transport, control.clone()));
+            Ok(())
+        })
+    }
+
+    fn kill(&self) {
+        self.kill.send_modify(|n| *n += 1);
+    }
+
+    fn dials(&self) -> u32 {
+        self.dials.load(Ordering::SeqCst)
+    }
+
+    fn tool_calls(&self) -> u32 {
+        self.tool_calls.load(Ordering::SeqCst)
+    }
+}
+
+/// `tools/call`: `die` drops the connection on receipt, `hang` never
+/// answers, anything else echoes its name.
+async fn serve(transport: Transport, control: Arc<Control>) {
+    let Transport { sender, mut receiver } = transport;
+    let mut kill = control.kill.subscribe();
+    loop {
+        let frame = tokio::select! {
+            _ = kill.changed() => return,
+            frame = receiver.recv() => frame,
+        };
+        let Ok(Some(Inbound::Frame(text))) = frame else { return };
+        let Ok(Message::Request(request)) = Message::parse(&text) else { continue };
+        let result = match request.method.as_str() {
+            "initialize" => json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "flaky", "version": *control.version.lock().unwrap()},
+            }),
+            "tools/list" => {
+                control.tool_lists.fetch_add(1, Ordering::SeqCst);
+                let die = control
+                    .die_on_list
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+                if die.is_ok() {
+                    return;
+                }
+                json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+            }
+            "tools/call" => {
+                control.tool_calls.fetch_add(1, Ordering::SeqCst);
+                match request.params.as_ref().and_then(|p| p["name"].as_str()) {
+                    Some("die") => return,
+                    Some("hang") => continue,
+                    name => json!({"content": [{"type": "text", "text": name.unwrap_or_default()}]}),
+                }
+            }
+            _ => json!({}),
+        };
+        let _ = sender.send(Message::Response(Response::result(request.id, result)).to_json()).await;
+    }
+}
+
+/// Every event with the (tokio) instant it reached the handler.
+#[derive(Clone, Default)]
+struct Recorded(Arc<Mutex<Vec<(Instant, Event)>>>);
+
+impl Recorded {
+    fn handlers(&self) -> Handlers {
+        let sink = self.0.clone();
+        Handlers::default().with_events(move |event| sink.lock().unwrap().push((Instant::now(), event)))
+    }
+
+    fn len(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    /// The lifecycle events, as text without timestamps, with their offset
+    /// from `t0` when given.
+    fn lifecycle(&self, t0: Option<Instant>) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|(at, event)| {
+                let text = match event {
+                    Event::StateChanged { from, to, .. } => format!("state {from} -> {to}"),
+                    Event::ConnectionLost { class, retrying, attempt, retry_in, .. } => {
+                        format!("lost {class} attempt {attempt} retrying {retrying} in {retry_in:?}")
+                    }
+                    Event::ConnectionRestored { server, drift, attempts, .. } => {
+                        format!(
+                            "restored {} v{} after {attempts} drift {drift:?}",
+                            server.name, server.version
+                        )
+                    }
+                    _ => return None,
+                };
+                Some(match t0 {
+                    Some(t0) => format!("{:?} {text}", at.saturating_duration_since(t0)),
+                    None => text,
+                })
+            })
+            .collect()
+    }
+}
+
+fn policy(attempts: u32, base: Duration, max: Duration) -> ReconnectPolicy {
+    ReconnectPolicy {
+        disabled: false,
+        retry: RetryPolicy {
+            attempts,
+            base_delay: base,
+            max_delay: max,
+            jitter: Some(0.0),
+            ..Default::default()
+        },
+    }
+}
+
+async fn bind(control: &Arc<Control>, reconnect: ReconnectPolicy, recorded: &Recorded) -> Binding {
+    let mut definition = Definition::new("flaky", control.factory());
+    definition.reconnect = reconnect;
+    Binding::connect(definition, recorded.handlers()).await.expect("connect")
+}
+
+/// Lets the other tasks run until `done` holds, without moving the clock.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    for _ in 0..10_000 {
+        if done() {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("never happened: {what}");
+}
+
+/// Kills the server's connections and waits until the binding has seen it.
+async fn kill(control: &Control, binding: &Binding) -> Instant {
+    let t0 = Instant::now();
+    control.kill();
+    until("the loss is seen", || binding.status().state != State::Ready).await;
+    t0
+}
+
+async fn echo(binding: &Binding) -> Result<String, Error> {
+    let result = binding.call_tool("echo", json!({}), CallOpts::default()).await?;
+    Ok(result.content[0].as_text().unwrap_or_default().to_string())
+}
+
+#[tokio::test(start_paused = true)]
+async fn server_dies_mid_call_the_call_is_indeterminate_and_the_binding_reconnects() {
+    let control = Control::new();
+    let recorded = Recorded::default();
+    let binding = bind(&control, ReconnectPolicy::default(), &recorded).await;
+    // The server that comes back is a newer version of itself.
+    *control.version.lock().unwrap() = "2".into();
+
+    let err = binding.call_tool("die", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(err.class(), FailureClass::Indeterminate, "{err}");
+    assert_eq!(err.op(), "call_tool");
+    // The next call waits for the reconnect, then succeeds.
+    assert_eq!(echo(&binding).await.unwrap(), "echo");
+    // `die` reached the server once and was never replayed.
+    assert_eq!(control.tool_calls(), 2);
+    assert_eq!(control.dials(), 2);
+
+    let status = binding.status();
+    assert_eq!(status.state, State::Ready);
+    assert_eq!(status.reconnect_attempt, 0);
+    assert_eq!(status.server.version, "2");
+    assert_eq!(status.failure.as_ref().unwrap().class, FailureClass::TransportClosed);
+    assert_eq!(binding.session().server.version, "1", "session() is the first handshake's");
+
+    binding.close().await;
+    until("all events", || recorded.len() == 8).await;
+    assert_eq!(
+        recorded.lifecycle(None),
+        [
+            "state configured -> starting",
+            "state starting -> ready",
+            "lost transport_closed attempt 0 retrying true in Some(0ns)",
+            "state ready -> reconnecting",
+            r#"restored flaky v2 after 1 drift Some("version \"1\" -> \"2\"")"#,
+            "state reconnecting -> ready",
+            "state ready -> closing",
+            "state closing -> closed",
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn requests_issued_while_reconnecting_wait_within_their_own_deadline() {
+    let control = Control::new();
+    let recorded = Recorded::default();
+    let binding = bind(&control, policy(5, 1000 * MS, 5000 * MS), &recorded).await;
+    // Attempts at 0 s and 1 s are refused; the one at 3 s succeeds.
+    control.refuse.store(2, Ordering::SeqCst);
+    let t0 = kill(&control, &binding).await;
+
+    let patient = {
+        let binding = binding.clone();
+        let opts = CallOpts::default().with_deadline(t0 + 5000 * MS);
+        tokio::spawn(async move {
+            let result = binding.call_tool("patient", json!({}), opts).await;
+            (result.map(|r| r.content[0].as_text().unwrap().to_string()), Instant::now())
+        })
+    };
+    let hasty = {
+        let binding = binding.clone();
+        let opts = CallOpts::default().with_deadline(t0 + 2000 * MS);
+        tokio::spawn(async move { (binding.call_tool("hasty", json!({}), opts).await, Instant::now()) })
+    };
+
+    let (result, at) = hasty.await.unwrap();
+    let err = result.unwrap_err();
+    assert_eq!(err.class(), FailureClass::Deadline);
+    assert_eq!(at, t0 + 2000 * MS, "it gave up at its own deadline");
+    let elapsed = std::error::Error::source(&err).unwrap().downcast_ref::<Elapsed>().unwrap();
+    assert!(elapsed.before_sending, "it was waiting for the reconnect, not for a reply");
+
+    let (result, at) = patient.await.unwrap();
+    assert_eq!(result.unwrap(), "patient");
+    assert_eq!(at, t0 + 3000 * MS, "served as soon as the connection was back");
+    // Only the patient call ever reached the server.
+    assert_eq!(control.tool_calls(), 1);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn refused_reconnects_climb_in_status_and_events_with_the_policys_delays() {
+    let control = Control::new();
+    let recorded = Recorded::default();
+    let binding = bind(&control, policy(5, 100 * MS, 250 * MS), &recorded).await;
+    control.refuse.store(3, Ordering::SeqCst);
+    let t0 = kill(&control, &binding).await;
+
+    // Attempts at 0, 100, 300 and 550 ms (delays 100, 200, then 250: the max).
+    for (at, attempt) in [(50, 2), (150, 3), (299, 3), (400, 4)] {
+        sleep_until(t0 + at * MS).await;
+        let status = binding.status();
+        assert_eq!((status.state, status.reconnect_attempt), (State::Reconnecting, attempt), "at {at} ms");
+        assert_eq!(status.failure.unwrap().message, "connection refused");
+    }
+    assert_eq!(echo(&binding).await.unwrap(), "echo");
+    assert_eq!(Instant::now(), t0 + 550 * MS);
+    assert_eq!(binding.status().reconnect_attempt, 0);
+
+    until("all events", || recorded.len() == 9).await;
+    assert_eq!(
+        recorded.lifecycle(Some(t0))[2..],
+        [
+            "0ns lost transport_closed attempt 0 retrying true in Some(0ns)",
+            "0ns state ready -> reconnecting",
+            "0ns lost transport_closed attempt 1 retrying true in Some(100ms)",
+            "100ms lost transport_closed attempt 2 retrying true in Some(200ms)",
+            "300ms lost transport_closed attempt 3 retrying true in Some(250ms)",
+            "550ms restored flaky v1 after 4 drift None",
+            "550ms state reconnecting -> ready",
+        ]
+    );
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_spent_budget_leaves_the_binding_failed() {
+    let control = Control::new();
+    let recorded = Recorded::default();
+    let binding = bind(&control, policy(2, 100 * MS, 100 * MS), &recorded).await;
+    control.refuse.store(u32::MAX, Ordering::SeqCst);
+    let t0 = kill(&control, &binding).await;
+
+    let err = echo(&binding).await.unwrap_err();
+    assert_eq!(err.class(), FailureClass::TransportClosed, "{err}");
+    assert_eq!(Instant::now(), t0 + 100 * MS, "a waiting call fails when the binding gives up");
+    let status = binding.status();
+    assert_eq!((status.state, status.reconnect_attempt), (State::Failed, 0));
+    // Failed for good: calls fail at once, nothing is dialed again.
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    let at = Instant::now();
+    assert_eq!(binding.ping().await.unwrap_err().class(), FailureClass::TransportClosed);
+    assert_eq!(Instant::now(), at);
+    assert_eq!(control.dials(), 1 + 2);
+
+    binding.close().await;
+    assert_eq!(binding.ping().await.unwrap_err().class(), FailureClass::Shutdown);
+    until("all events", || recorded.len() == 9).await;
+    assert_eq!(
+        recorded.lifecycle(Some(t0))[2..],
+        [
+            "0ns lost transport_closed attempt 0 retrying true in Some(0ns)",
+            "0ns state ready -> reconnecting",
+            "0ns lost transport_closed attempt 1 retrying true in Some(100ms)",
+            "100ms lost transport_closed attempt 2 retrying false in None",
+            "100ms state reconnecting -> failed",
+            "3600.1s state failed -> closing",
+            "3600.1s state closing -> closed",
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_reconnect_disabled_the_binding_stays_degraded_until_closed() {
+    let control = Control::new();
+    let recorded = Recorded::default();
+    let binding = bind(&control, ReconnectPolicy::disabled(), &recorded).await;
+    kill(&control, &binding).await;
+
+    let status = binding.status();
+    assert_eq!(status.state, State::Degraded);
+    assert_eq!(status.failure.unwrap().class, FailureClass::TransportClosed);
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(binding.status().state, State::Degraded);
+    let at = Instant::now();
+    let err = echo(&binding).await.unwrap_err();
+    assert_eq!(err.class(), FailureClass::TransportClosed, "{err}");
+    assert_eq!(Instant::now(), at, "calls fail fast");
+    assert_eq!(control.dials(), 1);
+    assert_eq!(control.tool_calls(), 0);
+
+    binding.close().await;
+    assert_eq!(binding.status().state, State::Closed);
+    assert_eq!(echo(&binding).await.unwrap_err().class(), FailureClass::Shutdown);
+    until("all events", || recorded.len() == 6).await;
+    assert_eq!(
+        recorded.lifecycle(None)[2..],
+        [
+            "lost transport_closed attempt 0 retrying false in None",
+            "state ready -> degraded",
+            "state degraded -> closing",
+            "state closing -> closed",
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_safe_request_lost_mid_flight_is_retried_over_the_new_connection() {
+    let control = Control::new();
+    let recorded = Recorded::default();
+    let binding = bind(&control, policy(5, 100 * MS, 1000 * MS), &recorded).await;
+    control.die_on_list.store(1, Ordering::SeqCst);
+    let tools = binding.list_tools().await.unwrap();
+    assert_eq!(tools.items.len(), 1);
+    assert_eq!(control.tool_lists.load(Ordering::SeqCst), 2, "sent again after the loss");
+    assert_eq!(control.dials(), 2);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn close_while_reconnecting_stops_for_good() {
+    let control = Control::new();
+    let recorded = Recorded::default();
+    let binding = bind(&control, policy(5, 10_000 * MS, 10_000 * MS), &recorded).await;
+    control.refuse.store(u32::MAX, Ordering::SeqCst);
+    kill(&control, &binding).await;
+    until("attempt 1 refused", || binding.status().reconnect_attempt == 2).await;
+    let waiting = tokio::spawn({
+        let binding = binding.clone();
+        async move { binding.ping().await }
+    });
+
+    let at = Instant::now();
+    binding.close().await;
+    binding.close().await;
+    assert_eq!(Instant::now(), at, "close does not wait out the backoff");
+    assert_eq!(binding.status().state, State::Closed);
+    assert_eq!(waiting.await.unwrap().unwrap_err().class(), FailureClass::Shutdown);
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(control.dials(), 2, "nothing dialed after the close");
+}
+
+#[tokio::test(start_paused = true)]
+async fn startup_still_fails_fast_and_within_its_timeout() {
+    let control = Control::new();
+    control.refuse.store(1, Ordering::SeqCst);
+    let recorded = Recorded::default();
+    let err =
+        Binding::connect(Definition::new("flaky", control.factory()), recorded.handlers()).await.unwrap_err();
+    assert_eq!(err.class(), FailureClass::TransportClosed);
+    assert_eq!(err.op(), "connect");
+
+    // A server that never answers `initialize`.
+    let silent = MemoryFactory::new("silent", |transport| {
+        tokio::spawn(async move {
+            let Transport { sender: _sender, mut receiver } = transport;
+            while let Ok(Some(_)) = receiver.recv().await {}
+        });
+        Ok(())
+    });
+    let mut definition = Definition::new("silent", silent);
+    definition.timeouts.startup = Duration::from_secs(3);
+    let t0 = Instant::now();
+    let err = Binding::connect(definition, Handlers::default()).await.unwrap_err();
+    assert_eq!(err.class(), FailureClass::StartupTimeout);
+    assert_eq!(Instant::now(), t0 + Duration::from_secs(3));
+
+    until("events", || recorded.len() == 2).await;
+    assert_eq!(recorded.lifecycle(None), ["state configured -> starting", "state starting -> failed"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_raw_request_through_the_stack_is_not_replayed_when_unsafe() {
+    let control = Control::new();
+    let recorded = Recorded::default();
+    let binding = bind(&control, policy(5, 100 * MS, 1000 * MS), &recorded).await;
+    let mut params = Map::new();
+    params.insert("name".into(), json!("die"));
+    let err = binding.request(McpRequest::new("tools/call", params), "raw").await.unwrap_err();
+    assert_eq!(err.class(), FailureClass::Indeterminate);
+    binding.ping().await.unwrap();
+    assert_eq!(control.tool_calls(), 1);
+    binding.close().await;
+}
+
+mod stdio {
+    //! The same through a real child process: `tests/fixtures/sleep_server.py`,
+    //! killed with `SIGKILL` mid-call. Real time; every wait is bounded.
+
+    use super::*;
+    use mcp_stack::transport::stdio::StdioFactory;
+    use mcp_stack::transport::TransportFactory;
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::future::Future;
+
+    const LIMIT: Duration = Duration::from_secs(20);
+
+    async fn within<F: Future>(what: &str, fut: F) -> F::Output {
+        tokio::time::timeout(LIMIT, fut).await.unwrap_or_else(|_| panic!("timed out: {what}"))
+    }
+
+    /// Polls `done` (bounded by [`LIMIT`]).
+    async fn eventually(what: &str, done: impl Fn() -> bool) {
+        within(what, async {
+            while !done() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+    }
+
+    fn python() -> Arc<StdioFactory> {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sleep_server.py");
+        Arc::new(StdioFactory::new("python3").arg(script).shutdown_grace(Duration::from_millis(500)))
+    }
+
+    async fn bind(factory: &Arc<StdioFactory>, reconnect: ReconnectPolicy, recorded: &Recorded) -> Binding {
+        let mut definition = Definition::with_factory("py", factory.clone() as Arc<dyn TransportFactory>);
+        definition.reconnect = reconnect;
+        within("connect", Binding::connect(definition, recorded.handlers())).await.expect("connect")
+    }
+
+    /// Starts a 30 s `sleep` call and returns it once the server has begun
+    /// it (it says so on stderr, which the binding reports as an event).
+    async fn sleeping_call(
+        binding: &Binding,
+        recorded: &Recorded,
+    ) -> tokio::task::JoinHandle<Result<(), Error>> {
+        let call = tokio::spawn({
+            let binding = binding.clone();
+            async move { binding.call_tool("sleep", json!({"seconds": 30}), CallOpts::default()).await.map(drop) }
+        });
+        eventually("the server is sleeping", || {
+            recorded
+                .0
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(_, e)| matches!(e, Event::ServerStderr { line, .. } if line.starts_with("sleeping")))
+        })
+        .await;
+        call
+    }
+
+    fn sigkill(pid: u32) {
+        kill(Pid::from_raw(pid as i32), Signal::SIGKILL).expect("kill the server");
+    }
+
+    #[tokio::test]
+    async fn killing_the_stdio_server_mid_call_ends_it_indeterminate_and_the_binding_reconnects() {
+        let factory = python();
+        let recorded = Recorded::default();
+        let binding = bind(&factory, ReconnectPolicy::default(), &recorded).await;
+        let first = factory.last_pid().unwrap();
+
+        let call = sleeping_call(&binding, &recorded).await;
+        sigkill(first);
+        let err = within("the call ends", call).await.unwrap().unwrap_err();
+        assert_eq!(err.class(), FailureClass::Indeterminate, "{err}");
+
+        // The next call waits for the new child and succeeds.
+        let result = within("echo", binding.call_tool("echo", json!({"text": "back"}), CallOpts::default()))
+            .await
+            .unwrap();
+        assert_eq!(result.content[0].as_text(), Some("back"));
+        let second = factory.last_pid().unwrap();
+        assert_ne!(first, second, "a new server process");
+        assert_eq!(binding.status().state, State::Ready);
+
+        within("close", binding.close()).await;
+        eventually("events", || recorded.lifecycle(None).len() == 8).await;
+        assert_eq!(
+            recorded.lifecycle(None),
+            [
+                "state configured -> starting",
+                "state starting -> ready",
+                "lost transport_closed attempt 0 retrying true in Some(0ns)",
+                "state ready -> reconnecting",
+                "restored py-sleep v1 after 1 drift None",
+                "state reconnecting -> ready",
+                "state ready -> closing",
+                "state closing -> closed",
+            ]
+        );
+        // Closing ended the second child too.
+        eventually("the child is gone", || kill(Pid::from_raw(second as i32), None).is_err()).await;
+    }
+
+    #[tokio::test]
+    async fn with_reconnect_disabled_a_killed_stdio_server_leaves_the_binding_degraded_until_closed() {
+        let factory = python();
+        let recorded = Recorded::default();
+        let binding = bind(&factory, ReconnectPolicy::disabled(), &recorded).await;
+        let pid = factory.last_pid().unwrap();
+
+        let call = sleeping_call(&binding, &recorded).await;
+        sigkill(pid);
+        let err = within("the call ends", call).await.unwrap().unwrap_err();
+        assert_eq!(err.class(), FailureClass::Indeterminate, "{err}");
+        eventually("degraded", || binding.status().state == State::Degraded).await;
+
+        let err = within("echo", binding.call_tool("echo", json!({"text": "x"}), CallOpts::default()))
+            .await
+            .unwrap_err();
+        assert_eq!(err.class(), FailureClass::TransportClosed, "{err}");
+        assert_eq!(factory.last_pid(), Some(pid), "no new server was started");
+        assert_eq!(binding.status().state, State::Degraded);
+
+        within("close", binding.close()).await;
+        assert_eq!(binding.status().state, State::Closed);
+        assert_eq!(binding.ping().await.unwrap_err().class(), FailureClass::Shutdown);
+        assert_eq!(factory.last_pid(), Some(pid));
+    }
+}
