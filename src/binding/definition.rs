@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::catalog::{Profile, RetryPolicy};
 use crate::limits::{Limits, Timeouts};
 use crate::protocol::logging::LoggingLevel;
 use crate::transport::TransportFactory;
@@ -68,6 +69,14 @@ pub struct Definition {
     /// The minimum severity of server log messages to ask for, when a log
     /// handler is installed and the server advertises logging.
     pub log_level: LoggingLevel,
+    /// The compatibility profile: how far the binding bends for a server that
+    /// does not follow the specification (see [`crate::catalog::profile`]).
+    /// The default is `default/v1`.
+    pub compat: Profile,
+    /// Bounds the retries of a catalog refresh that failed. A failed refresh
+    /// never costs the adopted catalog; this decides how hard the binding
+    /// tries to catch up with the server's change.
+    pub refresh: RetryPolicy,
 }
 
 impl fmt::Debug for Definition {
@@ -82,6 +91,8 @@ impl fmt::Debug for Definition {
             .field("tool_filter", &self.tool_filter)
             .field("allow_parallel_calls", &self.allow_parallel_calls)
             .field("log_level", &self.log_level)
+            .field("compat", &self.compat.id())
+            .field("refresh", &self.refresh)
             .finish()
     }
 }
@@ -103,6 +114,8 @@ impl Definition {
             tool_filter: ToolFilter::default(),
             allow_parallel_calls: false,
             log_level: LoggingLevel::Info,
+            compat: Profile::default(),
+            refresh: RetryPolicy::default(),
         }
     }
 

@@ -19,6 +19,7 @@
 //! The binding's methods build an [`McpRequest`], send it through a clone of
 //! the stack, and convert the reply into the crate's bounded result types.
 
+mod catalog;
 mod definition;
 mod events;
 mod inbound;
@@ -36,6 +37,7 @@ use std::time::SystemTime;
 use tower::util::BoxCloneSyncService;
 use tower::{ServiceBuilder, ServiceExt};
 
+use crate::catalog::{BuildContext, CatalogCell, ChangeFeed};
 use crate::connection::Connection;
 use crate::content::{Content, PromptMessage, PromptResult, ResourceContent, ResourceResult, ToolResult};
 use crate::era::legacy;
@@ -51,7 +53,7 @@ use crate::protocol::{lifecycle, methods};
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
-use events::EventBus;
+pub(crate) use events::EventBus;
 use inbound::BindingInbound;
 
 /// The most warnings one listing or result keeps.
@@ -109,6 +111,7 @@ struct Inner {
     status: Mutex<StatusCore>,
     events: EventBus,
     progress: ProgressRouter,
+    catalog: Arc<CatalogCell>,
 }
 
 struct StatusCore {
@@ -142,7 +145,14 @@ impl Binding {
         let transport_kind = definition.transport.kind();
         emit_state(&events, &name, State::Configured, State::Starting);
 
-        let inbound = Arc::new(BindingInbound::new(name.clone(), limits, events.clone(), progress.clone()));
+        let feed = ChangeFeed::new(name.clone(), events.clone());
+        let inbound = Arc::new(BindingInbound::new(
+            name.clone(),
+            limits,
+            events.clone(),
+            progress.clone(),
+            feed.clone(),
+        ));
         let mut config = ConnectConfig::new(name.clone());
         config.max_frame_bytes = limits.max_frame_bytes;
         config.max_body_bytes = limits.max_body_bytes;
@@ -182,7 +192,14 @@ impl Binding {
             .concurrency_limit(limits.max_concurrent_requests)
             .service(connection.clone());
         let service = BoxCloneSyncService::new(service);
-        emit_state(&events, &name, State::Starting, State::Ready);
+        let catalog = discover_at_connect(&definition, &session, &service, feed, &events, timeouts).await;
+        let catalog = match catalog {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                connection.close().await;
+                return Err(e.with_binding(&name).with_op("connect"));
+            }
+        };
         Ok(Binding {
             inner: Arc::new(Inner {
                 name,
@@ -200,6 +217,7 @@ impl Binding {
                 }),
                 events,
                 progress,
+                catalog,
             }),
         })
     }
@@ -241,12 +259,18 @@ impl Binding {
         let core = self.inner.status.lock().expect("status lock");
         let mut state = core.state;
         let mut failure = core.failure.clone();
+        let catalog = self.inner.catalog.status();
         if state == State::Ready {
             if let crate::connection::ConnectionState::Closed { class, message } =
                 self.inner.connection.state()
             {
                 state = State::Degraded;
                 failure = Some(Failure { class, message });
+            } else if let Some(refresh_failure) = catalog.failure.clone() {
+                // A refresh that gave up: the adopted catalog still serves,
+                // but the binding no longer follows the server's changes.
+                state = State::Degraded;
+                failure = Some(refresh_failure);
             }
         }
         Status {
@@ -260,6 +284,12 @@ impl Binding {
             last_change: core.last_change,
             reconnect_attempt: 0,
             dropped_events: self.inner.events.dropped(),
+            catalog_generation: catalog.generation,
+            catalog_digest: catalog.digest,
+            candidate_generation: catalog.candidate_generation,
+            candidate_digest: catalog.candidate_digest,
+            stale_families: catalog.stale_families,
+            compat_profile: catalog.compat_profile,
         }
     }
 
@@ -319,9 +349,10 @@ impl Binding {
             .await
     }
 
-    /// Pages through a list. A malformed entry is dropped with a warning; a
-    /// repeated cursor, the page bound or the item bound ends the listing
-    /// with a warning and keeps what was read.
+    /// Pages through a list (see [`crate::catalog`] for the rules: a
+    /// repeated cursor, the page bound, the item bound or a page the server
+    /// answers badly ends the listing with a warning and keeps what was
+    /// read). A malformed entry is dropped with a warning.
     async fn list_all<T: DeserializeOwned>(
         &self,
         method: &str,
@@ -329,66 +360,24 @@ impl Binding {
         max_items: usize,
         op: &'static str,
     ) -> Result<Listing<T>, Error> {
-        let mut listing = Listing { items: Vec::new(), warnings: Vec::new() };
-        let mut seen_cursors = std::collections::HashSet::new();
-        let mut cursor: Option<String> = None;
-        for page in 0..self.inner.limits.max_catalog_pages {
-            let params = match &cursor {
-                Some(c) => json!({ "cursor": c }),
-                None => json!({}),
-            };
-            let rsp = self.request(McpRequest::with_value(method, params), op).await?;
-            let Value::Object(mut result) = rsp.result else {
-                return Err(Error::new(
-                    FailureClass::ServerProtocol,
-                    format!("{method} result is not an object"),
-                )
-                .with_binding(&self.inner.name)
-                .with_op(op));
-            };
-            let entries = match result.remove(key) {
-                Some(Value::Array(entries)) => entries,
-                _ => {
-                    return Err(Error::new(
-                        FailureClass::ServerProtocol,
-                        format!("{method} result has no {key} list"),
-                    )
-                    .with_binding(&self.inner.name)
-                    .with_op(op));
-                }
-            };
-            for (i, entry) in entries.into_iter().enumerate() {
-                if listing.items.len() >= max_items {
-                    push_warning(
-                        &mut listing.warnings,
-                        format!("{method}: kept the first {max_items} entries"),
-                    );
-                    return Ok(listing);
-                }
-                match serde_json::from_value::<T>(entry) {
-                    Ok(item) => listing.items.push(item),
-                    Err(e) => push_warning(
-                        &mut listing.warnings,
-                        format!("{method}: dropped entry {i} of page {page}: {e}"),
-                    ),
-                }
-            }
-            match result.remove("nextCursor") {
-                Some(Value::String(next)) => {
-                    if !seen_cursors.insert(next.clone()) {
-                        push_warning(
-                            &mut listing.warnings,
-                            format!("{method}: the server repeated a cursor; stopped paging"),
-                        );
-                        return Ok(listing);
-                    }
-                    cursor = Some(next);
-                }
-                _ => return Ok(listing),
+        let pages = self.inner.limits.max_catalog_pages;
+        let raw = crate::catalog::page_through(
+            self.service(),
+            method,
+            key,
+            max_items,
+            pages,
+            crate::catalog::BadPage::Keep,
+        )
+        .await
+        .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
+        let mut listing = Listing { items: Vec::new(), warnings: raw.warnings };
+        for (i, entry) in raw.entries.into_iter().enumerate() {
+            match serde_json::from_value::<T>(entry) {
+                Ok(item) => listing.items.push(item),
+                Err(e) => push_warning(&mut listing.warnings, format!("{method}: dropped entry {i}: {e}")),
             }
         }
-        let pages = self.inner.limits.max_catalog_pages;
-        push_warning(&mut listing.warnings, format!("{method}: stopped after {pages} pages"));
         Ok(listing)
     }
 
@@ -404,15 +393,25 @@ impl Binding {
             }
             params["arguments"] = arguments;
         }
+        let plan = self
+            .inner
+            .catalog
+            .plan_call(name)
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))?;
         let (result, mut warnings): (CallToolResult, _) =
             self.request_as(methods::TOOLS_CALL, params, opts, "call_tool").await?;
         let content = result.content.into_iter().map(|b| Content::from_block(b, &mut warnings)).collect();
-        Ok(ToolResult {
+        let mut result = ToolResult {
             is_error: result.is_error.unwrap_or(false),
             content,
             structured: result.structured_content,
             warnings,
-        })
+        };
+        self.inner
+            .catalog
+            .check_result(&plan, name, &mut result)
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))?;
+        Ok(result)
     }
 
     /// Renders the prompt `name` with `arguments`.
@@ -427,7 +426,7 @@ impl Binding {
             .messages
             .into_iter()
             .map(|m| PromptMessage {
-                role: serde_json::to_value(&m.role)
+                role: serde_json::to_value(m.role)
                     .ok()
                     .and_then(|v| v.as_str().map(String::from))
                     .unwrap_or_default(),
@@ -514,4 +513,39 @@ fn client_info() -> Implementation {
 fn client_capabilities(definition: &Definition) -> lifecycle::ClientCapabilities {
     let _ = definition;
     lifecycle::ClientCapabilities::default()
+}
+
+/// Discovers the catalog at connect (state `discovering`), within
+/// `Timeouts::startup`, and adopts it as generation 1.
+async fn discover_at_connect(
+    definition: &Definition,
+    session: &SessionInfo,
+    service: &BindingService,
+    feed: Arc<ChangeFeed>,
+    events: &EventBus,
+    timeouts: Timeouts,
+) -> Result<Arc<CatalogCell>, Error> {
+    let name = &definition.name;
+    emit_state(events, name, State::Starting, State::Discovering);
+    let ctx = BuildContext {
+        binding: name.clone(),
+        session: session.clone(),
+        profile: definition.compat.clone(),
+        limits: definition.limits.resolved(),
+        filter: definition.tool_filter.clone(),
+        transport_tolerances: Vec::new(),
+    };
+    let discovery = CatalogCell::discover(ctx, service.clone(), feed, events.clone(), definition.refresh);
+    let outcome = match tokio::time::timeout(timeouts.startup, discovery).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(Error::new(
+            FailureClass::StartupTimeout,
+            format!("catalog discovery did not finish within {:?}", timeouts.startup),
+        )),
+    };
+    match &outcome {
+        Ok(_) => emit_state(events, name, State::Discovering, State::Ready),
+        Err(_) => emit_state(events, name, State::Discovering, State::Failed),
+    }
+    outcome
 }
