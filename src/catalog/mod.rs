@@ -13,7 +13,7 @@
 //!    [`REFRESH_DEBOUNCE`] after the first notification of a burst and then
 //!    refetches every stale family once, so a burst of a thousand
 //!    notifications costs one or two refetches, not a thousand.
-//! 3. If what came back is identical (same [digest](digest)) to the adopted
+//! 3. If what came back is identical (same [`digest`]) to the adopted
 //!    generation, nothing changes ([`Event::CatalogRefreshed`]). Otherwise it
 //!    is published as a **candidate** with a new ordinal
 //!    ([`Event::CatalogCandidate`], [`Binding::candidate`]).
@@ -78,19 +78,27 @@
 //! ([`names::check_raw_name`]); an entry that is not the shape the
 //! specification gives; an unusable input schema; the same raw name listed
 //! twice with different content (every copy is refused: which one would a
-//! call be checked against?; identical copies are kept once). A page the
-//! server answers badly (a JSON-RPC error, a result without its list, a
-//! frame the connection could not parse) ends that family's paging with a
-//! warning and keeps the earlier pages; a server that answers the first page
-//! of a family with an error offers nothing there. A lost connection or a
-//! passed deadline fails the discovery instead: `connect` fails (discovery is
-//! bounded by `Timeouts::startup`), a refresh is rejected.
+//! call be checked against?; identical copies are kept once).
+//!
+//! A page is bad when the server answers it with a JSON-RPC error, sends a
+//! result without its list, or sends a frame the connection cannot parse.
+//! A first page answered with "method not found" means the server offers
+//! nothing in that family: it reads as empty, with a warning. Otherwise:
+//!
+//! - at connect, where there is nothing to fall back on, a bad page ends that
+//!   family's paging with a warning and the earlier pages are kept;
+//! - on a refresh, a bad page fails the refresh (`CatalogRejected`, retried),
+//!   so a candidate is never a listing cut short by a bad answer.
+//!
+//! A failed exchange (a lost connection, a passed deadline) fails discovery
+//! either way: `connect` fails (discovery is bounded by `Timeouts::startup`
+//! as a whole and by `Timeouts::request` per page), a refresh is rejected.
 //!
 //! Invalid UTF-8 never reaches the catalog: a JSON string holding a lone
 //! surrogate (`"\ud800"`) cannot become a Rust `String`, so serde refuses the
 //! whole message that carries it. The connection drops that frame and ends
-//! the request it answers with `server_protocol`, which is a bad page: the
-//! entry is lost together with its page, and the earlier pages are kept.
+//! the request it answers with `server_protocol`: the entry is lost together
+//! with its page, which is a bad page as above.
 //!
 //! # Digests
 //!
