@@ -143,7 +143,6 @@ pub(crate) struct CatalogCell {
     service: BindingService,
     feed: Arc<ChangeFeed>,
     events: EventBus,
-    refresh_policy: RetryPolicy,
     state: Mutex<Generations>,
     refresh_lock: tokio::sync::Mutex<()>,
     validators: Mutex<HashMap<String, Arc<Validator>>>,
@@ -198,7 +197,6 @@ impl CatalogCell {
             service,
             feed: feed.clone(),
             events,
-            refresh_policy,
             state: Mutex::new(Generations {
                 adopted: catalog,
                 candidate: None,
@@ -210,7 +208,7 @@ impl CatalogCell {
             validators: Mutex::default(),
             worker: Mutex::new(None),
         });
-        let task = tokio::spawn(run(Arc::downgrade(&cell), feed));
+        let task = tokio::spawn(run(Arc::downgrade(&cell), feed, refresh_policy));
         *cell.worker.lock().expect("worker lock") = Some(task.abort_handle());
         Ok(cell)
     }
@@ -279,32 +277,15 @@ impl CatalogCell {
         self.refresh(&self.ctx.advertised(), &snapshot).await
     }
 
-    /// Refetches the stale families, retrying under the refresh policy.
-    async fn refresh_stale(&self) {
-        let policy = self.refresh_policy.resolved();
-        let started = Instant::now();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let snapshot = self.feed.snapshot();
-            let families = snapshot.stale_families();
-            if families.is_empty() {
-                return;
-            }
-            match self.refresh(&families, &snapshot).await {
-                Ok(_) => return,
-                Err(e) if e.class() == FailureClass::Shutdown => return,
-                Err(e) => {
-                    let delay = policy.delay(attempt);
-                    let retrying = attempt < policy.attempts && started.elapsed() + delay <= policy.max_total;
-                    self.reject(&e, retrying);
-                    if !retrying {
-                        return;
-                    }
-                    tokio::time::sleep(delay).await;
-                }
-            }
+    /// Refetches the stale families once. `Ok(())` when there was nothing
+    /// to do or the refetch succeeded.
+    async fn refresh_stale(&self) -> Result<(), Error> {
+        let snapshot = self.feed.snapshot();
+        let families = snapshot.stale_families();
+        if families.is_empty() {
+            return Ok(());
         }
+        self.refresh(&families, &snapshot).await.map(drop)
     }
 
     async fn refresh(&self, families: &[Family], snapshot: &Marks) -> Result<RefreshOutcome, Error> {
@@ -474,12 +455,36 @@ impl CatalogCell {
     }
 }
 
-/// The refresh task: waits for a change, lets the burst settle, refetches.
-async fn run(cell: Weak<CatalogCell>, feed: Arc<ChangeFeed>) {
+/// The refresh task: waits for a change, lets the burst settle, refetches,
+/// and retries a failed refetch under the refresh policy. It holds the cell
+/// only while a refetch runs, never across a wait, so a dropped binding is
+/// never kept alive by its own retries.
+async fn run(cell: Weak<CatalogCell>, feed: Arc<ChangeFeed>, policy: RetryPolicy) {
+    let policy = policy.resolved();
     loop {
         feed.wake.notified().await;
         tokio::time::sleep(REFRESH_DEBOUNCE).await;
-        let Some(cell) = cell.upgrade() else { return };
-        cell.refresh_stale().await;
+        let started = Instant::now();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let Some(strong) = cell.upgrade() else { return };
+            let outcome = strong.refresh_stale().await;
+            let delay = match outcome {
+                Ok(()) => break,
+                Err(e) if e.class() == FailureClass::Shutdown => return,
+                Err(e) => {
+                    let delay = policy.delay(attempt);
+                    let retrying = attempt < policy.attempts && started.elapsed() + delay <= policy.max_total;
+                    strong.reject(&e, retrying);
+                    if !retrying {
+                        break;
+                    }
+                    delay
+                }
+            };
+            drop(strong);
+            tokio::time::sleep(delay).await;
+        }
     }
 }

@@ -20,6 +20,11 @@
 //! | `default/v1` (the default) | `invalid_output_schema`, `legacy_sse`, `display_name_normalization`, `structured_content_mismatch` |
 //! | `legacy/v1` | all five |
 //!
+//! `structured_content_mismatch` bends a call, not a catalog: when it is
+//! applied, the call's result says so in its warnings, and it never appears
+//! in `applied_tolerances`. `legacy_sse` is applied by the HTTP transport and
+//! reported with the catalog of the connection that needed it.
+//!
 //! A profile's tolerances never change under the same name and version: a
 //! change is a new version, so that a record of `default/v1` keeps meaning
 //! what it meant. [`Profile::digest`] is the checkable form.
