@@ -273,7 +273,8 @@ pub struct ToolSpec {
     /// The sanitized, binding-qualified name to show a model (see [`names`]).
     /// Never parse it; resolve it with [`Catalog::tool_by_model_name`].
     pub model_name: String,
-    /// The display name: `title`, else `annotations.title`.
+    /// The display name: `title`, else `annotations.title` (the
+    /// specification's precedence), checked and bounded.
     pub title: Option<String>,
     /// What the tool does, for the model. Bounded.
     pub description: Option<String>,
@@ -286,7 +287,8 @@ pub struct ToolSpec {
     pub input_schema_digest: String,
     /// The hex digest of `output_schema`, if there is one.
     pub output_schema_digest: Option<String>,
-    /// The server's hints. Hints, never guarantees.
+    /// The server's hints, never guarantees; `None` when it gave none. Their
+    /// `title` is moved to [`ToolSpec::title`].
     pub annotations: Option<ToolAnnotations>,
     /// The tool's `_meta`, within [`MAX_META_BYTES`]. Read declarations from
     /// it with [`ToolSpec::declarations`].
