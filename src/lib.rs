@@ -3,6 +3,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 pub mod binding;
+pub mod catalog;
 pub mod connection;
 pub mod content;
 #[cfg(feature = "demo")]

@@ -3,7 +3,9 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::catalog::Profile;
 use crate::layer::reconnect::ReconnectPolicy;
+use crate::layer::retry::RetryPolicy;
 use crate::limits::{Limits, Timeouts};
 use crate::protocol::logging::LoggingLevel;
 use crate::transport::TransportFactory;
@@ -72,6 +74,14 @@ pub struct Definition {
     /// The minimum severity of server log messages to ask for, when a log
     /// handler is installed and the server advertises logging.
     pub log_level: LoggingLevel,
+    /// The compatibility profile: how far the binding bends for a server that
+    /// does not follow the specification (see [`crate::catalog::profile`]).
+    /// The default is `default/v1`.
+    pub compat: Profile,
+    /// Bounds the retries of a catalog refresh that failed. A failed refresh
+    /// never costs the adopted catalog; this decides how hard the binding
+    /// tries to catch up with the server's change.
+    pub refresh: RetryPolicy,
 }
 
 impl fmt::Debug for Definition {
@@ -87,6 +97,8 @@ impl fmt::Debug for Definition {
             .field("allow_parallel_calls", &self.allow_parallel_calls)
             .field("reconnect", &self.reconnect)
             .field("log_level", &self.log_level)
+            .field("compat", &self.compat.id())
+            .field("refresh", &self.refresh)
             .finish()
     }
 }
@@ -109,6 +121,8 @@ impl Definition {
             allow_parallel_calls: false,
             reconnect: ReconnectPolicy::default(),
             log_level: LoggingLevel::Info,
+            compat: Profile::default(),
+            refresh: RetryPolicy::default(),
         }
     }
 

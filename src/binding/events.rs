@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
 
 use super::status::State;
+use crate::catalog::Family;
 use crate::error::FailureClass;
 use crate::request::Progress;
 use crate::session::ServerIdentity;
@@ -113,6 +114,72 @@ pub enum Event {
         /// A bounded description.
         text: String,
         /// When it happened.
+        at: SystemTime,
+    },
+    /// The server announced a change to a catalog family that was fresh.
+    /// Reported once per family until a refetch answers it, however many
+    /// notifications arrive.
+    CatalogStale {
+        /// The binding.
+        binding: String,
+        /// The family the server says changed.
+        family: Family,
+        /// When the notification was observed.
+        at: SystemTime,
+    },
+    /// A refetch found an offering that differs from the adopted generation
+    /// and published it as a candidate.
+    CatalogCandidate {
+        /// The binding.
+        binding: String,
+        /// The candidate's ordinal: what `Binding::adopt` takes.
+        generation: u64,
+        /// The candidate's hex catalog digest.
+        digest: String,
+        /// The ordinal of the generation still in force.
+        adopted: u64,
+        /// When the candidate was published.
+        at: SystemTime,
+    },
+    /// A generation was adopted (generation 1 at connect, then each
+    /// `Binding::adopt`).
+    CatalogAdopted {
+        /// The binding.
+        binding: String,
+        /// The newly adopted ordinal.
+        generation: u64,
+        /// Its hex catalog digest.
+        digest: String,
+        /// The ordinal it replaced, or 0 if there was none.
+        previous: u64,
+        /// When adoption happened.
+        at: SystemTime,
+    },
+    /// A refetch found the offering unchanged (identical to the adopted
+    /// generation, or to the candidate already waiting).
+    CatalogRefreshed {
+        /// The binding.
+        binding: String,
+        /// The ordinal of the generation still in force.
+        generation: u64,
+        /// Its hex catalog digest.
+        digest: String,
+        /// When the refresh completed.
+        at: SystemTime,
+    },
+    /// A refetch failed; the adopted generation stays in force.
+    CatalogRejected {
+        /// The binding.
+        binding: String,
+        /// Why the refresh failed.
+        class: FailureClass,
+        /// A bounded description.
+        message: String,
+        /// The ordinal of the generation still in force.
+        adopted: u64,
+        /// Whether the binding will try again under `Definition::refresh`.
+        retrying: bool,
+        /// When the refresh failed.
         at: SystemTime,
     },
 }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::events::{Event, EventBus};
+use crate::catalog::{ChangeFeed, Family};
 use crate::connection::InboundHandler;
 use crate::error::normalize_message;
 use crate::layer::ProgressRouter;
@@ -18,11 +19,18 @@ pub(crate) struct BindingInbound {
     limits: Limits,
     events: EventBus,
     progress: ProgressRouter,
+    catalog: Arc<ChangeFeed>,
 }
 
 impl BindingInbound {
-    pub(crate) fn new(binding: String, limits: Limits, events: EventBus, progress: ProgressRouter) -> Self {
-        BindingInbound { binding, limits, events, progress }
+    pub(crate) fn new(
+        binding: String,
+        limits: Limits,
+        events: EventBus,
+        progress: ProgressRouter,
+        catalog: Arc<ChangeFeed>,
+    ) -> Self {
+        BindingInbound { binding, limits, events, progress, catalog }
     }
 
     /// A sink for a transport's out-of-band diagnostics (a child's stderr).
@@ -61,6 +69,11 @@ impl InboundHandler for BindingInbound {
                     text: normalize_message(&text, self.limits.max_log_message_bytes),
                     at: SystemTime::now(),
                 });
+            }
+            method if Family::from_list_changed(method).is_some() => {
+                if let Some(family) = Family::from_list_changed(method) {
+                    self.catalog.list_changed(family);
+                }
             }
             other => {
                 tracing::debug!(target: "mcp_stack::inbound", binding = %self.binding, method = %normalize_message(other, 128), "notification");

@@ -36,6 +36,7 @@
 //! See [`State`] for the states and the moves between them, and
 //! [`Event`] for how each move is reported.
 
+mod catalog;
 mod definition;
 mod events;
 mod inbound;
@@ -55,6 +56,7 @@ use tower::retry::RetryLayer;
 use tower::util::BoxCloneSyncService;
 use tower::{Layer, ServiceBuilder, ServiceExt};
 
+use crate::catalog::{BuildContext, CatalogCell, ChangeFeed};
 use crate::content::{Content, PromptMessage, PromptResult, ResourceContent, ResourceResult, ToolResult};
 use crate::error::{Error, FailureClass};
 use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer};
@@ -69,7 +71,7 @@ use crate::protocol::{lifecycle, methods};
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
-use events::EventBus;
+pub(crate) use events::EventBus;
 use inbound::BindingInbound;
 use transitions::Lifecycle;
 
@@ -127,6 +129,7 @@ struct Inner {
     service: BindingService,
     lifecycle: Arc<Lifecycle>,
     progress: ProgressRouter,
+    catalog: Arc<CatalogCell>,
 }
 
 impl fmt::Debug for Binding {
@@ -155,7 +158,14 @@ impl Binding {
         let transport_kind = definition.transport.kind();
         emit_state(&events, &name, State::Configured, State::Starting);
 
-        let inbound = Arc::new(BindingInbound::new(name.clone(), limits, events.clone(), progress.clone()));
+        let feed = ChangeFeed::new(name.clone(), events.clone());
+        let inbound = Arc::new(BindingInbound::new(
+            name.clone(),
+            limits,
+            events.clone(),
+            progress.clone(),
+            feed.clone(),
+        ));
         let mut config = ConnectConfig::new(name.clone());
         config.max_frame_bytes = limits.max_frame_bytes;
         config.max_body_bytes = limits.max_body_bytes;
@@ -174,8 +184,19 @@ impl Binding {
         };
         let lifecycle = Arc::new(Lifecycle::ready(name.clone(), events.clone(), session.clone()));
         let observer = lifecycle.clone();
+        let catalog_slot = Arc::new(std::sync::OnceLock::<std::sync::Weak<CatalogCell>>::new());
+        let refresher = catalog_slot.clone();
         let reconnect = ReconnectLayer::new(dialer, definition.reconnect)
-            .on_report(move |report| observer.on_report(report))
+            .on_report(move |report| {
+                observer.on_report(report);
+                if let crate::layer::reconnect::Report::Restored { .. } = report {
+                    if let Some(catalog) = refresher.get().and_then(std::sync::Weak::upgrade) {
+                        tokio::spawn(async move {
+                            let _ = catalog.refresh_all().await;
+                        });
+                    }
+                }
+            })
             .layer(connection);
         let retry = match definition.reconnect.disabled {
             true => SafeRetry::never(),
@@ -189,7 +210,17 @@ impl Binding {
             .layer(RetryLayer::new(retry))
             .service(reconnect.clone());
         let service = BoxCloneSyncService::new(service);
-        emit_state(&events, &name, State::Starting, State::Ready);
+        let catalog = discover_at_connect(&definition, &session, &service, feed, &events, timeouts).await;
+        let catalog = match catalog {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                reconnect.close().await;
+                return Err(e.with_binding(&name).with_op("connect"));
+            }
+        };
+        // A restored connection may serve a different offering: look again,
+        // so that a change becomes a candidate rather than a surprise.
+        let _ = catalog_slot.set(Arc::downgrade(&catalog));
         Ok(Binding {
             inner: Arc::new(Inner {
                 name,
@@ -202,6 +233,7 @@ impl Binding {
                 service,
                 lifecycle,
                 progress,
+                catalog,
             }),
         })
     }
@@ -243,17 +275,30 @@ impl Binding {
     /// The binding's state now.
     pub fn status(&self) -> Status {
         let core = self.inner.lifecycle.status.lock().expect("status lock");
+        let catalog = self.inner.catalog.status();
+        let (state, failure) = match (core.state, catalog.failure) {
+            // A refresh that gave up: the adopted catalog still serves, but
+            // the binding no longer follows the server's changes.
+            (State::Ready, Some(refresh_failure)) => (State::Degraded, Some(refresh_failure)),
+            (state, _) => (state, core.failure.clone()),
+        };
         Status {
             binding: self.inner.name.clone(),
-            state: core.state,
+            state,
             protocol_version: core.session.protocol_version.clone(),
             server: core.session.server.clone(),
             transport_kind: self.inner.transport_kind.to_string(),
             redacted_origin: self.inner.origin.clone(),
-            failure: core.failure.clone(),
+            failure,
             last_change: core.last_change,
             reconnect_attempt: core.reconnect_attempt,
             dropped_events: self.inner.lifecycle.events.dropped(),
+            catalog_generation: catalog.generation,
+            catalog_digest: catalog.digest,
+            candidate_generation: catalog.candidate_generation,
+            candidate_digest: catalog.candidate_digest,
+            stale_families: catalog.stale_families,
+            compat_profile: catalog.compat_profile,
         }
     }
 
@@ -313,9 +358,10 @@ impl Binding {
             .await
     }
 
-    /// Pages through a list. A malformed entry is dropped with a warning; a
-    /// repeated cursor, the page bound or the item bound ends the listing
-    /// with a warning and keeps what was read.
+    /// Pages through a list (see [`crate::catalog`] for the rules: a
+    /// repeated cursor, the page bound, the item bound or a page the server
+    /// answers badly ends the listing with a warning and keeps what was
+    /// read). A malformed entry is dropped with a warning.
     async fn list_all<T: DeserializeOwned>(
         &self,
         method: &str,
@@ -323,66 +369,24 @@ impl Binding {
         max_items: usize,
         op: &'static str,
     ) -> Result<Listing<T>, Error> {
-        let mut listing = Listing { items: Vec::new(), warnings: Vec::new() };
-        let mut seen_cursors = std::collections::HashSet::new();
-        let mut cursor: Option<String> = None;
-        for page in 0..self.inner.limits.max_catalog_pages {
-            let params = match &cursor {
-                Some(c) => json!({ "cursor": c }),
-                None => json!({}),
-            };
-            let rsp = self.request(McpRequest::with_value(method, params), op).await?;
-            let Value::Object(mut result) = rsp.result else {
-                return Err(Error::new(
-                    FailureClass::ServerProtocol,
-                    format!("{method} result is not an object"),
-                )
-                .with_binding(&self.inner.name)
-                .with_op(op));
-            };
-            let entries = match result.remove(key) {
-                Some(Value::Array(entries)) => entries,
-                _ => {
-                    return Err(Error::new(
-                        FailureClass::ServerProtocol,
-                        format!("{method} result has no {key} list"),
-                    )
-                    .with_binding(&self.inner.name)
-                    .with_op(op));
-                }
-            };
-            for (i, entry) in entries.into_iter().enumerate() {
-                if listing.items.len() >= max_items {
-                    push_warning(
-                        &mut listing.warnings,
-                        format!("{method}: kept the first {max_items} entries"),
-                    );
-                    return Ok(listing);
-                }
-                match serde_json::from_value::<T>(entry) {
-                    Ok(item) => listing.items.push(item),
-                    Err(e) => push_warning(
-                        &mut listing.warnings,
-                        format!("{method}: dropped entry {i} of page {page}: {e}"),
-                    ),
-                }
-            }
-            match result.remove("nextCursor") {
-                Some(Value::String(next)) => {
-                    if !seen_cursors.insert(next.clone()) {
-                        push_warning(
-                            &mut listing.warnings,
-                            format!("{method}: the server repeated a cursor; stopped paging"),
-                        );
-                        return Ok(listing);
-                    }
-                    cursor = Some(next);
-                }
-                _ => return Ok(listing),
+        let pages = self.inner.limits.max_catalog_pages;
+        let raw = crate::catalog::page_through(
+            self.service(),
+            method,
+            key,
+            max_items,
+            pages,
+            crate::catalog::BadPage::Keep,
+        )
+        .await
+        .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
+        let mut listing = Listing { items: Vec::new(), warnings: raw.warnings };
+        for (i, entry) in raw.entries.into_iter().enumerate() {
+            match serde_json::from_value::<T>(entry) {
+                Ok(item) => listing.items.push(item),
+                Err(e) => push_warning(&mut listing.warnings, format!("{method}: dropped entry {i}: {e}")),
             }
         }
-        let pages = self.inner.limits.max_catalog_pages;
-        push_warning(&mut listing.warnings, format!("{method}: stopped after {pages} pages"));
         Ok(listing)
     }
 
@@ -398,15 +402,25 @@ impl Binding {
             }
             params["arguments"] = arguments;
         }
+        let plan = self
+            .inner
+            .catalog
+            .plan_call(name)
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))?;
         let (result, mut warnings): (CallToolResult, _) =
             self.request_as(methods::TOOLS_CALL, params, opts, "call_tool").await?;
         let content = result.content.into_iter().map(|b| Content::from_block(b, &mut warnings)).collect();
-        Ok(ToolResult {
+        let mut result = ToolResult {
             is_error: result.is_error.unwrap_or(false),
             content,
             structured: result.structured_content,
             warnings,
-        })
+        };
+        self.inner
+            .catalog
+            .check_result(&plan, name, &mut result)
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))?;
+        Ok(result)
     }
 
     /// Renders the prompt `name` with `arguments`.
@@ -495,4 +509,39 @@ fn client_info() -> Implementation {
 fn client_capabilities(definition: &Definition) -> lifecycle::ClientCapabilities {
     let _ = definition;
     lifecycle::ClientCapabilities::default()
+}
+
+/// Discovers the catalog at connect (state `discovering`), within
+/// `Timeouts::startup`, and adopts it as generation 1.
+async fn discover_at_connect(
+    definition: &Definition,
+    session: &SessionInfo,
+    service: &BindingService,
+    feed: Arc<ChangeFeed>,
+    events: &EventBus,
+    timeouts: Timeouts,
+) -> Result<Arc<CatalogCell>, Error> {
+    let name = &definition.name;
+    emit_state(events, name, State::Starting, State::Discovering);
+    let ctx = BuildContext {
+        binding: name.clone(),
+        session: session.clone(),
+        profile: definition.compat.clone(),
+        limits: definition.limits.resolved(),
+        filter: definition.tool_filter.clone(),
+        transport_tolerances: Vec::new(),
+    };
+    let discovery = CatalogCell::discover(ctx, service.clone(), feed, events.clone(), definition.refresh);
+    let outcome = match tokio::time::timeout(timeouts.startup, discovery).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(Error::new(
+            FailureClass::StartupTimeout,
+            format!("catalog discovery did not finish within {:?}", timeouts.startup),
+        )),
+    };
+    match &outcome {
+        Ok(_) => emit_state(events, name, State::Discovering, State::Ready),
+        Err(_) => emit_state(events, name, State::Discovering, State::Failed),
+    }
+    outcome
 }

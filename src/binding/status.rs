@@ -127,4 +127,21 @@ pub struct Status {
     pub reconnect_attempt: u32,
     /// Events dropped because the host's event handler fell behind.
     pub dropped_events: u64,
+    /// The ordinal of the adopted catalog generation (1 or more once
+    /// connected).
+    pub catalog_generation: u64,
+    /// The adopted generation's hex catalog digest: it identifies the
+    /// server's offering independently of this host's policy.
+    pub catalog_digest: String,
+    /// The ordinal of the candidate waiting for adoption, or 0.
+    pub candidate_generation: u64,
+    /// The candidate's hex catalog digest, or empty.
+    pub candidate_digest: String,
+    /// The families the server announced a change to that no refetch has
+    /// answered yet (`tools`, `prompts`, `resources`, in that order). Empty
+    /// in the normal course; a family that stays here is a binding whose
+    /// refreshes are failing, which `state` and `failure` then describe.
+    pub stale_families: Vec<String>,
+    /// The compatibility profile, as `name/vN`.
+    pub compat_profile: String,
 }

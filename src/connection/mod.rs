@@ -483,7 +483,17 @@ fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) {
                 shared.warn(format!("ignored a contradictory reply to unknown id {id}"));
             }
         }
-        Err(e) => shared.warn(format!("dropped a damaged message: {e}")),
+        Err(e) => {
+            shared.warn(format!("dropped a damaged message: {e}"));
+            // A reply that serde refuses (a lone surrogate in a string, say)
+            // ends its own call now rather than at its deadline.
+            if let Some(id) = sniff_reply_id(text) {
+                shared.fail(
+                    &id,
+                    Error::new(FailureClass::ServerProtocol, format!("the reply was damaged: {e}")),
+                );
+            }
+        }
     }
 }
 
@@ -529,6 +539,18 @@ fn sniff_id(prefix: &str) -> Option<RequestId> {
         return None;
     }
     digits.parse().ok().map(RequestId::Number)
+}
+
+/// Finds the id of a damaged *reply*: only from the part before its
+/// `"result"` or `"error"` member, and never in a frame that names a
+/// `"method"` there (a server request's id is in another id space).
+fn sniff_reply_id(text: &str) -> Option<RequestId> {
+    let end = ["\"result\"", "\"error\""].iter().filter_map(|k| text.find(k)).min()?;
+    let head = &text[..end];
+    if head.contains("\"method\"") {
+        return None;
+    }
+    sniff_id(head)
 }
 
 /// The future a [`Connection`] returns from `call`.
@@ -584,5 +606,16 @@ mod tests {
         assert_eq!(sniff_id(r#"{"jsonrpc":"2.0","result":"#), None);
         assert_eq!(sniff_id(r#"{"id":4"#), None);
         assert_eq!(sniff_id(r#"{"id":"a\"b","#), None);
+    }
+
+    #[test]
+    fn sniffs_reply_ids_only_before_the_result() {
+        let bad = r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"\ud800"}]}}"#;
+        assert_eq!(sniff_reply_id(bad), Some(RequestId::Number(7)));
+        // The id after the result could be anyone's: no guess.
+        assert_eq!(sniff_reply_id(r#"{"result":{"items":[{"id":3}]},"id":9}"#), None);
+        // A server request's id is not ours.
+        assert_eq!(sniff_reply_id(r#"{"jsonrpc":"2.0","id":0,"method":"x","params":{"result":1"#), None);
+        assert_eq!(sniff_reply_id(r#"{"jsonrpc":"2.0","id":0,"method":"x"}"#), None);
     }
 }

@@ -1,7 +1,7 @@
 //! Test servers that misbehave on purpose, over the in-memory transport.
 #![allow(dead_code)]
 
-use mcp_stack::protocol::{Message, Notification, Request, Response};
+use mcp_stack::protocol::{Message, Notification, Request};
 use mcp_stack::transport::memory::MemoryFactory;
 use mcp_stack::transport::{Inbound, Transport};
 use serde_json::{json, Value};
@@ -53,9 +53,42 @@ pub fn initialize_result() -> Value {
     })
 }
 
-/// A server that answers `initialize` itself and hands every other request
-/// to `script`, which may answer, stay silent, or write anything.
+/// The list methods a binding calls while it discovers its catalog.
+pub const LIST_METHODS: &[&str] =
+    &["tools/list", "prompts/list", "resources/list", "resources/templates/list"];
+
+/// A server that answers `initialize` itself, answers the catalog's list
+/// requests with empty lists, and hands every other request to `script`,
+/// which may answer, stay silent, or write anything.
 pub fn scripted<F>(script: F) -> (MemoryFactory, Recorder)
+where
+    F: Fn(&Wire, &Request) + Send + Sync + 'static,
+{
+    scripted_lists(move |wire, req| match req.method.as_str() {
+        "tools/list" => wire.reply(&id_of(req), json!({"tools": []})),
+        "prompts/list" => wire.reply(&id_of(req), json!({"prompts": []})),
+        "resources/list" => wire.reply(&id_of(req), json!({"resources": []})),
+        "resources/templates/list" => wire.reply(&id_of(req), json!({"resourceTemplates": []})),
+        _ => script(wire, req),
+    })
+}
+
+/// As [`scripted`], but the list requests go to `script` too.
+pub fn scripted_lists<F>(script: F) -> (MemoryFactory, Recorder)
+where
+    F: Fn(&Wire, &Request) + Send + Sync + 'static,
+{
+    scripted_all(move |wire, req| {
+        if req.method == "initialize" {
+            wire.reply(&id_of(req), initialize_result());
+        } else {
+            script(wire, req)
+        }
+    })
+}
+
+/// A server that hands every request, `initialize` included, to `script`.
+pub fn scripted_all<F>(script: F) -> (MemoryFactory, Recorder)
 where
     F: Fn(&Wire, &Request) + Send + Sync + 'static,
 {
@@ -79,13 +112,8 @@ where
             while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
                 let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
                 rec.seen.lock().unwrap().push(value);
-                match Message::parse(&text) {
-                    Ok(Message::Request(req)) if req.method == "initialize" => {
-                        let rsp = Response::result(req.id.clone(), initialize_result());
-                        wire.raw(Message::Response(rsp).to_json());
-                    }
-                    Ok(Message::Request(req)) => script(&wire, &req),
-                    _ => {}
+                if let Ok(Message::Request(req)) = Message::parse(&text) {
+                    script(&wire, &req);
                 }
             }
         });

@@ -1,0 +1,243 @@
+//! Canonical digests: of a catalog's offering, of one schema, of a profile.
+//!
+//! Each digest is SHA-256 over a canonical, domain-separated encoding, so two
+//! equal digests mean equal content, whatever order keys, list entries or
+//! pages came in, and a digest of one kind never equals a digest of another.
+//!
+//! # The encoding
+//!
+//! Every digest starts with its domain tag, encoded as a string
+//! (`mcp-stack/catalog/v1`, `mcp-stack/schema/v1`, `mcp-stack/profile/v1`).
+//! A JSON value is encoded as one tag byte and its content; lengths and counts
+//! are 8-byte big-endian:
+//!
+//! | value | encoding |
+//! | --- | --- |
+//! | `null`, `false`, `true` | `n`, `f`, `t` |
+//! | number | `d`, then its canonical text as a string (below) |
+//! | string | `s`, byte length, the UTF-8 bytes (no Unicode normalization: a raw name is an identifier and goes back verbatim) |
+//! | array | `a`, element count, the elements in order |
+//! | object | `o`, member count, then each member's key (as a string) and value, keys sorted by their UTF-8 bytes |
+//!
+//! A number's canonical text: an integer value is written in decimal without
+//! sign for zero, exponent or fraction, however it was sent (`1`, `1.0`,
+//! `1e0` and `-0` are `1`, `1`, `1` and `0`); any other value is written as
+//! the shortest decimal that reads back as the same `f64`, without exponent.
+//!
+//! The catalog digest covers the four families in a fixed order (`tools`,
+//! `prompts`, `resources`, `resourceTemplates`); for each, the family name,
+//! the entry count, and the SHA-256 of each entry's encoding, sorted. So the
+//! listing order and the page split do not matter, while a repeated entry
+//! does. It covers the entries **as the server sent them**: not the host's
+//! tool filter, profile or model names, so two hosts with different policies
+//! looking at one server see one digest.
+
+use serde_json::{Number, Value};
+use sha2::{Digest, Sha256};
+
+/// The domain tag of a catalog digest.
+pub const CATALOG_DOMAIN: &str = "mcp-stack/catalog/v1";
+/// The domain tag of a schema digest.
+pub const SCHEMA_DOMAIN: &str = "mcp-stack/schema/v1";
+/// The domain tag of a profile digest.
+pub const PROFILE_DOMAIN: &str = "mcp-stack/profile/v1";
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[(b >> 4) as usize] as char);
+        out.push(DIGITS[(b & 15) as usize] as char);
+    }
+    out
+}
+
+/// The canonical text of a JSON number (see the module docs).
+pub fn canonical_number(n: &Number) -> String {
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    if let Some(u) = n.as_u64() {
+        return u.to_string();
+    }
+    let f = n.as_f64().unwrap_or(0.0);
+    if f == 0.0 {
+        return "0".to_string();
+    }
+    // 2^127: every integral f64 below it converts to i128 exactly.
+    if f.fract() == 0.0 && f.abs() < 1.7014118346046923e38 {
+        return (f as i128).to_string();
+    }
+    // Rust prints the shortest round-tripping digits, never an exponent.
+    format!("{f}")
+}
+
+/// Writes the canonical encoding of values into a hasher.
+pub(crate) struct Encoder<'a> {
+    h: &'a mut Sha256,
+}
+
+impl<'a> Encoder<'a> {
+    pub(crate) fn new(h: &'a mut Sha256) -> Self {
+        Encoder { h }
+    }
+
+    pub(crate) fn len(&mut self, n: usize) {
+        self.h.update((n as u64).to_be_bytes());
+    }
+
+    pub(crate) fn str(&mut self, s: &str) {
+        self.h.update(b"s");
+        self.len(s.len());
+        self.h.update(s.as_bytes());
+    }
+
+    pub(crate) fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.h.update(b"n"),
+            Value::Bool(false) => self.h.update(b"f"),
+            Value::Bool(true) => self.h.update(b"t"),
+            Value::Number(n) => {
+                self.h.update(b"d");
+                self.str(&canonical_number(n));
+            }
+            Value::String(s) => self.str(s),
+            Value::Array(items) => {
+                self.h.update(b"a");
+                self.len(items.len());
+                for item in items {
+                    self.value(item);
+                }
+            }
+            Value::Object(map) => {
+                self.h.update(b"o");
+                self.len(map.len());
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+                for k in keys {
+                    self.str(k);
+                    self.value(&map[k]);
+                }
+            }
+        }
+    }
+}
+
+/// SHA-256 of `domain` followed by the canonical encoding of `value`.
+fn value_digest(domain: &str, value: &Value) -> [u8; 32] {
+    let mut h = Sha256::new();
+    let mut e = Encoder::new(&mut h);
+    e.str(domain);
+    e.value(value);
+    h.finalize().into()
+}
+
+/// The hex digest of one schema document.
+pub fn schema_digest(schema: &Value) -> String {
+    hex(&value_digest(SCHEMA_DOMAIN, schema))
+}
+
+/// The hex digest of a catalog's offering: its four families of entries, as
+/// the server sent them, in the fixed order `tools`, `prompts`, `resources`,
+/// `resourceTemplates`.
+pub fn catalog_digest(families: [(&str, &[Value]); 4]) -> String {
+    let mut h = Sha256::new();
+    let mut e = Encoder::new(&mut h);
+    e.str(CATALOG_DOMAIN);
+    for (name, entries) in families {
+        e.str(name);
+        e.len(entries.len());
+        let mut digests: Vec<[u8; 32]> = entries.iter().map(|v| value_digest("entry", v)).collect();
+        digests.sort_unstable();
+        for d in digests {
+            e.h.update(d);
+        }
+    }
+    hex(&h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn n(text: &str) -> String {
+        let v: Value = serde_json::from_str(text).unwrap();
+        canonical_number(v.as_number().unwrap())
+    }
+
+    #[test]
+    fn numbers_are_normalized() {
+        assert_eq!(n("1"), "1");
+        assert_eq!(n("1.0"), "1");
+        assert_eq!(n("1e0"), "1");
+        assert_eq!(n("10E2"), "1000");
+        assert_eq!(n("-0"), "0");
+        assert_eq!(n("-0.0"), "0");
+        assert_eq!(n("-3"), "-3");
+        assert_eq!(n("0.1"), "0.1");
+        assert_eq!(n("1.50"), "1.5");
+        assert_eq!(n("18446744073709551615"), "18446744073709551615");
+        assert_eq!(n("1e19"), "10000000000000000000");
+        assert_eq!(n("2.5e-3"), "0.0025");
+    }
+
+    #[test]
+    fn schema_digests_ignore_key_order_and_number_spelling() {
+        let a = json!({"type": "object", "properties": {"n": {"type": "number", "maximum": 10}}});
+        let b: Value = serde_json::from_str(
+            r#"{"properties": {"n": {"maximum": 10.0, "type": "number"}}, "type": "object"}"#,
+        )
+        .unwrap();
+        assert_eq!(schema_digest(&a), schema_digest(&b));
+        let c = json!({"type": "object", "properties": {"n": {"type": "number", "maximum": 11}}});
+        assert_ne!(schema_digest(&a), schema_digest(&c));
+        // Array order is meaningful.
+        assert_ne!(schema_digest(&json!(["a", "b"])), schema_digest(&json!(["b", "a"])));
+        // Length prefixes: no two splits of the same bytes collide.
+        assert_ne!(schema_digest(&json!(["ab", "c"])), schema_digest(&json!(["a", "bc"])));
+        assert_ne!(schema_digest(&json!({"a": "bc"})), schema_digest(&json!({"ab": "c"})));
+        // A string is not a number.
+        assert_ne!(schema_digest(&json!("1")), schema_digest(&json!(1)));
+    }
+
+    #[test]
+    fn schema_vectors() {
+        assert_eq!(
+            schema_digest(&json!({"type": "object"})),
+            "3069fb348968c58f861b7543e754459a1dc3919e77b23965323f6fffefb6dd8e",
+        );
+        assert_eq!(
+            schema_digest(
+                &json!({"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]})
+            ),
+            "c087ff5c241e9cac16f00b8aa8ebdc5c1c282f75cae329f1a80a66a6e23e2042",
+        );
+    }
+
+    #[test]
+    fn catalog_digest_ignores_entry_order_not_entries() {
+        let t1 = json!({"name": "a", "inputSchema": {"type": "object"}});
+        let t2 = json!({"name": "b", "inputSchema": {"type": "object"}});
+        let d = |tools: &[Value]| {
+            catalog_digest([
+                ("tools", tools),
+                ("prompts", &[]),
+                ("resources", &[]),
+                ("resourceTemplates", &[]),
+            ])
+        };
+        assert_eq!(d(&[t1.clone(), t2.clone()]), d(&[t2.clone(), t1.clone()]));
+        assert_ne!(d(std::slice::from_ref(&t1)), d(&[t1.clone(), t1.clone()]));
+        assert_ne!(d(std::slice::from_ref(&t1)), d(&[t2]));
+        // The same entry in another family is another offering.
+        let as_prompt = catalog_digest([
+            ("tools", &[]),
+            ("prompts", std::slice::from_ref(&t1)),
+            ("resources", &[]),
+            ("resourceTemplates", &[]),
+        ]);
+        assert_ne!(d(&[t1]), as_prompt);
+    }
+}

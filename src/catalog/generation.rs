@@ -1,0 +1,493 @@
+//! Generations: the adopted catalog, the candidate, and the refresh task
+//! that turns change notifications into candidates.
+//!
+//! Two pieces, so that nothing forms a cycle that would keep a forgotten
+//! binding's connection open:
+//!
+//! - [`ChangeFeed`] is what the connection's inbound handler holds. It only
+//!   records which families are stale (a counter and a flag per family) and
+//!   wakes the refresh task; it never blocks and never queues, so a burst of
+//!   notifications costs a few increments.
+//! - [`CatalogCell`] is what the binding holds: the generations, the service
+//!   refreshes are sent through, and the refresh task's abort handle. The
+//!   task holds only a weak reference to it, and dropping the cell ends the
+//!   task.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::SystemTime;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use jsonschema::Validator;
+
+use super::discovery::{build, BadPage, BuildContext, Offering};
+use super::schema;
+use super::{Catalog, Family, Tolerance, REFRESH_DEBOUNCE};
+use crate::binding::{push_warning, BindingService, Event, EventBus, Failure};
+use crate::content::ToolResult;
+use crate::error::{Error, FailureClass};
+use crate::layer::retry::RetryPolicy;
+
+/// The most compiled output schemas cached per binding.
+const MAX_CACHED_VALIDATORS: usize = 4096;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Marks {
+    seq: [u64; 3],
+    stale: [bool; 3],
+}
+
+impl Marks {
+    fn stale_families(&self) -> Vec<Family> {
+        Family::ALL.into_iter().filter(|f| self.stale[f.index()]).collect()
+    }
+}
+
+/// Where `list_changed` notifications land. See the module docs.
+#[derive(Debug)]
+pub(crate) struct ChangeFeed {
+    binding: String,
+    events: EventBus,
+    marks: Mutex<Marks>,
+    wake: Notify,
+}
+
+impl ChangeFeed {
+    pub(crate) fn new(binding: String, events: EventBus) -> Arc<Self> {
+        Arc::new(ChangeFeed { binding, events, marks: Mutex::default(), wake: Notify::new() })
+    }
+
+    /// Records that the server announced a change to `family`. Never blocks.
+    pub(crate) fn list_changed(&self, family: Family) {
+        let became_stale = {
+            let mut m = self.marks.lock().expect("marks lock");
+            let i = family.index();
+            m.seq[i] = m.seq[i].wrapping_add(1);
+            !std::mem::replace(&mut m.stale[i], true)
+        };
+        if became_stale {
+            self.events.emit(Event::CatalogStale {
+                binding: self.binding.clone(),
+                family,
+                at: SystemTime::now(),
+            });
+        }
+        self.wake.notify_one();
+    }
+
+    fn snapshot(&self) -> Marks {
+        *self.marks.lock().expect("marks lock")
+    }
+
+    /// Marks `families` fresh, unless a notification arrived for one of them
+    /// since `snapshot` was taken (then it needs another refetch).
+    fn settle(&self, families: &[Family], snapshot: &Marks) {
+        let mut m = self.marks.lock().expect("marks lock");
+        for f in families {
+            let i = f.index();
+            if m.seq[i] == snapshot.seq[i] {
+                m.stale[i] = false;
+            }
+        }
+    }
+
+    pub(crate) fn stale(&self) -> Vec<Family> {
+        self.snapshot().stale_families()
+    }
+}
+
+/// What a refresh did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RefreshOutcome {
+    /// The server's offering is the adopted one.
+    Unchanged,
+    /// The server's offering differs from the adopted one; this is the
+    /// candidate that describes it (new, or the one already waiting).
+    Candidate(Arc<Catalog>),
+}
+
+struct Generations {
+    adopted: Arc<Catalog>,
+    candidate: Option<Arc<Catalog>>,
+    /// The newest offering fetched, family by family: a refetch of one
+    /// family is combined with the others from here.
+    latest: Offering,
+    next: u64,
+    /// Set when a refresh gave up; cleared by the next one that succeeds.
+    failure: Option<Failure>,
+}
+
+/// What `Binding::status` reports about the catalog.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CatalogStatus {
+    pub(crate) generation: u64,
+    pub(crate) digest: String,
+    pub(crate) candidate_generation: u64,
+    pub(crate) candidate_digest: String,
+    pub(crate) stale_families: Vec<String>,
+    pub(crate) compat_profile: String,
+    pub(crate) failure: Option<Failure>,
+}
+
+/// A call checked against the adopted generation.
+#[derive(Debug)]
+pub(crate) struct CallPlan {
+    catalog: Arc<Catalog>,
+    tool: Option<usize>,
+}
+
+/// A binding's generations and its refresh task. See the module docs.
+pub(crate) struct CatalogCell {
+    ctx: BuildContext,
+    service: BindingService,
+    feed: Arc<ChangeFeed>,
+    events: EventBus,
+    state: Mutex<Generations>,
+    refresh_lock: tokio::sync::Mutex<()>,
+    validators: Mutex<HashMap<String, Arc<Validator>>>,
+    worker: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+impl std::fmt::Debug for CatalogCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.state.lock().expect("catalog lock");
+        f.debug_struct("CatalogCell")
+            .field("adopted", &st.adopted.generation)
+            .field("candidate", &st.candidate.as_ref().map(|c| c.generation))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for CatalogCell {
+    fn drop(&mut self) {
+        if let Some(worker) = self.worker.lock().expect("worker lock").take() {
+            worker.abort();
+        }
+    }
+}
+
+impl CatalogCell {
+    /// Discovers every family the server advertised, adopts the result as
+    /// generation 1 and starts the refresh task.
+    pub(crate) async fn discover(
+        ctx: BuildContext,
+        service: BindingService,
+        feed: Arc<ChangeFeed>,
+        events: EventBus,
+        refresh_policy: RetryPolicy,
+    ) -> Result<Arc<CatalogCell>, Error> {
+        let snapshot = feed.snapshot();
+        let mut offering = Offering::default();
+        for family in ctx.advertised() {
+            ctx.fetch(service.clone(), family, &mut offering, BadPage::Keep).await?;
+        }
+        let catalog = Arc::new(build(&ctx, &offering, 1));
+        // What was announced before discovery began is answered by it.
+        feed.settle(&Family::ALL, &snapshot);
+        events.emit(Event::CatalogAdopted {
+            binding: ctx.binding.clone(),
+            generation: 1,
+            digest: catalog.digest.clone(),
+            previous: 0,
+            at: SystemTime::now(),
+        });
+        let cell = Arc::new(CatalogCell {
+            ctx,
+            service,
+            feed: feed.clone(),
+            events,
+            state: Mutex::new(Generations {
+                adopted: catalog,
+                candidate: None,
+                latest: offering,
+                next: 2,
+                failure: None,
+            }),
+            refresh_lock: tokio::sync::Mutex::new(()),
+            validators: Mutex::default(),
+            worker: Mutex::new(None),
+        });
+        let task = tokio::spawn(run(Arc::downgrade(&cell), feed, refresh_policy));
+        *cell.worker.lock().expect("worker lock") = Some(task.abort_handle());
+        Ok(cell)
+    }
+
+    pub(crate) fn adopted(&self) -> Arc<Catalog> {
+        self.state.lock().expect("catalog lock").adopted.clone()
+    }
+
+    pub(crate) fn candidate(&self) -> Option<Arc<Catalog>> {
+        self.state.lock().expect("catalog lock").candidate.clone()
+    }
+
+    /// Adopts the candidate `generation`. Adopting the generation already in
+    /// force is a no-op.
+    pub(crate) fn adopt(&self, generation: u64) -> Result<Arc<Catalog>, Error> {
+        let mut st = self.state.lock().expect("catalog lock");
+        if generation == st.adopted.generation {
+            return Ok(st.adopted.clone());
+        }
+        match st.candidate.take() {
+            Some(c) if c.generation == generation => {
+                let previous = std::mem::replace(&mut st.adopted, c.clone()).generation;
+                self.events.emit(Event::CatalogAdopted {
+                    binding: self.ctx.binding.clone(),
+                    generation,
+                    digest: c.digest.clone(),
+                    previous,
+                    at: SystemTime::now(),
+                });
+                Ok(c)
+            }
+            other => {
+                let waiting = other.as_ref().map(|c| c.generation);
+                st.candidate = other;
+                let (class, why) = if generation < st.next {
+                    (FailureClass::CatalogStale, "is no longer the candidate")
+                } else {
+                    (FailureClass::NotFound, "does not exist")
+                };
+                let now = match waiting {
+                    Some(g) => format!("the candidate is {g}"),
+                    None => "there is no candidate".to_string(),
+                };
+                Err(Error::new(class, format!("generation {generation} {why}; {now}")))
+            }
+        }
+    }
+
+    pub(crate) fn status(&self) -> CatalogStatus {
+        let st = self.state.lock().expect("catalog lock");
+        CatalogStatus {
+            generation: st.adopted.generation,
+            digest: st.adopted.digest.clone(),
+            candidate_generation: st.candidate.as_ref().map_or(0, |c| c.generation),
+            candidate_digest: st.candidate.as_ref().map(|c| c.digest.clone()).unwrap_or_default(),
+            stale_families: self.feed.stale().into_iter().map(|f| f.as_str().to_string()).collect(),
+            compat_profile: self.ctx.profile.id(),
+            failure: st.failure.clone(),
+        }
+    }
+
+    /// Refetches every advertised family now (outside the debounce), and
+    /// publishes a candidate unless the offering is the adopted one.
+    pub(crate) async fn refresh_all(&self) -> Result<RefreshOutcome, Error> {
+        let snapshot = self.feed.snapshot();
+        self.refresh(&self.ctx.advertised(), &snapshot).await
+    }
+
+    /// Refetches the stale families once. `Ok(())` when there was nothing
+    /// to do or the refetch succeeded.
+    async fn refresh_stale(&self) -> Result<(), Error> {
+        let snapshot = self.feed.snapshot();
+        let families = snapshot.stale_families();
+        if families.is_empty() {
+            return Ok(());
+        }
+        self.refresh(&families, &snapshot).await.map(drop)
+    }
+
+    async fn refresh(&self, families: &[Family], snapshot: &Marks) -> Result<RefreshOutcome, Error> {
+        let _one_at_a_time = self.refresh_lock.lock().await;
+        let mut offering = self.state.lock().expect("catalog lock").latest.clone();
+        for family in families {
+            self.ctx
+                .fetch(self.service.clone(), *family, &mut offering, BadPage::Fail)
+                .await
+                .map_err(|e| e.with_binding(&self.ctx.binding).with_op("refresh_catalog"))?;
+        }
+        let outcome = self.publish(offering);
+        self.feed.settle(families, snapshot);
+        self.state.lock().expect("catalog lock").failure = None;
+        Ok(outcome)
+    }
+
+    fn publish(&self, offering: Offering) -> RefreshOutcome {
+        let digest = offering.digest();
+        let needs_build = {
+            let st = self.state.lock().expect("catalog lock");
+            digest != st.adopted.digest && st.candidate.as_ref().is_none_or(|c| c.digest != digest)
+        };
+        // Building compiles output schemas: not under the lock.
+        let built = needs_build.then(|| build(&self.ctx, &offering, 0));
+        let mut st = self.state.lock().expect("catalog lock");
+        st.latest = offering;
+        let binding = self.ctx.binding.clone();
+        let now = SystemTime::now();
+        if digest == st.adopted.digest {
+            st.candidate = None;
+            let (generation, digest) = (st.adopted.generation, st.adopted.digest.clone());
+            self.events.emit(Event::CatalogRefreshed { binding, generation, digest, at: now });
+            return RefreshOutcome::Unchanged;
+        }
+        if let Some(c) = st.candidate.clone().filter(|c| c.digest == digest) {
+            let (generation, digest) = (st.adopted.generation, st.adopted.digest.clone());
+            self.events.emit(Event::CatalogRefreshed { binding, generation, digest, at: now });
+            return RefreshOutcome::Candidate(c);
+        }
+        let mut catalog = built.unwrap_or_else(|| build(&self.ctx, &st.latest, 0));
+        catalog.generation = st.next;
+        st.next += 1;
+        let catalog = Arc::new(catalog);
+        st.candidate = Some(catalog.clone());
+        self.events.emit(Event::CatalogCandidate {
+            binding,
+            generation: catalog.generation,
+            digest: catalog.digest.clone(),
+            adopted: st.adopted.generation,
+            at: now,
+        });
+        RefreshOutcome::Candidate(catalog)
+    }
+
+    fn reject(&self, e: &Error, retrying: bool) {
+        let mut st = self.state.lock().expect("catalog lock");
+        if !retrying {
+            st.failure = Some(Failure { class: e.class(), message: e.message().to_string() });
+        }
+        self.events.emit(Event::CatalogRejected {
+            binding: self.ctx.binding.clone(),
+            class: e.class(),
+            message: e.message().to_string(),
+            adopted: st.adopted.generation,
+            retrying,
+            at: SystemTime::now(),
+        });
+    }
+
+    /// Checks a call of `raw_name` against the adopted generation: refused
+    /// with `tool_schema_changed` when a waiting candidate changes the tool's
+    /// schemas or removes it.
+    pub(crate) fn plan_call(&self, raw_name: &str) -> Result<CallPlan, Error> {
+        let st = self.state.lock().expect("catalog lock");
+        let catalog = st.adopted.clone();
+        let tool = catalog.tools.iter().position(|t| t.raw_name == raw_name);
+        if let (Some(i), Some(candidate)) = (tool, &st.candidate) {
+            let adopted = &catalog.tools[i];
+            let why = match candidate.tool(raw_name) {
+                None => Some("is gone from"),
+                Some(c) if c.input_schema_digest != adopted.input_schema_digest => {
+                    Some("has another input schema in")
+                }
+                Some(c) if c.output_schema_digest != adopted.output_schema_digest => {
+                    Some("has another output schema in")
+                }
+                Some(_) => None,
+            };
+            if let Some(why) = why {
+                return Err(Error::new(
+                    FailureClass::ToolSchemaChanged,
+                    format!(
+                        "tool {raw_name:?} {why} candidate generation {} (adopted: {}); adopt it first",
+                        candidate.generation, catalog.generation
+                    ),
+                ));
+            }
+        }
+        Ok(CallPlan { catalog, tool })
+    }
+
+    /// Validates a result's structured content against the planned tool's
+    /// output schema; what a failure does follows the profile.
+    pub(crate) fn check_result(
+        &self,
+        plan: &CallPlan,
+        raw_name: &str,
+        result: &mut ToolResult,
+    ) -> Result<(), Error> {
+        let Some(i) = plan.tool else {
+            push_warning(
+                &mut result.warnings,
+                format!(
+                    "tool {raw_name:?} is not in the adopted catalog (generation {}); its result is not validated",
+                    plan.catalog.generation
+                ),
+            );
+            return Ok(());
+        };
+        let spec = &plan.catalog.tools[i];
+        let (Some(schema), Some(digest)) = (&spec.output_schema, &spec.output_schema_digest) else {
+            return Ok(());
+        };
+        if result.is_error {
+            return Ok(());
+        }
+        let problem = match &result.structured {
+            None => Some("has no structuredContent although the tool declares an output schema".to_string()),
+            Some(value) => {
+                let validator = self.validator(digest, schema)?;
+                schema::validate(&validator, value)
+                    .err()
+                    .map(|e| format!("has structuredContent that fails the output schema {e}"))
+            }
+        };
+        let Some(problem) = problem else { return Ok(()) };
+        if self.ctx.profile.allows(Tolerance::StructuredContentMismatch) {
+            result.structured = None;
+            push_warning(
+                &mut result.warnings,
+                format!(
+                    "the result of tool {raw_name:?} {problem}; structured content dropped (structured_content_mismatch)"
+                ),
+            );
+            Ok(())
+        } else {
+            Err(Error::new(
+                FailureClass::ServerProtocol,
+                format!("the result of tool {raw_name:?} {problem}"),
+            ))
+        }
+    }
+
+    fn validator(&self, digest: &str, schema: &serde_json::Value) -> Result<Arc<Validator>, Error> {
+        if let Some(v) = self.validators.lock().expect("validators lock").get(digest) {
+            return Ok(v.clone());
+        }
+        // Checked when the catalog was built; a failure here would be a bug.
+        let v = schema::compile(schema).map_err(|e| Error::new(FailureClass::CatalogInvalid, e))?;
+        let mut cache = self.validators.lock().expect("validators lock");
+        if cache.len() >= MAX_CACHED_VALIDATORS {
+            cache.clear();
+        }
+        cache.insert(digest.to_string(), v.clone());
+        Ok(v)
+    }
+}
+
+/// The refresh task: waits for a change, lets the burst settle, refetches,
+/// and retries a failed refetch under the refresh policy. It holds the cell
+/// only while a refetch runs, never across a wait, so a dropped binding is
+/// never kept alive by its own retries.
+async fn run(cell: Weak<CatalogCell>, feed: Arc<ChangeFeed>, policy: RetryPolicy) {
+    use tower::retry::backoff::Backoff as _;
+    let policy = policy.resolved();
+    loop {
+        feed.wake.notified().await;
+        tokio::time::sleep(REFRESH_DEBOUNCE).await;
+        let started = Instant::now();
+        let mut backoff = policy.backoff();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let Some(strong) = cell.upgrade() else { return };
+            let outcome = strong.refresh_stale().await;
+            let pause = match outcome {
+                Ok(()) => break,
+                Err(e) if e.class() == FailureClass::Shutdown => return,
+                Err(e) => {
+                    let pause = backoff.next_backoff();
+                    let resume = pause.deadline();
+                    let retrying = attempt < policy.attempts && resume <= started + policy.max_total;
+                    strong.reject(&e, retrying);
+                    if !retrying {
+                        break;
+                    }
+                    pause
+                }
+            };
+            drop(strong);
+            pause.await;
+        }
+    }
+}

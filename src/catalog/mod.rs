@@ -1,0 +1,360 @@
+//! The catalog: one validated, digested snapshot of what a server offers,
+//! in generations that the host adopts explicitly.
+//!
+//! A binding discovers its server's tools, prompts, resources and resource
+//! templates while it connects (state `discovering`), and that first
+//! [`Catalog`] is generation 1, adopted. Afterwards the catalog only changes
+//! when the host says so:
+//!
+//! 1. A `notifications/{tools,prompts,resources}/list_changed` marks that
+//!    [`Family`] stale ([`Status::stale_families`], one
+//!    [`Event::CatalogStale`] when it goes from fresh to stale).
+//! 2. A refetch follows, debounced: the refresh task waits
+//!    [`REFRESH_DEBOUNCE`] after the first notification of a burst and then
+//!    refetches every stale family once, so a burst of a thousand
+//!    notifications costs one or two refetches, not a thousand.
+//! 3. If what came back is identical (same [`digest`]) to the adopted
+//!    generation, nothing changes ([`Event::CatalogRefreshed`]). Otherwise it
+//!    is published as a **candidate** with a new ordinal
+//!    ([`Event::CatalogCandidate`], [`Binding::candidate`]).
+//! 4. The host adopts it with [`Binding::adopt`] ([`Event::CatalogAdopted`]).
+//!    Until then, calls, [`Binding::catalog`] and
+//!    [`Catalog::tool_by_model_name`] use the adopted generation.
+//! 5. A refresh that fails keeps the adopted generation, reports
+//!    [`Event::CatalogRejected`], and retries under `Definition::refresh`
+//!    ([`RetryPolicy`]); a binding that gives up shows the family as stale and
+//!    its state as `degraded` until a later refresh succeeds.
+//!
+//! # Calls and a changed tool (`tool_schema_changed`)
+//!
+//! A call names a tool by raw name and is checked against the **adopted**
+//! generation. When a candidate is waiting in which that tool's input or
+//! output schema differs (by [schema digest](digest::schema_digest)), or from
+//! which the tool is gone, the call is refused before any I/O with
+//! `tool_schema_changed`: the arguments were built for the adopted schema,
+//! and the server has said it now expects something else. The host adopts
+//! the candidate (and re-plans with the new schema) or waits. A change of
+//! title, description or annotations alone does not refuse calls. A raw name
+//! the adopted generation does not list is sent as is (the server is the
+//! authority on what it serves, and the `ToolFilter` is the gate for what the
+//! host allows), with a warning on the result and no output validation.
+//!
+//! # Output validation
+//!
+//! A result's `structuredContent` is validated against the adopted spec's
+//! output schema (see [`schema`]; no reference is ever fetched). A result
+//! that fails, or that lacks structured content although the tool declares
+//! an output schema, is handled by the profile: with the tolerance
+//! `structured_content_mismatch` (`default/v1`, `legacy/v1`) the structured
+//! content is dropped and the result carries a warning saying why; without it
+//! (`strict/v1`) the call fails with `server_protocol`. A result with
+//! `isError` is not validated.
+//!
+//! # Bounds (none of them "unbounded")
+//!
+//! | limit | over it |
+//! | --- | --- |
+//! | `max_catalog_pages` | paging stops; the entries read are kept; warning |
+//! | a repeated `nextCursor` | paging stops at once; the entries read are kept; warning |
+//! | `max_catalog_items` (tools) | the first N entries in server order are kept, no further page is asked for; warning |
+//! | `max_prompt_count` | the same, for prompts |
+//! | `max_resource_count` | the same, for resources and for templates (each) |
+//! | `max_schema_bytes`, `max_schema_depth` (input schema) | that tool is refused (`catalog_over_limit` in the warning) |
+//! | the same (output schema) | the schema is dropped under `invalid_output_schema`, otherwise the tool is refused |
+//! | [`MAX_META_BYTES`] (a tool's `_meta`) | the `_meta` is dropped, the tool kept; warning |
+//! | [`MAX_DESCRIPTION_BYTES`], [`MAX_TITLE_BYTES`] | the text is cut at a UTF-8 boundary; warning |
+//! | [`MAX_URI_BYTES`] | that resource or template is refused |
+//! | [`MAX_PROMPT_ARGUMENTS`] | that prompt is refused |
+//!
+//! Count limits keep what fits rather than refusing the catalog: a host is
+//! better served by the first thousand tools and a warning than by no
+//! binding. Warnings are bounded (the first [`crate::binding::MAX_WARNINGS`]
+//! are kept, each at most 512 bytes).
+//!
+//! # Bad entries and bad pages
+//!
+//! One bad entry drops that entry with a warning, never the list: a raw name
+//! that is empty, over 512 bytes or holds a control character
+//! ([`names::check_raw_name`]); an entry that is not the shape the
+//! specification gives; an unusable input schema; the same raw name listed
+//! twice with different content (every copy is refused: which one would a
+//! call be checked against?; identical copies are kept once).
+//!
+//! A page is bad when the server answers it with a JSON-RPC error, sends a
+//! result without its list, or sends a frame the connection cannot parse.
+//! A first page answered with "method not found" means the server offers
+//! nothing in that family: it reads as empty, with a warning. Otherwise:
+//!
+//! - at connect, where there is nothing to fall back on, a bad page ends that
+//!   family's paging with a warning and the earlier pages are kept;
+//! - on a refresh, a bad page fails the refresh (`CatalogRejected`, retried),
+//!   so a candidate is never a listing cut short by a bad answer.
+//!
+//! A failed exchange (a lost connection, a passed deadline) fails discovery
+//! either way: `connect` fails (discovery is bounded by `Timeouts::startup`
+//! as a whole and by `Timeouts::request` per page), a refresh is rejected.
+//!
+//! Invalid UTF-8 never reaches the catalog: a JSON string holding a lone
+//! surrogate (`"\ud800"`) cannot become a Rust `String`, so serde refuses the
+//! whole message that carries it. The connection drops that frame and ends
+//! the request it answers with `server_protocol`: the entry is lost together
+//! with its page, which is a bad page as above.
+//!
+//! # Digests
+//!
+//! [`Catalog::digest`] covers the four families exactly as the server sent
+//! them (see [`digest`]): not the host's filter, profile or model names. Two
+//! bindings with equal digests look at the same offering; a refetch with the
+//! adopted digest is not a change.
+//!
+//! [`Status::stale_families`]: crate::Status::stale_families
+//! [`Event::CatalogStale`]: crate::Event::CatalogStale
+//! [`Event::CatalogRefreshed`]: crate::Event::CatalogRefreshed
+//! [`Event::CatalogCandidate`]: crate::Event::CatalogCandidate
+//! [`Event::CatalogAdopted`]: crate::Event::CatalogAdopted
+//! [`Event::CatalogRejected`]: crate::Event::CatalogRejected
+//! [`Binding::candidate`]: crate::Binding::candidate
+//! [`Binding::adopt`]: crate::Binding::adopt
+//! [`Binding::catalog`]: crate::Binding::catalog
+
+pub mod digest;
+pub mod meta;
+pub mod names;
+pub mod profile;
+pub mod schema;
+
+mod discovery;
+mod generation;
+
+pub use profile::{Profile, Tolerance};
+
+pub(crate) use discovery::{page_through, BadPage, BuildContext};
+pub use generation::RefreshOutcome;
+pub(crate) use generation::{CatalogCell, ChangeFeed};
+
+use serde_json::{Map, Value};
+use std::fmt;
+use std::time::Duration;
+
+use crate::protocol::lifecycle::ServerCapabilities;
+use crate::protocol::methods;
+use crate::protocol::tools::ToolAnnotations;
+use crate::session::ServerIdentity;
+
+/// How long the refresh task waits after the first change notification of a
+/// burst before refetching.
+pub const REFRESH_DEBOUNCE: Duration = Duration::from_millis(250);
+/// The longest title kept, in bytes.
+pub const MAX_TITLE_BYTES: usize = 256;
+/// The longest description kept, in bytes.
+pub const MAX_DESCRIPTION_BYTES: usize = 16 << 10;
+/// The largest `_meta` kept on a tool, as compact JSON, in bytes.
+pub const MAX_META_BYTES: usize = 16 << 10;
+/// The longest resource URI or URI template accepted, in bytes.
+pub const MAX_URI_BYTES: usize = 8 << 10;
+/// The longest MIME type kept, in bytes.
+pub const MAX_MIME_TYPE_BYTES: usize = 256;
+/// The most arguments a prompt may declare.
+pub const MAX_PROMPT_ARGUMENTS: usize = 64;
+
+/// A catalog family: what one `list_changed` notification is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// Tools (`tools/list`).
+    Tools,
+    /// Prompts (`prompts/list`).
+    Prompts,
+    /// Resources and resource templates (`resources/list`,
+    /// `resources/templates/list`).
+    Resources,
+}
+
+impl Family {
+    /// Every family, in their stable order.
+    pub const ALL: [Family; 3] = [Family::Tools, Family::Prompts, Family::Resources];
+
+    /// The stable identifier: `tools`, `prompts` or `resources`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Family::Tools => "tools",
+            Family::Prompts => "prompts",
+            Family::Resources => "resources",
+        }
+    }
+
+    /// The family a `notifications/*/list_changed` method announces.
+    pub fn from_list_changed(method: &str) -> Option<Family> {
+        match method {
+            methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => Some(Family::Tools),
+            methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => Some(Family::Prompts),
+            methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => Some(Family::Resources),
+            _ => None,
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One generation of a binding's catalog: what the server offers, validated,
+/// with model names and a canonical digest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catalog {
+    /// The binding's name.
+    pub binding: String,
+    /// The generation's ordinal within the binding, from 1.
+    pub generation: u64,
+    /// The hex canonical digest of the server's offering (see [`digest`]).
+    /// Independent of this host's filter and policy.
+    pub digest: String,
+    /// The protocol version negotiated at the handshake.
+    pub protocol_version: String,
+    /// What the server claims to be. Cosmetic: it names a peer, it never
+    /// authorizes one.
+    pub server: ServerIdentity,
+    /// What the server advertised.
+    pub capabilities: ServerCapabilities,
+    /// The server's bounded usage hint. Reported, never applied: a host that
+    /// wants it in a model's instructions must put it there deliberately.
+    pub instructions: Option<String>,
+    /// The tools the binding's `ToolFilter` permits, by raw name.
+    pub tools: Vec<ToolSpec>,
+    /// The prompts, by name.
+    pub prompts: Vec<PromptSpec>,
+    /// The concrete resources, by URI.
+    pub resources: Vec<ResourceSpec>,
+    /// The resource templates, by URI template.
+    pub resource_templates: Vec<ResourceTemplateSpec>,
+    /// Defects tolerated during discovery (a dropped tool, a cut listing).
+    /// Bounded.
+    pub warnings: Vec<String>,
+    /// The tolerances this generation actually needed, in their stable order:
+    /// empty for a server that follows the specification, whatever the
+    /// profile would have allowed.
+    pub applied_tolerances: Vec<Tolerance>,
+}
+
+impl Catalog {
+    /// The tool with this raw name, if the catalog lists it.
+    pub fn tool(&self, raw_name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| t.raw_name == raw_name)
+    }
+
+    /// The tool a model named. This is the only way back from a model name to
+    /// a tool: model names are lossy and are never parsed.
+    pub fn tool_by_model_name(&self, model_name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| t.model_name == model_name)
+    }
+
+    /// The prompt with this name.
+    pub fn prompt(&self, name: &str) -> Option<&PromptSpec> {
+        self.prompts.iter().find(|p| p.name == name)
+    }
+}
+
+/// A tool, as the catalog offers it to a host and a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The server's name for the tool: what goes on the wire and what
+    /// `call_tool` takes.
+    pub raw_name: String,
+    /// The sanitized, binding-qualified name to show a model (see [`names`]).
+    /// Never parse it; resolve it with [`Catalog::tool_by_model_name`].
+    pub model_name: String,
+    /// The display name: `title`, else `annotations.title` (the
+    /// specification's precedence), checked and bounded.
+    pub title: Option<String>,
+    /// What the tool does, for the model. Bounded.
+    pub description: Option<String>,
+    /// The JSON Schema the arguments must satisfy. Always present.
+    pub input_schema: Value,
+    /// The JSON Schema of `structuredContent`, when the server supplied a
+    /// usable one.
+    pub output_schema: Option<Value>,
+    /// The hex digest of `input_schema`.
+    pub input_schema_digest: String,
+    /// The hex digest of `output_schema`, if there is one.
+    pub output_schema_digest: Option<String>,
+    /// The server's hints, never guarantees; `None` when it gave none. Their
+    /// `title` is moved to [`ToolSpec::title`].
+    pub annotations: Option<ToolAnnotations>,
+    /// The tool's `_meta`, within [`MAX_META_BYTES`]. Read declarations from
+    /// it with [`ToolSpec::declarations`].
+    pub meta: Option<Map<String, Value>>,
+    /// Defects tolerated for this tool (a dropped output schema, a cut
+    /// description).
+    pub warnings: Vec<String>,
+}
+
+impl ToolSpec {
+    /// Reads the declaration set `D` from this tool's `_meta` (see [`meta`]).
+    /// Never fails; `binding` names the origin in the warnings.
+    pub fn declarations<D: meta::Declarations>(&self, binding: &str) -> meta::Read<D> {
+        meta::read::<D>(self.meta.as_ref(), binding, &self.raw_name)
+    }
+}
+
+/// A prompt the server offers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptSpec {
+    /// The prompt's name, sent back verbatim.
+    pub name: String,
+    /// The display name.
+    pub title: Option<String>,
+    /// What the prompt provides.
+    pub description: Option<String>,
+    /// The arguments it takes.
+    pub arguments: Vec<PromptArg>,
+}
+
+/// One argument of a prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptArg {
+    /// The argument's name.
+    pub name: String,
+    /// The display name.
+    pub title: Option<String>,
+    /// What it is.
+    pub description: Option<String>,
+    /// Whether it must be given.
+    pub required: bool,
+}
+
+/// A concrete resource the server offers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceSpec {
+    /// The resource's opaque identifier: never a host path.
+    pub uri: String,
+    /// Its programmatic name.
+    pub name: String,
+    /// The display name.
+    pub title: Option<String>,
+    /// What it is.
+    pub description: Option<String>,
+    /// Its MIME type, if known.
+    pub mime_type: Option<String>,
+    /// Its size in bytes, if the server said.
+    pub size: Option<u64>,
+}
+
+/// A family of resources described by a URI template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceTemplateSpec {
+    /// The RFC 6570 URI template.
+    pub uri_template: String,
+    /// Its programmatic name.
+    pub name: String,
+    /// The display name.
+    pub title: Option<String>,
+    /// What it is for.
+    pub description: Option<String>,
+    /// The MIME type shared by every matching resource, if there is one.
+    pub mime_type: Option<String>,
+}

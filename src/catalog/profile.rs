@@ -1,0 +1,204 @@
+//! Compatibility profiles: how far a binding bends for an imperfect server.
+//!
+//! A [`Profile`] is a named, versioned set of [`Tolerance`]s. The binding
+//! accepts the deviations its profile lists and refuses the others; the
+//! catalog reports in [`Catalog::applied_tolerances`] the ones this server
+//! actually needed, so a host can tell a faithful server from one that is
+//! being carried.
+//!
+//! | tolerance | what is bent | without it |
+//! | --- | --- | --- |
+//! | `invalid_output_schema` | a tool whose output schema is unusable (not an object schema, does not compile, over a bound) is kept without it | the tool is refused |
+//! | `legacy_sse` | the HTTP transport may fall back to the 2024-11-05 HTTP+SSE transport | no fallback |
+//! | `display_name_normalization` | a title, description or resource name holding control characters, or a title with surrounding blanks, is normalized (control characters become spaces; titles are trimmed) | that field is dropped and the entry kept (a resource's or template's required name: the entry is refused) |
+//! | `loose_input_schema` | a tool without an input schema is given `{"type":"object"}`; one without `"type"` is kept as sent | the tool is refused |
+//! | `structured_content_mismatch` | a call result whose `structuredContent` fails the tool's output schema (or is missing) loses its structured content, with a warning | the call fails with `server_protocol` |
+//!
+//! | profile | tolerances |
+//! | --- | --- |
+//! | `strict/v1` | none |
+//! | `default/v1` (the default) | `invalid_output_schema`, `legacy_sse`, `display_name_normalization`, `structured_content_mismatch` |
+//! | `legacy/v1` | all five |
+//!
+//! `structured_content_mismatch` bends a call, not a catalog: when it is
+//! applied, the call's result says so in its warnings, and it never appears
+//! in `applied_tolerances`. `legacy_sse` is applied by the HTTP transport and
+//! reported with the catalog of the connection that needed it.
+//!
+//! A profile's tolerances never change under the same name and version: a
+//! change is a new version, so that a record of `default/v1` keeps meaning
+//! what it meant. [`Profile::digest`] is the checkable form.
+//!
+//! [`Catalog::applied_tolerances`]: super::Catalog::applied_tolerances
+
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+use super::digest::{hex, Encoder, PROFILE_DOMAIN};
+
+macro_rules! tolerances {
+    ($( $(#[$doc:meta])* $variant:ident => $id:literal, )*) => {
+        /// One deviation from the specification a binding may accept. See the
+        /// [module docs](self) for what each one bends.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Tolerance {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Tolerance {
+            /// Every tolerance, in declaration order.
+            pub const ALL: &'static [Tolerance] = &[ $( Tolerance::$variant, )* ];
+
+            /// The stable snake_case identifier.
+            pub const fn as_str(self) -> &'static str {
+                match self { $( Tolerance::$variant => $id, )* }
+            }
+
+            /// Parses an identifier.
+            pub fn from_id(id: &str) -> Option<Self> {
+                match id { $( $id => Some(Tolerance::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+tolerances! {
+    /// Keep a tool whose output schema is unusable, without the schema.
+    InvalidOutputSchema => "invalid_output_schema",
+    /// Allow the legacy HTTP+SSE transport (2024-11-05).
+    LegacySse => "legacy_sse",
+    /// Normalize display text holding control characters instead of dropping it.
+    DisplayNameNormalization => "display_name_normalization",
+    /// Accept a tool with no input schema, or one without `"type"`.
+    LooseInputSchema => "loose_input_schema",
+    /// Drop a call's structured content that fails the output schema instead
+    /// of failing the call.
+    StructuredContentMismatch => "structured_content_mismatch",
+}
+
+impl fmt::Display for Tolerance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A named, versioned set of tolerances.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    /// A stable identifier, not prose.
+    pub name: String,
+    /// The revision under this name. Bump it whenever the tolerances change.
+    pub version: u32,
+    /// The deviations allowed. Order and duplicates are not significant.
+    pub tolerances: Vec<Tolerance>,
+}
+
+impl Default for Profile {
+    /// [`Profile::default_v1`].
+    fn default() -> Self {
+        Profile::default_v1()
+    }
+}
+
+impl Profile {
+    /// `strict/v1`: no tolerance at all.
+    pub fn strict_v1() -> Self {
+        Profile { name: "strict".into(), version: 1, tolerances: Vec::new() }
+    }
+
+    /// `default/v1`: what a host wants from servers in the wild.
+    pub fn default_v1() -> Self {
+        Profile {
+            name: "default".into(),
+            version: 1,
+            tolerances: vec![
+                Tolerance::InvalidOutputSchema,
+                Tolerance::LegacySse,
+                Tolerance::DisplayNameNormalization,
+                Tolerance::StructuredContentMismatch,
+            ],
+        }
+    }
+
+    /// `legacy/v1`: every tolerance, for old or careless servers.
+    pub fn legacy_v1() -> Self {
+        Profile { name: "legacy".into(), version: 1, tolerances: Tolerance::ALL.to_vec() }
+    }
+
+    /// Whether this profile allows `tolerance`.
+    pub fn allows(&self, tolerance: Tolerance) -> bool {
+        self.tolerances.contains(&tolerance)
+    }
+
+    /// `name/vN`, as [`crate::Status::compat_profile`] reports it.
+    pub fn id(&self) -> String {
+        format!("{}/v{}", self.name, self.version)
+    }
+
+    /// The hex digest of the profile: SHA-256 over the domain tag, the name,
+    /// the version and the sorted, de-duplicated tolerance identifiers (see
+    /// [`super::digest`]).
+    pub fn digest(&self) -> String {
+        let mut ids: Vec<&str> = self.tolerances.iter().map(|t| t.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut h = Sha256::new();
+        let mut e = Encoder::new(&mut h);
+        e.str(PROFILE_DOMAIN);
+        e.str(&self.name);
+        e.len(self.version as usize);
+        e.len(ids.len());
+        for id in ids {
+            e.str(id);
+        }
+        hex(&h.finalize())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_profiles() {
+        assert_eq!(Profile::default(), Profile::default_v1());
+        assert_eq!(Profile::strict_v1().id(), "strict/v1");
+        assert_eq!(Profile::default_v1().id(), "default/v1");
+        assert_eq!(Profile::legacy_v1().id(), "legacy/v1");
+        assert!(!Profile::strict_v1().allows(Tolerance::InvalidOutputSchema));
+        assert!(Profile::default_v1().allows(Tolerance::InvalidOutputSchema));
+        assert!(!Profile::default_v1().allows(Tolerance::LooseInputSchema));
+        assert!(Profile::legacy_v1().allows(Tolerance::LooseInputSchema));
+        for t in Tolerance::ALL {
+            assert_eq!(Tolerance::from_id(t.as_str()), Some(*t));
+        }
+    }
+
+    #[test]
+    fn digest_ignores_order_and_duplicates() {
+        let mut p = Profile::default_v1();
+        let d = p.digest();
+        p.tolerances.reverse();
+        p.tolerances.push(Tolerance::LegacySse);
+        assert_eq!(p.digest(), d);
+        p.version = 2;
+        assert_ne!(p.digest(), d);
+    }
+
+    #[test]
+    fn profile_digest_vectors() {
+        assert_eq!(
+            Profile::strict_v1().digest(),
+            "36d9ee75662f36c51ec601e86a9e610c9f0e14cdf1dbe2925b18ab3836c94828"
+        );
+        assert_eq!(
+            Profile::default_v1().digest(),
+            "71bda6fa4c82ca1bceb906c14c60151b643501568d24a56ef11144138aefc18a"
+        );
+        assert_eq!(
+            Profile::legacy_v1().digest(),
+            "2b1c34adf878d636b479a4e4cc0a292a5e16621ca95603146837f5b35ba1e8ee"
+        );
+    }
+}
