@@ -41,6 +41,8 @@ use crate::error::{Error, FailureClass};
 use crate::protocol::RequestId;
 
 pub mod framing;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod memory;
 pub mod stdio;
 
