@@ -422,25 +422,28 @@ impl HttpClient {
         let mut url = url.clone();
         let mut trusted = url.origin() == home;
         for _hop in 0..=MAX_REDIRECTS {
-            let mut builder = self.client.request(method.clone(), url.clone());
+            // Built, then completed with `insert`, so that a configured
+            // header replaces (never joins) one the client derived, such as
+            // the basic authentication of the URL's user info.
+            let mut request = self.client.request(method.clone(), url.clone()).build().map_err(|e| {
+                Error::new(FailureClass::InvalidConfig, "could not build the HTTP request")
+                    .with_source(e.without_url())
+            })?;
+            let target = request.headers_mut();
             if trusted {
                 for (name, value) in &self.settings.headers.entries {
-                    builder = builder.header(name.clone(), value.clone());
+                    target.insert(name.clone(), value.clone());
                 }
                 if let Some(session) = &headers.session {
-                    builder = builder.header(MCP_SESSION_ID, session.clone());
+                    target.insert(MCP_SESSION_ID, session.clone());
                 }
             }
             for (name, value) in &headers.public {
-                builder = builder.header(name.clone(), value.clone());
+                target.insert(name.clone(), value.clone());
             }
-            if let Some(body) = &body {
-                builder = builder.body(body.clone());
-            }
-            if let Some(timeout) = timeout {
-                builder = builder.timeout(timeout);
-            }
-            let response = builder.send().await.map_err(|e| self.request_error(e))?;
+            *request.body_mut() = body.clone().map(reqwest::Body::from);
+            *request.timeout_mut() = timeout;
+            let response = self.client.execute(request).await.map_err(|e| self.request_error(e))?;
             let status = response.status();
             if !is_redirect(status) {
                 return Ok(response);
