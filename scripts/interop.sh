@@ -42,6 +42,13 @@ export MCP_CLI="$ROOT/target/debug/examples/mcp"
 log "cargo test --features interop --test interop_stdio -- --test-threads=1"
 cargo test --features interop --test interop_stdio -- --test-threads=1
 
+# ---- HTTP interop tests -----------------------------------------------------
+# server-everything in streamableHttp and sse modes, the Python server over
+# streamable HTTP (restarted mid-test: a forgotten session). Each test starts
+# its servers on free ports and kills them when it ends.
+log "cargo test --features interop --test interop_http -- --test-threads=1"
+cargo test --features interop --test interop_http -- --test-threads=1
+
 # ---- CONFORMANCE RUN: TO BE ADDED -------------------------------------------
 # The official client conformance suite goes here, e.g.
 #   "$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "<client program>" \
