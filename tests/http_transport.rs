@@ -448,6 +448,44 @@ async fn a_stream_that_cannot_be_resumed_ends_the_call_indeterminate() {
 }
 
 #[tokio::test]
+async fn an_abandoned_call_is_cancelled_and_its_stream_closed() {
+    let (mock, url) = mock_server().await;
+    let dropped = Arc::new(AtomicBool::new(false));
+    let d = dropped.clone();
+    mock.on_tool(move |_, _| {
+        // Primes, then never answers.
+        let body = counting_body(usize::MAX, |_| Bytes::from(": keep-alive\n\n"), Arc::default(), d.clone())
+            .throttle_start("id: s-1\ndata:\n\n");
+        sse_stream(body)
+    });
+    let b = bind(no_listen(&url), &Events::default()).await;
+    let opts = CallOpts::default().with_timeout(Duration::from_millis(300));
+    let e = within("call", b.call_tool("echo", json!({}), opts)).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::Deadline, "{e}");
+    eventually("notifications/cancelled", || !mock.rpc("notifications/cancelled").is_empty()).await;
+    let cancelled = mock.rpc("notifications/cancelled").remove(0);
+    let call = mock.rpc("tools/call").remove(0);
+    assert_eq!(cancelled.body["params"]["requestId"], call.body["id"]);
+    within("stream closed", eventually("dropped", || dropped.load(Ordering::SeqCst))).await;
+    b.close().await;
+}
+
+/// Puts one first chunk before a stream.
+trait StartWith: futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Sized {
+    fn throttle_start(
+        self,
+        first: &'static str,
+    ) -> futures_util::stream::Chain<
+        futures_util::stream::Once<futures_util::future::Ready<Result<Bytes, std::io::Error>>>,
+        Self,
+    > {
+        futures_util::stream::once(futures_util::future::ready(Ok(Bytes::from(first)))).chain(self)
+    }
+}
+
+impl<S: futures_util::Stream<Item = Result<Bytes, std::io::Error>>> StartWith for S {}
+
+#[tokio::test]
 async fn the_listening_stream_delivers_server_notifications() {
     let (mock, url) = mock_server().await;
     let (tx, rx) = mpsc::unbounded_channel::<Result<Bytes, std::io::Error>>();

@@ -202,6 +202,14 @@ impl MessageSender for AutoSender {
         }
     }
 
+    async fn cancel(&self, id: &crate::protocol::RequestId, notice: Option<String>) -> Result<(), Error> {
+        self.streamable.abandon(id);
+        match notice {
+            Some(notice) => self.send(notice).await,
+            None => Ok(()),
+        }
+    }
+
     async fn close(&self) -> Result<(), Error> {
         if let Some(legacy) = self.legacy.get() {
             legacy.close();

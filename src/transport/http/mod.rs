@@ -615,13 +615,21 @@ pub(crate) async fn error_body_quote(client: &HttpClient, response: reqwest::Res
     }
 }
 
-/// The two fields of a JSON-RPC message the transports route by.
+/// The fields of a JSON-RPC message the transports route by.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct Peek {
     #[serde(default)]
     pub(crate) id: Option<RequestId>,
     #[serde(default)]
     pub(crate) method: Option<String>,
+    #[serde(default)]
+    params: Option<PeekParams>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct PeekParams {
+    #[serde(default, rename = "requestId")]
+    request_id: Option<RequestId>,
 }
 
 impl Peek {
@@ -632,6 +640,14 @@ impl Peek {
     /// The id of a request (a message with a method and an id).
     pub(crate) fn request_id(&self) -> Option<&RequestId> {
         self.method.as_ref().and(self.id.as_ref())
+    }
+
+    /// For `notifications/cancelled`, the request it cancels.
+    pub(crate) fn cancels(&self) -> Option<&RequestId> {
+        if self.method.as_deref() != Some(crate::protocol::methods::NOTIFICATIONS_CANCELLED) {
+            return None;
+        }
+        self.params.as_ref().and_then(|p| p.request_id.as_ref())
     }
 
     /// Whether this is the response to `id`.
@@ -771,6 +787,10 @@ mod tests {
         let p = Peek::of(r#"{"result":{},"jsonrpc":"2.0","id":3}"#);
         assert!(p.answers(&RequestId::Number(3)));
         assert!(!p.answers(&RequestId::Number(4)));
+        let p =
+            Peek::of(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r"}}"#);
+        assert_eq!(p.cancels(), Some(&RequestId::String("r".into())));
+        assert!(p.request_id().is_none());
         let p = Peek::of("not json");
         assert!(p.id.is_none() && p.method.is_none());
         assert!(id_prefix(&RequestId::String("a".into())).contains(r#""id":"a""#));

@@ -38,6 +38,14 @@
 //! server's JSON-RPC error for that request, which is then delivered as the
 //! reply.
 //!
+//! # Cancellation
+//!
+//! When the caller abandons a request, the connection sends
+//! `notifications/cancelled` (a `POST` like any notification); the transport
+//! also stops reading that request's reply and drops its response, which
+//! closes the stream, so an abandoned call holds no connection and no
+//! in-flight slot.
+//!
 //! # Sessions
 //!
 //! The `Mcp-Session-Id` of the `initialize` response is kept and sent on
@@ -69,11 +77,12 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, StatusCode};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use super::sse::{End, EventReader, Item};
@@ -209,6 +218,7 @@ impl StreamableHttpFactory {
             closing: AtomicBool::new(false),
             listener: Mutex::new(None),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            streams: Mutex::new(HashMap::new()),
         }))
     }
 }
@@ -259,6 +269,9 @@ pub(crate) struct Core {
     closing: AtomicBool,
     listener: Mutex<Option<JoinHandle<()>>>,
     in_flight: Arc<Semaphore>,
+    /// The reply streams being read, by request: dropping an entry's sender
+    /// ends its task (and closes its HTTP response).
+    streams: Mutex<HashMap<RequestId, oneshot::Sender<()>>>,
 }
 
 impl fmt::Debug for Core {
@@ -325,12 +338,16 @@ impl Core {
 
     /// The server answered 404 to something that carried `sent`: that
     /// session is gone (unless a new one has replaced it meanwhile).
-    fn expire(&self, sent: &HeaderValue) {
+    /// Returns whether that was the session in use (and not already known
+    /// to be gone).
+    fn expire(&self, sent: &HeaderValue) -> bool {
         let mut session = self.session.lock().expect("session lock");
-        if session.id.as_ref() == Some(sent) {
-            session.expired = true;
-            tracing::info!(target: "mcp_stack::http", binding = %self.binding, origin = %self.origin(), "the server no longer knows the session");
+        if session.id.as_ref() != Some(sent) || session.expired {
+            return false;
         }
+        session.expired = true;
+        tracing::info!(target: "mcp_stack::http", binding = %self.binding, origin = %self.origin(), "the server no longer knows the session");
+        true
     }
 
     async fn post(
@@ -387,13 +404,7 @@ impl Core {
                 }
             }
             let core = self.clone();
-            tokio::spawn(async move {
-                let inbound = core.inbound.clone();
-                tokio::select! {
-                    _ = core.reply(id, response, None) => {}
-                    _ = inbound.closed() => {}
-                }
-            });
+            self.spawn_stream(id.clone(), async move { core.reply(id, response, None).await });
             return Ok(Started::Sent);
         }
         if self.session_expired() {
@@ -408,14 +419,35 @@ impl Core {
             .await
             .map_err(|_| Error::new(FailureClass::TransportClosed, "the transport is closed"))?;
         let core = self.clone();
+        self.spawn_stream(id.clone(), async move { core.exchange(message, id, permit).await });
+        Ok(Started::Sent)
+    }
+
+    /// Reads the reply to `id` on a task that ends with the transport, or
+    /// when the request is cancelled ([`Core::abandon`]).
+    fn spawn_stream(
+        self: &Arc<Self>,
+        id: RequestId,
+        work: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        let (cancel, cancelled) = oneshot::channel::<()>();
+        self.streams.lock().expect("streams lock").insert(id.clone(), cancel);
+        let core = self.clone();
         tokio::spawn(async move {
             let inbound = core.inbound.clone();
             tokio::select! {
-                _ = core.exchange(message, id, permit) => {}
+                _ = work => {}
                 _ = inbound.closed() => {}
+                _ = cancelled => {}
             }
+            core.streams.lock().expect("streams lock").remove(&id);
         });
-        Ok(Started::Sent)
+    }
+
+    /// Stops reading the reply to `id` (the caller abandoned it): its HTTP
+    /// response is dropped, which closes that stream.
+    pub(crate) fn abandon(&self, id: &RequestId) {
+        self.streams.lock().expect("streams lock").remove(id);
     }
 
     async fn exchange(self: Arc<Self>, message: String, id: RequestId, _permit: OwnedSemaphorePermit) {
@@ -640,8 +672,9 @@ impl Core {
         }
         if status == StatusCode::NOT_FOUND {
             if let Some(sent) = &sent {
-                self.expire(sent);
-                self.deliver(Inbound::SessionExpired { id: None }).await;
+                if self.expire(sent) {
+                    self.deliver(Inbound::SessionExpired { id: None }).await;
+                }
                 return Ok(());
             }
         }
@@ -691,8 +724,9 @@ impl Core {
                     let status = response.status();
                     if status == StatusCode::NOT_FOUND {
                         if let Some(sent) = &sent {
-                            self.expire(sent);
-                            self.deliver(Inbound::SessionExpired { id: None }).await;
+                            if self.expire(sent) {
+                                self.deliver(Inbound::SessionExpired { id: None }).await;
+                            }
                             return;
                         }
                     }
@@ -812,6 +846,9 @@ impl StreamableSender {
             return Err(Error::new(FailureClass::TransportClosed, "the HTTP transport is closed"));
         }
         let peek = Peek::of(&message);
+        if let Some(id) = peek.cancels() {
+            core.abandon(id);
+        }
         match (peek.method.as_deref(), peek.request_id()) {
             (Some(method), Some(id)) => core.request(message, id.clone(), method).await,
             (method, _) => core.post_quiet(message, method).await.map(|()| Started::Sent),
@@ -828,6 +865,14 @@ impl MessageSender for StreamableSender {
                 FailureClass::RemoteHttp,
                 format!("the server at {} refused initialize (HTTP {})", self.core.origin(), status.as_u16()),
             )),
+        }
+    }
+
+    async fn cancel(&self, id: &RequestId, notice: Option<String>) -> Result<(), Error> {
+        self.core.abandon(id);
+        match notice {
+            Some(notice) => self.send(notice).await,
+            None => Ok(()),
         }
     }
 
