@@ -785,9 +785,14 @@ async fn a_secret_header_never_shows_in_debug_errors_events_or_tracing() {
         .header("X-Api-Key", SECRET)
         .build()
         .unwrap();
+    let mut shown = vec![format!("{factory:?} {factory}")];
+    let transport =
+        within("dial", factory.connect(&mcp_stack::transport::ConnectConfig::new("probe"))).await.unwrap();
+    shown.push(format!("{transport:?}"));
+    transport.sender.close().await.unwrap();
     let definition = Definition::new("secret", factory);
     let events = Events::default();
-    let mut shown = vec![format!("{definition:?}")];
+    shown.push(format!("{definition:?}"));
     let b = within("connect", Binding::connect(definition, events.handlers())).await.unwrap();
     shown.push(format!("{b:?}"));
     shown.push(format!("{:?}", b.status()));

@@ -4,7 +4,8 @@
 //! session the server forgets because it was restarted.
 //!
 //! Run through `scripts/interop.sh`, which installs the pinned peers and sets
-//! `MCP_NODE`, `MCP_EVERYTHING_JS` and `MCP_PYTHON`. These tests never skip:
+//! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_CLI` (the CLI
+//! example, also driven here with `--http`, `--sse` and `--header`). These tests never skip:
 //! a missing peer is a failure. Each server is started on a free port and
 //! killed when its test ends.
 
@@ -196,4 +197,38 @@ async fn python_over_streamable_http_survives_a_forgotten_session() {
     );
     b.close().await;
     drop(server);
+}
+
+/// Runs the CLI example (`MCP_CLI`, built by scripts/interop.sh) and parses
+/// its JSON document.
+fn cli(args: &[&str]) -> (i32, serde_json::Value) {
+    let out = Command::new(peer("MCP_CLI")).args(args).output().expect("run the CLI");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    (out.status.code().unwrap_or(-1), doc)
+}
+
+#[tokio::test]
+async fn cli_over_http_and_sse() {
+    let server = everything("streamableHttp").await;
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let (code, doc) = cli(&["--http", &url, "--header", "X-Api-Key: not-shown", "tools", "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["server"]["name"], "mcp-servers/everything");
+    assert!(!doc.to_string().contains("not-shown"));
+    let (code, doc) = cli(&["--http", &url, "call", "echo", r#"{"message":"cli"}"#, "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["content"][0]["text"], "Echo: cli");
+    drop(server);
+
+    let server = everything("sse").await;
+    let url = format!("http://127.0.0.1:{}/sse", server.port);
+    let (code, doc) = cli(&["--sse", &url, "call", "echo", r#"{"message":"sse"}"#, "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["content"][0]["text"], "Echo: sse");
+
+    // A malformed header is a usage error that does not quote it.
+    let (code, doc) = cli(&["--sse", &url, "--header", "no colon s3cret", "tools", "--json"]);
+    assert_eq!(code, 2, "{doc}");
+    assert!(!doc.to_string().contains("s3cret"), "{doc}");
 }
