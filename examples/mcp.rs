@@ -3,8 +3,16 @@
 //!
 //! ```text
 //! cargo run --example mcp -- --stdio "<command> <args>" <COMMAND>
+//! cargo run --example mcp -- --http https://host/mcp --header 'Authorization: Bearer …' <COMMAND>
+//! cargo run --example mcp -- --sse https://host/sse <COMMAND>       # 2024-11-05 HTTP+SSE
 //! cargo run --example mcp -- tools                    # the built-in demo server
 //! ```
+//!
+//! `--http` speaks streamable HTTP, `--sse` the older HTTP+SSE transport.
+//! `--header 'Name: value'` (repeatable) adds a header to every HTTP request;
+//! its value is never printed. Redirects are refused unless
+//! `--allow-redirects` is given, and then credentials never follow one to
+//! another origin.
 //!
 //! Commands: `tools`, `call NAME 'JSON'`, `prompts`, `get-prompt NAME 'JSON'`,
 //! `resources`, `templates`, `read URI`.
@@ -49,7 +57,10 @@ use base64::Engine as _;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use mcp_stack::content::ResourceContent;
+#[cfg(feature = "http")]
+use mcp_stack::transport::http::{HttpBuilder, SecretHeaders};
 use mcp_stack::transport::stdio::StdioFactory;
+use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Error, Handlers, Limits, Timeouts};
 use serde_json::{json, Map, Value};
 use std::io::IsTerminal;
@@ -63,6 +74,24 @@ struct Cli {
     /// Run this server as a child process ("<command> <args>", split like a shell).
     #[arg(long, global = true)]
     stdio: Option<String>,
+    /// Connect over streamable HTTP to this URL.
+    #[cfg(feature = "http")]
+    #[arg(long, global = true, value_name = "URL")]
+    http: Option<String>,
+    /// Connect over the 2024-11-05 HTTP+SSE transport to this SSE URL.
+    #[cfg(feature = "http")]
+    #[arg(long, global = true, value_name = "URL")]
+    sse: Option<String>,
+    /// A header for every HTTP request, as 'Name: value' (repeatable). The
+    /// value is never printed.
+    #[cfg(feature = "http")]
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE")]
+    headers: Vec<HeaderArg>,
+    /// Follow HTTP redirects (refused otherwise); credentials never follow
+    /// one to another origin.
+    #[cfg(feature = "http")]
+    #[arg(long, global = true)]
+    allow_redirects: bool,
     /// Print one JSON document on stdout.
     #[arg(long, global = true)]
     json: bool,
@@ -207,14 +236,68 @@ fn parse_object(text: &str) -> Result<Map<String, Value>, Failure> {
     }
 }
 
-async fn run(cli: Cli) -> Result<u8, Failure> {
-    let mut definition = match &cli.stdio {
-        Some(line) => {
-            let factory = StdioFactory::from_command_line(line).map_err(|e| usage(e.to_string()))?;
-            Definition::with_factory(cli.binding.clone(), Arc::new(factory))
+/// A `--header` value: `Name: value`. Its `Debug` shows the name only.
+#[cfg(feature = "http")]
+#[derive(Clone)]
+struct HeaderArg {
+    line: String,
+}
+
+#[cfg(feature = "http")]
+impl std::fmt::Debug for HeaderArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = self.line.split(':').next().unwrap_or("");
+        write!(f, "HeaderArg({name:?}: …)")
+    }
+}
+
+#[cfg(feature = "http")]
+impl std::str::FromStr for HeaderArg {
+    type Err = std::convert::Infallible;
+
+    /// Never fails: the header is checked when the transport is built, by
+    /// an error that never quotes the value (a parse error here would be
+    /// printed with the whole argument).
+    fn from_str(line: &str) -> Result<Self, Self::Err> {
+        Ok(HeaderArg { line: line.to_string() })
+    }
+}
+
+/// The transport the flags name: `--stdio`, `--http`, `--sse`, or the
+/// built-in demo server.
+fn factory(cli: &Cli) -> Result<Arc<dyn TransportFactory>, Failure> {
+    #[cfg(feature = "http")]
+    if [cli.stdio.is_some(), cli.http.is_some(), cli.sse.is_some()].iter().filter(|given| **given).count() > 1
+    {
+        return Err(usage("give at most one of --stdio, --http and --sse".into()));
+    }
+    if let Some(line) = &cli.stdio {
+        let factory = StdioFactory::from_command_line(line).map_err(|e| usage(e.to_string()))?;
+        return Ok(Arc::new(factory));
+    }
+    #[cfg(feature = "http")]
+    if let Some(url) = cli.http.as_ref().or(cli.sse.as_ref()) {
+        let mut headers = SecretHeaders::default();
+        for header in &cli.headers {
+            headers.insert_line(&header.line).map_err(|e| usage(e.message().to_string()))?;
         }
-        None => Definition::new(cli.binding.clone(), mcp_stack::demo::factory()),
-    };
+        let builder = HttpBuilder::new(url.as_str()).headers(headers).allow_redirects(cli.allow_redirects);
+        let built: Result<Arc<dyn TransportFactory>, Error> = if cli.http.is_some() {
+            builder.build().map(|f| Arc::new(f) as Arc<dyn TransportFactory>)
+        } else {
+            builder.build_sse().map(|f| Arc::new(f) as Arc<dyn TransportFactory>)
+        };
+        return built.map_err(|e| usage(e.to_string()));
+    }
+    #[cfg(feature = "http")]
+    if !cli.headers.is_empty() {
+        return Err(usage("--header needs --http or --sse".into()));
+    }
+    Ok(Arc::new(mcp_stack::demo::factory()))
+}
+
+async fn run(cli: Cli) -> Result<u8, Failure> {
+    let mut definition = Definition::with_factory(cli.binding.clone(), factory(&cli)?);
     definition.timeouts = Timeouts {
         startup: Duration::from_millis(cli.timeouts.startup_timeout_ms),
         request: Duration::from_millis(cli.timeouts.request_timeout_ms),

@@ -42,13 +42,31 @@ export MCP_CLI="$ROOT/target/debug/examples/mcp"
 log "cargo test --features interop --test interop_stdio -- --test-threads=1"
 cargo test --features interop --test interop_stdio -- --test-threads=1
 
-# ---- CONFORMANCE RUN: TO BE ADDED -------------------------------------------
-# The official client conformance suite goes here, e.g.
-#   "$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "<client program>" \
-#       --suite all --spec-version 2025-11-25 -o "$ROOT/target/conformance/2025-11-25" \
-#       --expected-failures "$ROOT/conformance/expected-failures.yml"
-# (and --spec-version 2026-07-28, --suite extensions). It must fail this script
-# on any unexpected failure or stale expected-failure entry.
-# ---- END CONFORMANCE RUN ----------------------------------------------------
+# ---- HTTP interop tests -----------------------------------------------------
+# server-everything in streamableHttp and sse modes, the Python server over
+# streamable HTTP (restarted mid-test: a forgotten session). Each test starts
+# its servers on free ports and kills them when it ends.
+log "cargo test --features interop --test interop_http -- --test-threads=1"
+cargo test --features interop --test interop_http -- --test-threads=1
+
+# ---- conformance suite (client side, 2025-11-25) ----------------------------
+# examples/conformance.rs is the client under test; conformance-baseline.yml
+# lists the scenarios it cannot pass yet, each with its reason. The suite exits
+# non-zero on any other failure and on a listed scenario that now passes.
+log "cargo build --example conformance (the conformance client)"
+cargo build --example conformance
+CONFORMANCE_CLIENT="$ROOT/target/debug/examples/conformance"
+[ -x "$CONFORMANCE_CLIENT" ] || die "the conformance client was not built at $CONFORMANCE_CLIENT"
+CONFORMANCE_OUT="$ROOT/target/conformance/2025-11-25"
+rm -rf "$CONFORMANCE_OUT"
+mkdir -p "$CONFORMANCE_OUT"
+log "conformance suite: --suite all --spec-version 2025-11-25 (results in $CONFORMANCE_OUT)"
+conformance_rc=0
+"$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
+  --suite all --spec-version 2025-11-25 -o "$CONFORMANCE_OUT" \
+  --expected-failures "$ROOT/conformance-baseline.yml" > "$CONFORMANCE_OUT/run.log" 2>&1 || conformance_rc=$?
+# The per-scenario summary and the totals line, then the verdict.
+sed -n '/=== SUITE SUMMARY ===/,$p' "$CONFORMANCE_OUT/run.log"
+[ "$conformance_rc" -eq 0 ] || { tail -n 60 "$CONFORMANCE_OUT/run.log" >&2; die "conformance suite failed (exit $conformance_rc)"; }
 
 log "interop OK"

@@ -58,8 +58,9 @@ use tower::{Layer, ServiceBuilder, ServiceExt};
 
 use crate::catalog::{BuildContext, CatalogCell, ChangeFeed};
 use crate::content::{Content, PromptMessage, PromptResult, ResourceContent, ResourceResult, ToolResult};
+use crate::era::legacy;
 use crate::error::{Error, FailureClass};
-use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer};
+use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer, Report};
 use crate::layer::{DeadlineLayer, ProgressLayer, ProgressRouter, SafeRetry};
 use crate::limits::{Limits, Timeouts};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
@@ -120,6 +121,11 @@ pub struct Binding {
 
 struct Inner {
     name: String,
+    /// What the handshake advertises, kept to run it again.
+    capabilities: lifecycle::ClientCapabilities,
+    /// How many times the session was renewed (see [`Binding::request`]);
+    /// locked while a renewal runs, so that calls wait for it.
+    renewals: tokio::sync::Mutex<u64>,
     limits: Limits,
     timeouts: Timeouts,
     transport_kind: &'static str,
@@ -224,6 +230,8 @@ impl Binding {
         Ok(Binding {
             inner: Arc::new(Inner {
                 name,
+                capabilities: client_capabilities(&definition),
+                renewals: tokio::sync::Mutex::new(0),
                 limits,
                 timeouts,
                 transport_kind,
@@ -303,13 +311,62 @@ impl Binding {
     }
 
     /// Sends one request through the stack.
-    pub async fn request(&self, request: McpRequest, op: &'static str) -> Result<McpResponse, Error> {
-        self.inner
-            .service
-            .clone()
-            .oneshot(request)
-            .await
-            .map_err(|e| e.with_binding(&self.inner.name).with_op(op))
+    ///
+    /// When the server refused it because it forgot the session (streamable
+    /// HTTP answered 404: [`crate::transport::SessionExpired`]), the
+    /// `initialize` handshake is run again on the same connection, reported
+    /// as [`Event::ConnectionLost`] then [`Event::ConnectionRestored`], and
+    /// the request is sent once more: it was not processed, so this is no
+    /// replay. Once per request, within the request's deadline (fixed here
+    /// on entry, so the second attempt does not get a new one). Calls whose
+    /// outcome became unknown with the old session end `indeterminate` (the
+    /// transport reports them) and are never sent again.
+    pub async fn request(&self, mut request: McpRequest, op: &'static str) -> Result<McpResponse, Error> {
+        let deadline = *request
+            .opts
+            .deadline
+            .get_or_insert_with(|| tokio::time::Instant::now() + self.inner.timeouts.request);
+        let generation = *self.inner.renewals.lock().await;
+        let result = match self.inner.service.clone().oneshot(request.clone()).await {
+            Err(e) if crate::transport::is_session_expired(&e) => {
+                match self.renew_session(generation, deadline).await {
+                    Ok(()) => self.inner.service.clone().oneshot(request).await,
+                    Err(renewal) => Err(renewal),
+                }
+            }
+            other => other,
+        };
+        result.map_err(|e| e.with_binding(&self.inner.name).with_op(op))
+    }
+
+    /// Runs the handshake again after the server forgot the session, unless
+    /// another call already did since `seen` was read.
+    async fn renew_session(&self, seen: u64, deadline: tokio::time::Instant) -> Result<(), Error> {
+        let mut renewals = self.inner.renewals.lock().await;
+        if *renewals != seen {
+            return Ok(());
+        }
+        let message = "the server no longer knows the session; initializing again".to_string();
+        tracing::info!(target: "mcp_stack::binding", binding = %self.inner.name, "{message}");
+        // Reported as the reconnect layer reports a lost and restored
+        // connection, so the lifecycle and the events read the same.
+        let lifecycle = &self.inner.lifecycle;
+        lifecycle.on_report(&Report::Lost {
+            class: FailureClass::TransportClosed,
+            message,
+            attempt: 0,
+            retry_in: Some(std::time::Duration::ZERO),
+        });
+        let connection = self.inner.reconnect.connection().ok_or_else(|| {
+            Error::new(FailureClass::TransportClosed, "no connection to initialize a new session on")
+        })?;
+        let handshake = legacy::initialize(&connection, self.inner.capabilities.clone(), client_info());
+        let session = tokio::time::timeout_at(deadline, handshake).await.map_err(|_| {
+            Error::new(FailureClass::Deadline, "the deadline passed while initializing a new session")
+        })??;
+        *renewals += 1;
+        lifecycle.on_report(&Report::Restored { session: Box::new(session), attempts: 1 });
+        Ok(())
     }
 
     async fn request_as<T: DeserializeOwned>(

@@ -20,6 +20,11 @@
 //! - The server's `ping` is answered here, whatever handler is installed.
 //! - Dropping a call's future before its reply removes it and tells the server
 //!   (the era's cancellation: `notifications/cancelled` on legacy).
+//! - A failure the transport reports for one request
+//!   ([`Inbound::RequestFailed`]) ends that call alone; a request refused
+//!   because the server forgot the session ([`Inbound::SessionExpired`]) ends
+//!   with `transport_closed` and the [`SessionExpired`] marker as its source,
+//!   for the binding to re-initialize and send it again.
 //! - When the connection ends, every call that was sent ends `indeterminate`
 //!   (it may or may not have taken effect, so it must not be replayed) unless
 //!   the connection was closed on purpose, which ends them with `shutdown`.
@@ -30,6 +35,8 @@
 //!   distinction the retry policy ([`crate::layer::retry`]) rests on.
 //!
 //! # Tasks
+//!
+//! [`SessionExpired`]: crate::transport::SessionExpired
 //!
 //! [`Connection::start`] spawns two tasks: a writer, which owns the transport's
 //! sending half so that a caller dropped mid-write can never leave half a
@@ -202,9 +209,15 @@ impl Connection {
         Connection { _life: Arc::new(LastHandle(shared.clone())), shared }
     }
 
-    /// Installs the era the handshake chose.
+    /// Installs the era the handshake chose, and tells the transport the
+    /// negotiated version ([`MessageSender::negotiated`]) before anything of
+    /// that era is sent.
     pub fn set_era(&self, era: Arc<dyn Era>) {
+        let version = era.protocol_version().to_string();
         *self.shared.era.write().expect("era lock") = era;
+        if !version.is_empty() {
+            self.shared.sender.negotiated(&version);
+        }
     }
 
     /// The era in force.
@@ -459,6 +472,20 @@ async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::transport::
                     shared.fail(&id, error);
                 }
             }
+            Ok(Some(Inbound::RequestFailed { id, class, message })) => {
+                shared.fail(&id, Error::new(class, message));
+            }
+            Ok(Some(Inbound::SessionExpired { id })) => match id {
+                Some(id) => {
+                    let error = Error::new(
+                        FailureClass::TransportClosed,
+                        "the server no longer knows the session (HTTP 404); the request was not processed",
+                    )
+                    .with_source(crate::transport::SessionExpired);
+                    shared.fail(&id, error);
+                }
+                None => shared.warn("the server no longer knows the session (HTTP 404)".to_string()),
+            },
             Ok(None) => {
                 shared.finish(FailureClass::TransportClosed, "the server closed the connection");
                 return;

@@ -18,6 +18,18 @@
 //!   the connection really being over.
 //! - [`MessageSender::close`] is graceful, bounded in time and idempotent.
 //!
+//! - A failure that concerns one request alone (an HTTP exchange refused
+//!   with an error status, a reply stream that broke and could not be
+//!   resumed) is reported as [`Inbound::RequestFailed`] for that request's
+//!   id; the connection goes on.
+//! - A server that forgot the session (HTTP 404 on a request that carried
+//!   `Mcp-Session-Id`) is reported as [`Inbound::SessionExpired`]; see
+//!   [`SessionExpired`] for what the engine and the binding do with it.
+//! - A transport that carries the negotiated protocol version outside the
+//!   messages (HTTP's `MCP-Protocol-Version` header) learns it through
+//!   [`MessageSender::negotiated`], which the connection calls when the
+//!   handshake installs an era.
+//!
 //! A [`TransportFactory`] makes connections; a binding keeps one so that it
 //! can dial again after a connection is lost.
 
@@ -25,10 +37,12 @@ use async_trait::async_trait;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::error::Error;
+use crate::error::{Error, FailureClass};
 use crate::protocol::RequestId;
 
 pub mod framing;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod memory;
 pub mod stdio;
 
@@ -63,6 +77,50 @@ pub enum Inbound {
         /// precisely once the frame was known to be damaged).
         bytes: u64,
     },
+    /// The request `id` failed in the transport (an HTTP error status, a
+    /// reply stream that broke and could not be resumed, a reply over the
+    /// body bound). That call alone ends, with `class` and `message`; the
+    /// connection goes on.
+    RequestFailed {
+        /// The request that failed.
+        id: RequestId,
+        /// How it failed: `indeterminate` when the server may have acted on
+        /// it, `remote_http`, `limit_exceeded`, `auth_required`, ….
+        class: FailureClass,
+        /// A bounded description without credentials.
+        message: String,
+    },
+    /// The server no longer knows the session this connection was using
+    /// (HTTP 404 on a request that carried `Mcp-Session-Id`). The request
+    /// `id`, when there is one, was refused and not processed, so it may be
+    /// sent again once the handshake has been run again on the same
+    /// connection. See [`SessionExpired`].
+    SessionExpired {
+        /// The refused request, or `None` when a notification or a response
+        /// was refused.
+        id: Option<RequestId>,
+    },
+}
+
+/// The marker an error carries as its source when its request was refused
+/// because the server forgot the session ([`Inbound::SessionExpired`]).
+///
+/// The connection ends such a call with class `transport_closed` and this
+/// source; [`is_session_expired`] recognises it. The binding reacts by
+/// running the `initialize` handshake again on the same connection (the
+/// transport has dropped the old session id, so the server issues a new one)
+/// and sending the refused request once more: it was not processed, so this
+/// is not a replay. Calls in flight whose reply streams died with the old
+/// session are reported by the transport as [`Inbound::RequestFailed`] with
+/// class `indeterminate`, and are never sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, thiserror::Error)]
+#[error("the server no longer knows the session; the request was not processed")]
+pub struct SessionExpired;
+
+/// Whether `error` ended a request that the server refused because it forgot
+/// the session (see [`SessionExpired`]).
+pub fn is_session_expired(error: &Error) -> bool {
+    std::error::Error::source(error).is_some_and(|source| source.is::<SessionExpired>())
 }
 
 /// How much of a damaged frame's start a transport keeps for diagnosis.
@@ -94,6 +152,15 @@ pub trait MessageSender: Send + Sync + 'static {
     /// Ends the connection gracefully. Bounded in time and idempotent; after
     /// it returns, the receiver yields `Ok(None)` or an error.
     async fn close(&self) -> Result<(), Error>;
+
+    /// The handshake settled on `protocol_version`. Transports that carry
+    /// the version outside the messages record it here (streamable HTTP
+    /// sends it as `MCP-Protocol-Version` on every later request); the
+    /// default does nothing. Called by the connection whenever an era is
+    /// installed, before any message of that era is sent. Must not block.
+    fn negotiated(&self, protocol_version: &str) {
+        let _ = protocol_version;
+    }
 }
 
 /// The reading half of a connection.
@@ -181,7 +248,7 @@ impl fmt::Debug for RedactedOrigin {
 #[async_trait]
 pub trait TransportFactory: Send + Sync + 'static {
     /// Names the transport: `"stdio"`, `"streamable_http"`, `"sse"`,
-    /// `"memory"`.
+    /// `"http"` (streamable HTTP with a legacy fallback), `"memory"`.
     fn kind(&self) -> &'static str;
 
     /// A display origin without credentials.
