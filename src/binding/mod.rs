@@ -18,18 +18,43 @@
 //!
 //! The binding's methods build an [`McpRequest`], send it through a clone of
 //! the stack, and convert the reply into the crate's bounded result types.
+//!
+//! # What the server starts
+//!
+//! The host's [`Handlers`] serve what a server asks of the host:
+//! [`elicitation`] (a person's input), [`sampling`] (the host's model),
+//! [`roots`] (the host's directories) and [`logging`] (the server's log
+//! records). Each module says what it bounds and how it fails. A binding
+//! also keeps the server's resource subscriptions
+//! ([`Binding::subscribe`]), reported as [`Event::ResourceUpdated`].
 
 mod definition;
+pub mod elicitation;
 mod events;
+pub mod handlers;
 mod inbound;
+pub mod logging;
+pub mod roots;
+pub mod sampling;
 mod status;
 
 pub use definition::{ClientCapabilities, Definition, ToolFilter};
+pub use elicitation::{ElicitAction, ElicitRequest, ElicitResult, ElicitationMode};
 pub use events::{Event, EventHandler, EVENT_QUEUE};
+pub use handlers::{
+    ElicitationModes, ElicitationService, Handlers, LogService, RootsService, SamplingService,
+};
+pub use inbound::MAX_RESOURCE_URI_BYTES;
+pub use logging::{LogMessage, LOG_QUEUE};
+pub use roots::{root_for_path, ListRoots};
+pub use sampling::{
+    sampling_denied, sampling_depth, with_sampling_depth, SampleOutcome, SampleRequest, SampleResult,
+};
 pub use status::{Failure, State, Status};
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -44,39 +69,29 @@ use crate::layer::{DeadlineLayer, ProgressLayer, ProgressRouter};
 use crate::limits::{Limits, Timeouts};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
 use crate::protocol::lifecycle::Implementation;
+use crate::protocol::logging::LoggingLevel;
+use crate::protocol::methods;
 use crate::protocol::prompts::{GetPromptResult, Prompt};
 use crate::protocol::resources::{ReadResourceResult, Resource, ResourceTemplate};
 use crate::protocol::tools::{CallToolResult, Tool};
-use crate::protocol::{lifecycle, methods};
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
 use events::EventBus;
-use inbound::BindingInbound;
+use inbound::{client_capabilities, BindingInbound};
 
 /// The most warnings one listing or result keeps.
 pub const MAX_WARNINGS: usize = 64;
-
-/// The host's services for what a server starts on its own.
-#[derive(Clone, Default)]
-pub struct Handlers {
-    /// Receives the binding's events. `None` discards them.
-    pub event: Option<EventHandler>,
-}
-
-impl fmt::Debug for Handlers {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Handlers").field("event", &self.event.is_some()).finish()
-    }
-}
-
-impl Handlers {
-    /// Handlers with an event handler.
-    pub fn with_events(mut self, f: impl Fn(Event) + Send + Sync + 'static) -> Self {
-        self.event = Some(Arc::new(f));
-        self
-    }
-}
+/// The most values [`Binding::complete`] keeps (the specification's own
+/// maximum per response).
+pub const MAX_COMPLETION_VALUES: usize = 100;
+/// The longest completion value kept, in bytes; a longer one is dropped
+/// (a cut value would complete to something the server never offered).
+pub const MAX_COMPLETION_VALUE_BYTES: usize = 1024;
+/// The most bytes of completion values [`Binding::complete`] keeps in all.
+pub const MAX_COMPLETION_BYTES: usize = 64 << 10;
+/// The longest resource URI [`Binding::subscribe`] accepts.
+pub const MAX_SUBSCRIPTION_URI_BYTES: usize = MAX_RESOURCE_URI_BYTES;
 
 /// The type-erased stack a binding sends its requests through.
 pub type BindingService = BoxCloneSyncService<McpRequest, McpResponse, Error>;
@@ -109,6 +124,10 @@ struct Inner {
     status: Mutex<StatusCore>,
     events: EventBus,
     progress: ProgressRouter,
+    inbound: Arc<BindingInbound>,
+    /// The resources subscribed to, kept so that a new connection can
+    /// subscribe again ([`Binding::resubscribe_all`]).
+    subscriptions: Mutex<BTreeSet<String>>,
 }
 
 struct StatusCore {
@@ -142,7 +161,15 @@ impl Binding {
         let transport_kind = definition.transport.kind();
         emit_state(&events, &name, State::Configured, State::Starting);
 
-        let inbound = Arc::new(BindingInbound::new(name.clone(), limits, events.clone(), progress.clone()));
+        let inbound = Arc::new(BindingInbound::new(
+            &definition,
+            &handlers,
+            limits,
+            timeouts,
+            events.clone(),
+            progress.clone(),
+        ));
+        let capabilities = client_capabilities(&definition, &handlers);
         let mut config = ConnectConfig::new(name.clone());
         config.max_frame_bytes = limits.max_frame_bytes;
         config.max_body_bytes = limits.max_body_bytes;
@@ -151,9 +178,8 @@ impl Binding {
         let start = async {
             let transport = definition.transport.connect(&config).await?;
             let connection = Connection::start(transport, inbound.clone());
-            let session = legacy::initialize(&connection, client_capabilities(&definition), client_info())
-                .await
-                .inspect_err(|_| {
+            let session =
+                legacy::initialize(&connection, capabilities, client_info()).await.inspect_err(|_| {
                     let connection = connection.clone();
                     tokio::spawn(async move { connection.close().await });
                 })?;
@@ -176,6 +202,7 @@ impl Binding {
             }
         };
 
+        inbound.set_protocol_version(&session.protocol_version);
         let service = ServiceBuilder::new()
             .layer(DeadlineLayer::new(timeouts.request))
             .layer(ProgressLayer::new(progress.clone()))
@@ -183,7 +210,7 @@ impl Binding {
             .service(connection.clone());
         let service = BoxCloneSyncService::new(service);
         emit_state(&events, &name, State::Starting, State::Ready);
-        Ok(Binding {
+        let binding = Binding {
             inner: Arc::new(Inner {
                 name,
                 limits,
@@ -200,8 +227,32 @@ impl Binding {
                 }),
                 events,
                 progress,
+                inbound,
+                subscriptions: Mutex::new(BTreeSet::new()),
             }),
-        })
+        };
+        binding.configure_session(definition.log_level).await;
+        Ok(binding)
+    }
+
+    /// What a binding does over a freshly handshaken connection before it is
+    /// used: turns the server's logs on when a log handler is installed and
+    /// the server advertises logging. A failure is a warning event, never
+    /// the end of the binding.
+    ///
+    /// The reconnect path must run it after every new handshake, followed by
+    /// [`Binding::resubscribe_all`].
+    async fn configure_session(&self, log_level: LoggingLevel) {
+        if !self.inner.inbound.has_log_handler() || self.inner.session.capabilities.logging.is_none() {
+            return;
+        }
+        if let Err(e) = self.set_log_level(log_level).await {
+            self.inner.events.emit(Event::Warning {
+                binding: self.inner.name.clone(),
+                text: format!("could not turn the server's logs on: {e}"),
+                at: SystemTime::now(),
+            });
+        }
     }
 
     /// The binding's name.
@@ -260,11 +311,22 @@ impl Binding {
             last_change: core.last_change,
             reconnect_attempt: 0,
             dropped_events: self.inner.events.dropped(),
+            dropped_logs: self.inner.inbound.dropped_logs(),
         }
     }
 
+    /// Server log records dropped because the host's log service fell
+    /// behind (see [`logging`]).
+    pub fn dropped_logs(&self) -> u64 {
+        self.inner.inbound.dropped_logs()
+    }
+
     /// Sends one request through the stack.
+    ///
+    /// Sent from within the host's sampling service, the request counts in
+    /// that sampling chain's depth until its reply (see [`sampling`]).
     pub async fn request(&self, request: McpRequest, op: &'static str) -> Result<McpResponse, Error> {
+        let _depth = self.inner.inbound.depth().track();
         self.inner
             .service
             .clone()
@@ -447,6 +509,12 @@ impl Binding {
 
     /// Asks the server to complete the argument `argument` of a prompt or
     /// resource template, given its current `value` and the other arguments.
+    ///
+    /// The values are bounded: at most [`MAX_COMPLETION_VALUES`], each at
+    /// most [`MAX_COMPLETION_VALUE_BYTES`] (a longer one is dropped, not
+    /// cut), at most [`MAX_COMPLETION_BYTES`] in all, in the server's order.
+    /// When any was dropped, `has_more` is `Some(true)`: more exist than
+    /// were kept.
     pub async fn complete(
         &self,
         reference: CompletionReference,
@@ -458,9 +526,143 @@ impl Binding {
         if !context.is_empty() {
             params["context"] = json!({ "arguments": context });
         }
-        let (result, _) =
+        let (mut result, _): (CompleteResult, _) =
             self.request_as(methods::COMPLETION_COMPLETE, params, CallOpts::default(), "complete").await?;
+        let offered = std::mem::take(&mut result.completion.values);
+        let offered_count = offered.len();
+        let mut total_bytes = 0;
+        for value in offered {
+            if result.completion.values.len() >= MAX_COMPLETION_VALUES
+                || value.len() > MAX_COMPLETION_VALUE_BYTES
+                || total_bytes + value.len() > MAX_COMPLETION_BYTES
+            {
+                continue;
+            }
+            total_bytes += value.len();
+            result.completion.values.push(value);
+        }
+        if result.completion.values.len() < offered_count {
+            result.completion.has_more = Some(true);
+        }
         Ok(result)
+    }
+
+    /// Sets the least severe server log level to receive: sends
+    /// `logging/setLevel` and delivers nothing below `level` to the log
+    /// service from then on. Fails with `invalid_config`, sending nothing,
+    /// when the server does not advertise logging.
+    ///
+    /// A binding calls this itself after the handshake when a log handler is
+    /// installed (see [`logging`]).
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        if self.inner.session.capabilities.logging.is_none() {
+            return Err(Error::new(FailureClass::InvalidConfig, "the server does not advertise logging")
+                .with_binding(&self.inner.name)
+                .with_op("set_log_level"));
+        }
+        let params = json!({ "level": level });
+        self.request(McpRequest::with_value(methods::LOGGING_SET_LEVEL, params), "set_log_level").await?;
+        self.inner.inbound.set_log_level(level);
+        Ok(())
+    }
+
+    /// Tells the server the host's roots changed
+    /// (`notifications/roots/list_changed`); it will ask for them again.
+    /// Fails with `invalid_config`, sending nothing, when the binding did
+    /// not advertise roots.
+    pub async fn notify_roots_changed(&self) -> Result<(), Error> {
+        if !self.inner.inbound.serves_roots() {
+            return Err(Error::new(FailureClass::InvalidConfig, "this binding did not advertise roots")
+                .with_binding(&self.inner.name)
+                .with_op("notify_roots_changed"));
+        }
+        self.inner
+            .connection
+            .notify(methods::NOTIFICATIONS_ROOTS_LIST_CHANGED, None)
+            .await
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("notify_roots_changed"))
+    }
+
+    /// Subscribes to updates of the resource `uri` (passed verbatim, never
+    /// resolved on the host): the server's `notifications/resources/updated`
+    /// become [`Event::ResourceUpdated`]. The binding keeps the subscription
+    /// (at most `Limits::max_resource_count` of them) so that a new
+    /// connection can restore it.
+    ///
+    /// Fails with `invalid_config`, sending nothing, when the server does
+    /// not advertise `resources.subscribe`, or the URI is empty or over
+    /// [`MAX_SUBSCRIPTION_URI_BYTES`]; with `limit_exceeded` when the
+    /// binding holds its maximum already.
+    pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        self.check_subscription(uri, "subscribe")?;
+        {
+            let subs = self.inner.subscriptions.lock().expect("subscriptions lock");
+            if !subs.contains(uri) && subs.len() >= self.inner.limits.max_resource_count {
+                return Err(Error::new(
+                    FailureClass::LimitExceeded,
+                    format!("the binding holds {} subscriptions already", subs.len()),
+                )
+                .with_binding(&self.inner.name)
+                .with_op("subscribe"));
+            }
+        }
+        self.request(
+            McpRequest::with_value(methods::RESOURCES_SUBSCRIBE, json!({ "uri": uri })),
+            "subscribe",
+        )
+        .await?;
+        self.inner.subscriptions.lock().expect("subscriptions lock").insert(uri.to_string());
+        Ok(())
+    }
+
+    /// Ends the subscription to `uri`. The binding forgets it even when the
+    /// server's answer is an error: the host no longer wants the updates.
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        self.check_subscription(uri, "unsubscribe")?;
+        self.inner.subscriptions.lock().expect("subscriptions lock").remove(uri);
+        let params = json!({ "uri": uri });
+        self.request(McpRequest::with_value(methods::RESOURCES_UNSUBSCRIBE, params), "unsubscribe")
+            .await
+            .map(drop)
+    }
+
+    fn check_subscription(&self, uri: &str, op: &'static str) -> Result<(), Error> {
+        let problem = if !self.inner.session.capabilities.resources_subscribe() {
+            Some("the server does not support resource subscriptions".to_string())
+        } else if uri.is_empty() || uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
+            Some(format!("a resource URI must be 1 to {MAX_SUBSCRIPTION_URI_BYTES} bytes"))
+        } else {
+            None
+        };
+        match problem {
+            Some(text) => {
+                Err(Error::new(FailureClass::InvalidConfig, text).with_binding(&self.inner.name).with_op(op))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The resources this binding is subscribed to, in order.
+    pub fn subscriptions(&self) -> Vec<String> {
+        self.inner.subscriptions.lock().expect("subscriptions lock").iter().cloned().collect()
+    }
+
+    /// Subscribes again to every resource in [`Binding::subscriptions`]:
+    /// what a new connection needs, since subscriptions die with the old
+    /// one. Returns the failures (the binding keeps those subscriptions, to
+    /// try again on the next connection); empty when all succeeded or there
+    /// were none.
+    pub async fn resubscribe_all(&self) -> Vec<(String, Error)> {
+        let mut failures = Vec::new();
+        for uri in self.subscriptions() {
+            let params = json!({ "uri": uri });
+            if let Err(e) =
+                self.request(McpRequest::with_value(methods::RESOURCES_SUBSCRIBE, params), "subscribe").await
+            {
+                failures.push((uri, e));
+            }
+        }
+        failures
     }
 
     /// Closes the binding: pending calls end with `shutdown`, the transport
@@ -506,9 +708,4 @@ fn client_info() -> Implementation {
         icons: None,
         website_url: None,
     }
-}
-
-fn client_capabilities(definition: &Definition) -> lifecycle::ClientCapabilities {
-    let _ = definition;
-    lifecycle::ClientCapabilities::default()
 }

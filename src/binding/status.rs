@@ -90,4 +90,7 @@ pub struct Status {
     pub reconnect_attempt: u32,
     /// Events dropped because the host's event handler fell behind.
     pub dropped_events: u64,
+    /// Server log records dropped because the host's log service fell
+    /// behind (see [`crate::binding::logging`]).
+    pub dropped_logs: u64,
 }
