@@ -162,6 +162,8 @@ limit_flags!(
     max_sampling_depth,
     max_sampling_concurrency,
     max_sampling_tokens,
+    max_sampling_messages,
+    max_sampling_request_bytes,
 );
 
 const EXIT_CONNECT: u8 = 3;
