@@ -59,6 +59,14 @@ pub fn scripted<F>(script: F) -> (MemoryFactory, Recorder)
 where
     F: Fn(&Wire, &Request) + Send + Sync + 'static,
 {
+    scripted_with(initialize_result(), script)
+}
+
+/// As [`scripted`], answering `initialize` with `init`.
+pub fn scripted_with<F>(init: Value, script: F) -> (MemoryFactory, Recorder)
+where
+    F: Fn(&Wire, &Request) + Send + Sync + 'static,
+{
     let recorder = Recorder::default();
     let rec = recorder.clone();
     let script = Arc::new(script);
@@ -75,13 +83,14 @@ where
         });
         let rec = rec.clone();
         let script = script.clone();
+        let init = init.clone();
         tokio::spawn(async move {
             while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
                 let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
                 rec.seen.lock().unwrap().push(value);
                 match Message::parse(&text) {
                     Ok(Message::Request(req)) if req.method == "initialize" => {
-                        let rsp = Response::result(req.id.clone(), initialize_result());
+                        let rsp = Response::result(req.id.clone(), init.clone());
                         wire.raw(Message::Response(rsp).to_json());
                     }
                     Ok(Message::Request(req)) => script(&wire, &req),
