@@ -645,12 +645,9 @@ fn ask_field(name: &str, prop: &Value, required: bool) -> Entry {
                 _ => None,
             },
             ("integer", _) => line.trim().parse::<i64>().ok().map(Value::from),
-            ("number", _) => line
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .and_then(|n| serde_json::Number::from_f64(n))
-                .map(Value::Number),
+            ("number", _) => {
+                line.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number)
+            }
             _ => Some(Value::String(line)),
         };
         match parsed {
