@@ -388,6 +388,46 @@ async fn an_undeclared_mode_is_invalid_params() {
 }
 
 #[tokio::test]
+async fn url_mode_is_refused_before_2025_11_25_even_when_declared() {
+    let older = json!({
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "scripted", "version": "1"},
+    });
+    let (factory, rec) = scripted_with(older, |wire: &Wire, req| {
+        if req.method == "tools/call" {
+            wire.raw(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "elicitation/create", "params": {
+                    "mode": "url", "message": "Open", "url": "https://example.com", "elicitationId": "e"
+                }})
+                .to_string(),
+            );
+            wire.reply(&id_of(req), json!({"content": []}));
+        }
+    });
+    let handlers = Handlers::default()
+        .elicitation(|_req| async { Ok(ElicitResult::accept_url()) })
+        .elicitation_modes(ElicitationModes { form: true, url: true });
+    let mut def = Definition::new("t", factory);
+    def.capabilities = ALL_CAPS;
+    let b = connect(def, handlers).await;
+    assert_eq!(b.session().protocol_version, "2025-06-18");
+    b.call_tool("go", json!({}), CallOpts::default()).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let reply = loop {
+        let found =
+            rec.seen.lock().unwrap().iter().find(|m| m["id"] == 0 && m.get("method").is_none()).cloned();
+        if let Some(reply) = found {
+            break reply;
+        }
+        assert!(Instant::now() < deadline, "no reply to the elicitation");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    b.close().await;
+}
+
+#[tokio::test]
 async fn sep1034_defaults_are_accepted_whole() {
     // The schema of the conformance scenario elicitation-sep1034-client-defaults.
     let schema = json!({"type": "object", "properties": {
