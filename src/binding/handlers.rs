@@ -55,6 +55,14 @@
 //! | `roots` | `roots.listChanged` | `roots/list` |
 //! | `log` | nothing (logging is a server capability) | `notifications/message`, and turns logs on with `logging/setLevel` |
 //!
+//! A handler that calls back through its own binding (a sampling handler
+//! calling a tool, say) holds a clone of the [`Binding`], and the binding
+//! holds the handler: the two then keep each other alive, and only
+//! [`Binding::close`] ends the connection (and a stdio child). Close such a
+//! binding explicitly.
+//!
+//! [`Binding`]: super::Binding
+//! [`Binding::close`]: super::Binding::close
 //! [`Definition`]: crate::Definition
 //! [`ClientCapabilities`]: crate::ClientCapabilities
 
