@@ -17,6 +17,25 @@
 //! Commands: `tools`, `call NAME 'JSON'`, `prompts`, `get-prompt NAME 'JSON'`,
 //! `resources`, `templates`, `read URI`.
 //!
+//! # What the server may ask
+//!
+//! - **Elicitation.** When the server asks for input, the CLI asks on the
+//!   terminal (stderr for the prompts, stdin for the answers, so it works
+//!   through a pipe too): field by field from the requested schema (required
+//!   fields first), showing each field's description, choices and default;
+//!   an empty line takes the default or skips an optional field; `:decline`
+//!   or `:cancel` at any prompt answers that. The answer is shown for review
+//!   and checked against the schema before it is sent. A URL request shows
+//!   the URL in full (never opened by the CLI) and asks for consent. With
+//!   `--accept-defaults` it does not prompt: it accepts with the schema's
+//!   defaults (and consents to a URL), or cancels when a required field has
+//!   no default. End of input cancels.
+//! - **Roots.** `--root DIR` (repeatable) offers DIR as a root (a `file://`
+//!   URI).
+//! - **Logs.** `--log-level LEVEL` (`debug` … `emergency`) turns the
+//!   server's logs on at LEVEL and prints them on stderr as
+//!   `[binding] level logger: text`.
+//!
 //! Every timeout and limit of the binding's definition is a flag named after
 //! its field in kebab-case: `--startup-timeout-ms`, `--request-timeout-ms`,
 //! `--elicitation-timeout-ms`, `--max-concurrent-requests`,
@@ -56,14 +75,20 @@
 use base64::Engine as _;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
+use mcp_stack::binding::{
+    root_for_path, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage,
+};
 use mcp_stack::content::ResourceContent;
+use mcp_stack::protocol::logging::LoggingLevel;
 #[cfg(feature = "http")]
 use mcp_stack::transport::http::{HttpBuilder, SecretHeaders};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
-use mcp_stack::{Binding, CallOpts, Content, Definition, Error, Handlers, Limits, Timeouts};
+use mcp_stack::{
+    Binding, CallOpts, ClientCapabilities, Content, Definition, Error, Handlers, Limits, Timeouts,
+};
 use serde_json::{json, Map, Value};
-use std::io::IsTerminal;
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -98,6 +123,15 @@ struct Cli {
     /// The binding's name.
     #[arg(long, global = true, default_value = "server")]
     binding: String,
+    /// Answer elicitation with the schema's defaults, without prompting.
+    #[arg(long, global = true)]
+    accept_defaults: bool,
+    /// Offer this directory to the server as a root (repeatable).
+    #[arg(long = "root", value_name = "DIR", global = true)]
+    roots: Vec<std::path::PathBuf>,
+    /// Print the server's logs at this level and above on stderr.
+    #[arg(long, value_name = "LEVEL", global = true)]
+    log_level: Option<String>,
     #[command(flatten)]
     timeouts: TimeoutFlags,
     #[command(flatten)]
@@ -191,6 +225,8 @@ limit_flags!(
     max_sampling_depth,
     max_sampling_concurrency,
     max_sampling_tokens,
+    max_sampling_messages,
+    max_sampling_request_bytes,
 );
 
 const EXIT_CONNECT: u8 = 3;
@@ -311,9 +347,9 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         }
         _ => None,
     };
+    let handlers = handlers(&cli, &mut definition)?;
 
-    let binding =
-        Binding::connect(definition, Handlers::default()).await.map_err(|e| failure(EXIT_CONNECT, &e))?;
+    let binding = Binding::connect(definition, handlers).await.map_err(|e| failure(EXIT_CONNECT, &e))?;
     let outcome = command(&cli, &binding, arguments).await;
     binding.close().await;
     outcome
@@ -438,6 +474,270 @@ async fn command(cli: &Cli, binding: &Binding, arguments: Option<Map<String, Val
         println!("{text}");
     }
     Ok(code)
+}
+
+/// The host's side: elicitation on the terminal, `--root`, `--log-level`.
+fn handlers(cli: &Cli, definition: &mut Definition) -> Result<Handlers, Failure> {
+    let mut roots = Vec::new();
+    for dir in &cli.roots {
+        let dir = dir
+            .canonicalize()
+            .ok()
+            .filter(|d| d.is_dir())
+            .ok_or_else(|| usage(format!("--root {}: not a directory", dir.display())))?;
+        roots.push(root_for_path(&dir).map_err(|e| usage(e.to_string()))?);
+    }
+    definition.capabilities =
+        ClientCapabilities { elicitation: true, sampling: false, roots: !roots.is_empty() };
+    let accept_defaults = cli.accept_defaults;
+    // One prompt at a time, whatever the server asks at once.
+    let terminal = Arc::new(tokio::sync::Mutex::new(()));
+    let mut handlers = Handlers::default()
+        .elicitation(move |req: ElicitRequest| {
+            let terminal = terminal.clone();
+            async move {
+                let _turn = terminal.lock().await;
+                tokio::task::spawn_blocking(move || ask(&req, accept_defaults))
+                    .await
+                    .map_err(|e| Error::new(mcp_stack::FailureClass::Cancelled, e.to_string()))
+            }
+        })
+        .elicitation_modes(ElicitationModes { form: true, url: true })
+        .with_roots(roots);
+    if let Some(level) = &cli.log_level {
+        definition.log_level = level
+            .parse::<LoggingLevel>()
+            .map_err(|_| usage(format!("--log-level {level:?}: one of debug, info, notice, warning, error, critical, alert, emergency")))?;
+        handlers = handlers.log(|m: LogMessage| async move {
+            let logger = m.logger.map(|l| format!(" {l}:")).unwrap_or_default();
+            eprintln!("[{}] {}{} {}", m.binding, m.level, logger, m.text);
+            Ok(())
+        });
+    }
+    Ok(handlers)
+}
+
+/// Server text made safe for a terminal: control characters (but line
+/// breaks) and bidirectional overrides shown as `?`.
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            if (c.is_control() && c != '\n') || bidi {
+                '?'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// Reads one answer line; `None` at end of input.
+fn read_answer(prompt: &str) -> Option<String> {
+    eprint!("{prompt}");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line.trim_end_matches(['\r', '\n']).to_string()),
+    }
+}
+
+/// What the person typed at one field.
+enum Entry {
+    Value(Value),
+    Skip,
+    Decline,
+    Cancel,
+}
+
+/// Asks a person (or accepts the defaults) on the terminal. Runs on a
+/// blocking thread.
+fn ask(req: &ElicitRequest, accept_defaults: bool) -> ElicitResult {
+    eprintln!("\n[{}] asks: {}", req.binding, clean(&req.message));
+    if req.mode == ElicitationMode::Url {
+        let url = clean(req.url.as_deref().unwrap_or_default());
+        let host = url.split("://").nth(1).and_then(|rest| rest.split(['/', '?', '#']).next()).unwrap_or("");
+        eprintln!(
+            "  URL:  {url}\n  host: {host}\n  (the CLI does not open it; open it yourself if you trust it)"
+        );
+        if accept_defaults {
+            eprintln!("  --accept-defaults: accepted");
+            return ElicitResult::accept_url();
+        }
+        return match read_answer("  accept? [a]ccept / [d]ecline / [c]ancel: ").as_deref().map(str::trim) {
+            Some("a" | "accept" | "y" | "yes") => ElicitResult::accept_url(),
+            Some("d" | "decline" | "n" | "no") => ElicitResult::decline(),
+            _ => ElicitResult::cancel(),
+        };
+    }
+    let schema = req.schema.clone().unwrap_or_else(|| json!({}));
+    if accept_defaults {
+        let content = req.defaults();
+        return match req.validate(&content) {
+            Ok(()) => {
+                eprintln!("  --accept-defaults: {}", Value::Object(content.clone()));
+                ElicitResult::accept(content)
+            }
+            Err(e) => {
+                eprintln!("  --accept-defaults: cannot accept ({}); cancelled", e.message());
+                ElicitResult::cancel()
+            }
+        };
+    }
+    for _attempt in 0..3 {
+        let mut content = Map::new();
+        for (name, prop, required) in fields(&schema) {
+            match ask_field(name, prop, required) {
+                Entry::Value(v) => {
+                    content.insert(name.to_string(), v);
+                }
+                Entry::Skip => {}
+                Entry::Decline => return ElicitResult::decline(),
+                Entry::Cancel => return ElicitResult::cancel(),
+            }
+        }
+        if let Err(e) = req.validate(&content) {
+            eprintln!("  not valid: {}; again", e.message());
+            continue;
+        }
+        eprintln!("  answer: {}", Value::Object(content.clone()));
+        return match read_answer("  send it? [Y]es / [n]o (decline) / [c]ancel: ").as_deref().map(str::trim) {
+            Some("" | "y" | "Y" | "yes") => ElicitResult::accept(content),
+            Some("n" | "no" | "d" | "decline") => ElicitResult::decline(),
+            _ => ElicitResult::cancel(),
+        };
+    }
+    ElicitResult::cancel()
+}
+
+/// The schema's properties, required ones first (in the schema's order),
+/// then the others by name.
+fn fields(schema: &Value) -> Vec<(&str, &Value, bool)> {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = schema["properties"].as_object() else { return Vec::new() };
+    let mut out: Vec<(&str, &Value, bool)> =
+        required.iter().filter_map(|r| props.get(*r).map(|p| (*r, p, true))).collect();
+    out.extend(
+        props.iter().filter(|(k, _)| !required.contains(&k.as_str())).map(|(k, p)| (k.as_str(), p, false)),
+    );
+    out
+}
+
+/// The choices of an enum property: (value, label).
+fn choices(prop: &Value) -> Vec<(Value, String)> {
+    let labelled = |options: &Value| -> Vec<(Value, String)> {
+        options
+            .as_array()
+            .map(|o| {
+                o.iter()
+                    .filter_map(|c| {
+                        let v = c.get("const")?.clone();
+                        let label = c["title"].as_str().map(str::to_owned).unwrap_or_else(|| v.to_string());
+                        Some((v, label))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if let Some(values) = prop["enum"].as_array() {
+        let names = prop["enumNames"].as_array();
+        return values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let label = names.and_then(|n| n.get(i)).and_then(Value::as_str).map(str::to_owned);
+                (
+                    v.clone(),
+                    label.unwrap_or_else(|| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string())),
+                )
+            })
+            .collect();
+    }
+    if prop.get("oneOf").is_some() {
+        return labelled(&prop["oneOf"]);
+    }
+    let items = &prop["items"];
+    if items.get("enum").is_some() || items.get("anyOf").is_some() || items.get("oneOf").is_some() {
+        let mut inner = choices(items);
+        if inner.is_empty() {
+            inner = labelled(&items["anyOf"]);
+        }
+        return inner;
+    }
+    Vec::new()
+}
+
+fn pick(text: &str, options: &[(Value, String)]) -> Option<Value> {
+    let text = text.trim();
+    if let Ok(n) = text.parse::<usize>() {
+        if (1..=options.len()).contains(&n) {
+            return Some(options[n - 1].0.clone());
+        }
+    }
+    options.iter().find(|(v, label)| v.as_str() == Some(text) || label == text).map(|(v, _)| v.clone())
+}
+
+fn ask_field(name: &str, prop: &Value, required: bool) -> Entry {
+    let kind = prop["type"].as_str().unwrap_or("string");
+    let options = choices(prop);
+    let title = prop["title"].as_str().map(|t| format!(" ({})", clean(t))).unwrap_or_default();
+    eprintln!("  {}{title}{}", clean(name), if required { " — required" } else { "" });
+    if let Some(d) = prop["description"].as_str() {
+        eprintln!("    {}", clean(d));
+    }
+    for (i, (_, label)) in options.iter().enumerate() {
+        eprintln!("    {}. {}", i + 1, clean(label));
+    }
+    let default = prop.get("default");
+    let hint = match (kind, options.is_empty()) {
+        ("array", false) => "choices, comma-separated",
+        (_, false) => "a choice",
+        ("boolean", _) => "y/n",
+        ("integer", _) => "an integer",
+        ("number", _) => "a number",
+        _ => "text",
+    };
+    let default_text = default.map(|d| format!(", default {}", clean(&d.to_string()))).unwrap_or_default();
+    loop {
+        let Some(line) = read_answer(&format!("    {hint}{default_text}: ")) else { return Entry::Cancel };
+        match line.trim() {
+            ":decline" => return Entry::Decline,
+            ":cancel" => return Entry::Cancel,
+            "" => match default {
+                Some(d) => return Entry::Value(d.clone()),
+                None if !required => return Entry::Skip,
+                None => {
+                    eprintln!("    required");
+                    continue;
+                }
+            },
+            _ => {}
+        }
+        let parsed = match (kind, options.is_empty()) {
+            ("array", false) => {
+                line.split(',').map(|part| pick(part, &options)).collect::<Option<Vec<_>>>().map(Value::Array)
+            }
+            (_, false) => pick(&line, &options),
+            ("boolean", _) => match line.trim() {
+                "y" | "yes" | "true" => Some(Value::Bool(true)),
+                "n" | "no" | "false" => Some(Value::Bool(false)),
+                _ => None,
+            },
+            ("integer", _) => line.trim().parse::<i64>().ok().map(Value::from),
+            ("number", _) => {
+                line.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number)
+            }
+            _ => Some(Value::String(line)),
+        };
+        match parsed {
+            Some(v) => return Entry::Value(v),
+            None => eprintln!("    not {hint}"),
+        }
+    }
 }
 
 fn first_line(text: Option<&str>) -> &str {

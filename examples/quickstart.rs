@@ -6,11 +6,20 @@
 //! cargo run --example quickstart -- --stdio "npx -y @modelcontextprotocol/server-everything stdio"
 //! ```
 //!
-//! Against the demo server it calls `count`; against another server it calls
-//! `--tool NAME` with `--args JSON` (default: the first tool, no arguments).
+//! Against the demo server it calls `count`, then asks the server to log;
+//! against another server it calls `--tool NAME` with `--args JSON`
+//! (default: the first tool, no arguments).
+//!
+//! It also shows the host's side of the conversation: the server's log
+//! records are printed as they arrive (`--log-level LEVEL`, default `info`),
+//! the current directory is offered as a root, and when the server asks for
+//! input (elicitation) the request is printed and answered with the form's
+//! defaults when they satisfy it, declined otherwise.
 
+use mcp_stack::binding::{root_for_path, ElicitRequest, ElicitResult, LogMessage};
+use mcp_stack::protocol::logging::LoggingLevel;
 use mcp_stack::transport::stdio::StdioFactory;
-use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
+use mcp_stack::{Binding, CallOpts, ClientCapabilities, Content, Definition, Handlers};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -24,21 +33,39 @@ async fn main() {
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let (mut stdio, mut tool, mut tool_args) = (None, None, None);
+    let (mut stdio, mut tool, mut tool_args, mut log_level) = (None, None, None, LoggingLevel::Info);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--stdio" => stdio = args.next(),
             "--tool" => tool = args.next(),
             "--args" => tool_args = args.next(),
+            "--log-level" => log_level = args.next().unwrap_or_default().parse()?,
             other => return Err(format!("unknown argument {other:?} (try --stdio \"CMD ARGS\")").into()),
         }
     }
 
-    let definition = match &stdio {
+    let mut definition = match &stdio {
         Some(line) => Definition::with_factory("server", Arc::new(StdioFactory::from_command_line(line)?)),
         None => Definition::new("demo", mcp_stack::demo::factory()),
     };
-    let binding = Binding::connect(definition, Handlers::default()).await?;
+    // What this server may ask of us, and the level of logs we want.
+    definition.capabilities = ClientCapabilities { elicitation: true, roots: true, sampling: false };
+    definition.log_level = log_level;
+    let handlers = Handlers::default()
+        .log(|m: LogMessage| async move {
+            println!("  server log [{}] {}", m.level, m.text);
+            Ok(())
+        })
+        .with_roots(vec![root_for_path(std::env::current_dir()?)?])
+        .elicitation(|req: ElicitRequest| async move {
+            println!("  the server asks: {}", req.message.escape_debug());
+            let defaults = req.defaults();
+            Ok(match req.validate(&defaults) {
+                Ok(()) => ElicitResult::accept(defaults),
+                Err(_) => ElicitResult::decline(),
+            })
+        });
+    let binding = Binding::connect(definition, handlers).await?;
     let session = binding.session();
     println!(
         "connected to {} {} (protocol {})",
@@ -74,6 +101,18 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(structured) = &result.structured {
         println!("structured: {structured}");
+    }
+    if stdio.is_none() {
+        println!("asking the server to log");
+        binding
+            .call_tool(
+                "log",
+                json!({ "count": 2, "text": "hello from the demo server" }),
+                CallOpts::default(),
+            )
+            .await?;
+        // Log records are delivered on their own task; give them a moment.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     binding.close().await;
     Ok(())

@@ -41,6 +41,8 @@ export MCP_CLI="$ROOT/target/debug/examples/mcp"
 [ -x "$MCP_CLI" ] || die "the CLI was not built at $MCP_CLI"
 log "cargo test --features interop --test interop_stdio -- --test-threads=1"
 cargo test --features interop --test interop_stdio -- --test-threads=1
+log "cargo test --features interop --test interop_handlers -- --test-threads=1"
+cargo test --features interop --test interop_handlers -- --test-threads=1
 
 # ---- HTTP interop tests -----------------------------------------------------
 # server-everything in streamableHttp and sse modes, the Python server over

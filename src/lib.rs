@@ -17,7 +17,10 @@ pub mod request;
 pub mod session;
 pub mod transport;
 
-pub use binding::{Binding, ClientCapabilities, Definition, Event, Handlers, State, Status, ToolFilter};
+pub use binding::{
+    Binding, ClientCapabilities, Definition, ElicitRequest, ElicitResult, Event, Handlers, LogMessage,
+    SampleRequest, SampleResult, State, Status, ToolFilter,
+};
 pub use content::{Content, ToolResult};
 pub use error::{Error, FailureClass, Result};
 pub use layer::reconnect::ReconnectPolicy;

@@ -51,6 +51,10 @@ pub const DEFAULT_MAX_SAMPLING_DEPTH: usize = 2;
 pub const DEFAULT_MAX_SAMPLING_CONCURRENCY: usize = 2;
 /// Default [`Limits::max_sampling_tokens`].
 pub const DEFAULT_MAX_SAMPLING_TOKENS: usize = 8192;
+/// Default [`Limits::max_sampling_messages`].
+pub const DEFAULT_MAX_SAMPLING_MESSAGES: usize = 256;
+/// Default [`Limits::max_sampling_request_bytes`]: 1 MiB.
+pub const DEFAULT_MAX_SAMPLING_REQUEST_BYTES: usize = 1 << 20;
 /// The largest `instructions` text kept from a server: 16 KiB.
 pub const MAX_INSTRUCTIONS_BYTES: usize = 16 << 10;
 
@@ -140,6 +144,10 @@ limits! {
     max_sampling_concurrency = DEFAULT_MAX_SAMPLING_CONCURRENCY,
     /// Caps the tokens of one sampling completion.
     max_sampling_tokens = DEFAULT_MAX_SAMPLING_TOKENS,
+    /// Caps the messages of one sampling request.
+    max_sampling_messages = DEFAULT_MAX_SAMPLING_MESSAGES,
+    /// Caps one sampling request's system prompt plus messages, as JSON.
+    max_sampling_request_bytes = DEFAULT_MAX_SAMPLING_REQUEST_BYTES,
 }
 
 #[cfg(test)]

@@ -168,9 +168,10 @@ async fn the_digest_is_identical_across_two_connections_to_the_demo_server() {
     assert_eq!(ca.digest.len(), 64);
     assert_eq!(ca.digest, cb.digest, "the binding name is host policy, not offering");
     let raw: Vec<&str> = ca.tools.iter().map(|t| t.raw_name.as_str()).collect();
-    assert_eq!(raw, ["add", "count", "echo", "tiny_image"]);
+    assert_eq!(raw, ["add", "count", "echo", "log", "tiny_image", "touch"]);
     let models: Vec<&str> = ca.tools.iter().map(|t| t.model_name.as_str()).collect();
-    assert_eq!(models, ["mcp__demo__add", "mcp__demo__count", "mcp__demo__echo", "mcp__demo__tiny_image"]);
+    let expected: Vec<String> = raw.iter().map(|r| format!("mcp__demo__{r}")).collect();
+    assert_eq!(models, expected);
     assert_eq!(ca.prompts[0].name, "greeting");
     assert_eq!(ca.resources[0].uri, "demo://readme");
     assert_eq!(ca.resource_templates[0].uri_template, "demo://notes/{id}");

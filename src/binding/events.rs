@@ -12,6 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
 
+use super::elicitation::{ElicitAction, ElicitationMode};
+use super::sampling::SampleOutcome;
 use super::status::State;
 use crate::catalog::Family;
 use crate::error::FailureClass;
@@ -95,6 +97,99 @@ pub enum Event {
         /// The bounded message.
         text: String,
         /// When it was observed.
+        at: SystemTime,
+    },
+    /// An elicitation reached the host's elicitation service.
+    ElicitationRequested {
+        /// The binding whose server asked.
+        binding: String,
+        /// The mode.
+        mode: ElicitationMode,
+        /// When it reached the service.
+        at: SystemTime,
+    },
+    /// An elicitation ended: answered, refused, invalid or timed out.
+    ElicitationResolved {
+        /// The binding whose server asked.
+        binding: String,
+        /// The mode, repeated so that an observer need not correlate.
+        mode: ElicitationMode,
+        /// What the server was told, or `None` when it got an error instead
+        /// (a refused request, an answer that broke the schema, a failed
+        /// service).
+        action: Option<ElicitAction>,
+        /// The failure class: `None` for an accepted answer;
+        /// `elicitation_declined`, `elicitation_cancelled`,
+        /// `elicitation_timeout` for those answers; `elicitation_invalid`
+        /// for a refused request or an invalid answer; the service's own
+        /// class otherwise.
+        class: Option<FailureClass>,
+        /// Why, bounded, when it did not simply succeed. Validation
+        /// reports name locations, never the values a person typed.
+        message: Option<String>,
+        /// How long the host's service took: the time a person was waited
+        /// on (zero for a request refused before it reached the service).
+        duration: Duration,
+        /// When the outcome was observed.
+        at: SystemTime,
+    },
+    /// A server reported that a URL elicitation this binding accepted
+    /// finished out of band (`notifications/elicitation/complete`).
+    ElicitationComplete {
+        /// The binding.
+        binding: String,
+        /// The server's id of the elicitation.
+        elicitation_id: String,
+        /// When the notice arrived.
+        at: SystemTime,
+    },
+    /// A sampling request arrived.
+    SamplingRequested {
+        /// The binding whose server asked.
+        binding: String,
+        /// Its place in a sampling chain (see [`crate::binding::sampling`]).
+        depth: u32,
+        /// How many messages the conversation carried.
+        messages: usize,
+        /// The tokens granted: the server's request capped at
+        /// `Limits::max_sampling_tokens`.
+        max_tokens: u64,
+        /// The tokens the server asked for.
+        requested_max_tokens: u64,
+        /// When it arrived.
+        at: SystemTime,
+    },
+    /// A sampling request ended.
+    SamplingResolved {
+        /// The binding whose server asked.
+        binding: String,
+        /// Its place in a sampling chain.
+        depth: u32,
+        /// How it ended.
+        outcome: SampleOutcome,
+        /// The failure class, `None` when completed.
+        class: Option<FailureClass>,
+        /// The model the host used (bounded), or `None` when none answered.
+        model: Option<String>,
+        /// The tokens that were granted.
+        max_tokens: u64,
+        /// Why, bounded, when it did not complete.
+        message: Option<String>,
+        /// How long the host's service worked: what the server cost.
+        duration: Duration,
+        /// When the outcome was observed.
+        at: SystemTime,
+    },
+    /// A resource the binding subscribed to changed
+    /// (`notifications/resources/updated`).
+    ResourceUpdated {
+        /// The binding.
+        binding: String,
+        /// The resource the server says changed; it may be a sub-resource
+        /// of the one subscribed to. An opaque identifier, never a host
+        /// path.
+        uri: String,
+        /// When the notice arrived.
         at: SystemTime,
     },
     /// A line the server wrote outside the protocol (a stdio child's stderr).

@@ -1,36 +1,179 @@
 //! What a binding does with what its server sends on its own.
+//!
+//! Server requests (`elicitation/create`, `sampling/createMessage`,
+//! `roots/list`) go to the host's services, each through its own checks
+//! (see [`elicitation`](super::elicitation), [`sampling`](super::sampling),
+//! [`roots`](super::roots)); a request for a capability the binding did not
+//! advertise is answered "method not found". Notifications are routed
+//! without blocking the connection's reader: progress to its call, logs to
+//! the log pump and the events, resource updates and elicitation
+//! completions to the events.
 
-use std::sync::Arc;
+use serde_json::{json, Value};
+use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
+use super::definition::Definition;
+use super::elicitation::Elicitor;
 use super::events::{Event, EventBus};
+use super::handlers::Handlers;
+use super::logging::{bound_text, text_of, LogMessage, LogPump, MAX_LOGGER_BYTES};
+use super::roots::RootsServer;
+use super::sampling::{DepthTracker, Sampler};
 use crate::catalog::{ChangeFeed, Family};
 use crate::connection::InboundHandler;
-use crate::error::normalize_message;
+use crate::error::{normalize_message, FailureClass};
 use crate::layer::ProgressRouter;
-use crate::limits::Limits;
-use crate::protocol::{methods, Notification};
+use crate::limits::{Limits, Timeouts};
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::lifecycle::{ClientCapabilities, RootsCapability};
+use crate::protocol::logging::LoggingLevel;
+use crate::protocol::{methods, ErrorObject, Notification};
 
 /// The longest stderr line surfaced, in bytes.
 pub(crate) const MAX_STDERR_LINE_BYTES: usize = 1024;
+/// The longest resource URI reported in a [`Event::ResourceUpdated`]; a
+/// longer one is dropped with a warning (a cut URI names another resource).
+pub const MAX_RESOURCE_URI_BYTES: usize = 8 << 10;
+
+/// A JSON-RPC error for the server, carrying the failure class in `data`.
+pub(crate) fn rpc_error(code: i64, class: FailureClass, message: &str) -> ErrorObject {
+    let mut error = ErrorObject::new(code, normalize_message(&format!("{class}: {message}"), 512));
+    error.data = Some(json!({ "class": class.as_str() }));
+    error
+}
 
 pub(crate) struct BindingInbound {
     binding: String,
     limits: Limits,
     events: EventBus,
     progress: ProgressRouter,
+    /// The negotiated protocol version; empty before the handshake.
+    version: RwLock<String>,
+    elicitor: Option<Elicitor>,
+    sampler: Option<Sampler>,
+    roots: Option<RootsServer>,
+    logs: LogPump,
+    depth: Arc<DepthTracker>,
     catalog: Arc<ChangeFeed>,
 }
 
+/// What `initialize` advertises: each capability whose handler is installed
+/// and which the definition allows for this server.
+pub(crate) fn client_capabilities(definition: &Definition, handlers: &Handlers) -> ClientCapabilities {
+    let allowed = definition.capabilities;
+    let modes = handlers.elicitation_modes;
+    ClientCapabilities {
+        elicitation: (allowed.elicitation && handlers.elicitation.is_some() && (modes.form || modes.url))
+            .then(|| crate::protocol::lifecycle::ElicitationCapability {
+                form: modes.form.then(Default::default),
+                url: modes.url.then(Default::default),
+            }),
+        sampling: (allowed.sampling && handlers.sampling.is_some()).then(|| {
+            crate::protocol::lifecycle::SamplingCapability {
+                context: None,
+                tools: handlers.sampling_tools.then(Default::default),
+            }
+        }),
+        roots: (allowed.roots && handlers.roots.is_some())
+            .then_some(RootsCapability { list_changed: Some(true) }),
+        ..ClientCapabilities::default()
+    }
+}
+
 impl BindingInbound {
+    /// The inbound side of a binding: serves exactly what
+    /// [`client_capabilities`] advertises. Must be called within a runtime
+    /// (the log pump has a task).
     pub(crate) fn new(
-        binding: String,
+        definition: &Definition,
+        handlers: &Handlers,
         limits: Limits,
+        timeouts: Timeouts,
         events: EventBus,
         progress: ProgressRouter,
         catalog: Arc<ChangeFeed>,
     ) -> Self {
-        BindingInbound { binding, limits, events, progress, catalog }
+        let binding = definition.name.clone();
+        let advertised = client_capabilities(definition, handlers);
+        let depth = Arc::new(DepthTracker::default());
+        let elicitor = match (&advertised.elicitation, &handlers.elicitation) {
+            (Some(_), Some(service)) => Some(Elicitor::new(
+                binding.clone(),
+                limits,
+                timeouts.elicitation,
+                events.clone(),
+                service.clone(),
+                handlers.elicitation_modes,
+            )),
+            _ => None,
+        };
+        let sampler = match (&advertised.sampling, &handlers.sampling) {
+            (Some(_), Some(service)) => Some(Sampler::new(
+                binding.clone(),
+                limits,
+                timeouts.request,
+                events.clone(),
+                service.clone(),
+                handlers.sampling_tools,
+                depth.clone(),
+            )),
+            _ => None,
+        };
+        let roots = match (&advertised.roots, &handlers.roots) {
+            (Some(_), Some(service)) => {
+                Some(RootsServer::new(binding.clone(), timeouts.request, events.clone(), service.clone()))
+            }
+            _ => None,
+        };
+        BindingInbound {
+            logs: LogPump::new(handlers.log.clone(), definition.log_level),
+            binding,
+            limits,
+            events,
+            progress,
+            version: RwLock::new(String::new()),
+            elicitor,
+            sampler,
+            roots,
+            depth,
+            catalog,
+        }
+    }
+
+    /// Records the version a handshake negotiated (again after a
+    /// reconnect).
+    pub(crate) fn set_protocol_version(&self, version: &str) {
+        *self.version.write().expect("version lock") = version.to_string();
+    }
+
+    fn protocol_version(&self) -> String {
+        self.version.read().expect("version lock").clone()
+    }
+
+    /// Where outbound requests made by sampling handlers are counted.
+    pub(crate) fn depth(&self) -> &Arc<DepthTracker> {
+        &self.depth
+    }
+
+    /// Whether `roots` was advertised.
+    pub(crate) fn serves_roots(&self) -> bool {
+        self.roots.is_some()
+    }
+
+    /// Whether a log service is installed.
+    pub(crate) fn has_log_handler(&self) -> bool {
+        self.logs.installed()
+    }
+
+    /// Changes the least severe log level delivered to the log service.
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        self.logs.set_min_level(level);
+    }
+
+    /// Log records dropped because the log service fell behind.
+    pub(crate) fn dropped_logs(&self) -> u64 {
+        self.logs.dropped()
     }
 
     /// A sink for a transport's out-of-band diagnostics (a child's stderr).
@@ -45,30 +188,87 @@ impl BindingInbound {
             });
         })
     }
+
+    fn log(&self, params: Option<Value>) {
+        let params = params.unwrap_or_default();
+        let raw_level = params.get("level").and_then(Value::as_str).unwrap_or("");
+        let logger =
+            params.get("logger").and_then(Value::as_str).map(|s| normalize_message(s, MAX_LOGGER_BYTES));
+        let (text, truncated) = bound_text(&text_of(params.get("data")), self.limits.max_log_message_bytes);
+        self.events.emit(Event::ServerLog {
+            binding: self.binding.clone(),
+            level: normalize_message(raw_level, 16),
+            logger: logger.clone(),
+            text: text.clone(),
+            at: SystemTime::now(),
+        });
+        match raw_level.parse::<LoggingLevel>() {
+            Ok(level) => self.logs.deliver(LogMessage {
+                binding: self.binding.clone(),
+                level,
+                logger,
+                text,
+                truncated,
+            }),
+            Err(_) => self.warning(format!(
+                "dropped a log record with an unknown level {:?}",
+                normalize_message(raw_level, 16)
+            )),
+        }
+    }
+
+    fn resource_updated(&self, params: Option<Value>) {
+        let Some(uri) = params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str) else {
+            self.warning("dropped a resource update without a uri".into());
+            return;
+        };
+        if uri.len() > MAX_RESOURCE_URI_BYTES {
+            self.warning(format!("dropped a resource update whose uri is {} bytes", uri.len()));
+            return;
+        }
+        self.events.emit(Event::ResourceUpdated {
+            binding: self.binding.clone(),
+            uri: uri.to_string(),
+            at: SystemTime::now(),
+        });
+    }
 }
 
+fn not_served(method: &str) -> ErrorObject {
+    ErrorObject::new(codes::METHOD_NOT_FOUND, format!("method not found: {}", normalize_message(method, 128)))
+}
+
+#[async_trait::async_trait]
 impl InboundHandler for BindingInbound {
+    async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+        match method {
+            methods::ELICITATION_CREATE => match &self.elicitor {
+                Some(elicitor) => elicitor.serve(&self.protocol_version(), params).await,
+                None => Err(not_served(method)),
+            },
+            methods::SAMPLING_CREATE_MESSAGE => match &self.sampler {
+                Some(sampler) => sampler.serve(&self.protocol_version(), params).await,
+                None => Err(not_served(method)),
+            },
+            methods::ROOTS_LIST => match &self.roots {
+                Some(roots) => roots.serve().await,
+                None => Err(not_served(method)),
+            },
+            other => Err(not_served(other)),
+        }
+    }
+
     fn notification(&self, notification: Notification) {
         match notification.method.as_str() {
             methods::NOTIFICATIONS_PROGRESS => {
                 self.progress.route(notification.params.as_ref());
             }
-            methods::NOTIFICATIONS_MESSAGE => {
-                let params = notification.params.unwrap_or_default();
-                let level = params.get("level").and_then(|v| v.as_str()).unwrap_or("info");
-                let logger = params.get("logger").and_then(|v| v.as_str()).map(|s| normalize_message(s, 128));
-                let text = match params.get("data") {
-                    Some(serde_json::Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => String::new(),
-                };
-                self.events.emit(Event::ServerLog {
-                    binding: self.binding.clone(),
-                    level: normalize_message(level, 16),
-                    logger,
-                    text: normalize_message(&text, self.limits.max_log_message_bytes),
-                    at: SystemTime::now(),
-                });
+            methods::NOTIFICATIONS_MESSAGE => self.log(notification.params),
+            methods::NOTIFICATIONS_RESOURCES_UPDATED => self.resource_updated(notification.params),
+            methods::NOTIFICATIONS_ELICITATION_COMPLETE => {
+                if let Some(elicitor) = &self.elicitor {
+                    elicitor.complete(notification.params.as_ref());
+                }
             }
             method if Family::from_list_changed(method).is_some() => {
                 if let Some(family) = Family::from_list_changed(method) {

@@ -35,20 +35,45 @@
 //!
 //! See [`State`] for the states and the moves between them, and
 //! [`Event`] for how each move is reported.
+//!
+//! # What the server starts
+//!
+//! The host's [`Handlers`] serve what a server asks of the host:
+//! [`elicitation`] (a person's input), [`sampling`] (the host's model),
+//! [`roots`] (the host's directories) and [`logging`] (the server's log
+//! records). Each module says what it bounds and how it fails. A binding
+//! also keeps the server's resource subscriptions
+//! ([`Binding::subscribe`]), reported as [`Event::ResourceUpdated`].
 
 mod catalog;
 mod definition;
+pub mod elicitation;
 mod events;
+pub mod handlers;
 mod inbound;
+pub mod logging;
+pub mod roots;
+pub mod sampling;
 mod status;
 mod transitions;
 
 pub use definition::{ClientCapabilities, Definition, ToolFilter};
+pub use elicitation::{ElicitAction, ElicitRequest, ElicitResult, ElicitationMode};
 pub use events::{Event, EventHandler, EVENT_QUEUE};
+pub use handlers::{
+    ElicitationModes, ElicitationService, Handlers, LogService, RootsService, SamplingService,
+};
+pub use inbound::MAX_RESOURCE_URI_BYTES;
+pub use logging::{LogMessage, LOG_QUEUE};
+pub use roots::{root_for_path, ListRoots};
+pub use sampling::{
+    sampling_denied, sampling_depth, with_sampling_depth, SampleOutcome, SampleRequest, SampleResult,
+};
 pub use status::{Failure, State, Status};
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -65,40 +90,30 @@ use crate::layer::{DeadlineLayer, ProgressLayer, ProgressRouter, SafeRetry};
 use crate::limits::{Limits, Timeouts};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
 use crate::protocol::lifecycle::Implementation;
+use crate::protocol::logging::LoggingLevel;
+use crate::protocol::methods;
 use crate::protocol::prompts::{GetPromptResult, Prompt};
 use crate::protocol::resources::{ReadResourceResult, Resource, ResourceTemplate};
 use crate::protocol::tools::{CallToolResult, Tool};
-use crate::protocol::{lifecycle, methods};
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
 pub(crate) use events::EventBus;
-use inbound::BindingInbound;
+use inbound::{client_capabilities, BindingInbound};
 use transitions::Lifecycle;
 
 /// The most warnings one listing or result keeps.
 pub const MAX_WARNINGS: usize = 64;
-
-/// The host's services for what a server starts on its own.
-#[derive(Clone, Default)]
-pub struct Handlers {
-    /// Receives the binding's events. `None` discards them.
-    pub event: Option<EventHandler>,
-}
-
-impl fmt::Debug for Handlers {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Handlers").field("event", &self.event.is_some()).finish()
-    }
-}
-
-impl Handlers {
-    /// Handlers with an event handler.
-    pub fn with_events(mut self, f: impl Fn(Event) + Send + Sync + 'static) -> Self {
-        self.event = Some(Arc::new(f));
-        self
-    }
-}
+/// The most values [`Binding::complete`] keeps (the specification's own
+/// maximum per response).
+pub const MAX_COMPLETION_VALUES: usize = 100;
+/// The longest completion value kept, in bytes; a longer one is dropped
+/// (a cut value would complete to something the server never offered).
+pub const MAX_COMPLETION_VALUE_BYTES: usize = 1024;
+/// The most bytes of completion values [`Binding::complete`] keeps in all.
+pub const MAX_COMPLETION_BYTES: usize = 64 << 10;
+/// The longest resource URI [`Binding::subscribe`] accepts.
+pub const MAX_SUBSCRIPTION_URI_BYTES: usize = MAX_RESOURCE_URI_BYTES;
 
 /// The type-erased stack a binding sends its requests through.
 pub type BindingService = BoxCloneSyncService<McpRequest, McpResponse, Error>;
@@ -122,7 +137,7 @@ pub struct Binding {
 struct Inner {
     name: String,
     /// What the handshake advertises, kept to run it again.
-    capabilities: lifecycle::ClientCapabilities,
+    capabilities: crate::protocol::lifecycle::ClientCapabilities,
     /// How many times the session was renewed (see [`Binding::request`]);
     /// locked while a renewal runs, so that calls wait for it.
     renewals: tokio::sync::Mutex<u64>,
@@ -136,6 +151,12 @@ struct Inner {
     lifecycle: Arc<Lifecycle>,
     progress: ProgressRouter,
     catalog: Arc<CatalogCell>,
+    inbound: Arc<BindingInbound>,
+    /// The resources subscribed to, kept so that a new connection can
+    /// subscribe again ([`Binding::resubscribe_all`]).
+    subscriptions: std::sync::Mutex<BTreeSet<String>>,
+    /// The server log level the definition asks for.
+    log_level: LoggingLevel,
 }
 
 impl fmt::Debug for Binding {
@@ -166,18 +187,21 @@ impl Binding {
 
         let feed = ChangeFeed::new(name.clone(), events.clone());
         let inbound = Arc::new(BindingInbound::new(
-            name.clone(),
+            &definition,
+            &handlers,
             limits,
+            timeouts,
             events.clone(),
             progress.clone(),
             feed.clone(),
         ));
+        let capabilities = client_capabilities(&definition, &handlers);
         let mut config = ConnectConfig::new(name.clone());
         config.max_frame_bytes = limits.max_frame_bytes;
         config.max_body_bytes = limits.max_body_bytes;
         config.diagnostics = Some(inbound.clone().diagnostics_sink());
-        let dialer = Dialer::new(definition.transport.clone(), config, inbound)
-            .capabilities(client_capabilities(&definition))
+        let dialer = Dialer::new(definition.transport.clone(), config, inbound.clone())
+            .capabilities(capabilities.clone())
             .client_info(client_info())
             .timeout(timeouts.startup);
 
@@ -190,16 +214,15 @@ impl Binding {
         };
         let lifecycle = Arc::new(Lifecycle::ready(name.clone(), events.clone(), session.clone()));
         let observer = lifecycle.clone();
-        let catalog_slot = Arc::new(std::sync::OnceLock::<std::sync::Weak<CatalogCell>>::new());
-        let refresher = catalog_slot.clone();
+        // Set once the binding exists: what a restored connection must redo.
+        let restored: Arc<std::sync::OnceLock<std::sync::Weak<Inner>>> = Arc::default();
+        let on_restore = restored.clone();
         let reconnect = ReconnectLayer::new(dialer, definition.reconnect)
             .on_report(move |report| {
                 observer.on_report(report);
-                if let crate::layer::reconnect::Report::Restored { .. } = report {
-                    if let Some(catalog) = refresher.get().and_then(std::sync::Weak::upgrade) {
-                        tokio::spawn(async move {
-                            let _ = catalog.refresh_all().await;
-                        });
+                if let Report::Restored { .. } = report {
+                    if let Some(inner) = on_restore.get().and_then(std::sync::Weak::upgrade) {
+                        tokio::spawn(Binding { inner }.after_new_session());
                     }
                 }
             })
@@ -209,6 +232,7 @@ impl Binding {
             false => SafeRetry::new(&definition.reconnect.retry),
         };
 
+        inbound.set_protocol_version(&session.protocol_version);
         let service = ServiceBuilder::new()
             .layer(DeadlineLayer::new(timeouts.request))
             .layer(ProgressLayer::new(progress.clone()))
@@ -224,13 +248,10 @@ impl Binding {
                 return Err(e.with_binding(&name).with_op("connect"));
             }
         };
-        // A restored connection may serve a different offering: look again,
-        // so that a change becomes a candidate rather than a surprise.
-        let _ = catalog_slot.set(Arc::downgrade(&catalog));
-        Ok(Binding {
+        let binding = Binding {
             inner: Arc::new(Inner {
                 name,
-                capabilities: client_capabilities(&definition),
+                capabilities,
                 renewals: tokio::sync::Mutex::new(0),
                 limits,
                 timeouts,
@@ -242,8 +263,60 @@ impl Binding {
                 lifecycle,
                 progress,
                 catalog,
+                inbound,
+                subscriptions: std::sync::Mutex::new(BTreeSet::new()),
+                log_level: definition.log_level,
             }),
+        };
+        let _ = restored.set(Arc::downgrade(&binding.inner));
+        binding.configure_session().await;
+        Ok(binding)
+    }
+
+    /// What a new session (after a reconnect, or a renewed HTTP session)
+    /// needs before it serves as the old one did: the inbound side learns
+    /// the negotiated version, the catalog looks again (a change becomes a
+    /// candidate, not a surprise), the log level is set again, and every
+    /// subscription is renewed. Failures are warning events; the binding
+    /// stays usable.
+    ///
+    /// A named boxed future: it sends through [`Binding::request`], which can
+    /// itself start it (a renewed session), and the cycle needs a concrete
+    /// type.
+    fn after_new_session(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
+        let binding = self.clone();
+        Box::pin(async move {
+            let session = binding.current_session();
+            binding.inner.inbound.set_protocol_version(&session.protocol_version);
+            let _ = binding.inner.catalog.refresh_all().await;
+            binding.configure_session().await;
+            for (uri, e) in binding.resubscribe_all().await {
+                binding.warn(format!("could not renew the subscription to {uri:?}: {e}"));
+            }
         })
+    }
+
+    /// What the current connection's handshake established.
+    fn current_session(&self) -> SessionInfo {
+        self.inner.lifecycle.status.lock().expect("status lock").session.clone()
+    }
+
+    fn warn(&self, text: String) {
+        let text = crate::error::normalize_message(&text, 512);
+        let binding = self.inner.name.clone();
+        self.inner.lifecycle.events.emit(Event::Warning { binding, text, at: SystemTime::now() });
+    }
+
+    /// Turns the server's logs on, at the definition's level, when a log
+    /// handler is installed and the server advertises logging. A failure is
+    /// a warning event, never the end of the binding.
+    async fn configure_session(&self) {
+        if !self.inner.inbound.has_log_handler() || self.current_session().capabilities.logging.is_none() {
+            return;
+        }
+        if let Err(e) = self.set_log_level(self.inner.log_level).await {
+            self.warn(format!("could not turn the server's logs on: {e}"));
+        }
     }
 
     /// The binding's name.
@@ -307,7 +380,14 @@ impl Binding {
             candidate_digest: catalog.candidate_digest,
             stale_families: catalog.stale_families,
             compat_profile: catalog.compat_profile,
+            dropped_logs: self.inner.inbound.dropped_logs(),
         }
+    }
+
+    /// Server log records dropped because the host's log service fell
+    /// behind (see [`logging`]).
+    pub fn dropped_logs(&self) -> u64 {
+        self.inner.inbound.dropped_logs()
     }
 
     /// Sends one request through the stack.
@@ -321,7 +401,11 @@ impl Binding {
     /// on entry, so the second attempt does not get a new one). Calls whose
     /// outcome became unknown with the old session end `indeterminate` (the
     /// transport reports them) and are never sent again.
+    ///
+    /// Sent from within the host's sampling service, the request counts in
+    /// that sampling chain's depth until its reply (see [`sampling`]).
     pub async fn request(&self, mut request: McpRequest, op: &'static str) -> Result<McpResponse, Error> {
+        let _depth = self.inner.inbound.depth().track();
         let deadline = *request
             .opts
             .deadline
@@ -366,6 +450,10 @@ impl Binding {
         })??;
         *renewals += 1;
         lifecycle.on_report(&Report::Restored { session: Box::new(session), attempts: 1 });
+        // The new session starts without the old one's log level and
+        // subscriptions. Spawned: it sends requests through `request`, which
+        // is where this renewal is running.
+        tokio::spawn(self.after_new_session());
         Ok(())
     }
 
@@ -512,6 +600,12 @@ impl Binding {
 
     /// Asks the server to complete the argument `argument` of a prompt or
     /// resource template, given its current `value` and the other arguments.
+    ///
+    /// The values are bounded: at most [`MAX_COMPLETION_VALUES`], each at
+    /// most [`MAX_COMPLETION_VALUE_BYTES`] (a longer one is dropped, not
+    /// cut), at most [`MAX_COMPLETION_BYTES`] in all, in the server's order.
+    /// When any was dropped, `has_more` is `Some(true)`: more exist than
+    /// were kept.
     pub async fn complete(
         &self,
         reference: CompletionReference,
@@ -523,9 +617,146 @@ impl Binding {
         if !context.is_empty() {
             params["context"] = json!({ "arguments": context });
         }
-        let (result, _) =
+        let (mut result, _): (CompleteResult, _) =
             self.request_as(methods::COMPLETION_COMPLETE, params, CallOpts::default(), "complete").await?;
+        let offered = std::mem::take(&mut result.completion.values);
+        let offered_count = offered.len();
+        let mut total_bytes = 0;
+        for value in offered {
+            if result.completion.values.len() >= MAX_COMPLETION_VALUES
+                || value.len() > MAX_COMPLETION_VALUE_BYTES
+                || total_bytes + value.len() > MAX_COMPLETION_BYTES
+            {
+                continue;
+            }
+            total_bytes += value.len();
+            result.completion.values.push(value);
+        }
+        if result.completion.values.len() < offered_count {
+            result.completion.has_more = Some(true);
+        }
         Ok(result)
+    }
+
+    /// Sets the least severe server log level to receive: sends
+    /// `logging/setLevel` and delivers nothing below `level` to the log
+    /// service from then on. Fails with `invalid_config`, sending nothing,
+    /// when the server does not advertise logging.
+    ///
+    /// A binding calls this itself after the handshake when a log handler is
+    /// installed (see [`logging`]).
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        if self.current_session().capabilities.logging.is_none() {
+            return Err(Error::new(FailureClass::InvalidConfig, "the server does not advertise logging")
+                .with_binding(&self.inner.name)
+                .with_op("set_log_level"));
+        }
+        let params = json!({ "level": level });
+        self.request(McpRequest::with_value(methods::LOGGING_SET_LEVEL, params), "set_log_level").await?;
+        self.inner.inbound.set_log_level(level);
+        Ok(())
+    }
+
+    /// Tells the server the host's roots changed
+    /// (`notifications/roots/list_changed`); it will ask for them again.
+    /// Fails with `invalid_config`, sending nothing, when the binding did
+    /// not advertise roots.
+    pub async fn notify_roots_changed(&self) -> Result<(), Error> {
+        if !self.inner.inbound.serves_roots() {
+            return Err(Error::new(FailureClass::InvalidConfig, "this binding did not advertise roots")
+                .with_binding(&self.inner.name)
+                .with_op("notify_roots_changed"));
+        }
+        let connection =
+            self.inner.reconnect.connection().ok_or_else(|| {
+                Error::new(FailureClass::TransportClosed, "the binding has no live connection")
+            });
+        connection?
+            .notify(methods::NOTIFICATIONS_ROOTS_LIST_CHANGED, None)
+            .await
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("notify_roots_changed"))
+    }
+
+    /// Subscribes to updates of the resource `uri` (passed verbatim, never
+    /// resolved on the host): the server's `notifications/resources/updated`
+    /// become [`Event::ResourceUpdated`]. The binding keeps the subscription
+    /// (at most `Limits::max_resource_count` of them) so that a new
+    /// connection can restore it.
+    ///
+    /// Fails with `invalid_config`, sending nothing, when the server does
+    /// not advertise `resources.subscribe`, or the URI is empty or over
+    /// [`MAX_SUBSCRIPTION_URI_BYTES`]; with `limit_exceeded` when the
+    /// binding holds its maximum already.
+    pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        self.check_subscription(uri, "subscribe")?;
+        {
+            let subs = self.inner.subscriptions.lock().expect("subscriptions lock");
+            if !subs.contains(uri) && subs.len() >= self.inner.limits.max_resource_count {
+                return Err(Error::new(
+                    FailureClass::LimitExceeded,
+                    format!("the binding holds {} subscriptions already", subs.len()),
+                )
+                .with_binding(&self.inner.name)
+                .with_op("subscribe"));
+            }
+        }
+        self.request(
+            McpRequest::with_value(methods::RESOURCES_SUBSCRIBE, json!({ "uri": uri })),
+            "subscribe",
+        )
+        .await?;
+        self.inner.subscriptions.lock().expect("subscriptions lock").insert(uri.to_string());
+        Ok(())
+    }
+
+    /// Ends the subscription to `uri`. The binding forgets it even when the
+    /// server's answer is an error: the host no longer wants the updates.
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        self.check_subscription(uri, "unsubscribe")?;
+        self.inner.subscriptions.lock().expect("subscriptions lock").remove(uri);
+        let params = json!({ "uri": uri });
+        self.request(McpRequest::with_value(methods::RESOURCES_UNSUBSCRIBE, params), "unsubscribe")
+            .await
+            .map(drop)
+    }
+
+    fn check_subscription(&self, uri: &str, op: &'static str) -> Result<(), Error> {
+        let problem = if !self.current_session().capabilities.resources_subscribe() {
+            Some("the server does not support resource subscriptions".to_string())
+        } else if uri.is_empty() || uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
+            Some(format!("a resource URI must be 1 to {MAX_SUBSCRIPTION_URI_BYTES} bytes"))
+        } else {
+            None
+        };
+        match problem {
+            Some(text) => {
+                Err(Error::new(FailureClass::InvalidConfig, text).with_binding(&self.inner.name).with_op(op))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The resources this binding is subscribed to, in order.
+    pub fn subscriptions(&self) -> Vec<String> {
+        self.inner.subscriptions.lock().expect("subscriptions lock").iter().cloned().collect()
+    }
+
+    /// Subscribes again to every resource in [`Binding::subscriptions`]:
+    /// what a new connection needs, since subscriptions die with the old
+    /// one. Returns the failures (the binding keeps those subscriptions, to
+    /// try again on the next connection); empty when all succeeded or there
+    /// were none.
+    pub async fn resubscribe_all(&self) -> Vec<(String, Error)> {
+        let mut failures = Vec::new();
+        for uri in self.subscriptions() {
+            let params = json!({ "uri": uri });
+            if let Err(e) =
+                self.request(McpRequest::with_value(methods::RESOURCES_SUBSCRIBE, params), "subscribe").await
+            {
+                failures.push((uri, e));
+            }
+        }
+        failures
     }
 
     /// Closes the binding: it stops reconnecting, pending calls end with
@@ -561,11 +792,6 @@ fn client_info() -> Implementation {
         icons: None,
         website_url: None,
     }
-}
-
-fn client_capabilities(definition: &Definition) -> lifecycle::ClientCapabilities {
-    let _ = definition;
-    lifecycle::ClientCapabilities::default()
 }
 
 /// Discovers the catalog at connect (state `discovering`), within

@@ -144,4 +144,7 @@ pub struct Status {
     pub stale_families: Vec<String>,
     /// The compatibility profile, as `name/vN`.
     pub compat_profile: String,
+    /// Server log records dropped because the host's log service fell
+    /// behind (see [`crate::binding::logging`]).
+    pub dropped_logs: u64,
 }

@@ -7,9 +7,20 @@
 //!
 //! - tools: `echo {message}` (text), `add {a, b}` (text and structured
 //!   content, with an output schema), `count {steps, delay_ms}` (reports
-//!   progress for each step when asked, then answers), `tiny_image` (a PNG);
+//!   progress for each step when asked, then answers), `tiny_image` (a PNG),
+//!   `log {count, level, text}` (sends log records, honouring
+//!   `logging/setLevel`) and `touch {uri}` (announces a change of a
+//!   subscribed resource);
+//! - tools that ask the client, listed only when the client declared the
+//!   capability (as the reference server does): `elicit {message, schema,
+//!   mode, url, elicitation_id, complete}`, `sample {prompt, max_tokens,
+//!   system_prompt, with_tools}` and `roots`. Each sends its request to the
+//!   client, waits for the answer (at most [`CLIENT_REQUEST_TIMEOUT`], at
+//!   most [`MAX_CLIENT_REQUESTS`] at once) and returns it as structured
+//!   content, or the client's error as a tool error;
 //! - a prompt `greeting {name}`, with completion of `name`;
-//! - a resource `demo://readme` and a template `demo://notes/{id}`.
+//! - a resource `demo://readme` (subscribable) and a template
+//!   `demo://notes/{id}`; capabilities `logging` and `resources.subscribe`.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -26,15 +37,19 @@
 //! [`LATEST_LEGACY_VERSION`]: crate::protocol::LATEST_LEGACY_VERSION
 
 use serde_json::{json, Map, Value};
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::oneshot;
 
 use crate::protocol::jsonrpc::codes;
+use crate::protocol::logging::LoggingLevel;
 use crate::protocol::{
-    methods, ErrorObject, Message, Notification, Request, Response, LATEST_LEGACY_VERSION,
+    methods, ErrorObject, Message, Notification, Outcome, Request, RequestId, Response, LATEST_LEGACY_VERSION,
 };
 use crate::transport::memory::MemoryFactory;
-use crate::transport::{Inbound, Transport};
+use crate::transport::{Inbound, MessageSender, Transport};
 
 /// A 1×1 transparent PNG.
 pub const TINY_PNG_BASE64: &str =
@@ -42,6 +57,81 @@ pub const TINY_PNG_BASE64: &str =
 
 /// The most steps `count` accepts, so the demo itself stays bounded.
 pub const MAX_COUNT_STEPS: u64 = 10_000;
+/// The most records one `log` call sends.
+pub const MAX_LOG_COUNT: u64 = 100_000;
+/// The longest a request to the client is waited for.
+pub const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+/// Requests to the client awaiting an answer at once, per connection.
+pub const MAX_CLIENT_REQUESTS: usize = 16;
+/// Subscriptions kept per connection.
+pub const MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// One connection's side of the conversation: what the client declared,
+/// its log level and subscriptions, and the requests sent to it.
+struct Peer {
+    sender: Arc<dyn MessageSender>,
+    next_id: AtomicI64,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ErrorObject>>>>,
+    client_capabilities: Mutex<Value>,
+    log_level: Mutex<Option<LoggingLevel>>,
+    subscriptions: Mutex<HashSet<String>>,
+}
+
+impl Peer {
+    fn new(sender: Arc<dyn MessageSender>) -> Self {
+        Peer {
+            sender,
+            // The reference server numbers its own requests from 0 too.
+            next_id: AtomicI64::new(0),
+            pending: Mutex::new(HashMap::new()),
+            client_capabilities: Mutex::new(Value::Null),
+            log_level: Mutex::new(None),
+            subscriptions: Mutex::new(HashSet::new()),
+        }
+    }
+
+    fn declared(&self, capability: &str) -> bool {
+        self.client_capabilities.lock().expect("caps lock").get(capability).is_some_and(Value::is_object)
+    }
+
+    async fn notify(&self, notification: Notification) {
+        let _ = self.sender.send(Message::Notification(notification).to_json()).await;
+    }
+
+    /// Sends a request to the client and waits, bounded, for its answer.
+    async fn request(&self, method: &str, params: Value) -> Result<Value, ErrorObject> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = self.pending.lock().expect("pending lock");
+            if pending.len() >= MAX_CLIENT_REQUESTS {
+                return Err(ErrorObject::new(codes::INTERNAL_ERROR, "too many requests to the client"));
+            }
+            pending.insert(id, tx);
+        }
+        let text = Message::Request(Request::new(RequestId::Number(id), method, Some(params))).to_json();
+        if self.sender.send(text).await.is_err() {
+            self.pending.lock().expect("pending lock").remove(&id);
+            return Err(ErrorObject::new(codes::INTERNAL_ERROR, "the client is gone"));
+        }
+        let outcome = tokio::time::timeout(CLIENT_REQUEST_TIMEOUT, rx).await;
+        self.pending.lock().expect("pending lock").remove(&id);
+        match outcome {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(ErrorObject::new(codes::INTERNAL_ERROR, "the client is gone")),
+            Err(_) => Err(ErrorObject::new(codes::INTERNAL_ERROR, "the client did not answer in time")),
+        }
+    }
+
+    fn answer(&self, response: Response) {
+        let RequestId::Number(id) = response.id else { return };
+        let Some(tx) = self.pending.lock().expect("pending lock").remove(&id) else { return };
+        let _ = tx.send(match response.outcome {
+            Outcome::Result(value) => Ok(value),
+            Outcome::Error(error) => Err(error),
+        });
+    }
+}
 
 /// A factory whose every connection is served by a fresh demo server.
 pub fn factory() -> MemoryFactory {
@@ -55,55 +145,83 @@ pub fn factory() -> MemoryFactory {
 /// requests already taken.
 pub async fn serve(transport: Transport) {
     let Transport { sender, mut receiver } = transport;
+    let peer = Arc::new(Peer::new(sender.clone()));
     let mut in_flight = tokio::task::JoinSet::new();
     while let Ok(Some(inbound)) = receiver.recv().await {
         while in_flight.try_join_next().is_some() {}
         let Inbound::Frame(text) = inbound else { continue };
-        let Ok(Message::Request(request)) = Message::parse(&text) else { continue };
+        let request = match Message::parse(&text) {
+            Ok(Message::Request(request)) => request,
+            Ok(Message::Response(response)) => {
+                peer.answer(response);
+                continue;
+            }
+            _ => continue,
+        };
         let sender = sender.clone();
+        let peer = peer.clone();
         in_flight.spawn(async move {
-            let notify = {
-                let sender = sender.clone();
-                move |n: Notification| {
-                    let sender = sender.clone();
-                    async move {
-                        let _ = sender.send(Message::Notification(n).to_json()).await;
-                    }
-                }
-            };
-            let response = match handle(&request, notify).await {
+            let response = match handle(&request, &peer).await {
                 Ok(result) => Response::result(request.id.clone(), result),
                 Err(error) => Response::error(request.id.clone(), error),
             };
             let _ = sender.send(Message::Response(response).to_json()).await;
         });
     }
+    // Whatever still waits for the client will not get an answer.
+    peer.pending.lock().expect("pending lock").clear();
     // Bounded, so that a client gone mid-`count` cannot keep the server.
     let drain = async { while in_flight.join_next().await.is_some() {} };
     let _ = tokio::time::timeout(Duration::from_secs(5), drain).await;
 }
 
-async fn handle<F, Fut>(request: &Request, notify: F) -> Result<Value, ErrorObject>
-where
-    F: Fn(Notification) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
+fn initialize_result() -> Value {
+    json!({
+        "protocolVersion": LATEST_LEGACY_VERSION,
+        "capabilities": {
+            "tools": { "listChanged": false },
+            "prompts": { "listChanged": false },
+            "resources": { "subscribe": true, "listChanged": false },
+            "completions": {},
+            "logging": {},
+        },
+        "serverInfo": { "name": "mcp-stack-demo", "version": env!("CARGO_PKG_VERSION"), "title": "mcp-stack demo server" },
+        "instructions": "A demo server. Its tools echo, add, count with progress, draw a tiny image, log, and ask the client for input, completions and roots.",
+    })
+}
+
+async fn handle(request: &Request, peer: &Peer) -> Result<Value, ErrorObject> {
     let params = request.params.clone().unwrap_or(Value::Object(Map::new()));
     match request.method.as_str() {
-        methods::INITIALIZE => Ok(json!({
-            "protocolVersion": LATEST_LEGACY_VERSION,
-            "capabilities": {
-                "tools": { "listChanged": false },
-                "prompts": { "listChanged": false },
-                "resources": { "subscribe": false, "listChanged": false },
-                "completions": {},
-            },
-            "serverInfo": { "name": "mcp-stack-demo", "version": env!("CARGO_PKG_VERSION"), "title": "mcp-stack demo server" },
-            "instructions": "A demo server. Its tools echo, add, count with progress, and draw a tiny image.",
-        })),
+        methods::INITIALIZE => {
+            *peer.client_capabilities.lock().expect("caps lock") = params["capabilities"].clone();
+            Ok(initialize_result())
+        }
         methods::PING => Ok(json!({})),
-        methods::TOOLS_LIST => Ok(json!({ "tools": tools() })),
-        methods::TOOLS_CALL => call_tool(&params, notify).await,
+        methods::TOOLS_LIST => Ok(json!({ "tools": tools(peer) })),
+        methods::TOOLS_CALL => call_tool(&params, peer).await,
+        methods::LOGGING_SET_LEVEL => {
+            let level = params["level"].as_str().and_then(|l| l.parse::<LoggingLevel>().ok());
+            let Some(level) = level else {
+                return Err(ErrorObject::new(codes::INVALID_PARAMS, "unknown logging level"));
+            };
+            *peer.log_level.lock().expect("level lock") = Some(level);
+            Ok(json!({}))
+        }
+        methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
+            let Some(uri) = params["uri"].as_str() else {
+                return Err(ErrorObject::new(codes::INVALID_PARAMS, "uri is required"));
+            };
+            let mut subs = peer.subscriptions.lock().expect("subscriptions lock");
+            if request.method == methods::RESOURCES_UNSUBSCRIBE {
+                subs.remove(uri);
+            } else if subs.len() < MAX_SUBSCRIPTIONS {
+                subs.insert(uri.to_string());
+            } else {
+                return Err(ErrorObject::new(codes::INVALID_PARAMS, "too many subscriptions"));
+            }
+            Ok(json!({}))
+        }
         methods::PROMPTS_LIST => Ok(json!({ "prompts": [{
             "name": "greeting",
             "title": "Greeting",
@@ -147,7 +265,54 @@ where
     }
 }
 
-fn tools() -> Value {
+fn tools(peer: &Peer) -> Value {
+    let mut tools = base_tools();
+    let list = tools.as_array_mut().expect("an array");
+    if peer.declared("elicitation") {
+        list.push(json!({
+            "name": "elicit",
+            "description": "Asks the client's user for input (elicitation/create) and returns the answer",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "message": { "type": "string" },
+                    "schema": { "type": "object" },
+                    "mode": { "type": "string", "enum": ["form", "url"] },
+                    "url": { "type": "string" },
+                    "elicitation_id": { "type": "string" },
+                    "complete": { "type": "boolean", "description": "after an accepted URL elicitation, announce its completion" },
+                },
+                "required": ["message"],
+            },
+        }));
+    }
+    if peer.declared("sampling") {
+        list.push(json!({
+            "name": "sample",
+            "description": "Asks the client's model for a completion (sampling/createMessage) and returns it",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "prompt": { "type": "string" },
+                    "max_tokens": { "type": "integer", "minimum": 0 },
+                    "system_prompt": { "type": "string" },
+                    "with_tools": { "type": "boolean" },
+                },
+                "required": ["prompt"],
+            },
+        }));
+    }
+    if peer.declared("roots") {
+        list.push(json!({
+            "name": "roots",
+            "description": "Asks the client for its roots (roots/list) and returns them",
+            "inputSchema": { "type": "object" },
+        }));
+    }
+    tools
+}
+
+fn base_tools() -> Value {
     json!([
         {
             "name": "echo",
@@ -182,14 +347,43 @@ fn tools() -> Value {
             "description": "Returns a 1x1 PNG",
             "inputSchema": { "type": "object" },
         },
+        {
+            "name": "log",
+            "description": "Sends `count` log records at `level` (default info), honouring logging/setLevel",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "count": { "type": "integer", "minimum": 1, "maximum": MAX_LOG_COUNT },
+                    "level": { "type": "string" },
+                    "text": { "type": "string" },
+                },
+            },
+        },
+        {
+            "name": "touch",
+            "description": "Announces that a resource changed (to a client subscribed to it)",
+            "inputSchema": { "type": "object", "properties": { "uri": { "type": "string" } }, "required": ["uri"] },
+        },
     ])
 }
 
-async fn call_tool<F, Fut>(params: &Value, notify: F) -> Result<Value, ErrorObject>
-where
-    F: Fn(Notification) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
+/// The client's answer as a tool result: structured on success, a tool
+/// error that quotes the client's error otherwise.
+fn client_answer(answer: Result<Value, ErrorObject>) -> Value {
+    match answer {
+        Ok(result) => json!({
+            "content": [{ "type": "text", "text": result.to_string() }],
+            "structuredContent": result,
+        }),
+        Err(error) => json!({
+            "content": [{ "type": "text", "text": format!("client error {}: {}", error.code, error.message) }],
+            "structuredContent": { "error": error },
+            "isError": true,
+        }),
+    }
+}
+
+async fn call_tool(params: &Value, peer: &Peer) -> Result<Value, ErrorObject> {
     let args = &params["arguments"];
     match params["name"].as_str().unwrap_or_default() {
         "echo" => {
@@ -215,13 +409,91 @@ where
                 }
                 if !token.is_null() {
                     let p = json!({ "progressToken": token, "progress": i, "total": steps, "message": format!("step {i} of {steps}") });
-                    notify(Notification::new(methods::NOTIFICATIONS_PROGRESS, Some(p))).await;
+                    peer.notify(Notification::new(methods::NOTIFICATIONS_PROGRESS, Some(p))).await;
                 }
             }
             Ok(json!({ "content": [{ "type": "text", "text": format!("counted to {steps}") }] }))
         }
         "tiny_image" => {
             Ok(json!({ "content": [{ "type": "image", "data": TINY_PNG_BASE64, "mimeType": "image/png" }] }))
+        }
+        "log" => {
+            let count = args["count"].as_u64().unwrap_or(1).clamp(1, MAX_LOG_COUNT);
+            let level = args["level"].as_str().unwrap_or("info");
+            let Ok(level) = level.parse::<LoggingLevel>() else {
+                return Ok(tool_error("unknown level"));
+            };
+            let text = args["text"].as_str().unwrap_or("demo log record");
+            let floor = *peer.log_level.lock().expect("level lock");
+            let mut sent = 0;
+            if floor.is_none_or(|floor| level >= floor) {
+                for i in 0..count {
+                    let record = json!({ "level": level, "logger": "demo", "data": format!("{text} #{i}") });
+                    peer.notify(Notification::new(methods::NOTIFICATIONS_MESSAGE, Some(record))).await;
+                    sent += 1;
+                }
+            }
+            Ok(
+                json!({ "content": [{ "type": "text", "text": format!("sent {sent} records") }], "structuredContent": { "sent": sent } }),
+            )
+        }
+        "touch" => {
+            let uri = args["uri"].as_str().unwrap_or_default();
+            let subscribed = peer.subscriptions.lock().expect("subscriptions lock").contains(uri);
+            if subscribed {
+                let p = json!({ "uri": uri });
+                peer.notify(Notification::new(methods::NOTIFICATIONS_RESOURCES_UPDATED, Some(p))).await;
+            }
+            Ok(
+                json!({ "content": [{ "type": "text", "text": format!("notified: {subscribed}") }], "structuredContent": { "notified": subscribed } }),
+            )
+        }
+        "elicit" if peer.declared("elicitation") => {
+            let message = args["message"].as_str().unwrap_or_default();
+            let request = if args["mode"] == "url" {
+                json!({
+                    "mode": "url",
+                    "message": message,
+                    "url": args["url"].as_str().unwrap_or("https://example.com/"),
+                    "elicitationId": args["elicitation_id"].as_str().unwrap_or("demo-elicitation"),
+                })
+            } else {
+                let schema = match &args["schema"] {
+                    Value::Object(_) => args["schema"].clone(),
+                    _ => {
+                        json!({ "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] })
+                    }
+                };
+                let mut request = json!({ "message": message, "requestedSchema": schema });
+                if args["mode"] == "form" {
+                    request["mode"] = json!("form");
+                }
+                request
+            };
+            let answer = peer.request(methods::ELICITATION_CREATE, request.clone()).await;
+            let accepted = matches!(&answer, Ok(a) if a["action"] == "accept");
+            if accepted && args["mode"] == "url" && args["complete"] == true {
+                let p = json!({ "elicitationId": request["elicitationId"] });
+                peer.notify(Notification::new(methods::NOTIFICATIONS_ELICITATION_COMPLETE, Some(p))).await;
+            }
+            Ok(client_answer(answer))
+        }
+        "sample" if peer.declared("sampling") => {
+            let prompt = args["prompt"].as_str().unwrap_or_default();
+            let mut request = json!({
+                "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
+                "maxTokens": args["max_tokens"].as_u64().unwrap_or(100),
+            });
+            if let Some(system) = args["system_prompt"].as_str() {
+                request["systemPrompt"] = json!(system);
+            }
+            if args["with_tools"] == true {
+                request["tools"] = json!([{ "name": "echo", "inputSchema": { "type": "object" } }]);
+            }
+            Ok(client_answer(peer.request(methods::SAMPLING_CREATE_MESSAGE, request).await))
+        }
+        "roots" if peer.declared("roots") => {
+            Ok(client_answer(peer.request(methods::ROOTS_LIST, json!({})).await))
         }
         other => Err(ErrorObject::new(codes::INVALID_PARAMS, format!("unknown tool: {other}"))),
     }

@@ -64,7 +64,16 @@ pub fn scripted<F>(script: F) -> (MemoryFactory, Recorder)
 where
     F: Fn(&Wire, &Request) + Send + Sync + 'static,
 {
-    scripted_lists(move |wire, req| match req.method.as_str() {
+    scripted_with(initialize_result(), script)
+}
+
+/// As [`scripted`], answering `initialize` with `init`.
+pub fn scripted_with<F>(init: Value, script: F) -> (MemoryFactory, Recorder)
+where
+    F: Fn(&Wire, &Request) + Send + Sync + 'static,
+{
+    scripted_all(move |wire, req| match req.method.as_str() {
+        "initialize" => wire.reply(&id_of(req), init.clone()),
         "tools/list" => wire.reply(&id_of(req), json!({"tools": []})),
         "prompts/list" => wire.reply(&id_of(req), json!({"prompts": []})),
         "resources/list" => wire.reply(&id_of(req), json!({"resources": []})),

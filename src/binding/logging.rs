@@ -1,0 +1,183 @@
+//! Server logs: `notifications/message` to the host's log service.
+//!
+//! - **Turning logs on.** A server sends logs once it is given a level, so
+//!   the binding sends `logging/setLevel` at [`Definition::log_level`] right
+//!   after the handshake, and only when a log handler is installed *and*
+//!   the server advertises `logging`: there is no point turning logs on
+//!   with nowhere to deliver them. [`Binding::set_log_level`] changes it
+//!   later.
+//! - **Bounds.** A record's text (the `data` string, or the JSON of any
+//!   other `data`) is cut to [`Limits::max_log_message_bytes`] with control
+//!   characters replaced, so a log line can neither flood a terminal nor
+//!   forge lines in it ([`LogMessage::truncated`] says when it was cut). A
+//!   record below the binding's level (a server that ignores `setLevel`) or
+//!   with an unknown level is not delivered to the handler.
+//! - **A flood cannot stall the connection.** The connection's reader only
+//!   queues a record (a bounded queue of [`LOG_QUEUE`]) and moves on; the
+//!   log service runs on a task of its own, one record at a time. When it
+//!   falls behind and the queue is full, the newest record is dropped and
+//!   counted ([`Binding::dropped_logs`], [`Status::dropped_logs`]): the
+//!   queued records stay in order, and a server that floods loses its own
+//!   excess, never another call's reply.
+//!
+//! Every record is also reported as [`Event::ServerLog`] (through the event
+//! queue, with its own drop count), whether or not a log handler is
+//! installed.
+//!
+//! [`Definition::log_level`]: crate::Definition::log_level
+//! [`Binding::set_log_level`]: super::Binding::set_log_level
+//! [`Binding::dropped_logs`]: super::Binding::dropped_logs
+//! [`Status::dropped_logs`]: crate::Status::dropped_logs
+//! [`Limits::max_log_message_bytes`]: crate::Limits::max_log_message_bytes
+//! [`Event::ServerLog`]: super::Event::ServerLog
+
+use serde_json::Value;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tower::ServiceExt;
+
+use super::handlers::LogService;
+use crate::error::normalize_message;
+use crate::protocol::logging::LoggingLevel;
+
+/// Log records queued for the log service before new ones are dropped.
+pub const LOG_QUEUE: usize = 256;
+/// The longest logger name kept.
+pub const MAX_LOGGER_BYTES: usize = 128;
+
+/// One server log record, as the host's log service sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogMessage {
+    /// The binding whose server logged.
+    pub binding: String,
+    /// The severity the server claimed.
+    pub level: LoggingLevel,
+    /// The server-side logger, if named (bounded).
+    pub logger: Option<String>,
+    /// The bounded message, control characters replaced.
+    pub text: String,
+    /// Whether `text` was cut to the bound.
+    pub truncated: bool,
+}
+
+/// A record's text from its `data`: a string as is, anything else as JSON.
+pub(crate) fn text_of(data: Option<&Value>) -> String {
+    match data {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// Bounds a record's text; returns it and whether it was cut.
+pub(crate) fn bound_text(text: &str, max: usize) -> (String, bool) {
+    let bounded = normalize_message(text, max);
+    let truncated = bounded.len() < text.len() && bounded.ends_with('…');
+    (bounded, truncated)
+}
+
+/// The hand-off from the connection's reader to the log service.
+pub(crate) struct LogPump {
+    tx: Option<mpsc::Sender<LogMessage>>,
+    dropped: Arc<AtomicU64>,
+    /// The least severe level delivered, as an index into
+    /// [`LoggingLevel::ALL`].
+    min_level: AtomicU8,
+}
+
+fn level_index(level: LoggingLevel) -> u8 {
+    LoggingLevel::ALL.iter().position(|l| *l == level).unwrap_or(0) as u8
+}
+
+impl LogPump {
+    /// A pump to `service` on a task of its own, or one that delivers
+    /// nothing when there is no service. Must be called within a runtime
+    /// when there is one.
+    pub(crate) fn new(service: Option<LogService>, min_level: LoggingLevel) -> Self {
+        let tx = service.map(|service| {
+            let (tx, mut rx) = mpsc::channel::<LogMessage>(LOG_QUEUE);
+            tokio::spawn(async move {
+                while let Some(record) = rx.recv().await {
+                    if let Err(e) = service.clone().oneshot(record).await {
+                        tracing::debug!(target: "mcp_stack::inbound", "the log service failed: {e}");
+                    }
+                }
+            });
+            tx
+        });
+        LogPump { tx, dropped: Arc::new(AtomicU64::new(0)), min_level: AtomicU8::new(level_index(min_level)) }
+    }
+
+    /// Whether a log service is installed.
+    pub(crate) fn installed(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// Changes the least severe level delivered.
+    pub(crate) fn set_min_level(&self, level: LoggingLevel) {
+        self.min_level.store(level_index(level), Ordering::Relaxed);
+    }
+
+    /// Queues a record without waiting; below the level it is skipped, on a
+    /// full queue dropped and counted.
+    pub(crate) fn deliver(&self, record: LogMessage) {
+        let Some(tx) = &self.tx else { return };
+        if level_index(record.level) < self.min_level.load(Ordering::Relaxed) {
+            return;
+        }
+        if tx.try_send(record).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Records dropped because the log service fell behind.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_is_bounded_and_marked() {
+        assert_eq!(bound_text("short", 16), ("short".to_string(), false));
+        let (t, cut) = bound_text(&"x".repeat(100), 16);
+        assert!(cut && t.len() <= 16);
+        let (t, cut) = bound_text("a\nb", 16);
+        assert_eq!((t.as_str(), cut), ("a b", false));
+        assert_eq!(text_of(Some(&json!({"k": 1}))), r#"{"k":1}"#);
+        assert_eq!(text_of(Some(&json!("s"))), "s");
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_drops_and_counts_and_levels_filter() {
+        let (gate_tx, gate_rx) = tokio::sync::watch::channel(false);
+        let svc = tower::service_fn(move |_m: LogMessage| {
+            let mut gate = gate_rx.clone();
+            async move {
+                let _ = gate.wait_for(|open| *open).await;
+                Ok::<_, crate::Error>(())
+            }
+        });
+        let pump = LogPump::new(Some(tower::util::BoxCloneSyncService::new(svc)), LoggingLevel::Info);
+        let record = |level| LogMessage {
+            binding: "b".into(),
+            level,
+            logger: None,
+            text: "t".into(),
+            truncated: false,
+        };
+        pump.deliver(record(LoggingLevel::Debug));
+        for _ in 0..LOG_QUEUE + 10 {
+            pump.deliver(record(LoggingLevel::Error));
+        }
+        tokio::task::yield_now().await;
+        // One record is with the service, LOG_QUEUE are queued, the rest dropped.
+        assert!(pump.dropped() >= 9 && pump.dropped() <= 10, "{}", pump.dropped());
+        gate_tx.send(true).unwrap();
+    }
+}

@@ -1,0 +1,564 @@
+//! Sampling: a server asks the host's model for a completion.
+//!
+//! The binding receives `sampling/createMessage`, checks it against the
+//! binding's budgets, hands a [`SampleRequest`] to the host's sampling
+//! service and sends back its [`SampleResult`]. Every refusal is
+//! `sampling_over_budget` (or, for a request that breaks the protocol,
+//! `-32602`), before the host's model is asked anything:
+//!
+//! - **Size.** At most [`Limits::max_sampling_messages`] messages, and the
+//!   system prompt plus the messages at most
+//!   [`Limits::max_sampling_request_bytes`] as JSON. A conversation is
+//!   refused, not trimmed: a model given part of a conversation answers a
+//!   different question.
+//! - **Tokens.** The server's `maxTokens` is capped at
+//!   [`Limits::max_sampling_tokens`]; the handler sees the granted figure in
+//!   [`SampleRequest::max_tokens`] (and the server's in
+//!   [`SampleRequest::requested_max_tokens`]). A server never raises the
+//!   ceiling.
+//! - **Concurrency.** At most [`Limits::max_sampling_concurrency`] requests
+//!   are served at once per binding; one more is refused at once instead of
+//!   queued (the server is waiting, and a queue would only hide the
+//!   overload).
+//! - **Depth.** At most [`Limits::max_sampling_depth`]; see below.
+//! - **Tools.** `tools`, `toolChoice` and `tool_use` / `tool_result` blocks
+//!   are accepted only when the host declared `sampling.tools`
+//!   ([`Handlers::sampling_tools`]); otherwise the request is refused with
+//!   `-32602`, as the specification forbids a server to send them.
+//!
+//! The host's service is bounded by [`Timeouts::request`].
+//!
+//! # Depth: what it can and cannot see
+//!
+//! A sampling handler may itself call the server (a tool, a prompt) through
+//! the binding, and the server may answer that call by sampling again: a
+//! chain that, unchecked, recurses until something breaks. The binding
+//! numbers the links:
+//!
+//! - While the host's sampling service runs for a request at depth *n*, the
+//!   task it runs on carries *n* in a task-local ([`sampling_depth`]).
+//! - A request the binding sends from such a task (any [`Binding`] method:
+//!   `call_tool`, `get_prompt`, `request`, … on this binding or another) is
+//!   recorded as "in flight at depth *n*" until its reply.
+//! - A sampling request that arrives while requests are in flight at depths
+//!   *n₁…nₖ* gets depth max(*nᵢ*) + 1; with none in flight, depth 1.
+//!
+//! It **can** see chains that run through [`Binding`] methods on the task
+//! the handler was called on (or on tasks it propagates the depth to with
+//! [`with_sampling_depth`]), across bindings too.
+//!
+//! It **cannot** see:
+//!
+//! - which in-flight request a sampling request belongs to: the legacy
+//!   protocol does not say. It charges the deepest one, so an unrelated
+//!   sampling request arriving during a deep chain is counted deeper than
+//!   it is (refused too early, never too late, among what it sees);
+//! - work a handler spawns onto another task without
+//!   [`with_sampling_depth`], or requests sent through a clone of
+//!   [`Binding::service`] or another client: they carry no depth, so a
+//!   chain through them restarts at 1;
+//! - chains that leave the host: a server that asks another server, which
+//!   samples from some other client.
+//!
+//! [`Limits::max_sampling_messages`]: crate::Limits::max_sampling_messages
+//! [`Limits::max_sampling_request_bytes`]: crate::Limits::max_sampling_request_bytes
+//! [`Limits::max_sampling_tokens`]: crate::Limits::max_sampling_tokens
+//! [`Limits::max_sampling_concurrency`]: crate::Limits::max_sampling_concurrency
+//! [`Limits::max_sampling_depth`]: crate::Limits::max_sampling_depth
+//! [`Timeouts::request`]: crate::Timeouts::request
+//! [`Handlers::sampling_tools`]: super::Handlers::sampling_tools
+//! [`Binding`]: super::Binding
+//! [`Binding::service`]: super::Binding::service
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+use tower::ServiceExt;
+
+use super::events::{Event, EventBus};
+use super::handlers::SamplingService;
+use super::inbound::rpc_error;
+use crate::error::{normalize_message, Error, FailureClass};
+use crate::limits::Limits;
+use crate::protocol::content::Role;
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::sampling::{
+    CreateMessageParams, CreateMessageResult, IncludeContext, ModelPreferences, OneOrMany, SamplingContent,
+    SamplingMessage, ToolChoice,
+};
+use crate::protocol::tools::Tool;
+use crate::protocol::ErrorObject;
+
+/// The JSON-RPC code the specification gives a refused sampling request.
+pub const SAMPLING_REFUSED_CODE: i64 = -1;
+/// The longest model name kept in an event.
+const MAX_MODEL_NAME_BYTES: usize = 256;
+
+tokio::task_local! {
+    static SAMPLING_DEPTH: u32;
+}
+
+/// The sampling depth of the current task: *n* inside the host's sampling
+/// service serving a depth-*n* request (and in what it awaits), 0 elsewhere.
+pub fn sampling_depth() -> u32 {
+    SAMPLING_DEPTH.try_with(|d| *d).unwrap_or(0)
+}
+
+/// Runs `future` at sampling depth `depth`: what a sampling handler wraps
+/// around work it spawns onto another task, so that requests made there are
+/// still counted in its chain.
+///
+/// ```
+/// use mcp_stack::binding::{sampling_depth, with_sampling_depth};
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let depth = 2; // inside a handler: sampling_depth()
+/// let task = tokio::spawn(with_sampling_depth(depth, async { sampling_depth() }));
+/// assert_eq!(task.await.unwrap(), 2);
+/// # }
+/// ```
+pub async fn with_sampling_depth<F: Future>(depth: u32, future: F) -> F::Output {
+    SAMPLING_DEPTH.scope(depth, future).await
+}
+
+/// What a server asks the host's model, as the host's sampling service sees
+/// it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleRequest {
+    /// The binding whose server asked.
+    pub binding: String,
+    /// The request's place in a sampling chain: 1 unless it arrived while
+    /// the host was serving sampling for it (see the [module docs](self)).
+    pub depth: u32,
+    /// The server's system prompt, within the request bound. The host may
+    /// change or ignore it.
+    pub system_prompt: Option<String>,
+    /// The conversation to complete, within the bounds.
+    pub messages: Vec<SamplingMessage>,
+    /// The tokens the host grants: the server's request capped at
+    /// `Limits::max_sampling_tokens`. The handler must not spend more.
+    pub max_tokens: u64,
+    /// What the server asked for, before the cap.
+    pub requested_max_tokens: u64,
+    /// The server's advisory model preferences.
+    pub model_preferences: Option<ModelPreferences>,
+    /// The requested temperature.
+    pub temperature: Option<f64>,
+    /// Sequences that should stop generation.
+    pub stop_sequences: Option<Vec<String>>,
+    /// The context the server asks to include; the host may ignore it.
+    pub include_context: Option<IncludeContext>,
+    /// Provider-specific metadata, passed through.
+    pub metadata: Option<Value>,
+    /// Tools the model may use: only when the host declared
+    /// `sampling.tools`.
+    pub tools: Option<Vec<Tool>>,
+    /// How the model may use them.
+    pub tool_choice: Option<ToolChoice>,
+}
+
+impl SampleRequest {
+    /// The text of every text block of the conversation, one message a
+    /// line: enough for a simple handler.
+    pub fn text(&self) -> String {
+        self.messages
+            .iter()
+            .map(|m| m.content.iter().filter_map(SamplingContent::as_text).collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// The host's completion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleResult {
+    /// The model the host actually used, which need not be one the server
+    /// hinted at.
+    pub model: String,
+    /// The completion: one block or more (several blocks need a
+    /// 2025-11-25 peer; `tool_use` needs `sampling.tools`).
+    pub content: Vec<SamplingContent>,
+    /// Why generation stopped (`endTurn`, `maxTokens`, `stopSequence`,
+    /// `toolUse`, or the provider's own), verbatim.
+    pub stop_reason: Option<String>,
+}
+
+impl SampleResult {
+    /// A text completion that ended its turn.
+    pub fn text(model: impl Into<String>, text: impl Into<String>) -> Self {
+        SampleResult {
+            model: model.into(),
+            content: vec![SamplingContent::text(text)],
+            stop_reason: Some("endTurn".into()),
+        }
+    }
+}
+
+/// How a sampling request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SampleOutcome {
+    /// The host's model answered and the answer was sent.
+    Completed,
+    /// The host refused (its service failed with `sampling_denied`).
+    Denied,
+    /// Over a budget: tokens, size, concurrency or depth.
+    OverBudget,
+    /// The request or the host's answer broke the protocol (undeclared
+    /// tools, a malformed request or result).
+    Invalid,
+    /// The host's service failed otherwise, or ran out of time.
+    Failed,
+}
+
+impl SampleOutcome {
+    /// The stable snake_case name of the outcome.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SampleOutcome::Completed => "completed",
+            SampleOutcome::Denied => "denied",
+            SampleOutcome::OverBudget => "over_budget",
+            SampleOutcome::Invalid => "invalid",
+            SampleOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// Requests in flight from sampling handlers, by depth.
+#[derive(Debug, Default)]
+pub(crate) struct DepthTracker {
+    in_flight: Mutex<BTreeMap<u32, usize>>,
+}
+
+/// Counts one outbound request at its depth until dropped.
+#[derive(Debug)]
+pub(crate) struct OutboundGuard {
+    tracker: Arc<DepthTracker>,
+    depth: u32,
+}
+
+impl Drop for OutboundGuard {
+    fn drop(&mut self) {
+        let mut map = self.tracker.in_flight.lock().expect("depth lock");
+        if let Some(count) = map.get_mut(&self.depth) {
+            *count -= 1;
+            if *count == 0 {
+                map.remove(&self.depth);
+            }
+        }
+    }
+}
+
+impl DepthTracker {
+    /// Records a request sent from the current task, if it is sampling work.
+    pub(crate) fn track(self: &Arc<Self>) -> Option<OutboundGuard> {
+        let depth = sampling_depth();
+        if depth == 0 {
+            return None;
+        }
+        *self.in_flight.lock().expect("depth lock").entry(depth).or_insert(0) += 1;
+        Some(OutboundGuard { tracker: self.clone(), depth })
+    }
+
+    /// The depth of a sampling request arriving now.
+    fn arrival_depth(&self) -> u32 {
+        self.in_flight.lock().expect("depth lock").keys().next_back().map_or(1, |d| d + 1)
+    }
+}
+
+/// The sampling side of a binding's inbound handler.
+pub(crate) struct Sampler {
+    binding: String,
+    limits: Limits,
+    timeout: Duration,
+    events: EventBus,
+    service: SamplingService,
+    tools: bool,
+    permits: Arc<Semaphore>,
+    depth: Arc<DepthTracker>,
+}
+
+/// A refusal before the host is asked.
+struct Refusal {
+    outcome: SampleOutcome,
+    code: i64,
+    class: FailureClass,
+    message: String,
+}
+
+impl Refusal {
+    fn over_budget(message: String) -> Self {
+        Refusal {
+            outcome: SampleOutcome::OverBudget,
+            code: SAMPLING_REFUSED_CODE,
+            class: FailureClass::SamplingOverBudget,
+            message,
+        }
+    }
+
+    fn invalid(message: String) -> Self {
+        Refusal {
+            outcome: SampleOutcome::Invalid,
+            code: codes::INVALID_PARAMS,
+            class: FailureClass::ServerProtocol,
+            message,
+        }
+    }
+}
+
+fn uses_tools(params: &CreateMessageParams) -> bool {
+    params.tools.is_some()
+        || params.tool_choice.is_some()
+        || params.messages.iter().any(|m| {
+            m.content
+                .iter()
+                .any(|c| matches!(c, SamplingContent::ToolUse(_) | SamplingContent::ToolResult(_)))
+        })
+}
+
+impl Sampler {
+    pub(crate) fn new(
+        binding: String,
+        limits: Limits,
+        timeout: Duration,
+        events: EventBus,
+        service: SamplingService,
+        tools: bool,
+        depth: Arc<DepthTracker>,
+    ) -> Self {
+        let permits = Arc::new(Semaphore::new(limits.max_sampling_concurrency));
+        Sampler { binding, limits, timeout, events, service, tools, permits, depth }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn resolved(
+        &self,
+        depth: u32,
+        outcome: SampleOutcome,
+        class: Option<FailureClass>,
+        model: Option<String>,
+        max_tokens: u64,
+        message: Option<String>,
+        duration: Duration,
+    ) {
+        self.events.emit(Event::SamplingResolved {
+            binding: self.binding.clone(),
+            depth,
+            outcome,
+            class,
+            model,
+            max_tokens,
+            message,
+            duration,
+            at: SystemTime::now(),
+        });
+    }
+
+    fn refuse(&self, depth: u32, granted: u64, refusal: Refusal) -> ErrorObject {
+        let message = normalize_message(&refusal.message, 512);
+        self.resolved(
+            depth,
+            refusal.outcome,
+            Some(refusal.class),
+            None,
+            granted,
+            Some(message.clone()),
+            Duration::ZERO,
+        );
+        rpc_error(refusal.code, refusal.class, &message)
+    }
+
+    fn check(&self, params: &CreateMessageParams, depth: u32) -> Result<(), Refusal> {
+        let limits = &self.limits;
+        if depth as usize > limits.max_sampling_depth {
+            return Err(Refusal::over_budget(format!(
+                "sampling depth {depth} exceeds the limit of {}",
+                limits.max_sampling_depth
+            )));
+        }
+        if params.messages.len() > limits.max_sampling_messages {
+            return Err(Refusal::over_budget(format!(
+                "{} messages exceed the limit of {}",
+                params.messages.len(),
+                limits.max_sampling_messages
+            )));
+        }
+        let bytes = serde_json::to_string(&params.messages).map(|s| s.len()).unwrap_or(usize::MAX)
+            + params.system_prompt.as_ref().map_or(0, String::len);
+        if bytes > limits.max_sampling_request_bytes {
+            return Err(Refusal::over_budget(format!(
+                "the conversation is {bytes} bytes, over the {}-byte bound",
+                limits.max_sampling_request_bytes
+            )));
+        }
+        if !self.tools && uses_tools(params) {
+            return Err(Refusal::invalid("tools in sampling were not declared by this client".into()));
+        }
+        Ok(())
+    }
+
+    /// Serves one `sampling/createMessage`.
+    pub(crate) async fn serve(&self, version: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let depth = self.depth.arrival_depth();
+        let params: CreateMessageParams = match serde_json::from_value(params.unwrap_or(Value::Null)) {
+            Ok(p) => p,
+            Err(e) => {
+                return Err(self.refuse(
+                    depth,
+                    0,
+                    Refusal::invalid(format!("malformed sampling request: {e}")),
+                ));
+            }
+        };
+        let requested = params.max_tokens;
+        let granted = requested.min(self.limits.max_sampling_tokens as u64);
+        self.events.emit(Event::SamplingRequested {
+            binding: self.binding.clone(),
+            depth,
+            messages: params.messages.len(),
+            max_tokens: granted,
+            requested_max_tokens: requested,
+            at: SystemTime::now(),
+        });
+        if let Err(refusal) = self.check(&params, depth) {
+            return Err(self.refuse(depth, granted, refusal));
+        }
+        let Ok(_permit) = self.permits.clone().try_acquire_owned() else {
+            let refusal = Refusal::over_budget(format!(
+                "{} sampling requests are already being served",
+                self.limits.max_sampling_concurrency
+            ));
+            return Err(self.refuse(depth, granted, refusal));
+        };
+
+        let request = SampleRequest {
+            binding: self.binding.clone(),
+            depth,
+            system_prompt: params.system_prompt,
+            messages: params.messages,
+            max_tokens: granted,
+            requested_max_tokens: requested,
+            model_preferences: params.model_preferences,
+            temperature: params.temperature,
+            stop_sequences: params.stop_sequences,
+            include_context: params.include_context,
+            metadata: params.metadata,
+            tools: params.tools,
+            tool_choice: params.tool_choice,
+        };
+        let started = Instant::now();
+        let call = with_sampling_depth(depth, self.service.clone().oneshot(request));
+        let outcome = tokio::time::timeout(self.timeout, call).await;
+        let took = started.elapsed();
+        let result = match outcome {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => {
+                let (outcome, code) = match e.class() {
+                    FailureClass::SamplingDenied => (SampleOutcome::Denied, SAMPLING_REFUSED_CODE),
+                    FailureClass::SamplingOverBudget => (SampleOutcome::OverBudget, SAMPLING_REFUSED_CODE),
+                    _ => (SampleOutcome::Failed, codes::INTERNAL_ERROR),
+                };
+                let message = e.message().to_string();
+                self.resolved(depth, outcome, Some(e.class()), None, granted, Some(message), took);
+                let text = match outcome {
+                    SampleOutcome::Denied => "the host declined the sampling request",
+                    SampleOutcome::OverBudget => "the sampling request is over the host's budget",
+                    _ => "the host could not complete the sampling request",
+                };
+                return Err(rpc_error(code, e.class(), text));
+            }
+            Err(_) => {
+                let message = format!("the host's model did not answer within {:?}", self.timeout);
+                self.resolved(
+                    depth,
+                    SampleOutcome::Failed,
+                    Some(FailureClass::Deadline),
+                    None,
+                    granted,
+                    Some(message),
+                    took,
+                );
+                return Err(rpc_error(
+                    codes::INTERNAL_ERROR,
+                    FailureClass::Deadline,
+                    "the host's model did not answer in time",
+                ));
+            }
+        };
+        let model = normalize_message(&result.model, MAX_MODEL_NAME_BYTES);
+        let problem = if result.content.is_empty() {
+            Some("the host's completion is empty")
+        } else if result.content.len() > 1 && version < super::elicitation::URL_MODE_SINCE {
+            Some("a completion of several blocks needs protocol 2025-11-25")
+        } else if !self.tools
+            && result
+                .content
+                .iter()
+                .any(|c| matches!(c, SamplingContent::ToolUse(_) | SamplingContent::ToolResult(_)))
+        {
+            Some("the host's completion uses tools, which were not declared")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            self.resolved(
+                depth,
+                SampleOutcome::Invalid,
+                Some(FailureClass::SamplingDenied),
+                Some(model),
+                granted,
+                Some(problem.into()),
+                took,
+            );
+            return Err(rpc_error(codes::INTERNAL_ERROR, FailureClass::SamplingDenied, problem));
+        }
+        self.resolved(depth, SampleOutcome::Completed, None, Some(model), granted, None, took);
+        let mut content = result.content;
+        let content =
+            if content.len() == 1 { OneOrMany::One(content.remove(0)) } else { OneOrMany::Many(content) };
+        let wire = CreateMessageResult {
+            role: Role::Assistant,
+            content,
+            model: result.model,
+            stop_reason: result.stop_reason,
+            meta: None,
+        };
+        serde_json::to_value(wire).map_err(|e| {
+            rpc_error(
+                codes::INTERNAL_ERROR,
+                FailureClass::SamplingDenied,
+                &format!("unserializable completion: {e}"),
+            )
+        })
+    }
+}
+
+/// An [`Error`] a sampling handler returns to refuse a request.
+pub fn sampling_denied(message: impl AsRef<str>) -> Error {
+    Error::new(FailureClass::SamplingDenied, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn depth_is_one_past_the_deepest_request_in_flight() {
+        let tracker = Arc::new(DepthTracker::default());
+        assert_eq!(tracker.arrival_depth(), 1);
+        assert!(tracker.track().is_none(), "no depth outside a handler");
+        let (g1, g2) = with_sampling_depth(1, async { (tracker.track(), tracker.track()) }).await;
+        assert_eq!(tracker.arrival_depth(), 2);
+        let g3 = with_sampling_depth(2, async { tracker.track() }).await;
+        assert_eq!(tracker.arrival_depth(), 3);
+        drop(g3);
+        assert_eq!(tracker.arrival_depth(), 2);
+        drop(g1);
+        assert_eq!(tracker.arrival_depth(), 2);
+        drop(g2);
+        assert_eq!(tracker.arrival_depth(), 1);
+    }
+}
