@@ -6,6 +6,8 @@
 
 pub mod deadline;
 pub mod progress;
+pub mod result_limit;
 
 pub use deadline::{Deadline, DeadlineLayer};
 pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};
+pub use result_limit::{ResultLimit, ResultLimitLayer};
