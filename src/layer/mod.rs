@@ -7,7 +7,11 @@
 pub mod deadline;
 pub mod progress;
 pub mod result_limit;
+pub mod tool_filter;
+pub mod tool_gate;
 
 pub use deadline::{Deadline, DeadlineLayer};
 pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};
 pub use result_limit::{ResultLimit, ResultLimitLayer};
+pub use tool_filter::{ToolFilterLayer, ToolFilterService};
+pub use tool_gate::{ToolCallGate, ToolCallGateLayer};
