@@ -7,7 +7,11 @@
 //!
 //! - tools: `echo {message}` (text), `add {a, b}` (text and structured
 //!   content, with an output schema), `count {steps, delay_ms}` (reports
-//!   progress for each step when asked, then answers), `tiny_image` (a PNG);
+//!   progress for each step when asked, then answers), `tiny_image` (a PNG),
+//!   `big_text {bytes}` (that many bytes of text, up to
+//!   [`MAX_BIG_TEXT_BYTES`], for exercising result limits), `sleep {ms}`
+//!   (answers after that long, up to [`MAX_SLEEP_MS`], for exercising
+//!   deadlines and the tool-call gate);
 //! - a prompt `greeting {name}`, with completion of `name`;
 //! - a resource `demo://readme` and a template `demo://notes/{id}`.
 //!
@@ -41,6 +45,13 @@ pub const TINY_PNG_BASE64: &str =
 
 /// The most steps `count` accepts, so the demo itself stays bounded.
 pub const MAX_COUNT_STEPS: u64 = 10_000;
+
+/// The most text `big_text` returns: 1 MiB (well inside the default frame
+/// bound, and exactly the default text bound).
+pub const MAX_BIG_TEXT_BYTES: u64 = 1 << 20;
+
+/// The longest `sleep` accepts: one minute.
+pub const MAX_SLEEP_MS: u64 = 60_000;
 
 /// A factory whose every connection is served by a fresh demo server.
 pub fn factory() -> MemoryFactory {
@@ -92,7 +103,7 @@ where
                 "completions": {},
             },
             "serverInfo": { "name": "mcp-stack-demo", "version": env!("CARGO_PKG_VERSION"), "title": "mcp-stack demo server" },
-            "instructions": "A demo server. Its tools echo, add, count with progress, and draw a tiny image.",
+            "instructions": "A demo server. Its tools echo, add, count with progress, draw a tiny image, return big text and sleep.",
         })),
         methods::PING => Ok(json!({})),
         methods::TOOLS_LIST => Ok(json!({ "tools": tools() })),
@@ -175,6 +186,26 @@ fn tools() -> Value {
             "description": "Returns a 1x1 PNG",
             "inputSchema": { "type": "object" },
         },
+        {
+            "name": "big_text",
+            "description": "Returns `bytes` bytes of text",
+            "inputSchema": {
+                "type": "object",
+                "properties": { "bytes": { "type": "integer", "minimum": 0, "maximum": MAX_BIG_TEXT_BYTES } },
+                "required": ["bytes"],
+            },
+            "annotations": { "readOnlyHint": true },
+        },
+        {
+            "name": "sleep",
+            "description": "Answers after `ms` milliseconds",
+            "inputSchema": {
+                "type": "object",
+                "properties": { "ms": { "type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS } },
+                "required": ["ms"],
+            },
+            "annotations": { "readOnlyHint": true },
+        },
     ])
 }
 
@@ -215,6 +246,16 @@ where
         }
         "tiny_image" => {
             Ok(json!({ "content": [{ "type": "image", "data": TINY_PNG_BASE64, "mimeType": "image/png" }] }))
+        }
+        "big_text" => {
+            let bytes = args["bytes"].as_u64().unwrap_or(0).min(MAX_BIG_TEXT_BYTES) as usize;
+            let text: String = ('a'..='z').cycle().take(bytes).collect();
+            Ok(json!({ "content": [{ "type": "text", "text": text }] }))
+        }
+        "sleep" => {
+            let ms = args["ms"].as_u64().unwrap_or(0).min(MAX_SLEEP_MS);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok(json!({ "content": [{ "type": "text", "text": format!("slept {ms} ms") }] }))
         }
         other => Err(ErrorObject::new(codes::INVALID_PARAMS, format!("unknown tool: {other}"))),
     }
