@@ -5,16 +5,38 @@
 //!
 //! Outermost first, each position chosen for a reason:
 //!
-//! 1. [`DeadlineLayer`]: outermost, so that the whole life of a call
-//!    (waiting for a concurrency permit, waiting for a reconnect, the
-//!    exchange itself) is bounded by one absolute deadline fixed on entry.
-//! 2. [`ProgressLayer`]: attaches the token and owns the route for exactly the
-//!    life of the call as the deadline sees it; when the deadline drops the
-//!    call, the route goes with it.
-//! 3. `ConcurrencyLimit` (tower's): bounds in-flight requests per
-//!    connection at `Limits::max_concurrent_requests`; below the deadline, so
-//!    a call waiting for a permit still times out.
-//! 4. [`Connection`]: the JSON-RPC engine.
+//! 1. [`ToolFilterLayer`]: outermost, so that a call to a filtered tool is
+//!    refused (`tool_unavailable`) before anything else happens: no deadline
+//!    timer, no progress token or route, no place at the gate, no
+//!    concurrency permit, nothing on the wire. It is always ready, so the
+//!    refusal never waits for capacity below. `tools/list` results pass
+//!    through it last, so what a caller lists is what the filter permits.
+//! 2. [`DeadlineLayer`]: right below, so that the whole life of a permitted
+//!    call — waiting for the tool-call gate, for a concurrency permit, for a
+//!    reconnect, the exchange itself, bounding the result — is bounded by
+//!    one absolute deadline fixed on entry. On expiry it drops everything
+//!    below, which releases the gate and the permit and cancels on the wire.
+//! 3. [`ResultLimitLayer`]: inside the deadline, so bounding is part of the
+//!    call it bounds, and above everything that holds a shared resource: by
+//!    the time it walks a large result, the reply has come up through the
+//!    gate and the concurrency limit, which have let the next call go.
+//! 4. [`ProgressLayer`]: attaches the token and registers its route before
+//!    the call can queue at the gate or be sent, so no report can arrive
+//!    before its route exists; the route lives exactly as long as the call
+//!    as the deadline sees it: when the deadline drops the call, the route
+//!    goes with it.
+//! 5. [`ToolCallGateLayer`]: one tool call at a time unless
+//!    [`Definition::allow_parallel_calls`]. Below the deadline, so waiting
+//!    for the gate counts against it; above the concurrency limit, and it
+//!    takes the gate *before* asking the limit for a permit, so queued tool
+//!    calls hold no permit and listing, reading and ping are never held
+//!    behind a long tool call (see [`crate::layer::tool_gate`]).
+//! 6. `ConcurrencyLimit` (tower's): bounds in-flight requests per
+//!    connection at `Limits::max_concurrent_requests`. Just above the
+//!    connection, so a permit covers the exchange on the wire, not a wait at
+//!    the gate; below the deadline, so a call waiting for a permit still
+//!    times out.
+//! 7. [`Connection`]: the JSON-RPC engine.
 //!
 //! The binding's methods build an [`McpRequest`], send it through a clone of
 //! the stack, and convert the reply into the crate's bounded result types.
@@ -40,7 +62,9 @@ use crate::connection::Connection;
 use crate::content::{Content, PromptMessage, PromptResult, ResourceContent, ResourceResult, ToolResult};
 use crate::era::legacy;
 use crate::error::{Error, FailureClass};
-use crate::layer::{DeadlineLayer, ProgressLayer, ProgressRouter};
+use crate::layer::{
+    DeadlineLayer, ProgressLayer, ProgressRouter, ResultLimitLayer, ToolCallGateLayer, ToolFilterLayer,
+};
 use crate::limits::{Limits, Timeouts};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
 use crate::protocol::lifecycle::Implementation;
@@ -176,9 +200,13 @@ impl Binding {
             }
         };
 
+        // The order, and why, is in the module docs.
         let service = ServiceBuilder::new()
+            .layer(ToolFilterLayer::new(definition.tool_filter.clone()))
             .layer(DeadlineLayer::new(timeouts.request))
+            .layer(ResultLimitLayer::new(limits))
             .layer(ProgressLayer::new(progress.clone()))
+            .layer(ToolCallGateLayer::new(definition.allow_parallel_calls))
             .concurrency_limit(limits.max_concurrent_requests)
             .service(connection.clone());
         let service = BoxCloneSyncService::new(service);
@@ -294,8 +322,8 @@ impl Binding {
         self.request(McpRequest::new(methods::PING, Map::new()), "ping").await.map(drop)
     }
 
-    /// Lists every tool, across pages, within `Limits::max_catalog_pages` and
-    /// `Limits::max_catalog_items`.
+    /// Lists every tool the binding's [`ToolFilter`] permits, across pages,
+    /// within `Limits::max_catalog_pages` and `Limits::max_catalog_items`.
     pub async fn list_tools(&self) -> Result<Listing<Tool>, Error> {
         self.list_all(methods::TOOLS_LIST, "tools", self.inner.limits.max_catalog_items, "list_tools").await
     }
@@ -394,6 +422,14 @@ impl Binding {
 
     /// Calls the tool `name` (its raw name) with `arguments` (a JSON object,
     /// or null for none).
+    ///
+    /// A tool the binding's [`ToolFilter`] does not permit is refused with
+    /// `tool_unavailable` before anything is sent. The result is bounded by
+    /// the binding's [`Limits`] (see [`crate::layer::result_limit`]): cut
+    /// text is `truncated`, refused items are [`Content::Unsupported`], and
+    /// `warnings` says what was done. Unless
+    /// [`Definition::allow_parallel_calls`], tool calls on one binding run
+    /// one at a time.
     pub async fn call_tool(&self, name: &str, arguments: Value, opts: CallOpts) -> Result<ToolResult, Error> {
         let mut params = json!({ "name": name });
         if !arguments.is_null() {
@@ -427,7 +463,7 @@ impl Binding {
             .messages
             .into_iter()
             .map(|m| PromptMessage {
-                role: serde_json::to_value(&m.role)
+                role: serde_json::to_value(m.role)
                     .ok()
                     .and_then(|v| v.as_str().map(String::from))
                     .unwrap_or_default(),
