@@ -98,9 +98,11 @@ where
     }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
-        let deadline = req.opts.deadline.unwrap_or_else(|| Instant::now() + self.default_timeout);
-        let method = req.method.clone();
-        future::ResponseFuture::new(self.inner.clone(), req, deadline, method)
+        let now = Instant::now();
+        let deadline = req.opts.deadline.unwrap_or(now + self.default_timeout);
+        let allowed = deadline.saturating_duration_since(now);
+        let method = future::method_name(&req.method);
+        future::ResponseFuture::new(self.inner.clone(), req, deadline, allowed, method)
     }
 }
 
