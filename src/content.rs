@@ -5,6 +5,30 @@
 //! bounded. A block the crate does not know, or one a limit refused, becomes
 //! [`Content::Unsupported`] with its kind and size, so the host learns that
 //! something was there without holding it.
+//!
+//! # Markers
+//!
+//! The bounds are applied to the JSON result by
+//! [`ResultLimit`](crate::layer::result_limit), a layer that knows nothing of
+//! these types, so it leaves two crate-internal marks in the JSON that the
+//! conversion here turns into fields:
+//!
+//! - An item a limit refused is replaced by an object of type
+//!   [`UNSUPPORTED_MARKER`]: `{"type": "x-mcp-stack/unsupported", "kind":
+//!   "image", "bytes": 12345}`. It becomes [`Content::Unsupported`] with that
+//!   kind and size, without another warning (the layer already gave one).
+//! - A text the limit cut, and a resource item whose text was cut or whose
+//!   blob was dropped, carries `"_meta": {"x-mcp-stack/truncated": true}`
+//!   ([`TRUNCATED_MARKER`]). It becomes `truncated: true`. A dropped blob is
+//!   left as an empty string so the item stays a valid blob item.
+//!
+//! The names are in an `x-` namespace no MCP revision uses. The layer removes
+//! marks a server sends itself (replacing a server's item of the marker type
+//! with a marker of its own, and deleting a server's truncation flag, each
+//! with a warning), so a mark that reaches the conversion was made by this
+//! crate: a server can neither hide content behind one nor claim a cut that
+//! did not happen. A stack built without that layer trusts whatever marks
+//! arrive; they can only ever make content *less* usable.
 
 use base64::Engine as _;
 use serde_json::Value;
@@ -21,6 +45,23 @@ pub const KIND_AUDIO: &str = "audio";
 pub const KIND_RESOURCE: &str = "resource";
 /// The kind name of a resource link.
 pub const KIND_RESOURCE_LINK: &str = "resource_link";
+
+/// The `type` of the crate-internal item that stands in for content a limit
+/// refused: `{"type": "x-mcp-stack/unsupported", "kind": KIND, "bytes": N}`.
+/// See [the module docs](self#markers).
+pub const UNSUPPORTED_MARKER: &str = "x-mcp-stack/unsupported";
+
+/// The `_meta` key, set to `true`, of a text or resource item a limit cut.
+/// See [the module docs](self#markers).
+pub const TRUNCATED_MARKER: &str = "x-mcp-stack/truncated";
+
+/// The key, in a tool result's own `_meta`, that says its structured content
+/// was dropped by a limit (the value is its size in bytes), so that output
+/// validation does not mistake a withheld result for a missing one.
+pub const STRUCTURED_DROPPED_MARKER: &str = "x-mcp-stack/structured-dropped";
+
+/// The longest `kind` kept from an unsupported item, in bytes.
+const MAX_KIND_BYTES: usize = 64;
 
 /// One piece of a result.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,10 +175,13 @@ pub(crate) fn decode_base64(data: &str) -> Option<Vec<u8>> {
 }
 
 impl Content {
-    /// Converts one wire block. Undecodable data becomes `Unsupported`.
+    /// Converts one wire block. Undecodable data becomes `Unsupported`; the
+    /// crate's [markers](self#markers) become `Unsupported` and `truncated`.
     pub fn from_block(block: ContentBlock, warnings: &mut Vec<String>) -> Content {
         match block {
-            ContentBlock::Text(t) => Content::Text { text: t.text, truncated: false },
+            ContentBlock::Text(t) => {
+                Content::Text { truncated: is_marked_truncated(t.meta.as_ref()), text: t.text }
+            }
             ContentBlock::Image(i) => match decode_base64(&i.data) {
                 Some(data) => Content::Image { data, mime_type: i.mime_type },
                 None => {
@@ -159,9 +203,19 @@ impl Content {
                 mime_type: l.mime_type,
                 description: l.description,
             },
+            ContentBlock::Unknown(raw)
+                if raw.get("type").and_then(Value::as_str) == Some(UNSUPPORTED_MARKER) =>
+            {
+                let kind = raw.get("kind").and_then(Value::as_str).unwrap_or("unknown");
+                let bytes = raw.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+                Content::Unsupported {
+                    kind: crate::error::normalize_message(kind, MAX_KIND_BYTES),
+                    bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+                }
+            }
             ContentBlock::Unknown(raw) => {
                 let kind = raw.get("type").and_then(Value::as_str).unwrap_or("unknown");
-                let kind = crate::error::normalize_message(kind, 64);
+                let kind = crate::error::normalize_message(kind, MAX_KIND_BYTES);
                 warnings.push(format!("dropped content of unknown kind {kind:?}"));
                 Content::Unsupported { kind, bytes: raw.to_string().len() }
             }
@@ -179,14 +233,23 @@ impl Content {
 
 impl ResourceContent {
     /// Converts one wire item; undecodable bytes are dropped with a warning.
+    /// An item the crate [marked](self#markers) truncated keeps its (cut)
+    /// text, or loses its bytes, with `truncated` set.
     pub fn from_wire(contents: ResourceContents, warnings: &mut Vec<String>) -> ResourceContent {
         match contents {
             ResourceContents::Text(t) => ResourceContent {
+                truncated: is_marked_truncated(t.meta.as_ref()),
                 uri: t.uri,
                 mime_type: t.mime_type,
                 text: Some(t.text),
                 data: None,
-                truncated: false,
+            },
+            ResourceContents::Blob(b) if is_marked_truncated(b.meta.as_ref()) => ResourceContent {
+                uri: b.uri,
+                mime_type: b.mime_type,
+                text: None,
+                data: None,
+                truncated: true,
             },
             ResourceContents::Blob(b) => {
                 let data = decode_base64(&b.blob);
@@ -202,5 +265,57 @@ impl ResourceContent {
                 }
             }
         }
+    }
+}
+
+/// Whether an item's `_meta` carries the crate's truncation marker.
+fn is_marked_truncated(meta: Option<&serde_json::Map<String, Value>>) -> bool {
+    meta.and_then(|m| m.get(TRUNCATED_MARKER)).and_then(Value::as_bool).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn block(v: Value) -> ContentBlock {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn the_unsupported_marker_becomes_unsupported_without_a_new_warning() {
+        let mut warnings = Vec::new();
+        let c = Content::from_block(
+            block(json!({"type": UNSUPPORTED_MARKER, "kind": "image", "bytes": 12345})),
+            &mut warnings,
+        );
+        assert_eq!(c, Content::Unsupported { kind: "image".into(), bytes: 12345 });
+        assert!(warnings.is_empty());
+    }
+
+    #[test]
+    fn the_truncated_marker_sets_truncated_on_text_and_resources() {
+        let mut warnings = Vec::new();
+        let c = Content::from_block(
+            block(json!({"type": "text", "text": "ab", "_meta": {TRUNCATED_MARKER: true}})),
+            &mut warnings,
+        );
+        assert_eq!(c, Content::Text { text: "ab".into(), truncated: true });
+        let c = Content::from_block(block(json!({"type": "text", "text": "ab"})), &mut warnings);
+        assert_eq!(c, Content::Text { text: "ab".into(), truncated: false });
+
+        let text: ResourceContents =
+            serde_json::from_value(json!({"uri": "x:a", "text": "cut", "_meta": {TRUNCATED_MARKER: true}}))
+                .unwrap();
+        let r = ResourceContent::from_wire(text, &mut warnings);
+        assert!(r.truncated);
+        assert_eq!(r.text.as_deref(), Some("cut"));
+        let blob: ResourceContents =
+            serde_json::from_value(json!({"uri": "x:b", "blob": "", "_meta": {TRUNCATED_MARKER: true}}))
+                .unwrap();
+        let r = ResourceContent::from_wire(blob, &mut warnings);
+        assert!(r.truncated);
+        assert_eq!(r.data, None);
+        assert!(warnings.is_empty());
     }
 }

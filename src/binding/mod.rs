@@ -5,27 +5,48 @@
 //!
 //! Outermost first, each position chosen for a reason:
 //!
-//! 1. [`DeadlineLayer`]: outermost, so that the whole life of a call
-//!    (waiting for a concurrency permit, waiting for a reconnect, retries
-//!    and their delays, the exchange itself) is bounded by one absolute
-//!    deadline fixed on entry.
-//! 2. [`ProgressLayer`]: attaches the token and owns the route for exactly the
-//!    life of the call as the deadline sees it; when the deadline drops the
-//!    call, the route goes with it.
-//! 3. `ConcurrencyLimit` (tower's): bounds in-flight requests per
-//!    connection at `Limits::max_concurrent_requests`; below the deadline, so
-//!    a call waiting for a permit still times out.
-//! 4. `Retry` (tower's) with [`SafeRetry`]: repeats a request safe to repeat
+//! 1. [`ToolFilterLayer`]: outermost, so that a call to a filtered tool is
+//!    refused (`tool_unavailable`) before anything else happens: no deadline
+//!    timer, no progress token or route, no place at the gate, no
+//!    concurrency permit, nothing on the wire. It is always ready, so the
+//!    refusal never waits for capacity below. `tools/list` results pass
+//!    through it last, so what a caller lists is what the filter permits.
+//! 2. [`DeadlineLayer`]: right below, so that the whole life of a permitted
+//!    call — waiting for the tool-call gate, for a concurrency permit, for a
+//!    reconnect, for retries and their delays, the exchange itself, bounding the result — is bounded by
+//!    one absolute deadline fixed on entry. On expiry it drops everything
+//!    below, which releases the gate and the permit and cancels on the wire.
+//! 3. [`ResultLimitLayer`]: inside the deadline, so bounding is part of the
+//!    call it bounds, and above everything that holds a shared resource: by
+//!    the time it walks a large result, the reply has come up through the
+//!    gate and the concurrency limit, which have let the next call go.
+//! 4. [`ProgressLayer`]: attaches the token and registers its route before
+//!    the call can queue at the gate or be sent, so no report can arrive
+//!    before its route exists; the route lives exactly as long as the call
+//!    as the deadline sees it: when the deadline drops the call, the route
+//!    goes with it.
+//! 5. [`ToolCallGateLayer`]: one tool call at a time unless
+//!    [`Definition::allow_parallel_calls`]. Below the deadline, so waiting
+//!    for the gate counts against it; above the concurrency limit, and it
+//!    takes the gate *before* asking the limit for a permit, so queued tool
+//!    calls hold no permit and listing, reading and ping are never held
+//!    behind a long tool call (see [`crate::layer::tool_gate`]).
+//! 6. `ConcurrencyLimit` (tower's): bounds in-flight requests per
+//!    connection at `Limits::max_concurrent_requests`. Just above the
+//!    connection, so a permit covers the exchange on the wire, not a wait at
+//!    the gate; below the deadline, so a call waiting for a permit still
+//!    times out.
+//! 7. `Retry` (tower's) with [`SafeRetry`]: repeats a request safe to repeat
 //!    after a loss (never a `tools/call` that left the client). Below the
 //!    concurrency limit, so a retry keeps its caller's permit: it is the same
 //!    logical request, and the server never sees more than the limit in
 //!    flight. Above the reconnect layer, so a retry waits for the restored
 //!    connection.
-//! 5. [`Reconnect`]: the bottom: whichever connection is live, replaced by
-//!    a supervisor when it is lost (re-dial, re-run the handshake, with
-//!    backoff per [`Definition::reconnect`]). While it reconnects, callers
-//!    wait in its readiness, inside their own deadlines.
-//! 6. [`Connection`](crate::connection::Connection): the JSON-RPC engine,
+//! 8. [`Reconnect`]: whichever connection is live, replaced by a supervisor
+//!    when it is lost (re-dial, re-run the handshake, with backoff per
+//!    [`Definition::reconnect`]). While it reconnects, callers wait in its
+//!    readiness, inside their own deadlines.
+//! 9. [`Connection`](crate::connection::Connection): the JSON-RPC engine,
 //!    one per transport life.
 //!
 //! The binding's methods build an [`McpRequest`], send it through a clone of
@@ -86,7 +107,10 @@ use crate::content::{Content, PromptMessage, PromptResult, ResourceContent, Reso
 use crate::era::legacy;
 use crate::error::{Error, FailureClass};
 use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer, Report};
-use crate::layer::{DeadlineLayer, ProgressLayer, ProgressRouter, SafeRetry};
+use crate::layer::{
+    DeadlineLayer, ProgressLayer, ProgressRouter, ResultLimitLayer, SafeRetry, ToolCallGateLayer,
+    ToolFilterLayer,
+};
 use crate::limits::{Limits, Timeouts};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
 use crate::protocol::lifecycle::Implementation;
@@ -233,14 +257,23 @@ impl Binding {
         };
 
         inbound.set_protocol_version(&session.protocol_version);
-        let service = ServiceBuilder::new()
+        // The order, and why, is in the module docs.
+        // The catalog reads the server's whole offering through the stack
+        // below the filter: the digest describes the server, not this host's
+        // policy, and the catalog applies the filter to what it shows.
+        let unfiltered = ServiceBuilder::new()
             .layer(DeadlineLayer::new(timeouts.request))
+            .layer(ResultLimitLayer::new(limits))
             .layer(ProgressLayer::new(progress.clone()))
+            .layer(ToolCallGateLayer::new(definition.allow_parallel_calls))
             .concurrency_limit(limits.max_concurrent_requests)
             .layer(RetryLayer::new(retry))
             .service(reconnect.clone());
-        let service = BoxCloneSyncService::new(service);
-        let catalog = discover_at_connect(&definition, &session, &service, feed, &events, timeouts).await;
+        let unfiltered = BoxCloneSyncService::new(unfiltered);
+        let service = BoxCloneSyncService::new(
+            ToolFilterLayer::new(definition.tool_filter.clone()).layer(unfiltered.clone()),
+        );
+        let catalog = discover_at_connect(&definition, &session, &unfiltered, feed, &events, timeouts).await;
         let catalog = match catalog {
             Ok(catalog) => catalog,
             Err(e) => {
@@ -478,8 +511,8 @@ impl Binding {
         self.request(McpRequest::new(methods::PING, Map::new()), "ping").await.map(drop)
     }
 
-    /// Lists every tool, across pages, within `Limits::max_catalog_pages` and
-    /// `Limits::max_catalog_items`.
+    /// Lists every tool the binding's [`ToolFilter`] permits, across pages,
+    /// within `Limits::max_catalog_pages` and `Limits::max_catalog_items`.
     pub async fn list_tools(&self) -> Result<Listing<Tool>, Error> {
         self.list_all(methods::TOOLS_LIST, "tools", self.inner.limits.max_catalog_items, "list_tools").await
     }
@@ -537,6 +570,14 @@ impl Binding {
 
     /// Calls the tool `name` (its raw name) with `arguments` (a JSON object,
     /// or null for none).
+    ///
+    /// A tool the binding's [`ToolFilter`] does not permit is refused with
+    /// `tool_unavailable` before anything is sent. The result is bounded by
+    /// the binding's [`Limits`] (see [`crate::layer::result_limit`]): cut
+    /// text is `truncated`, refused items are [`Content::Unsupported`], and
+    /// `warnings` says what was done. Unless
+    /// [`Definition::allow_parallel_calls`], tool calls on one binding run
+    /// one at a time.
     pub async fn call_tool(&self, name: &str, arguments: Value, opts: CallOpts) -> Result<ToolResult, Error> {
         let mut params = json!({ "name": name });
         if !arguments.is_null() {
@@ -554,6 +595,10 @@ impl Binding {
             .map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))?;
         let (result, mut warnings): (CallToolResult, _) =
             self.request_as(methods::TOOLS_CALL, params, opts, "call_tool").await?;
+        let withheld = result
+            .meta
+            .as_ref()
+            .is_some_and(|meta| meta.contains_key(crate::content::STRUCTURED_DROPPED_MARKER));
         let content = result.content.into_iter().map(|b| Content::from_block(b, &mut warnings)).collect();
         let mut result = ToolResult {
             is_error: result.is_error.unwrap_or(false),
@@ -563,7 +608,7 @@ impl Binding {
         };
         self.inner
             .catalog
-            .check_result(&plan, name, &mut result)
+            .check_result(&plan, name, &mut result, withheld)
             .map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))?;
         Ok(result)
     }

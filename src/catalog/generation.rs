@@ -395,6 +395,7 @@ impl CatalogCell {
         plan: &CallPlan,
         raw_name: &str,
         result: &mut ToolResult,
+        structured_withheld: bool,
     ) -> Result<(), Error> {
         let Some(i) = plan.tool else {
             push_warning(
@@ -410,7 +411,9 @@ impl CatalogCell {
         let (Some(schema), Some(digest)) = (&spec.output_schema, &spec.output_schema_digest) else {
             return Ok(());
         };
-        if result.is_error {
+        // An error result, or one whose structured content a limit dropped
+        // (the limit already warned), has nothing to validate.
+        if result.is_error || (structured_withheld && result.structured.is_none()) {
             return Ok(());
         }
         let problem = match &result.structured {

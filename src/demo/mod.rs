@@ -8,6 +8,10 @@
 //! - tools: `echo {message}` (text), `add {a, b}` (text and structured
 //!   content, with an output schema), `count {steps, delay_ms}` (reports
 //!   progress for each step when asked, then answers), `tiny_image` (a PNG),
+//!   `big_text {bytes}` (that many bytes of text, up to
+//!   [`MAX_BIG_TEXT_BYTES`], for exercising result limits), `sleep {ms}`
+//!   (answers after that long, up to [`MAX_SLEEP_MS`], for exercising
+//!   deadlines and the tool-call gate);
 //!   `log {count, level, text}` (sends log records, honouring
 //!   `logging/setLevel`) and `touch {uri}` (announces a change of a
 //!   subscribed resource);
@@ -132,6 +136,13 @@ impl Peer {
         });
     }
 }
+
+/// The most text `big_text` returns: 1 MiB (well inside the default frame
+/// bound, and exactly the default text bound).
+pub const MAX_BIG_TEXT_BYTES: u64 = 1 << 20;
+
+/// The longest `sleep` accepts: one minute.
+pub const MAX_SLEEP_MS: u64 = 60_000;
 
 /// A factory whose every connection is served by a fresh demo server.
 pub fn factory() -> MemoryFactory {
@@ -364,6 +375,26 @@ fn base_tools() -> Value {
             "description": "Announces that a resource changed (to a client subscribed to it)",
             "inputSchema": { "type": "object", "properties": { "uri": { "type": "string" } }, "required": ["uri"] },
         },
+        {
+            "name": "big_text",
+            "description": "Returns `bytes` bytes of text",
+            "inputSchema": {
+                "type": "object",
+                "properties": { "bytes": { "type": "integer", "minimum": 0, "maximum": MAX_BIG_TEXT_BYTES } },
+                "required": ["bytes"],
+            },
+            "annotations": { "readOnlyHint": true },
+        },
+        {
+            "name": "sleep",
+            "description": "Answers after `ms` milliseconds",
+            "inputSchema": {
+                "type": "object",
+                "properties": { "ms": { "type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS } },
+                "required": ["ms"],
+            },
+            "annotations": { "readOnlyHint": true },
+        },
     ])
 }
 
@@ -494,6 +525,16 @@ async fn call_tool(params: &Value, peer: &Peer) -> Result<Value, ErrorObject> {
         }
         "roots" if peer.declared("roots") => {
             Ok(client_answer(peer.request(methods::ROOTS_LIST, json!({})).await))
+        }
+        "big_text" => {
+            let bytes = args["bytes"].as_u64().unwrap_or(0).min(MAX_BIG_TEXT_BYTES) as usize;
+            let text: String = ('a'..='z').cycle().take(bytes).collect();
+            Ok(json!({ "content": [{ "type": "text", "text": text }] }))
+        }
+        "sleep" => {
+            let ms = args["ms"].as_u64().unwrap_or(0).min(MAX_SLEEP_MS);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok(json!({ "content": [{ "type": "text", "text": format!("slept {ms} ms") }] }))
         }
         other => Err(ErrorObject::new(codes::INVALID_PARAMS, format!("unknown tool: {other}"))),
     }

@@ -1,6 +1,7 @@
 //! The response future of [`Deadline`](super::Deadline).
 
 use pin_project_lite::pin_project;
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
@@ -22,7 +23,8 @@ pin_project! {
         #[pin]
         sleep: Sleep,
         allowed: std::time::Duration,
-        method: String,
+        // Only read on expiry; a standard method costs no allocation.
+        method: Cow<'static, str>,
     }
 }
 
@@ -41,8 +43,13 @@ pin_project! {
 }
 
 impl<S: Service<R>, R> ResponseFuture<S, R> {
-    pub(crate) fn new(service: S, request: R, deadline: Instant, method: String) -> Self {
-        let allowed = deadline.saturating_duration_since(Instant::now());
+    pub(crate) fn new(
+        service: S,
+        request: R,
+        deadline: Instant,
+        allowed: std::time::Duration,
+        method: Cow<'static, str>,
+    ) -> Self {
         ResponseFuture {
             state: State::Waiting { service, request: Some(request) },
             sleep: sleep_until(deadline),
@@ -99,6 +106,15 @@ where
                 StateProj::Expired => panic!("ResponseFuture polled after completion"),
             }
         }
+    }
+}
+
+/// The method's name, borrowed when it is one of the protocol's (the
+/// common case, and the reason: no allocation per call).
+pub(crate) fn method_name(method: &str) -> Cow<'static, str> {
+    match crate::protocol::methods::ALL.iter().find(|m| **m == method) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(method.to_string()),
     }
 }
 

@@ -102,11 +102,13 @@ where
     }
 
     fn call(&mut self, mut req: McpRequest) -> Self::Future {
+        let now = Instant::now();
         // Written into the request so that the layers below (the retry
         // policy) see the same instant this layer enforces.
-        let deadline = *req.opts.deadline.get_or_insert_with(|| Instant::now() + self.default_timeout);
-        let method = req.method.clone();
-        future::ResponseFuture::new(self.inner.clone(), req, deadline, method)
+        let deadline = *req.opts.deadline.get_or_insert(now + self.default_timeout);
+        let allowed = deadline.saturating_duration_since(now);
+        let method = future::method_name(&req.method);
+        future::ResponseFuture::new(self.inner.clone(), req, deadline, allowed, method)
     }
 }
 

@@ -1,0 +1,156 @@
+//! Bounds on what a result may carry.
+//!
+//! [`ResultLimit`] bounds the JSON result of `tools/call`, `prompts/get` and
+//! `resources/read` by the binding's [`Limits`], so a server cannot hand the
+//! host (and a model's context) more than it agreed to take. Results of other
+//! methods pass through untouched. A bounded result is still a success:
+//! what was cut, dropped or replaced is said in [`McpResponse::warnings`],
+//! and the conversion into the crate's result types
+//! ([`crate::content`]) shows it as `truncated` and
+//! [`Content::Unsupported`].
+//!
+//! The rules, per result:
+//!
+//! - **Text** (`max_text_result_bytes`): one budget for all the text of one
+//!   result — the text blocks of a tool result, the text of its embedded
+//!   resources, the text of every message of a prompt, the text items of a
+//!   resource's contents — spent in document order. "Caps the text content of
+//!   one tool result" means the total: a per-item cap would let a server
+//!   multiply it by sending many items. The item that crosses the budget is
+//!   cut at a UTF-8 boundary at or below it, and every later text item is
+//!   emptied; each is marked truncated, so what the host keeps is a prefix of
+//!   what the server sent. One warning tells how much was received.
+//! - **Structured content** (`max_structured_bytes`, measured as compact
+//!   JSON): over the bound it is dropped whole, with a warning. Cutting JSON
+//!   would make a document its schema does not describe.
+//! - **Binary items** — image and audio data, an embedded resource's blob, a
+//!   resource's blob — are measured by their *decoded* size, computed from the
+//!   base64 length without decoding. An item over `max_binary_item_bytes` is
+//!   refused, and so is every item after the first `max_binary_items` the
+//!   result keeps (an item refused for its size does not use up a place). A
+//!   refused content block is replaced by the marker
+//!   `{"type": "x-mcp-stack/unsupported", "kind": "image", "bytes": N}`,
+//!   which becomes [`Content::Unsupported`]; a refused blob in
+//!   `resources/read`, where no marker item fits, is emptied and flagged
+//!   truncated. Each refusal is a warning (refusals past the count, one
+//!   warning for all).
+//!
+//! The markers are documented in [`crate::content`]; this layer also strips
+//! any a server sent itself, with a warning, so only this layer's marks reach
+//! the conversion.
+//!
+//! The layer adds no failure: its error is the inner service's.
+//!
+//! ```
+//! # use mcp_stack::layer::ResultLimitLayer;
+//! # use mcp_stack::request::{McpRequest, McpResponse};
+//! # use mcp_stack::Limits;
+//! use serde_json::json;
+//! use tower::{service_fn, ServiceBuilder, ServiceExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let limits = Limits { max_text_result_bytes: 5, ..Limits::default() };
+//! let svc = ServiceBuilder::new()
+//!     .layer(ResultLimitLayer::new(limits))
+//!     .service(service_fn(|_req: McpRequest| async move {
+//!         let result = json!({ "content": [{ "type": "text", "text": "héllo world" }] });
+//!         Ok::<_, mcp_stack::Error>(McpResponse::new(result))
+//!     }));
+//! let rsp = svc.oneshot(McpRequest::new("tools/call", Default::default())).await.unwrap();
+//! // "é" is two bytes: the cut lands on a character boundary.
+//! assert_eq!(rsp.result["content"][0]["text"], "héll");
+//! assert_eq!(rsp.result["content"][0]["_meta"]["x-mcp-stack/truncated"], true);
+//! assert_eq!(rsp.warnings.len(), 1);
+//! # }
+//! ```
+//!
+//! [`Limits`]: crate::Limits
+//! [`McpResponse::warnings`]: crate::request::McpResponse::warnings
+//! [`Content::Unsupported`]: crate::Content::Unsupported
+
+mod bounds;
+pub mod future;
+mod layer;
+
+pub use layer::ResultLimitLayer;
+
+use std::task::{Context, Poll};
+use tower_service::Service;
+
+use crate::limits::Limits;
+use crate::request::{McpRequest, McpResponse};
+use bounds::Family;
+
+/// The four bounds this layer applies, resolved (never zero).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ResultBounds {
+    pub(crate) max_text_result_bytes: usize,
+    pub(crate) max_structured_bytes: usize,
+    pub(crate) max_binary_item_bytes: usize,
+    pub(crate) max_binary_items: usize,
+}
+
+impl ResultBounds {
+    fn from_limits(limits: Limits) -> Self {
+        let limits = limits.resolved();
+        ResultBounds {
+            max_text_result_bytes: limits.max_text_result_bytes,
+            max_structured_bytes: limits.max_structured_bytes,
+            max_binary_item_bytes: limits.max_binary_item_bytes,
+            max_binary_items: limits.max_binary_items,
+        }
+    }
+}
+
+/// Bounds the results of `tools/call`, `prompts/get` and `resources/read`.
+/// See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct ResultLimit<S> {
+    inner: S,
+    bounds: ResultBounds,
+}
+
+impl<S> ResultLimit<S> {
+    /// Wraps `inner`, bounding results by `limits` (zero fields select their
+    /// defaults).
+    pub fn new(inner: S, limits: Limits) -> Self {
+        ResultLimit { inner, bounds: ResultBounds::from_limits(limits) }
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// Unwraps the inner service.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S> Service<McpRequest> for ResultLimit<S>
+where
+    S: Service<McpRequest, Response = McpResponse>,
+{
+    type Response = McpResponse;
+    type Error = S::Error;
+    type Future = future::ResponseFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: McpRequest) -> Self::Future {
+        let bound = Family::of(&req.method).map(|family| (family, self.bounds));
+        future::ResponseFuture::new(self.inner.call(req), bound)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,305 @@
+use serde_json::{json, Value};
+use tokio_test::{assert_pending, assert_ready};
+use tower_test::mock;
+
+use super::bounds::{decoded_len, serialized_len};
+use super::*;
+use crate::content::{Content, ResourceContent, TRUNCATED_MARKER, UNSUPPORTED_MARKER};
+use crate::protocol::content::{ContentBlock, ResourceContents};
+
+/// Sends `method` through a [`ResultLimit`] over a mock whose answer is
+/// `result`, and returns what comes out.
+async fn through(limits: Limits, method: &str, result: Value) -> McpResponse {
+    let (mut svc, mut handle) =
+        mock::spawn_layer::<McpRequest, McpResponse, _>(ResultLimitLayer::new(limits));
+    assert_ready!(svc.poll_ready()).unwrap();
+    let mut fut = tokio_test::task::spawn(svc.call(McpRequest::new(method, Default::default())));
+    assert_pending!(fut.poll());
+    let (req, send) = handle.next_request().await.unwrap();
+    assert_eq!(req.method, method);
+    send.send_response(McpResponse::new(result));
+    assert_ready!(fut.poll()).unwrap()
+}
+
+fn text_limit(max: usize) -> Limits {
+    Limits { max_text_result_bytes: max, ..Limits::default() }
+}
+
+fn truncated(item: &Value) -> bool {
+    item["_meta"][TRUNCATED_MARKER] == true
+}
+
+/// A base64 string that decodes to `n` bytes.
+fn b64(n: usize) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(vec![7u8; n])
+}
+
+fn tool_content(rsp: &McpResponse) -> Vec<Content> {
+    let blocks: Vec<ContentBlock> = serde_json::from_value(rsp.result["content"].clone()).unwrap();
+    let mut warnings = Vec::new();
+    let out = blocks.into_iter().map(|b| Content::from_block(b, &mut warnings)).collect();
+    assert!(warnings.is_empty(), "conversion added warnings: {warnings:?}");
+    out
+}
+
+#[tokio::test(start_paused = true)]
+async fn text_within_the_budget_is_untouched() {
+    let result = json!({"content": [{"type": "text", "text": "héllo"}, {"type": "text", "text": "wörld"}]});
+    let rsp = through(text_limit(12), "tools/call", result.clone()).await;
+    assert_eq!(rsp.result, result);
+    assert!(rsp.warnings.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn text_is_cut_at_a_utf8_boundary_across_items() {
+    // "abcd" is 4 bytes; "é" 2, "€" 3, "🦀" 4. The budget of 9 leaves 5 for
+    // the second item: "é€" is exactly 5 bytes, and the crab would cross it.
+    let result = json!({"content": [
+        {"type": "text", "text": "abcd"},
+        {"type": "text", "text": "é€🦀tail"},
+        {"type": "image", "data": b64(3), "mimeType": "image/png"},
+        {"type": "text", "text": "later"},
+    ]});
+    let rsp = through(text_limit(9), "tools/call", result).await;
+    let items = rsp.result["content"].as_array().unwrap();
+    assert_eq!(items[0]["text"], "abcd");
+    assert!(!truncated(&items[0]));
+    assert_eq!(items[1]["text"], "é€");
+    assert!(truncated(&items[1]));
+    // Non-text items are not touched by the text budget.
+    assert_eq!(items[2]["type"], "image");
+    // Everything after the cut is emptied: the host keeps a prefix.
+    assert_eq!(items[3]["text"], "");
+    assert!(truncated(&items[3]));
+    assert_eq!(rsp.warnings, vec!["cut the text to 9 bytes of the 22 received".to_string()]);
+
+    // A budget that ends inside a character cuts below it.
+    // Boundaries of "é€🦀tail" fall at 0, 2, 5, 9, 10, ...
+    for (budget, kept) in [(1, ""), (3, "é"), (4, "é"), (5, "é€"), (8, "é€"), (9, "é€🦀"), (10, "é€🦀t")]
+    {
+        let result = json!({"content": [{"type": "text", "text": "é€🦀tail"}]});
+        let rsp = through(text_limit(budget), "tools/call", result).await;
+        assert_eq!(rsp.result["content"][0]["text"], kept, "budget {budget}");
+    }
+
+    let converted = tool_content(
+        &through(
+            text_limit(9),
+            "tools/call",
+            json!({"content": [
+                {"type": "text", "text": "abcdé€🦀"},
+            ]}),
+        )
+        .await,
+    );
+    assert_eq!(converted, vec![Content::Text { text: "abcdé€".into(), truncated: true }]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn structured_content_over_its_bound_is_dropped_with_a_warning() {
+    let structured = json!({"rows": ["a", "b", "c"]});
+    let size = serialized_len(&structured);
+    assert_eq!(size, r#"{"rows":["a","b","c"]}"#.len());
+
+    let limits = Limits { max_structured_bytes: size, ..Limits::default() };
+    let result = json!({"content": [], "structuredContent": structured});
+    let rsp = through(limits, "tools/call", result.clone()).await;
+    assert_eq!(rsp.result, result, "exactly at the bound is kept");
+
+    let limits = Limits { max_structured_bytes: size - 1, ..Limits::default() };
+    let rsp = through(limits, "tools/call", result).await;
+    assert!(rsp.result.get("structuredContent").is_none());
+    assert_eq!(rsp.result["content"], json!([]));
+    assert_eq!(rsp.warnings.len(), 1);
+    assert!(rsp.warnings[0].contains("structured content of 22 bytes"), "{:?}", rsp.warnings);
+    // The result says it was withheld, so validation does not call it missing.
+    assert_eq!(rsp.result["_meta"][crate::content::STRUCTURED_DROPPED_MARKER], 22);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_servers_own_structured_dropped_marker_is_removed() {
+    let marker = crate::content::STRUCTURED_DROPPED_MARKER;
+    let result = json!({"content": [], "_meta": {marker: 5, "other": 1}});
+    let rsp = through(Limits::default(), "tools/call", result).await;
+    assert_eq!(rsp.result["_meta"], json!({"other": 1}));
+    assert_eq!(rsp.warnings.len(), 1, "{:?}", rsp.warnings);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_binary_item_over_its_size_is_replaced_by_the_marker() {
+    let limits = Limits { max_binary_item_bytes: 10, ..Limits::default() };
+    let result = json!({"content": [
+        {"type": "image", "data": b64(10), "mimeType": "image/png"},
+        {"type": "audio", "data": b64(11), "mimeType": "audio/wav"},
+        {"type": "resource", "resource": {"uri": "x:big", "blob": b64(12)}},
+        {"type": "resource", "resource": {"uri": "x:small", "blob": b64(1)}},
+    ]});
+    let rsp = through(limits, "tools/call", result).await;
+    let items = rsp.result["content"].as_array().unwrap();
+    assert_eq!(items[0]["type"], "image");
+    assert_eq!(items[1], json!({"type": UNSUPPORTED_MARKER, "kind": "audio", "bytes": 11}));
+    assert_eq!(items[2], json!({"type": UNSUPPORTED_MARKER, "kind": "resource", "bytes": 12}));
+    assert_eq!(items[3]["resource"]["uri"], "x:small");
+    assert_eq!(rsp.warnings.len(), 2);
+    assert!(rsp.warnings[0].contains("audio item of 11 bytes"), "{:?}", rsp.warnings);
+
+    let content = tool_content(&rsp);
+    assert_eq!(content[1], Content::Unsupported { kind: "audio".into(), bytes: 11 });
+    assert_eq!(content[2], Content::Unsupported { kind: "resource".into(), bytes: 12 });
+    assert!(matches!(&content[0], Content::Image { data, .. } if data.len() == 10));
+}
+
+#[tokio::test(start_paused = true)]
+async fn binary_items_beyond_the_count_are_replaced() {
+    let limits = Limits { max_binary_items: 2, max_binary_item_bytes: 8, ..Limits::default() };
+    let result = json!({"content": [
+        {"type": "image", "data": b64(9), "mimeType": "image/png"},   // over size: no place used
+        {"type": "image", "data": b64(1), "mimeType": "image/png"},
+        {"type": "text", "text": "between"},
+        {"type": "audio", "data": b64(2), "mimeType": "audio/wav"},
+        {"type": "image", "data": b64(3), "mimeType": "image/png"},   // third kept-able: refused
+        {"type": "resource", "resource": {"uri": "x:r", "blob": b64(4)}},
+    ]});
+    let rsp = through(limits, "tools/call", result).await;
+    let kinds: Vec<&str> = rsp.result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| if i["type"] == UNSUPPORTED_MARKER { i["kind"].as_str().unwrap() } else { "kept" })
+        .collect();
+    assert_eq!(kinds, ["image", "kept", "kept", "kept", "image", "resource"]);
+    assert_eq!(rsp.result["content"][4]["bytes"], 3);
+    assert_eq!(rsp.warnings.len(), 2);
+    assert_eq!(rsp.warnings[1], "replaced 2 binary items beyond the first 2");
+}
+
+#[tokio::test(start_paused = true)]
+async fn decoded_size_comes_from_the_base64_length() {
+    for n in 0..10 {
+        assert_eq!(decoded_len(&b64(n)), n, "padded, {n} bytes");
+        assert_eq!(decoded_len(b64(n).trim_end_matches('=')), n, "unpadded, {n} bytes");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn resource_contents_are_bounded_by_the_same_rules() {
+    let limits = Limits { max_text_result_bytes: 6, max_binary_item_bytes: 4, ..Limits::default() };
+    let result = json!({"contents": [
+        {"uri": "x:1", "mimeType": "text/plain", "text": "ünï"},      // 5 bytes
+        {"uri": "x:2", "blob": b64(5)},                                // over size
+        {"uri": "x:3", "text": "çode"},                                // crosses the budget
+        {"uri": "x:4", "blob": b64(4)},
+    ]});
+    let rsp = through(limits, "resources/read", result).await;
+    let items = rsp.result["contents"].as_array().unwrap();
+    assert_eq!(items[0]["text"], "ünï");
+    assert!(!truncated(&items[0]));
+    assert_eq!(items[1]["blob"], "");
+    assert!(truncated(&items[1]));
+    assert_eq!(items[2]["text"], "");
+    assert!(truncated(&items[2]));
+    assert_eq!(items[3]["blob"], b64(4));
+    assert_eq!(rsp.warnings.len(), 2);
+
+    let mut warnings = Vec::new();
+    let contents: Vec<ResourceContent> = items
+        .iter()
+        .map(|i| {
+            let wire: ResourceContents = serde_json::from_value(i.clone()).unwrap();
+            ResourceContent::from_wire(wire, &mut warnings)
+        })
+        .collect();
+    assert!(warnings.is_empty());
+    assert!(!contents[0].truncated);
+    assert_eq!((contents[1].data.as_ref(), contents[1].truncated), (None, true));
+    assert_eq!((contents[2].text.as_deref(), contents[2].truncated), (Some(""), true));
+    assert_eq!(contents[3].data.as_ref().map(Vec::len), Some(4));
+}
+
+#[tokio::test(start_paused = true)]
+async fn prompt_messages_are_bounded_by_the_same_rules() {
+    let limits = Limits { max_text_result_bytes: 8, max_binary_items: 1, ..Limits::default() };
+    let result = json!({"description": "a long description that is not content", "messages": [
+        {"role": "user", "content": {"type": "text", "text": "hello"}},
+        {"role": "assistant", "content": {"type": "image", "data": b64(2), "mimeType": "image/png"}},
+        {"role": "user", "content": {"type": "text", "text": "wörld"}},
+        {"role": "user", "content": {"type": "image", "data": b64(2), "mimeType": "image/png"}},
+        {"role": "user", "content": {"type": "resource", "resource": {"uri": "x:t", "text": "more"}}},
+    ]});
+    let rsp = through(limits, "prompts/get", result).await;
+    let messages = rsp.result["messages"].as_array().unwrap();
+    assert_eq!(rsp.result["description"], "a long description that is not content");
+    assert_eq!(messages[0]["content"]["text"], "hello");
+    assert_eq!(messages[1]["content"]["type"], "image");
+    // 3 bytes left: "w" and "ö" (2) fit, "r" does not.
+    assert_eq!(messages[2]["content"]["text"], "wö");
+    assert!(truncated(&messages[2]["content"]));
+    assert_eq!(messages[3]["content"], json!({"type": UNSUPPORTED_MARKER, "kind": "image", "bytes": 2}));
+    // An embedded resource's text shares the budget.
+    assert_eq!(messages[4]["content"]["resource"]["text"], "");
+    assert!(truncated(&messages[4]["content"]["resource"]));
+}
+
+#[tokio::test(start_paused = true)]
+async fn other_methods_pass_untouched() {
+    let limits = Limits {
+        max_text_result_bytes: 1,
+        max_structured_bytes: 1,
+        max_binary_item_bytes: 1,
+        max_binary_items: 1,
+        ..Limits::default()
+    };
+    let result = json!({
+        "content": [{"type": "text", "text": "long text"}, {"type": "image", "data": b64(100), "mimeType": "image/png"}],
+        "structuredContent": {"a": 1},
+        "contents": [{"uri": "x:1", "text": "long text"}],
+        "messages": [{"role": "user", "content": {"type": "text", "text": "long text"}}],
+        "tools": [{"name": "t", "description": "long text"}],
+    });
+    for method in ["tools/list", "resources/list", "prompts/list", "completion/complete", "ping", "custom/x"]
+    {
+        let rsp = through(limits, method, result.clone()).await;
+        assert_eq!(rsp.result, result, "{method}");
+        assert!(rsp.warnings.is_empty(), "{method}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn markers_a_server_sends_are_not_trusted() {
+    let result = json!({"content": [
+        {"type": UNSUPPORTED_MARKER, "kind": "image", "bytes": 1},
+        {"type": "text", "text": "fine", "_meta": {TRUNCATED_MARKER: true, "other": 1}},
+    ]});
+    let rsp = through(Limits::default(), "tools/call", result).await;
+    let items = rsp.result["content"].as_array().unwrap();
+    assert_eq!(items[0]["kind"], UNSUPPORTED_MARKER);
+    assert_eq!(items[1]["_meta"], json!({"other": 1}));
+    assert_eq!(rsp.warnings.len(), 2);
+    assert_eq!(
+        tool_content(&rsp)[1],
+        Content::Text { text: "fine".into(), truncated: false },
+        "the server's flag is gone"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_result_of_the_wrong_shape_is_left_for_the_conversion() {
+    for result in [json!("text"), json!({"content": "not a list"}), json!({"contents": [1, "x"]})] {
+        let rsp = through(text_limit(1), "tools/call", result.clone()).await;
+        assert_eq!(rsp.result, result);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_passes_through() {
+    let (mut svc, mut handle) =
+        mock::spawn_layer::<McpRequest, McpResponse, _>(ResultLimitLayer::new(Limits::default()));
+    assert_ready!(svc.poll_ready()).unwrap();
+    let mut fut = tokio_test::task::spawn(svc.call(McpRequest::new("tools/call", Default::default())));
+    assert_pending!(fut.poll());
+    let (_req, send) = handle.next_request().await.unwrap();
+    send.send_error(crate::Error::new(crate::FailureClass::RemoteToolError, "no"));
+    let err = crate::Error::from_boxed(assert_ready!(fut.poll()).unwrap_err());
+    assert_eq!(err.class(), crate::FailureClass::RemoteToolError);
+}
