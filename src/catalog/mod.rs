@@ -22,7 +22,7 @@
 //!    [`Catalog::tool_by_model_name`] use the adopted generation.
 //! 5. A refresh that fails keeps the adopted generation, reports
 //!    [`Event::CatalogRejected`], and retries under `Definition::refresh`
-//!    ([`RetryPolicy`]); a binding that gives up shows the family as stale and
+//!    ([`RetryPolicy`](crate::RetryPolicy)); a binding that gives up shows the family as stale and
 //!    its state as `degraded` until a later refresh succeeds.
 //!
 //! # Calls and a changed tool (`tool_schema_changed`)
