@@ -121,7 +121,7 @@ use crate::protocol::resources::{ReadResourceResult, Resource, ResourceTemplate}
 use crate::protocol::tools::{CallToolResult, Tool};
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
-use crate::transport::ConnectConfig;
+use crate::transport::{ConnectConfig, TransportFactory};
 pub(crate) use events::EventBus;
 use inbound::{client_capabilities, BindingInbound};
 use transitions::Lifecycle;
@@ -168,6 +168,9 @@ struct Inner {
     limits: Limits,
     timeouts: Timeouts,
     transport_kind: &'static str,
+    /// The factory, asked after each new connection what it needed
+    /// ([`TransportFactory::applied_tolerances`]).
+    transport: Arc<dyn TransportFactory>,
     origin: String,
     session: SessionInfo,
     reconnect: Reconnect,
@@ -289,6 +292,7 @@ impl Binding {
                 limits,
                 timeouts,
                 transport_kind,
+                transport: definition.transport.clone(),
                 origin,
                 session,
                 reconnect,
@@ -321,6 +325,7 @@ impl Binding {
         Box::pin(async move {
             let session = binding.current_session();
             binding.inner.inbound.set_protocol_version(&session.protocol_version);
+            binding.inner.catalog.set_transport_tolerances(binding.inner.transport.applied_tolerances());
             let _ = binding.inner.catalog.refresh_all().await;
             binding.configure_session().await;
             for (uri, e) in binding.resubscribe_all().await {
@@ -857,7 +862,8 @@ async fn discover_at_connect(
         profile: definition.compat.clone(),
         limits: definition.limits.resolved(),
         filter: definition.tool_filter.clone(),
-        transport_tolerances: Vec::new(),
+        // Read after the handshake: what the first connection needed.
+        transport_tolerances: definition.transport.applied_tolerances(),
     };
     let discovery = CatalogCell::discover(ctx, service.clone(), feed, events.clone(), definition.refresh);
     let outcome = match tokio::time::timeout(timeouts.startup, discovery).await {
