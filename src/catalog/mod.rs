@@ -116,6 +116,7 @@
 //! [`Binding::candidate`]: crate::Binding::candidate
 //! [`Binding::adopt`]: crate::Binding::adopt
 //! [`Binding::catalog`]: crate::Binding::catalog
+//! [`RetryPolicy`]: crate::RetryPolicy
 
 pub mod digest;
 pub mod meta;

@@ -260,7 +260,7 @@ pub trait TransportFactory: Send + Sync + 'static {
 
     /// The compatibility tolerances a connection made by this factory may
     /// need: a deviation from the specification the factory is configured to
-    /// bend for (an [`http::HttpFactory`] with its HTTP+SSE fallback on:
+    /// bend for (an `http::HttpFactory` with its HTTP+SSE fallback on:
     /// [`Tolerance::LegacySse`]). The default: none.
     ///
     /// The profile decides: [`Definition::validate`] (run by
@@ -274,7 +274,7 @@ pub trait TransportFactory: Send + Sync + 'static {
 
     /// The tolerances the most recent connection's handshake actually
     /// needed, a subset of [`TransportFactory::tolerances`]: `legacy_sse`
-    /// when an [`http::HttpFactory`] fell back to HTTP+SSE. The default:
+    /// when an `http::HttpFactory` fell back to HTTP+SSE. The default:
     /// none.
     ///
     /// A binding reads it after each handshake it runs over a new
