@@ -368,8 +368,10 @@ async fn a_forgotten_session_is_initialized_again_and_the_call_succeeds() {
     assert!(calls.iter().all(|c| c.header("mcp-protocol-version").as_deref() == Some("2025-11-25")));
     eventually("events", || {
         let all = events.all();
-        all.iter().any(|e| matches!(e, Event::ConnectionLost { retrying: true, .. }))
-            && all.iter().any(|e| matches!(e, Event::ConnectionRestored { drift: None, .. }))
+        all.iter().any(|e| matches!(e, Event::ConnectionLost { retrying: true, adopted: 1, .. }))
+            && all.iter().any(|e| {
+                matches!(e, Event::ConnectionRestored { drift: None, adopted: 1, generation: 1, .. })
+            })
     })
     .await;
     b.close().await;

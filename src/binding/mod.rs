@@ -246,11 +246,15 @@ impl Binding {
         let on_restore = restored.clone();
         let reconnect = ReconnectLayer::new(dialer, definition.reconnect)
             .on_report(move |report| {
-                observer.on_report(report);
-                if let Report::Restored { .. } = report {
-                    if let Some(inner) = on_restore.get().and_then(std::sync::Weak::upgrade) {
-                        tokio::spawn(Binding { inner }.after_new_session());
+                let Some(restore) = observer.on_report(report) else { return };
+                match on_restore.get().and_then(std::sync::Weak::upgrade) {
+                    Some(inner) => {
+                        tokio::spawn(Binding { inner }.after_new_session(restore));
                     }
+                    // Restored while connecting (discovery, which comes next,
+                    // reads the new connection), or the binding is gone:
+                    // there is no catalog to look again.
+                    None => observer.finish_restore(restore, 0),
                 }
             })
             .layer(connection);
@@ -284,6 +288,7 @@ impl Binding {
                 return Err(e.with_binding(&name).with_op("connect"));
             }
         };
+        lifecycle.attach_catalog(&catalog);
         let binding = Binding {
             inner: Arc::new(Inner {
                 name,
@@ -313,20 +318,42 @@ impl Binding {
     /// What a new session (after a reconnect, or a renewed HTTP session)
     /// needs before it serves as the old one did: the inbound side learns
     /// the negotiated version, the catalog looks again (a change becomes a
-    /// candidate, not a surprise), the log level is set again, and every
-    /// subscription is renewed. Failures are warning events; the binding
-    /// stays usable.
+    /// candidate, not a surprise; within `Timeouts::startup`), the restore
+    /// is reported ([`Event::ConnectionRestored`] with the generation found,
+    /// then the state moves to `ready`), the log level is set again, and
+    /// every subscription is renewed. Failures are warning events; the
+    /// binding stays usable.
     ///
     /// A named boxed future: it sends through [`Binding::request`], which can
     /// itself start it (a renewed session), and the cycle needs a concrete
     /// type.
-    fn after_new_session(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
+    fn after_new_session(
+        &self,
+        restore: transitions::Restore,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
         let binding = self.clone();
         Box::pin(async move {
             let session = binding.current_session();
-            binding.inner.inbound.set_protocol_version(&session.protocol_version);
-            binding.inner.catalog.set_transport_tolerances(binding.inner.transport.applied_tolerances());
-            let _ = binding.inner.catalog.refresh_all().await;
+            let inner = &binding.inner;
+            inner.inbound.set_protocol_version(&session.protocol_version);
+            inner.catalog.set_transport_tolerances(inner.transport.applied_tolerances());
+            let generation =
+                match tokio::time::timeout(inner.timeouts.startup, inner.catalog.refresh_all()).await {
+                    Ok(Ok(crate::catalog::RefreshOutcome::Unchanged)) => inner.catalog.adopted().generation,
+                    Ok(Ok(crate::catalog::RefreshOutcome::Candidate(candidate))) => candidate.generation,
+                    Ok(Err(e)) => {
+                        binding.warn(format!("could not read the catalog over the new connection: {e}"));
+                        0
+                    }
+                    Err(_) => {
+                        binding.warn(format!(
+                            "could not read the catalog over the new connection within {:?}",
+                            inner.timeouts.startup
+                        ));
+                        0
+                    }
+                };
+            inner.lifecycle.finish_restore(restore, generation);
             binding.configure_session().await;
             for (uri, e) in binding.resubscribe_all().await {
                 binding.warn(format!("could not renew the subscription to {uri:?}: {e}"));
@@ -433,8 +460,8 @@ impl Binding {
     /// When the server refused it because it forgot the session (streamable
     /// HTTP answered 404: [`crate::transport::SessionExpired`]), the
     /// `initialize` handshake is run again on the same connection, reported
-    /// as [`Event::ConnectionLost`] then [`Event::ConnectionRestored`], and
-    /// the request is sent once more: it was not processed, so this is no
+    /// as [`Event::ConnectionLost`] then (once the catalog has looked again)
+    /// [`Event::ConnectionRestored`], and the request is sent once more: it was not processed, so this is no
     /// replay. Once per request, within the request's deadline (fixed here
     /// on entry, so the second attempt does not get a new one). Calls whose
     /// outcome became unknown with the old session end `indeterminate` (the
@@ -473,7 +500,7 @@ impl Binding {
         // Reported as the reconnect layer reports a lost and restored
         // connection, so the lifecycle and the events read the same.
         let lifecycle = &self.inner.lifecycle;
-        lifecycle.on_report(&Report::Lost {
+        let _ = lifecycle.on_report(&Report::Lost {
             class: FailureClass::TransportClosed,
             message,
             attempt: 0,
@@ -487,11 +514,15 @@ impl Binding {
             Error::new(FailureClass::Deadline, "the deadline passed while initializing a new session")
         })??;
         *renewals += 1;
-        lifecycle.on_report(&Report::Restored { session: Box::new(session), attempts: 1 });
         // The new session starts without the old one's log level and
-        // subscriptions. Spawned: it sends requests through `request`, which
-        // is where this renewal is running.
-        tokio::spawn(self.after_new_session());
+        // subscriptions, and the catalog looks again before the restore is
+        // reported. Spawned: it sends requests through `request`, which is
+        // where this renewal is running.
+        if let Some(restore) =
+            lifecycle.on_report(&Report::Restored { session: Box::new(session), attempts: 1 })
+        {
+            tokio::spawn(self.after_new_session(restore));
+        }
         Ok(())
     }
 

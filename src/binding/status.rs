@@ -27,7 +27,7 @@ use crate::session::ServerIdentity;
 /// | starting | failed | they failed or took longer than `Timeouts::startup` (`connect` returns the error; there is no binding to close) |
 /// | ready | reconnecting | the connection was lost ([`Event::ConnectionLost`], `retrying`) |
 /// | ready | degraded | it was lost and [`ReconnectPolicy::disabled`] ([`Event::ConnectionLost`], not `retrying`): calls fail fast with `transport_closed` until the binding is closed |
-/// | reconnecting | ready | an attempt succeeded ([`Event::ConnectionRestored`]) |
+/// | reconnecting | ready | an attempt succeeded and the catalog has looked at the new connection's offering ([`Event::ConnectionRestored`]; calls already go through meanwhile) |
 /// | reconnecting | failed | the policy's attempts or total time are spent (the last [`Event::ConnectionLost`] is not `retrying`): calls fail fast with `transport_closed` |
 /// | any but closing, closed | closing | [`Binding::close`] begins |
 /// | closing | closed | the supervisor has stopped and the transport is closed |
