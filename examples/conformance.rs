@@ -19,12 +19,18 @@
 //! - `json-schema-2020-12-preservation`: list the tools and send the
 //!   `inputSchema` of `json_schema_2020_12_tool` back verbatim as the
 //!   `schema` argument of `json_schema_echo`.
+//! - `elicitation-sep1034-client-defaults`: declare the elicitation
+//!   capability, install an elicitation handler (a closure through
+//!   [`Handlers::elicitation`]) that accepts with the requested schema's
+//!   defaults ([`ElicitRequest::defaults`]), and call
+//!   `test_client_elicitation_defaults`, during which the server asks.
 //! - any other scenario: connect, list the tools, call each one that takes
 //!   no required argument, and close.
 //!
 //! Exit status: 0 when every step succeeded, 1 otherwise (with the error on
 //! stderr).
 
+use mcp_stack::binding::{ElicitRequest, ElicitResult};
 use mcp_stack::transport::http::StreamableHttpFactory;
 use mcp_stack::{Binding, CallOpts, Definition, Error, Handlers, Timeouts};
 use serde_json::{json, Value};
@@ -60,7 +66,17 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
         request: Duration::from_secs(10),
         ..Timeouts::default()
     };
-    let binding = Binding::connect(definition, Handlers::default()).await?;
+    let handlers = match scenario {
+        ELICITATION_DEFAULTS => {
+            // What this server may ask of the host, and what the host does:
+            // a person who accepts every form as it is filled in by default.
+            definition.capabilities.elicitation = true;
+            Handlers::default()
+                .elicitation(|req: ElicitRequest| async move { Ok(ElicitResult::accept(req.defaults())) })
+        }
+        _ => Handlers::default(),
+    };
+    let binding = Binding::connect(definition, handlers).await?;
     let session = binding.session();
     eprintln!(
         "conformance: connected to {:?} {:?}, protocol {}",
@@ -70,6 +86,9 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
     binding.close().await;
     outcome
 }
+
+/// The scenario that answers elicitation with the schema's defaults.
+const ELICITATION_DEFAULTS: &str = "elicitation-sep1034-client-defaults";
 
 async fn scenario_steps(scenario: &str, binding: &Binding) -> Result<(), Error> {
     match scenario {
@@ -85,6 +104,13 @@ async fn scenario_steps(scenario: &str, binding: &Binding) -> Result<(), Error> 
             binding.list_tools().await?;
             let result = binding.call_tool("test_reconnection", json!({}), CallOpts::default()).await?;
             report("test_reconnection", &result);
+            Ok(())
+        }
+        ELICITATION_DEFAULTS => {
+            binding.list_tools().await?;
+            let tool = "test_client_elicitation_defaults";
+            let result = binding.call_tool(tool, json!({}), CallOpts::default()).await?;
+            report(tool, &result);
             Ok(())
         }
         "json-schema-2020-12-preservation" => {

@@ -8,6 +8,9 @@
 //! cargo run --example mcp -- tools                    # the built-in demo server
 //! ```
 //!
+//! `--binding NAME` names the binding (`[A-Za-z0-9_-]`, 1 to 32 bytes;
+//! default `server`): it is part of every tool's model name.
+//!
 //! `--http` speaks streamable HTTP, `--sse` the older HTTP+SSE transport.
 //! `--header 'Name: value'` (repeatable) adds a header to every HTTP request;
 //! its value is never printed. Redirects are refused unless
@@ -47,9 +50,19 @@
 //! With `--json` the command prints one JSON document on stdout, with
 //! camelCase field names:
 //!
-//! - `tools`: `{ protocolVersion, server: {name, version, title}, tools:
-//!   [{rawName, title, description, inputSchema, outputSchema, annotations}],
-//!   warnings }`
+//! - `tools`: the binding's adopted catalog (discovered while connecting):
+//!   `{ protocolVersion, server: {name, version, title}, generation, digest,
+//!   appliedTolerances, tools: [{rawName, modelName, title, description,
+//!   inputSchema, inputSchemaDigest, outputSchema, outputSchemaDigest,
+//!   annotations}], warnings }`. `modelName` is the name to show a model,
+//!   `mcp__<binding>__<tool>` (the binding is `--binding NAME`, default
+//!   `server`; sanitized, at most 64 bytes, with a digest suffix on a
+//!   collision). The digests are hex SHA-256 (64 characters): `digest` of the
+//!   server's whole offering, the others of each schema (`outputSchemaDigest`
+//!   is null without an output schema). `generation` is the catalog's ordinal
+//!   (1: discovered at connect). `appliedTolerances` names the deviations of
+//!   the compatibility profile this server needed (e.g. `legacy_sse`).
+//!   `warnings` are the catalog's discovery warnings (all families).
 //! - `call`: `{ isError, content, structuredContent, warnings }`, where each
 //!   content item is `{type: "text", text, truncated}`, `{type: "image" |
 //!   "audio", mimeType, data (base64)}`, `{type: "resource", uri, mimeType,
@@ -120,7 +133,8 @@ struct Cli {
     /// Print one JSON document on stdout.
     #[arg(long, global = true)]
     json: bool,
-    /// The binding's name.
+    /// The binding's name ([A-Za-z0-9_-], 1 to 32 bytes): part of every
+    /// tool's model name, mcp__<binding>__<tool>.
     #[arg(long, global = true, default_value = "server")]
     binding: String,
     /// Answer elicitation with the schema's defaults, without prompting.
@@ -359,26 +373,34 @@ async fn command(cli: &Cli, binding: &Binding, arguments: Option<Map<String, Val
     let call_failed = |e: Error| failure(EXIT_CALL, &e);
     let (document, text, code) = match &cli.command {
         Command::Tools => {
-            let tools = binding.list_tools().await.map_err(call_failed)?;
-            let session = binding.session();
+            // The adopted catalog, discovered while connecting: the tools as
+            // a host shows them to a model.
+            let catalog = binding.catalog();
+            let server = &catalog.server;
             let doc = json!({
-                "protocolVersion": session.protocol_version,
-                "server": { "name": session.server.name, "version": session.server.version, "title": session.server.title },
-                "tools": tools.items.iter().map(|t| json!({
-                    "rawName": t.name,
+                "protocolVersion": catalog.protocol_version,
+                "server": { "name": server.name, "version": server.version, "title": server.title },
+                "generation": catalog.generation,
+                "digest": catalog.digest,
+                "appliedTolerances": catalog.applied_tolerances.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+                "tools": catalog.tools.iter().map(|t| json!({
+                    "rawName": t.raw_name,
+                    "modelName": t.model_name,
                     "title": t.title,
                     "description": t.description,
                     "inputSchema": t.input_schema,
+                    "inputSchemaDigest": t.input_schema_digest,
                     "outputSchema": t.output_schema,
+                    "outputSchemaDigest": t.output_schema_digest,
                     "annotations": t.annotations,
                 })).collect::<Vec<_>>(),
-                "warnings": tools.warnings,
+                "warnings": catalog.warnings,
             });
-            let text = tools
-                .items
+            let text = catalog
+                .tools
                 .iter()
-                .map(|t| format!("{:<32} {}", t.name, first_line(t.description.as_deref())))
-                .chain(tools.warnings.iter().map(|w| format!("warning: {w}")))
+                .map(|t| format!("{:<32} {}", t.raw_name, first_line(t.description.as_deref())))
+                .chain(catalog.warnings.iter().map(|w| format!("warning: {w}")))
                 .collect::<Vec<_>>()
                 .join("\n");
             (doc, text, 0)

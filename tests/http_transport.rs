@@ -10,6 +10,7 @@ use axum::routing::{any, get, post};
 use axum::Router;
 use bytes::Bytes;
 use futures_util::StreamExt;
+use mcp_stack::catalog::{Profile, Tolerance};
 use mcp_stack::transport::http::{
     HttpBuilder, HttpFactory, HttpMode, ResumePolicy, SseFactory, StreamableHttpFactory,
 };
@@ -367,8 +368,10 @@ async fn a_forgotten_session_is_initialized_again_and_the_call_succeeds() {
     assert!(calls.iter().all(|c| c.header("mcp-protocol-version").as_deref() == Some("2025-11-25")));
     eventually("events", || {
         let all = events.all();
-        all.iter().any(|e| matches!(e, Event::ConnectionLost { retrying: true, .. }))
-            && all.iter().any(|e| matches!(e, Event::ConnectionRestored { drift: None, .. }))
+        all.iter().any(|e| matches!(e, Event::ConnectionLost { retrying: true, adopted: 1, .. }))
+            && all.iter().any(|e| {
+                matches!(e, Event::ConnectionRestored { drift: None, adopted: 1, generation: 1, .. })
+            })
     })
     .await;
     b.close().await;
@@ -836,6 +839,8 @@ struct LegacyServer {
     stream: Arc<Mutex<Option<ChunkSender>>>,
     endpoint: Arc<Mutex<String>>,
     posts: Arc<Mutex<Vec<Value>>>,
+    /// `POST`s to the stream path (streamable HTTP attempts), refused.
+    refused_posts: Arc<AtomicUsize>,
 }
 
 async fn legacy_sse_get(State(server): State<LegacyServer>) -> Response {
@@ -866,10 +871,29 @@ async fn legacy_post(State(server): State<LegacyServer>, body: Bytes) -> Respons
 }
 
 async fn legacy_server(endpoint: &str, sse_path: &str) -> (LegacyServer, SocketAddr) {
+    legacy_server_refusing(endpoint, sse_path, StatusCode::METHOD_NOT_ALLOWED).await
+}
+
+/// A legacy server whose stream path answers a `POST` with `refusal`.
+async fn legacy_server_refusing(
+    endpoint: &str,
+    sse_path: &str,
+    refusal: StatusCode,
+) -> (LegacyServer, SocketAddr) {
     let server = LegacyServer::default();
     *server.endpoint.lock().unwrap() = endpoint.to_string();
+    let refused = server.clone();
     let router = Router::new()
-        .route(sse_path, get(legacy_sse_get).post(|| async { StatusCode::METHOD_NOT_ALLOWED }))
+        .route(
+            sse_path,
+            get(legacy_sse_get).post(move || {
+                let refused = refused.clone();
+                async move {
+                    refused.refused_posts.fetch_add(1, Ordering::SeqCst);
+                    refusal
+                }
+            }),
+        )
         .route("/message", post(legacy_post))
         .with_state(server.clone());
     (server.clone(), serve(router).await)
@@ -913,8 +937,12 @@ async fn auto_mode_falls_back_to_legacy_sse_only_when_allowed() {
     let (_server, addr) = legacy_server("/message", "/mcp").await;
     let url = format!("http://{addr}/mcp");
     let auto = HttpFactory::new(&url, true).unwrap();
+    assert_eq!(auto.tolerances(), [Tolerance::LegacySse]);
+    assert_eq!(auto.applied_tolerances(), [], "nothing connected yet");
     let b = bind(auto.clone(), &Events::default()).await;
     assert_eq!(auto.mode(), Some(HttpMode::LegacySse));
+    assert_eq!(auto.applied_tolerances(), [Tolerance::LegacySse]);
+    assert_eq!(b.catalog().applied_tolerances, [Tolerance::LegacySse]);
     let r = within("call", b.call_tool("echo", json!({}), CallOpts::default())).await.unwrap();
     assert_eq!(r.content[0].as_text(), Some("over sse"));
     b.close().await;
@@ -932,5 +960,61 @@ async fn auto_mode_falls_back_to_legacy_sse_only_when_allowed() {
     let auto = HttpFactory::new(&url, true).unwrap();
     let b = bind(auto.clone(), &Events::default()).await;
     assert_eq!(auto.mode(), Some(HttpMode::Streamable));
+    assert_eq!(auto.applied_tolerances(), []);
+    assert_eq!(b.catalog().applied_tolerances, [], "streamable HTTP needed no tolerance");
+    b.close().await;
+}
+
+#[tokio::test]
+async fn a_streamable_post_refused_with_400_404_or_405_falls_back_and_reports_legacy_sse() {
+    for refusal in [StatusCode::BAD_REQUEST, StatusCode::NOT_FOUND, StatusCode::METHOD_NOT_ALLOWED] {
+        let (server, addr) = legacy_server_refusing("/message", "/mcp", refusal).await;
+        let auto = HttpFactory::new(&format!("http://{addr}/mcp"), true).unwrap();
+        let b = bind(auto.clone(), &Events::default()).await;
+        assert_eq!(server.refused_posts.load(Ordering::SeqCst), 1, "{refusal}: one streamable attempt");
+        assert_eq!(b.session().protocol_version, "2024-11-05", "{refusal}");
+        assert_eq!(b.status().transport_kind, "http");
+        assert_eq!(b.catalog().applied_tolerances, [Tolerance::LegacySse], "{refusal}");
+        let r = within("call", b.call_tool("echo", json!({}), CallOpts::default())).await.unwrap();
+        assert_eq!(r.content[0].as_text(), Some("over sse"), "{refusal}");
+        b.close().await;
+    }
+    // Any other refusal is an error, not a reason to fall back.
+    let (server, addr) = legacy_server_refusing("/message", "/mcp", StatusCode::INTERNAL_SERVER_ERROR).await;
+    let auto = HttpFactory::new(&format!("http://{addr}/mcp"), true).unwrap();
+    let e = within("connect", Binding::connect(Definition::new("http", auto), Handlers::default()))
+        .await
+        .unwrap_err();
+    assert_eq!(e.class(), FailureClass::RemoteHttp, "{e}");
+    assert!(server.posts.lock().unwrap().is_empty(), "no HTTP+SSE attempt after a 500");
+}
+
+#[tokio::test]
+async fn the_profile_decides_whether_an_auto_factory_may_fall_back() {
+    let (server, addr) = legacy_server("/message", "/mcp").await;
+    let url = format!("http://{addr}/mcp");
+
+    // strict/v1 forbids legacy_sse: a factory that may fall back is refused
+    // before anything is sent.
+    let mut definition = Definition::new("strict", HttpFactory::new(&url, true).unwrap());
+    definition.compat = Profile::strict_v1();
+    let e = within("connect", Binding::connect(definition, Handlers::default())).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::InvalidConfig, "{e}");
+    assert!(e.message().contains("legacy_sse") && e.message().contains("strict/v1"), "{e}");
+    assert_eq!(server.refused_posts.load(Ordering::SeqCst), 0, "nothing was sent");
+    assert!(server.posts.lock().unwrap().is_empty(), "nothing was sent");
+
+    // strict/v1 with the fallback off: allowed, and the refusal is an error.
+    let mut definition = Definition::new("strict", HttpFactory::new(&url, false).unwrap());
+    definition.compat = Profile::strict_v1();
+    let e = within("connect", Binding::connect(definition, Handlers::default())).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::RemoteHttp, "{e}");
+
+    // legacy/v1 allows it, like default/v1.
+    let mut definition = Definition::new("legacy", HttpFactory::new(&url, true).unwrap());
+    definition.compat = Profile::legacy_v1();
+    let b = within("connect", Binding::connect(definition, Handlers::default())).await.unwrap();
+    assert_eq!(b.catalog().applied_tolerances, [Tolerance::LegacySse]);
+    assert_eq!(b.status().compat_profile, "legacy/v1");
     b.close().await;
 }

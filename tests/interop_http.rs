@@ -1,7 +1,8 @@
 //! Interop over HTTP with real peers: the reference server "everything"
-//! (Node) in its `streamableHttp` and `sse` modes, and a Python `mcp` 2.3.0
-//! server (tests/fixtures/py_server.py) over streamable HTTP, including a
-//! session the server forgets because it was restarted.
+//! (Node) in its `streamableHttp` and `sse` modes (each also through the
+//! automatic factory, which falls back to HTTP+SSE under `legacy_sse`), and
+//! a Python `mcp` 2.3.0 server (tests/fixtures/py_server.py) over streamable
+//! HTTP, including a session the server forgets because it was restarted.
 //!
 //! Run through `scripts/interop.sh`, which installs the pinned peers and sets
 //! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_CLI` (the CLI
@@ -9,7 +10,8 @@
 //! a missing peer is a failure. Each server is started on a free port and
 //! killed when its test ends.
 
-use mcp_stack::transport::http::{SseFactory, StreamableHttpFactory};
+use mcp_stack::catalog::Tolerance;
+use mcp_stack::transport::http::{HttpFactory, HttpMode, SseFactory, StreamableHttpFactory};
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Event, Handlers};
 use serde_json::json;
@@ -157,6 +159,39 @@ async fn everything_over_legacy_sse() {
     let url = format!("http://127.0.0.1:{}/sse", server.port);
     let b = connect("everything", SseFactory::new(&url).unwrap(), &Events::default()).await;
     assert_eq!(b.status().transport_kind, "sse");
+    exercise_everything(&b).await;
+    b.close().await;
+}
+
+/// An automatic factory (streamable HTTP, falling back to HTTP+SSE under
+/// the profile's `legacy_sse`) pointed at the `sse` mode's stream URL: its
+/// streamable `POST /sse` is refused with 404, the factory `GET`s the same
+/// URL as an HTTP+SSE stream, and the catalog says `legacy_sse` was needed.
+#[tokio::test]
+async fn an_auto_factory_falls_back_to_everything_in_sse_mode_and_reports_legacy_sse() {
+    let server = everything("sse").await;
+    let url = format!("http://127.0.0.1:{}/sse", server.port);
+    let auto = HttpFactory::new(&url, true).unwrap();
+    let b = connect("everything", auto.clone(), &Events::default()).await;
+    assert_eq!(auto.mode(), Some(HttpMode::LegacySse));
+    assert_eq!(b.status().transport_kind, "http");
+    assert_eq!(b.status().compat_profile, "default/v1");
+    assert_eq!(b.catalog().applied_tolerances, [Tolerance::LegacySse]);
+    exercise_everything(&b).await;
+    b.close().await;
+}
+
+/// The same kind of factory against the `streamableHttp` mode stays on
+/// streamable HTTP, and reports no `legacy_sse`.
+#[tokio::test]
+async fn an_auto_factory_stays_streamable_against_everything_in_streamable_mode() {
+    let server = everything("streamableHttp").await;
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let auto = HttpFactory::new(&url, true).unwrap();
+    let b = connect("everything", auto.clone(), &Events::default()).await;
+    assert_eq!(auto.mode(), Some(HttpMode::Streamable));
+    assert_eq!(b.session().protocol_version, "2025-11-25");
+    assert!(!b.catalog().applied_tolerances.contains(&Tolerance::LegacySse), "{:?}", b.catalog());
     exercise_everything(&b).await;
     b.close().await;
 }

@@ -199,13 +199,37 @@ fn cli(args: &[&str]) -> (i32, Value) {
 
 #[test]
 fn cli_lists_every_tool_and_calls_echo() {
-    let (code, doc) = cli(&["tools", "--json"]);
+    let (code, doc) = cli(&["tools", "--json", "--binding", "ev-1"]);
     assert_eq!(code, 0);
     assert_eq!(doc["protocolVersion"], "2025-11-25");
     assert_eq!(doc["server"]["name"], "mcp-servers/everything");
+    assert_eq!(doc["generation"], 1);
+    let hex64 =
+        |v: &Value| v.as_str().is_some_and(|s| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()));
+    assert!(hex64(&doc["digest"]), "{}", doc["digest"]);
+    assert_eq!(doc["appliedTolerances"], json!([]), "server-everything needs no tolerance over stdio");
     let tools = doc["tools"].as_array().unwrap();
     assert!(tools.len() >= 13, "{doc}");
     assert!(tools.iter().all(|t| t["rawName"].is_string() && t["inputSchema"].is_object()));
+    let mut model_names = std::collections::HashSet::new();
+    for t in tools {
+        let model = t["modelName"].as_str().unwrap_or_else(|| panic!("no modelName: {t}"));
+        assert!(model.starts_with("mcp__ev-1__"), "{model}");
+        assert!(
+            model.len() <= 64 && model.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        );
+        assert!(model_names.insert(model.to_string()), "{model} twice");
+        assert!(hex64(&t["inputSchemaDigest"]), "{t}");
+        assert!(t["outputSchemaDigest"].is_null() || hex64(&t["outputSchemaDigest"]), "{t}");
+        assert_eq!(t["outputSchema"].is_null(), t["outputSchemaDigest"].is_null(), "{t}");
+    }
+    let echo = tools.iter().find(|t| t["rawName"] == "echo").unwrap();
+    assert_eq!(echo["modelName"], "mcp__ev-1__echo");
+    let structured = tools.iter().find(|t| t["rawName"] == "get-structured-content").unwrap();
+    assert!(hex64(&structured["outputSchemaDigest"]), "{structured}");
+    // The same offering, read again, has the same digest.
+    let (_, again) = cli(&["tools", "--json", "--binding", "ev-1"]);
+    assert_eq!(again["digest"], doc["digest"]);
 
     let (code, doc) = cli(&["call", "echo", r#"{"message":"hi"}"#, "--json"]);
     assert_eq!(code, 0);

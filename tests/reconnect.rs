@@ -11,7 +11,7 @@ use mcp_stack::{
     Binding, CallOpts, Definition, Error, Event, FailureClass, Handlers, ReconnectPolicy, RetryPolicy, State,
 };
 use serde_json::{json, Map};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -28,6 +28,10 @@ struct Control {
     tool_lists: AtomicU32,
     /// `tools/list` requests still to answer by dropping the connection.
     die_on_list: AtomicU32,
+    /// `tools/list` requests still to leave unanswered.
+    hang_on_list: AtomicU32,
+    /// Whether `tools/list` offers a second tool, `reverse`.
+    more_tools: AtomicBool,
     version: Mutex<String>,
     kill: watch::Sender<u64>,
 }
@@ -40,6 +44,8 @@ impl Control {
             tool_calls: AtomicU32::new(0),
             tool_lists: AtomicU32::new(0),
             die_on_list: AtomicU32::new(0),
+            hang_on_list: AtomicU32::new(0),
+            more_tools: AtomicBool::new(false),
             version: Mutex::new("1".into()),
             kill: watch::channel(0).0,
         })
@@ -96,7 +102,17 @@ async fn serve(transport: Transport, control: Arc<Control>) {
                 if die.is_ok() {
                     return;
                 }
-                json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+                let hang = control
+                    .hang_on_list
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+                if hang.is_ok() {
+                    continue;
+                }
+                let mut tools = vec![json!({"name": "echo", "inputSchema": {"type": "object"}})];
+                if control.more_tools.load(Ordering::SeqCst) {
+                    tools.push(json!({"name": "reverse", "inputSchema": {"type": "object"}}));
+                }
+                json!({ "tools": tools })
             }
             "tools/call" => {
                 control.tool_calls.fetch_add(1, Ordering::SeqCst);
@@ -122,6 +138,11 @@ impl Recorded {
         Handlers::default().with_events(move |event| sink.lock().unwrap().push((Instant::now(), event)))
     }
 
+    /// How many `ConnectionRestored` events have arrived.
+    fn restores(&self) -> usize {
+        self.0.lock().unwrap().iter().filter(|(_, e)| matches!(e, Event::ConnectionRestored { .. })).count()
+    }
+
     /// How many lifecycle events (those [`Recorded::lifecycle`] shows) have
     /// arrived; catalog events are not counted.
     fn len(&self) -> usize {
@@ -138,12 +159,12 @@ impl Recorded {
             .filter_map(|(at, event)| {
                 let text = match event {
                     Event::StateChanged { from, to, .. } => format!("state {from} -> {to}"),
-                    Event::ConnectionLost { class, retrying, attempt, retry_in, .. } => {
-                        format!("lost {class} attempt {attempt} retrying {retrying} in {retry_in:?}")
+                    Event::ConnectionLost { class, retrying, attempt, retry_in, adopted, .. } => {
+                        format!("lost {class} attempt {attempt} retrying {retrying} in {retry_in:?} adopted {adopted}")
                     }
-                    Event::ConnectionRestored { server, drift, attempts, .. } => {
+                    Event::ConnectionRestored { server, drift, attempts, adopted, generation, .. } => {
                         format!(
-                            "restored {} v{} after {attempts} drift {drift:?}",
+                            "restored {} v{} after {attempts} drift {drift:?} adopted {adopted} generation {generation}",
                             server.name, server.version
                         )
                     }
@@ -218,6 +239,9 @@ async fn server_dies_mid_call_the_call_is_indeterminate_and_the_binding_reconnec
     assert_eq!(control.tool_calls(), 2);
     assert_eq!(control.dials(), 2);
 
+    // The restore is reported once the catalog has looked again (calls
+    // did not wait for that).
+    until("restored", || binding.status().state == State::Ready).await;
     let status = binding.status();
     assert_eq!(status.state, State::Ready);
     assert_eq!(status.reconnect_attempt, 0);
@@ -233,14 +257,111 @@ async fn server_dies_mid_call_the_call_is_indeterminate_and_the_binding_reconnec
             "state configured -> starting",
             "state starting -> discovering",
             "state discovering -> ready",
-            "lost transport_closed attempt 0 retrying true in Some(0ns)",
+            "lost transport_closed attempt 0 retrying true in Some(0ns) adopted 1",
             "state ready -> reconnecting",
-            r#"restored flaky v2 after 1 drift Some("version \"1\" -> \"2\"")"#,
+            r#"restored flaky v2 after 1 drift Some("version \"1\" -> \"2\"") adopted 1 generation 1"#,
             "state reconnecting -> ready",
             "state ready -> closing",
             "state closing -> closed",
         ]
     );
+}
+
+/// A server that comes back offering something else: the restore reports
+/// the candidate discovered over the new connection, and the adopted
+/// generation stays in force until the host adopts.
+#[tokio::test(start_paused = true)]
+async fn a_server_that_comes_back_changed_is_restored_with_a_candidate_generation() {
+    let control = Control::new();
+    let recorded = Recorded::default();
+    let binding = bind(&control, ReconnectPolicy::default(), &recorded).await;
+    control.more_tools.store(true, Ordering::SeqCst);
+    // The first attempt dials at once and succeeds: the whole reconnect can
+    // happen between two looks at the state, so count the restores.
+    control.kill();
+    until("restored", || recorded.restores() == 1).await;
+
+    let candidate = binding.candidate().expect("a candidate");
+    assert_eq!(candidate.generation, 2);
+    assert!(candidate.tool("reverse").is_some());
+    assert_eq!(binding.catalog().generation, 1, "the reconnect adopted nothing");
+    assert!(binding.catalog().tool("reverse").is_none());
+    let status = binding.status();
+    assert_eq!((status.catalog_generation, status.candidate_generation), (1, 2));
+
+    // Once more with the same offering: the candidate is found again.
+    control.kill();
+    until("restored again", || recorded.restores() == 2).await;
+    binding.adopt(2).unwrap();
+    // Adopted: a third restore finds the adopted generation, unchanged.
+    control.kill();
+    until("restored a third time", || recorded.restores() == 3).await;
+    assert!(binding.candidate().is_none());
+
+    binding.close().await;
+    until("all events", || recorded.len() == 3 + 4 * 3 + 2).await;
+    assert_eq!(
+        recorded.lifecycle(None)[3..],
+        [
+            "lost transport_closed attempt 0 retrying true in Some(0ns) adopted 1",
+            "state ready -> reconnecting",
+            "restored flaky v1 after 1 drift None adopted 1 generation 2",
+            "state reconnecting -> ready",
+            "lost transport_closed attempt 0 retrying true in Some(0ns) adopted 1",
+            "state ready -> reconnecting",
+            "restored flaky v1 after 1 drift None adopted 1 generation 2",
+            "state reconnecting -> ready",
+            "lost transport_closed attempt 0 retrying true in Some(0ns) adopted 2",
+            "state ready -> reconnecting",
+            "restored flaky v1 after 1 drift None adopted 2 generation 2",
+            "state reconnecting -> ready",
+            "state ready -> closing",
+            "state closing -> closed",
+        ]
+    );
+}
+
+/// When the catalog cannot be read over the new connection (here: the
+/// server never answers `tools/list`), the restore is still reported, after
+/// `Timeouts::startup`, as generation 0 with a warning; the adopted
+/// generation stays in force, and calls went through meanwhile.
+#[tokio::test(start_paused = true)]
+async fn a_catalog_that_cannot_be_read_after_a_restore_is_reported_as_generation_0() {
+    let control = Control::new();
+    let recorded = Recorded::default();
+    let mut definition = Definition::new("flaky", control.factory());
+    definition.timeouts.startup = Duration::from_secs(2);
+    let binding = Binding::connect(definition, recorded.handlers()).await.expect("connect");
+    control.hang_on_list.store(1, Ordering::SeqCst);
+    let t0 = Instant::now();
+    control.kill();
+    until("the loss is seen", || {
+        recorded.0.lock().unwrap().iter().any(|(_, e)| matches!(e, Event::ConnectionLost { .. }))
+    })
+    .await;
+    // A call goes through the new connection while the catalog waits.
+    assert_eq!(echo(&binding).await.unwrap(), "echo");
+    assert_eq!(binding.status().state, State::Reconnecting, "not reported yet");
+    tokio::time::sleep_until(t0 + Duration::from_secs(3)).await;
+    assert_eq!(binding.status().state, State::Ready);
+    assert_eq!(binding.catalog().generation, 1);
+    assert!(binding.candidate().is_none());
+    binding.close().await;
+
+    until("all events", || recorded.len() == 9).await;
+    assert_eq!(
+        recorded.lifecycle(Some(t0))[3..7],
+        [
+            "0ns lost transport_closed attempt 0 retrying true in Some(0ns) adopted 1",
+            "0ns state ready -> reconnecting",
+            "2s restored flaky v1 after 1 drift None adopted 1 generation 0",
+            "2s state reconnecting -> ready",
+        ]
+    );
+    let warned = recorded.0.lock().unwrap().iter().any(
+        |(_, e)| matches!(e, Event::Warning { text, .. } if text.contains("catalog over the new connection")),
+    );
+    assert!(warned, "a warning says why");
 }
 
 #[tokio::test(start_paused = true)]
@@ -308,12 +429,12 @@ async fn refused_reconnects_climb_in_status_and_events_with_the_policys_delays()
     assert_eq!(
         recorded.lifecycle(Some(t0))[3..],
         [
-            "0ns lost transport_closed attempt 0 retrying true in Some(0ns)",
+            "0ns lost transport_closed attempt 0 retrying true in Some(0ns) adopted 1",
             "0ns state ready -> reconnecting",
-            "0ns lost transport_closed attempt 1 retrying true in Some(100ms)",
-            "100ms lost transport_closed attempt 2 retrying true in Some(200ms)",
-            "300ms lost transport_closed attempt 3 retrying true in Some(250ms)",
-            "550ms restored flaky v1 after 4 drift None",
+            "0ns lost transport_closed attempt 1 retrying true in Some(100ms) adopted 1",
+            "100ms lost transport_closed attempt 2 retrying true in Some(200ms) adopted 1",
+            "300ms lost transport_closed attempt 3 retrying true in Some(250ms) adopted 1",
+            "550ms restored flaky v1 after 4 drift None adopted 1 generation 1",
             "550ms state reconnecting -> ready",
         ]
     );
@@ -346,10 +467,10 @@ async fn a_spent_budget_leaves_the_binding_failed() {
     assert_eq!(
         recorded.lifecycle(Some(t0))[3..],
         [
-            "0ns lost transport_closed attempt 0 retrying true in Some(0ns)",
+            "0ns lost transport_closed attempt 0 retrying true in Some(0ns) adopted 1",
             "0ns state ready -> reconnecting",
-            "0ns lost transport_closed attempt 1 retrying true in Some(100ms)",
-            "100ms lost transport_closed attempt 2 retrying false in None",
+            "0ns lost transport_closed attempt 1 retrying true in Some(100ms) adopted 1",
+            "100ms lost transport_closed attempt 2 retrying false in None adopted 1",
             "100ms state reconnecting -> failed",
             "3600.1s state failed -> closing",
             "3600.1s state closing -> closed",
@@ -383,7 +504,7 @@ async fn with_reconnect_disabled_the_binding_stays_degraded_until_closed() {
     assert_eq!(
         recorded.lifecycle(None)[3..],
         [
-            "lost transport_closed attempt 0 retrying false in None",
+            "lost transport_closed attempt 0 retrying false in None adopted 1",
             "state ready -> degraded",
             "state degraded -> closing",
             "state closing -> closed",
@@ -558,7 +679,7 @@ mod stdio {
         assert_eq!(result.content[0].as_text(), Some("back"));
         let second = factory.last_pid().unwrap();
         assert_ne!(first, second, "a new server process");
-        assert_eq!(binding.status().state, State::Ready);
+        eventually("ready", || binding.status().state == State::Ready).await;
 
         within("close", binding.close()).await;
         eventually("events", || recorded.lifecycle(None).len() == 9).await;
@@ -568,9 +689,9 @@ mod stdio {
                 "state configured -> starting",
                 "state starting -> discovering",
                 "state discovering -> ready",
-                "lost transport_closed attempt 0 retrying true in Some(0ns)",
+                "lost transport_closed attempt 0 retrying true in Some(0ns) adopted 1",
                 "state ready -> reconnecting",
-                "restored py-sleep v1 after 1 drift None",
+                "restored py-sleep v1 after 1 drift None adopted 1 generation 1",
                 "state reconnecting -> ready",
                 "state ready -> closing",
                 "state closing -> closed",

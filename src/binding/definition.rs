@@ -126,7 +126,11 @@ impl Definition {
         }
     }
 
-    /// Checks what can be checked before connecting.
+    /// Checks what can be checked before connecting: the name, the
+    /// reconnect policy, and that the profile allows every tolerance the
+    /// transport factory may apply ([`TransportFactory::tolerances`]; e.g.
+    /// an automatic HTTP factory with its HTTP+SSE fallback needs
+    /// `legacy_sse`). Fails with `invalid_config`.
     pub fn validate(&self) -> Result<(), crate::Error> {
         let ok = !self.name.is_empty()
             && self.name.len() <= 32
@@ -136,6 +140,18 @@ impl Definition {
                 crate::FailureClass::InvalidConfig,
                 format!("binding name {:?} must be 1 to 32 bytes of [A-Za-z0-9_-]", self.name),
             ));
+        }
+        for tolerance in self.transport.tolerances() {
+            if !self.compat.allows(tolerance) {
+                return Err(crate::Error::new(
+                    crate::FailureClass::InvalidConfig,
+                    format!(
+                        "the {} transport may apply the tolerance {tolerance}, which the profile {} does not allow",
+                        self.transport.kind(),
+                        self.compat.id()
+                    ),
+                ));
+            }
         }
         self.reconnect.retry.validate()
     }

@@ -49,6 +49,10 @@ pub enum Event {
         class: FailureClass,
         /// A bounded description.
         message: String,
+        /// The ordinal of the catalog generation still in force: it
+        /// survives a lost connection (0 when the connection was lost before
+        /// the first generation was adopted, while connecting).
+        adopted: u64,
         /// Whether the binding will try to reconnect. False when its policy
         /// forbids it (the binding is then degraded), and on the last report
         /// when the retry budget is spent (the binding has then failed).
@@ -62,7 +66,10 @@ pub enum Event {
         at: SystemTime,
     },
     /// A lost connection was restored: a new connection's handshake
-    /// succeeded.
+    /// succeeded, and the catalog has looked at what the server offers over
+    /// it. Reported once that refetch is done (within `Timeouts::startup`),
+    /// right before the binding's state moves to `ready`; calls go through
+    /// the new connection from the moment it is up.
     ConnectionRestored {
         /// The binding.
         binding: String,
@@ -76,6 +83,18 @@ pub enum Event {
         drift: Option<String>,
         /// The reconnect attempts it took, from 1.
         attempts: u32,
+        /// The ordinal of the catalog generation still in force, which the
+        /// reconnect did not touch (0 when the connection was restored while
+        /// connecting, before the first generation was adopted).
+        adopted: u64,
+        /// The ordinal of the generation discovered over the new connection:
+        /// equal to `adopted` when the offering is the adopted one (nothing
+        /// to adopt), else the candidate's (see [`Event::CatalogCandidate`];
+        /// adopt it with `Binding::adopt`). 0 when the catalog could not be
+        /// read over the new connection (a [`Event::Warning`] says why; the
+        /// adopted generation stays in force) or, like `adopted`, while
+        /// connecting.
+        generation: u64,
         /// When it was restored.
         at: SystemTime,
     },

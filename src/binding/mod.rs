@@ -121,7 +121,7 @@ use crate::protocol::resources::{ReadResourceResult, Resource, ResourceTemplate}
 use crate::protocol::tools::{CallToolResult, Tool};
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
-use crate::transport::ConnectConfig;
+use crate::transport::{ConnectConfig, TransportFactory};
 pub(crate) use events::EventBus;
 use inbound::{client_capabilities, BindingInbound};
 use transitions::Lifecycle;
@@ -168,6 +168,9 @@ struct Inner {
     limits: Limits,
     timeouts: Timeouts,
     transport_kind: &'static str,
+    /// The factory, asked after each new connection what it needed
+    /// ([`TransportFactory::applied_tolerances`]).
+    transport: Arc<dyn TransportFactory>,
     origin: String,
     session: SessionInfo,
     reconnect: Reconnect,
@@ -243,11 +246,15 @@ impl Binding {
         let on_restore = restored.clone();
         let reconnect = ReconnectLayer::new(dialer, definition.reconnect)
             .on_report(move |report| {
-                observer.on_report(report);
-                if let Report::Restored { .. } = report {
-                    if let Some(inner) = on_restore.get().and_then(std::sync::Weak::upgrade) {
-                        tokio::spawn(Binding { inner }.after_new_session());
+                let Some(restore) = observer.on_report(report) else { return };
+                match on_restore.get().and_then(std::sync::Weak::upgrade) {
+                    Some(inner) => {
+                        tokio::spawn(Binding { inner }.after_new_session(restore));
                     }
+                    // Restored while connecting (discovery, which comes next,
+                    // reads the new connection), or the binding is gone:
+                    // there is no catalog to look again.
+                    None => observer.finish_restore(restore, 0),
                 }
             })
             .layer(connection);
@@ -281,6 +288,7 @@ impl Binding {
                 return Err(e.with_binding(&name).with_op("connect"));
             }
         };
+        lifecycle.attach_catalog(&catalog);
         let binding = Binding {
             inner: Arc::new(Inner {
                 name,
@@ -289,6 +297,7 @@ impl Binding {
                 limits,
                 timeouts,
                 transport_kind,
+                transport: definition.transport.clone(),
                 origin,
                 session,
                 reconnect,
@@ -309,19 +318,42 @@ impl Binding {
     /// What a new session (after a reconnect, or a renewed HTTP session)
     /// needs before it serves as the old one did: the inbound side learns
     /// the negotiated version, the catalog looks again (a change becomes a
-    /// candidate, not a surprise), the log level is set again, and every
-    /// subscription is renewed. Failures are warning events; the binding
-    /// stays usable.
+    /// candidate, not a surprise; within `Timeouts::startup`), the restore
+    /// is reported ([`Event::ConnectionRestored`] with the generation found,
+    /// then the state moves to `ready`), the log level is set again, and
+    /// every subscription is renewed. Failures are warning events; the
+    /// binding stays usable.
     ///
     /// A named boxed future: it sends through [`Binding::request`], which can
     /// itself start it (a renewed session), and the cycle needs a concrete
     /// type.
-    fn after_new_session(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
+    fn after_new_session(
+        &self,
+        restore: transitions::Restore,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
         let binding = self.clone();
         Box::pin(async move {
             let session = binding.current_session();
-            binding.inner.inbound.set_protocol_version(&session.protocol_version);
-            let _ = binding.inner.catalog.refresh_all().await;
+            let inner = &binding.inner;
+            inner.inbound.set_protocol_version(&session.protocol_version);
+            inner.catalog.set_transport_tolerances(inner.transport.applied_tolerances());
+            let generation =
+                match tokio::time::timeout(inner.timeouts.startup, inner.catalog.refresh_all()).await {
+                    Ok(Ok(crate::catalog::RefreshOutcome::Unchanged)) => inner.catalog.adopted().generation,
+                    Ok(Ok(crate::catalog::RefreshOutcome::Candidate(candidate))) => candidate.generation,
+                    Ok(Err(e)) => {
+                        binding.warn(format!("could not read the catalog over the new connection: {e}"));
+                        0
+                    }
+                    Err(_) => {
+                        binding.warn(format!(
+                            "could not read the catalog over the new connection within {:?}",
+                            inner.timeouts.startup
+                        ));
+                        0
+                    }
+                };
+            inner.lifecycle.finish_restore(restore, generation);
             binding.configure_session().await;
             for (uri, e) in binding.resubscribe_all().await {
                 binding.warn(format!("could not renew the subscription to {uri:?}: {e}"));
@@ -428,8 +460,8 @@ impl Binding {
     /// When the server refused it because it forgot the session (streamable
     /// HTTP answered 404: [`crate::transport::SessionExpired`]), the
     /// `initialize` handshake is run again on the same connection, reported
-    /// as [`Event::ConnectionLost`] then [`Event::ConnectionRestored`], and
-    /// the request is sent once more: it was not processed, so this is no
+    /// as [`Event::ConnectionLost`] then (once the catalog has looked again)
+    /// [`Event::ConnectionRestored`], and the request is sent once more: it was not processed, so this is no
     /// replay. Once per request, within the request's deadline (fixed here
     /// on entry, so the second attempt does not get a new one). Calls whose
     /// outcome became unknown with the old session end `indeterminate` (the
@@ -468,7 +500,7 @@ impl Binding {
         // Reported as the reconnect layer reports a lost and restored
         // connection, so the lifecycle and the events read the same.
         let lifecycle = &self.inner.lifecycle;
-        lifecycle.on_report(&Report::Lost {
+        let _ = lifecycle.on_report(&Report::Lost {
             class: FailureClass::TransportClosed,
             message,
             attempt: 0,
@@ -482,11 +514,15 @@ impl Binding {
             Error::new(FailureClass::Deadline, "the deadline passed while initializing a new session")
         })??;
         *renewals += 1;
-        lifecycle.on_report(&Report::Restored { session: Box::new(session), attempts: 1 });
         // The new session starts without the old one's log level and
-        // subscriptions. Spawned: it sends requests through `request`, which
-        // is where this renewal is running.
-        tokio::spawn(self.after_new_session());
+        // subscriptions, and the catalog looks again before the restore is
+        // reported. Spawned: it sends requests through `request`, which is
+        // where this renewal is running.
+        if let Some(restore) =
+            lifecycle.on_report(&Report::Restored { session: Box::new(session), attempts: 1 })
+        {
+            tokio::spawn(self.after_new_session(restore));
+        }
         Ok(())
     }
 
@@ -857,7 +893,8 @@ async fn discover_at_connect(
         profile: definition.compat.clone(),
         limits: definition.limits.resolved(),
         filter: definition.tool_filter.clone(),
-        transport_tolerances: Vec::new(),
+        // Read after the handshake: what the first connection needed.
+        transport_tolerances: definition.transport.applied_tolerances(),
     };
     let discovery = CatalogCell::discover(ctx, service.clone(), feed, events.clone(), definition.refresh);
     let outcome = match tokio::time::timeout(timeouts.startup, discovery).await {

@@ -12,10 +12,10 @@ use crate::session::ServerIdentity;
 /// after the event that explains it, if any):
 ///
 /// ```text
-/// configured ─▶ starting ─▶ ready ◀──▶ reconnecting ─▶ failed
-///                  │          │
-///                  ▼          ▼
-///                failed    degraded
+/// configured ─▶ starting ─▶ discovering ─▶ ready ◀──▶ reconnecting ─▶ failed
+///                  │             │           │
+///                  ▼             ▼           ▼
+///                failed        failed     degraded
 ///
 /// any state after starting ─▶ closing ─▶ closed
 /// ```
@@ -23,17 +23,20 @@ use crate::session::ServerIdentity;
 /// | from | to | when |
 /// | --- | --- | --- |
 /// | configured | starting | [`Binding::connect`] begins |
-/// | starting | ready | the first connect and handshake succeeded |
+/// | starting | discovering | the first connect and handshake succeeded; the catalog is being read |
 /// | starting | failed | they failed or took longer than `Timeouts::startup` (`connect` returns the error; there is no binding to close) |
+/// | discovering | ready | the first catalog generation was adopted |
+/// | discovering | failed | discovery failed or took longer than `Timeouts::startup` (`connect` returns the error) |
 /// | ready | reconnecting | the connection was lost ([`Event::ConnectionLost`], `retrying`) |
 /// | ready | degraded | it was lost and [`ReconnectPolicy::disabled`] ([`Event::ConnectionLost`], not `retrying`): calls fail fast with `transport_closed` until the binding is closed |
-/// | reconnecting | ready | an attempt succeeded ([`Event::ConnectionRestored`]) |
+/// | reconnecting | ready | an attempt succeeded and the catalog has looked at the new connection's offering ([`Event::ConnectionRestored`]; calls already go through meanwhile) |
 /// | reconnecting | failed | the policy's attempts or total time are spent (the last [`Event::ConnectionLost`] is not `retrying`): calls fail fast with `transport_closed` |
 /// | any but closing, closed | closing | [`Binding::close`] begins |
 /// | closing | closed | the supervisor has stopped and the transport is closed |
 ///
-/// `authenticating` and `discovering` are reserved for the authorization
-/// flow and catalog discovery.
+/// `authenticating` is reserved for the authorization flow. A restored
+/// connection's catalog is read while the binding is still `reconnecting`
+/// (see [`Event::ConnectionRestored`]).
 ///
 /// [`Event::StateChanged`]: crate::Event::StateChanged
 /// [`Event::ConnectionLost`]: crate::Event::ConnectionLost

@@ -6,12 +6,33 @@
 //! host in the order the changes happened. An event that says *what
 //! happened* (`ConnectionLost`, `ConnectionRestored`) comes before the
 //! `StateChanged` it causes.
+//!
+//! # A restored connection, in two steps
+//!
+//! `ConnectionRestored` says which catalog generation the new connection
+//! offers, which is only known once the catalog has looked again. So a
+//! restore is reported in two steps:
+//!
+//! 1. [`Lifecycle::on_report`] with [`Report::Restored`] (on the reconnect
+//!    supervisor's task, which must not wait) records the new session and
+//!    returns a [`Restore`]; the state stays `reconnecting` and nothing is
+//!    emitted yet.
+//! 2. The binding refetches the catalog over the new connection
+//!    (`Binding::after_new_session`), then calls
+//!    [`Lifecycle::finish_restore`] with the generation it found, which
+//!    emits `ConnectionRestored` and then `StateChanged` to `ready`.
+//!
+//! A loss reported between the two steps makes the [`Restore`] stale: the
+//! connection it describes is gone, and finishing it does nothing (the
+//! next restore is reported instead). Calls do not wait for step 2: they go
+//! through as soon as the reconnect layer has the new connection.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::SystemTime;
 
 use super::events::{Event, EventBus};
 use super::status::{Failure, State};
+use crate::catalog::CatalogCell;
 use crate::layer::reconnect::Report;
 use crate::session::{ServerIdentity, SessionInfo};
 
@@ -23,6 +44,19 @@ pub(super) struct StatusCore {
     /// What the current connection's handshake established.
     pub(super) session: SessionInfo,
     pub(super) reconnect_attempt: u32,
+    /// Losses reported so far: a [`Restore`] taken before the latest one is
+    /// stale.
+    losses: u64,
+}
+
+/// A restored connection whose report waits for the catalog (see the
+/// [module docs](self)).
+#[must_use = "a restore is reported only when it is finished"]
+#[derive(Debug)]
+pub(super) struct Restore {
+    server: ServerIdentity,
+    attempts: u32,
+    losses: u64,
 }
 
 pub(super) struct Lifecycle {
@@ -32,6 +66,10 @@ pub(super) struct Lifecycle {
     /// identity drift.
     first_server: ServerIdentity,
     pub(super) status: Mutex<StatusCore>,
+    /// The binding's catalog, once discovered: what the connection events
+    /// report as the adopted generation. Weak: the catalog holds the stack,
+    /// which holds the reconnect observer, which holds this.
+    catalog: OnceLock<Weak<CatalogCell>>,
 }
 
 impl Lifecycle {
@@ -47,8 +85,21 @@ impl Lifecycle {
                 last_change: SystemTime::now(),
                 session,
                 reconnect_attempt: 0,
+                losses: 0,
             }),
+            catalog: OnceLock::new(),
         }
+    }
+
+    /// Lets the connection events report the adopted generation of
+    /// `catalog`.
+    pub(super) fn attach_catalog(&self, catalog: &Arc<CatalogCell>) {
+        let _ = self.catalog.set(Arc::downgrade(catalog));
+    }
+
+    /// The adopted generation, or 0 before the first one is adopted.
+    fn adopted(&self) -> u64 {
+        self.catalog.get().and_then(Weak::upgrade).map_or(0, |c| c.adopted().generation)
     }
 
     /// Applies `change` unless the binding is closing or closed (nothing but
@@ -94,13 +145,17 @@ impl Lifecycle {
     ///   attempt about to be made;
     /// - lost, reconnecting disabled: ready → degraded;
     /// - lost, budget spent: reconnecting → failed;
-    /// - restored: reconnecting → ready, with the new server's identity and
-    ///   its drift from the first one.
-    pub(super) fn on_report(&self, report: &Report) {
+    /// - restored: records the new session and returns the [`Restore`] to
+    ///   finish once the catalog has looked again
+    ///   ([`Lifecycle::finish_restore`]: reconnecting → ready, with the new
+    ///   server's identity and its drift from the first one).
+    pub(super) fn on_report(&self, report: &Report) -> Option<Restore> {
         let at = SystemTime::now();
+        let adopted = self.adopted();
         match report {
             Report::Lost { class, message, attempt, retry_in } => {
                 self.update(|core| {
+                    core.losses += 1;
                     let to = match (retry_in, attempt) {
                         (Some(_), _) => State::Reconnecting,
                         (None, 0) => State::Degraded,
@@ -112,6 +167,7 @@ impl Lifecycle {
                         binding: self.name.clone(),
                         class: *class,
                         message: message.clone(),
+                        adopted,
                         retrying: retry_in.is_some(),
                         attempt: *attempt,
                         retry_in: *retry_in,
@@ -119,21 +175,48 @@ impl Lifecycle {
                     };
                     (to, Some(event))
                 });
+                None
             }
             Report::Restored { session, attempts } => {
+                let mut restore = None;
                 self.update(|core| {
                     core.session = (**session).clone();
+                    // The attempt succeeded: none is being made.
                     core.reconnect_attempt = 0;
-                    let event = Event::ConnectionRestored {
-                        binding: self.name.clone(),
+                    restore = Some(Restore {
                         server: session.server.clone(),
-                        drift: self.first_server.drift(&session.server),
                         attempts: *attempts,
-                        at,
-                    };
-                    (State::Ready, Some(event))
+                        losses: core.losses,
+                    });
+                    (core.state, None)
                 });
+                restore
             }
         }
+    }
+
+    /// Reports a restored connection over which the catalog found
+    /// `generation` (the adopted one when the offering did not change, the
+    /// candidate's otherwise, 0 when it could not look):
+    /// [`Event::ConnectionRestored`], then reconnecting → ready. Does
+    /// nothing when the binding is closing, or when a loss was reported
+    /// since `restore` was taken.
+    pub(super) fn finish_restore(&self, restore: Restore, generation: u64) {
+        let adopted = self.adopted();
+        self.update(|core| {
+            if core.losses != restore.losses {
+                return (core.state, None);
+            }
+            let event = Event::ConnectionRestored {
+                binding: self.name.clone(),
+                drift: self.first_server.drift(&restore.server),
+                server: restore.server,
+                attempts: restore.attempts,
+                adopted,
+                generation,
+                at: SystemTime::now(),
+            };
+            (State::Ready, Some(event))
+        });
     }
 }

@@ -147,6 +147,10 @@ pub(crate) struct CatalogCell {
     refresh_lock: tokio::sync::Mutex<()>,
     validators: Mutex<HashMap<String, Arc<Validator>>>,
     worker: Mutex<Option<tokio::task::AbortHandle>>,
+    /// What the connection now in use needed (see
+    /// [`CatalogCell::set_transport_tolerances`]); `ctx` keeps the first
+    /// connection's.
+    transport_tolerances: Mutex<Vec<Tolerance>>,
 }
 
 impl std::fmt::Debug for CatalogCell {
@@ -193,6 +197,7 @@ impl CatalogCell {
             at: SystemTime::now(),
         });
         let cell = Arc::new(CatalogCell {
+            transport_tolerances: Mutex::new(ctx.transport_tolerances.clone()),
             ctx,
             service,
             feed: feed.clone(),
@@ -211,6 +216,21 @@ impl CatalogCell {
         let task = tokio::spawn(run(Arc::downgrade(&cell), feed, refresh_policy));
         *cell.worker.lock().expect("worker lock") = Some(task.abort_handle());
         Ok(cell)
+    }
+
+    /// Records the tolerances the connection now in use needed (after a
+    /// reconnect): the generations built from now on report them. The
+    /// adopted generation keeps what its own connection needed.
+    pub(crate) fn set_transport_tolerances(&self, tolerances: Vec<Tolerance>) {
+        *self.transport_tolerances.lock().expect("tolerances lock") = tolerances;
+    }
+
+    /// The build context for a new generation: the binding's, with the
+    /// current connection's tolerances.
+    fn build_context(&self) -> BuildContext {
+        let mut ctx = self.ctx.clone();
+        ctx.transport_tolerances = self.transport_tolerances.lock().expect("tolerances lock").clone();
+        ctx
     }
 
     pub(crate) fn adopted(&self) -> Arc<Catalog> {
@@ -310,7 +330,8 @@ impl CatalogCell {
             digest != st.adopted.digest && st.candidate.as_ref().is_none_or(|c| c.digest != digest)
         };
         // Building compiles output schemas: not under the lock.
-        let built = needs_build.then(|| build(&self.ctx, &offering, 0));
+        let ctx = self.build_context();
+        let built = needs_build.then(|| build(&ctx, &offering, 0));
         let mut st = self.state.lock().expect("catalog lock");
         st.latest = offering;
         let binding = self.ctx.binding.clone();
@@ -326,7 +347,7 @@ impl CatalogCell {
             self.events.emit(Event::CatalogRefreshed { binding, generation, digest, at: now });
             return RefreshOutcome::Candidate(c);
         }
-        let mut catalog = built.unwrap_or_else(|| build(&self.ctx, &st.latest, 0));
+        let mut catalog = built.unwrap_or_else(|| build(&ctx, &st.latest, 0));
         catalog.generation = st.next;
         st.next += 1;
         let catalog = Arc::new(catalog);

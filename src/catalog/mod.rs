@@ -116,6 +116,7 @@
 //! [`Binding::candidate`]: crate::Binding::candidate
 //! [`Binding::adopt`]: crate::Binding::adopt
 //! [`Binding::catalog`]: crate::Binding::catalog
+//! [`RetryPolicy`]: crate::RetryPolicy
 
 pub mod digest;
 pub mod meta;
@@ -237,7 +238,10 @@ pub struct Catalog {
     pub warnings: Vec<String>,
     /// The tolerances this generation actually needed, in their stable order:
     /// empty for a server that follows the specification, whatever the
-    /// profile would have allowed.
+    /// profile would have allowed. Besides what building the catalog bent,
+    /// it holds what the connection it was discovered over needed (the
+    /// transport's `legacy_sse`, when an automatic HTTP factory fell back to
+    /// HTTP+SSE; see [`crate::transport::TransportFactory::applied_tolerances`]).
     pub applied_tolerances: Vec<Tolerance>,
 }
 

@@ -22,8 +22,14 @@
 //!
 //! `structured_content_mismatch` bends a call, not a catalog: when it is
 //! applied, the call's result says so in its warnings, and it never appears
-//! in `applied_tolerances`. `legacy_sse` is applied by the HTTP transport and
-//! reported with the catalog of the connection that needed it.
+//! in `applied_tolerances`. `legacy_sse` is applied by the HTTP transport
+//! (an automatic HTTP factory; see [`TransportFactory::tolerances`]) and
+//! reported with the catalog of the connection that needed it; a definition
+//! whose factory may fall back under a profile without `legacy_sse` is
+//! refused at connect (`invalid_config`, see [`Definition::validate`]).
+//!
+//! [`TransportFactory::tolerances`]: crate::transport::TransportFactory::tolerances
+//! [`Definition::validate`]: crate::Definition::validate
 //!
 //! A profile's tolerances never change under the same name and version: a
 //! change is a new version, so that a record of `default/v1` keeps meaning

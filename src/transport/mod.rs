@@ -37,6 +37,7 @@ use async_trait::async_trait;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::catalog::Tolerance;
 use crate::error::{Error, FailureClass};
 use crate::protocol::RequestId;
 
@@ -256,4 +257,33 @@ pub trait TransportFactory: Send + Sync + 'static {
 
     /// Establishes one connection.
     async fn connect(&self, config: &ConnectConfig) -> Result<Transport, Error>;
+
+    /// The compatibility tolerances a connection made by this factory may
+    /// need: a deviation from the specification the factory is configured to
+    /// bend for (an `http::HttpFactory` with its HTTP+SSE fallback on:
+    /// [`Tolerance::LegacySse`]). The default: none.
+    ///
+    /// The profile decides: [`Definition::validate`] (run by
+    /// `Binding::connect`) refuses, with `invalid_config`, a factory that
+    /// may apply a tolerance its definition's profile does not allow.
+    ///
+    /// [`Definition::validate`]: crate::Definition::validate
+    fn tolerances(&self) -> Vec<Tolerance> {
+        Vec::new()
+    }
+
+    /// The tolerances the most recent connection's handshake actually
+    /// needed, a subset of [`TransportFactory::tolerances`]: `legacy_sse`
+    /// when an `http::HttpFactory` fell back to HTTP+SSE. The default:
+    /// none.
+    ///
+    /// A binding reads it after each handshake it runs over a new
+    /// connection and reports it in the [`Catalog::applied_tolerances`] of
+    /// the generations it discovers over that connection. A factory shared by
+    /// several bindings answers for whichever connected last.
+    ///
+    /// [`Catalog::applied_tolerances`]: crate::catalog::Catalog::applied_tolerances
+    fn applied_tolerances(&self) -> Vec<Tolerance> {
+        Vec::new()
+    }
 }

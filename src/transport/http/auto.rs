@@ -7,9 +7,27 @@
 //! the backwards-compatibility section of the 2025-03-26 and later
 //! transports chapters describes, and sends `initialize` and everything
 //! after it that way. [`HttpFactory::mode`] tells which one the last
-//! connection settled on, so that the binding can report the tolerance as
-//! applied. Without the flag, a refusal ends the `initialize` call with
-//! `remote_http`.
+//! connection settled on. Without the flag, a refusal ends the `initialize`
+//! call with `remote_http`.
+//!
+//! # The `legacy_sse` tolerance
+//!
+//! The fallback is a deviation the binding's compatibility profile must
+//! allow ([`Tolerance::LegacySse`], in `default/v1` and `legacy/v1`, not in
+//! `strict/v1`). The factory says it may need it
+//! ([`TransportFactory::tolerances`]), and `Binding::connect` refuses
+//! (`invalid_config`, before any I/O) a definition whose profile forbids a
+//! tolerance its factory may apply: under `strict/v1`, build the factory
+//! with `build_auto(false)`. The profile is checked rather than quietly
+//! switching the fallback off, so that a definition never means something
+//! other than what it says.
+//!
+//! When a connection did fall back, the factory reports it
+//! ([`TransportFactory::applied_tolerances`]) and the binding lists
+//! `legacy_sse` in the [`Catalog::applied_tolerances`] of the generation it
+//! discovered over that connection; over streamable HTTP it is absent.
+//!
+//! [`Catalog::applied_tolerances`]: crate::catalog::Catalog::applied_tolerances
 
 use async_trait::async_trait;
 use std::fmt;
@@ -19,6 +37,7 @@ use tokio::sync::{watch, OnceCell};
 use super::legacy::LegacyCore;
 use super::streamable::{Core, Started, StreamableSender};
 use super::{inbound_channel, InboundTx, Peek, SseFactory, StreamOptions, StreamableHttpFactory};
+use crate::catalog::Tolerance;
 use crate::error::Error;
 use crate::transport::{ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory};
 
@@ -113,6 +132,23 @@ impl TransportFactory for HttpFactory {
             version: Mutex::new(None),
         };
         Ok(Transport { sender: Arc::new(sender), receiver: Box::new(receiver) })
+    }
+
+    /// `legacy_sse` when the fallback is on, else none.
+    fn tolerances(&self) -> Vec<Tolerance> {
+        match self.legacy_sse_fallback {
+            true => vec![Tolerance::LegacySse],
+            false => Vec::new(),
+        }
+    }
+
+    /// `legacy_sse` when the last connection settled on HTTP+SSE
+    /// ([`HttpFactory::mode`]), else none.
+    fn applied_tolerances(&self) -> Vec<Tolerance> {
+        match self.mode() {
+            Some(HttpMode::LegacySse) => vec![Tolerance::LegacySse],
+            _ => Vec::new(),
+        }
     }
 }
 

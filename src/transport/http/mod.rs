@@ -356,7 +356,9 @@ impl HttpBuilder {
 
     /// An automatic factory: streamable HTTP, falling back to HTTP+SSE at the
     /// same URL when `legacy_sse_fallback` is set and the first `POST` is
-    /// refused with 400, 404 or 405.
+    /// refused with 400, 404 or 405. The fallback is the profile tolerance
+    /// `legacy_sse`: a binding refuses this factory with it set under a
+    /// profile that does not allow it (see [`auto`]).
     pub fn build_auto(self, legacy_sse_fallback: bool) -> Result<HttpFactory, Error> {
         let (settings, options) = self.settings()?;
         Ok(HttpFactory::from_parts(settings, options, legacy_sse_fallback))
