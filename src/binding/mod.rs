@@ -269,10 +269,14 @@ impl Binding {
             .concurrency_limit(limits.max_concurrent_requests)
             .layer(RetryLayer::new(retry))
             .service(reconnect.clone());
-        let unfiltered = BoxCloneSyncService::new(unfiltered);
+        // The filter wraps the concrete stack, not a boxed one: a boxed inner
+        // service would cost two more allocations per call (the filter's
+        // clone of it, and its boxed future) and one per clone of the
+        // binding's service.
         let service = BoxCloneSyncService::new(
             ToolFilterLayer::new(definition.tool_filter.clone()).layer(unfiltered.clone()),
         );
+        let unfiltered = BoxCloneSyncService::new(unfiltered);
         let catalog = discover_at_connect(&definition, &session, &unfiltered, feed, &events, timeouts).await;
         let catalog = match catalog {
             Ok(catalog) => catalog,
