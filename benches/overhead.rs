@@ -30,19 +30,70 @@
 //! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/deps/overhead-HASH --calls stack 4000
 //! ```
 //!
-//! # Where the stack's cost is (measured when this bench was written)
+//! # Measured
 //!
-//! About 3,600 to 3,800 instructions per call over the bare connection's
-//! 41,000 to 43,500 (+8.5% to +9.5%): the deadline's timer (a tokio `Sleep`
-//! registered and removed per call) and its bookkeeping, the two
-//! allocations of a type-erased `BoxCloneSyncService` call, the result-limit
-//! walk, and moving the nested futures. With 32 in flight the CPU cost is
-//! higher than the instruction count says, for two reasons callgrind shows:
-//! registering the deadline's timer while tokio's time driver has no next
-//! wake recorded (after it parked with no timers) unparks the driver, one
-//! `eventfd` write per call in a burst; and the stack's code, nested futures
-//! monomorphized over everything below them, doubles L1 instruction-cache
-//! misses (about 160 to 360 per call).
+//! 2026-11-30, a shared 2-core x86_64 VM (other builds running beside it),
+//! rustc 1.95, tokio 1.54, tower 0.5.3. (b) is `Binding::service()`: the
+//! layers only, not `Binding::call_tool`'s catalog checks (`plan_call`,
+//! `check_result`), which a host calling through the binding also pays.
+//!
+//! Instructions per call (callgrind, `--calls`, N=3000 minus N=1000 over
+//! 2,000; with 32 in flight N=2880 minus N=960), deterministic to within a
+//! few hundred:
+//!
+//! ```text
+//!                              bare     stack   stack-bare
+//! before, sequential         43,986    51,762   7,776 (+17.7%)
+//! before, 32 in flight       46,856    55,571   8,715 (+18.6%)
+//! after,  sequential         44,097    48,289   4,192  (+9.5%)
+//! after,  32 in flight       46,944    52,179   5,235 (+11.2%)
+//! ```
+//!
+//! Calls per CPU-second (the closing table, medians of 7 rounds; two runs
+//! each, before and after alternating, because even CPU time wobbles here
+//! by 10% and more from run to run):
+//!
+//! ```text
+//!                        bare      stack     b/a
+//! before, sequential   105,704    82,522   0.781
+//!                      152,755   118,394   0.775
+//! before, 32 in flight 121,251    90,327   0.745
+//!                      157,085   117,054   0.745
+//! after,  sequential   107,397   107,616   1.002
+//!                      141,307   129,705   0.918
+//! after,  32 in flight 132,773   114,537   0.863
+//!                      112,855    94,379   0.836
+//! ```
+//!
+//! What bought it (instructions per call over the bare connection):
+//!
+//! - the tool filter over the concrete stack, not a boxed one: three
+//!   allocations fewer (7,776 to 7,167 sequential, 8,715 to 7,927 in flight);
+//! - tower's `Retry` keeping an `Arc<McpRequest>` instead of a deep copy of
+//!   every `tools/call` (which it may have to send again): nine allocations
+//!   fewer, and the connection serializes from borrowed params (to 5,002 and
+//!   5,332);
+//! - the deadline and the filter calling a ready inner service instead of
+//!   cloning the stack below them for every call (to 4,192 and 5,235).
+//!
+//! # Where the rest goes
+//!
+//! What is left is mostly work a guarantee needs: the deadline's clock read
+//! and its timer (a tokio `Sleep` registered and removed per call, about 400
+//! instructions with the wheel), the result-limit walk (about 450), the
+//! retry budget's deposit (about 160, with another clock read), the
+//! type-erased `BoxCloneSyncService` (a boxed clone per
+//! `binding.service().clone()`, a boxed future per call), method-name
+//! comparisons in several layers (about 200 of `memcmp`), and moving the
+//! nested futures (about 500 of `memcpy`). With 32 in flight the CPU cost
+//! is higher than the instruction count says, for two reasons callgrind
+//! showed when this bench was first written (not measured again since): registering the deadline's timer while tokio's time driver has no
+//! next wake recorded (after it parked with no timers) unparks the driver,
+//! one `eventfd` write per call in a burst; and the stack's code, nested
+//! futures monomorphized over everything below them, doubles L1
+//! instruction-cache misses. Those two are what stand between the
+//! instruction ratio (within about 10%) and the CPU-time ratio at 32 in
+//! flight (about 0.85).
 //!
 //! For 32 in flight, (b) is a binding that allows parallel calls and 32
 //! concurrent requests: the point is what the layers cost, not what the

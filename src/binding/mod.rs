@@ -41,7 +41,9 @@
 //!    concurrency limit, so a retry keeps its caller's permit: it is the same
 //!    logical request, and the server never sees more than the limit in
 //!    flight. Above the reconnect layer, so a retry waits for the restored
-//!    connection.
+//!    connection. From the retry layer down the request is an
+//!    `Arc<McpRequest>`: what the retry layer keeps to send again is a
+//!    reference to the request, not a copy of its params.
 //! 8. [`Reconnect`]: whichever connection is live, replaced by a supervisor
 //!    when it is lost (re-dial, re-run the handshake, with backoff per
 //!    [`Definition::reconnect`]). While it reconnects, callers wait in its
@@ -106,7 +108,7 @@ use crate::catalog::{BuildContext, CatalogCell, ChangeFeed};
 use crate::content::{Content, PromptMessage, PromptResult, ResourceContent, ResourceResult, ToolResult};
 use crate::era::legacy;
 use crate::error::{Error, FailureClass};
-use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer, Report};
+use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer, Report, SharedRequests};
 use crate::layer::{
     DeadlineLayer, ProgressLayer, ProgressRouter, ResultLimitLayer, SafeRetry, ToolCallGateLayer,
     ToolFilterLayer,
@@ -274,12 +276,19 @@ impl Binding {
             .layer(ProgressLayer::new(progress.clone()))
             .layer(ToolCallGateLayer::new(definition.allow_parallel_calls))
             .concurrency_limit(limits.max_concurrent_requests)
+            // Shared from here down: the retry layer keeps a handle to a
+            // request it may send again instead of a copy of its params.
+            .map_request(|req: McpRequest| Arc::new(req))
             .layer(RetryLayer::new(retry))
-            .service(reconnect.clone());
-        let unfiltered = BoxCloneSyncService::new(unfiltered);
+            .service(SharedRequests(reconnect.clone()));
+        // The filter wraps the concrete stack, not a boxed one: a boxed inner
+        // service would cost two more allocations per call (the filter's
+        // clone of it, and its boxed future) and one per clone of the
+        // binding's service.
         let service = BoxCloneSyncService::new(
             ToolFilterLayer::new(definition.tool_filter.clone()).layer(unfiltered.clone()),
         );
+        let unfiltered = BoxCloneSyncService::new(unfiltered);
         let catalog = discover_at_connect(&definition, &session, &unfiltered, feed, &events, timeouts).await;
         let catalog = match catalog {
             Ok(catalog) => catalog,

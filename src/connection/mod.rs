@@ -46,6 +46,7 @@
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -245,7 +246,7 @@ impl Connection {
     /// Sends a request and waits for its result. Dropping the future cancels
     /// the request on the wire.
     pub async fn request(&self, method: &str, params: Map<String, Value>) -> Result<Value, Error> {
-        self.shared.clone().request(method, params).await
+        self.shared.clone().request(method, Cow::Owned(params)).await
     }
 
     /// Sends a notification.
@@ -297,7 +298,11 @@ impl Shared {
         }
     }
 
-    async fn request(self: Arc<Self>, method: &str, mut params: Map<String, Value>) -> Result<Value, Error> {
+    async fn request(
+        self: Arc<Self>,
+        method: &str,
+        mut params: Cow<'_, Map<String, Value>>,
+    ) -> Result<Value, Error> {
         self.check_open_to_send()?;
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
@@ -310,9 +315,8 @@ impl Shared {
         self.check_open_to_send()?;
 
         self.era.read().expect("era lock").decorate(method, &mut params);
-        let params =
-            if params.is_empty() && method == methods::PING { None } else { Some(Value::Object(params)) };
-        let text = Message::Request(Request::new(id, method, params)).to_json();
+        let params = if params.is_empty() && method == methods::PING { None } else { Some(&*params) };
+        let text = request_json(&id, method, params);
         self.enqueue(text).await?;
         guard.sent = true;
 
@@ -616,15 +620,101 @@ impl tower_service::Service<McpRequest> for Connection {
         ResponseFuture {
             inner: Box::pin(async move {
                 let McpRequest { method, params, .. } = req;
-                shared.request(&method, params).await.map(McpResponse::new)
+                shared.request(&method, Cow::Owned(params)).await.map(McpResponse::new)
             }),
         }
     }
 }
 
+impl Connection {
+    /// The service's `call` for a shared request, as the binding's retry
+    /// layer passes it down: sent from the shared params, without a copy
+    /// (the retry layer keeps its own handle to send it again). Like `call`,
+    /// it expects a successful `poll_ready` first.
+    pub(crate) fn call_shared(&self, req: Arc<McpRequest>) -> ResponseFuture {
+        let shared = self.shared.clone();
+        ResponseFuture {
+            inner: Box::pin(async move {
+                shared.request(&req.method, Cow::Borrowed(&req.params)).await.map(McpResponse::new)
+            }),
+        }
+    }
+}
+
+/// A JSON-RPC request's text, serialized from borrowed parts: the same text
+/// as `Message::Request(Request::new(..)).to_json()`, without building (and
+/// copying the params into) an owned [`Request`].
+fn request_json(id: &RequestId, method: &str, params: Option<&Map<String, Value>>) -> String {
+    #[derive(serde::Serialize)]
+    struct RequestRef<'a> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        method: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        params: Option<&'a Map<String, Value>>,
+    }
+    let envelope = RequestRef { jsonrpc: crate::protocol::jsonrpc::JSONRPC_VERSION, id, method, params };
+    serde_json::to_string(&envelope).expect("JSON-RPC envelopes always serialize")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn borrowed_request_text_is_the_owned_requests() {
+        let params: Map<String, Value> =
+            serde_json::from_value(serde_json::json!({ "name": "echo", "arguments": { "m": "hé\"llo" } }))
+                .unwrap();
+        for id in [RequestId::Number(7), RequestId::String("a\"b".into())] {
+            for params in [None, Some(&params)] {
+                let owned = Request::new(id.clone(), "tools/call", params.cloned().map(Value::Object));
+                assert_eq!(request_json(&id, "tools/call", params), Message::Request(owned).to_json());
+            }
+        }
+    }
+
+    /// An era that adds to every request.
+    #[derive(Debug)]
+    struct Stamping;
+
+    impl Era for Stamping {
+        fn protocol_version(&self) -> &str {
+            "test"
+        }
+        fn decorate(&self, _method: &str, params: &mut Cow<'_, Map<String, Value>>) {
+            params.to_mut().insert("stamp".into(), Value::Bool(true));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_decorating_era_copies_shared_params_and_leaves_the_callers_alone() {
+        use tower_service::Service;
+        let (client, mut server) = crate::transport::memory::duplex(1 << 20);
+        let mut connection = Connection::start(client, Arc::new(NoInbound));
+        connection.set_era(Arc::new(Stamping));
+        let shared = Arc::new(McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo" })));
+        let owned = McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo" }));
+        let calls = async {
+            let (a, b) = tokio::join!(connection.call_shared(shared.clone()), connection.call(owned));
+            [a, b]
+        };
+        let answer = async {
+            for _ in 0..2 {
+                let Ok(Some(Inbound::Frame(text))) = server.receiver.recv().await else {
+                    panic!("a request")
+                };
+                let Ok(Message::Request(req)) = Message::parse(&text) else { panic!("a request: {text}") };
+                let params = req.params.expect("params");
+                assert_eq!(params, serde_json::json!({ "name": "echo", "stamp": true }));
+                let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
+                server.sender.send(reply.to_json()).await.unwrap();
+            }
+        };
+        let (results, ()) = tokio::join!(calls, answer);
+        assert!(results.iter().all(Result::is_ok), "{results:?}");
+        assert_eq!(shared.params.get("stamp"), None, "the caller's request is not touched");
+    }
 
     #[test]
     fn sniffs_plain_ids_only() {

@@ -13,6 +13,7 @@
 //! modern module beside it).
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::protocol::{methods, Notification, RequestId};
@@ -35,7 +36,13 @@ pub trait Era: Send + Sync + fmt::Debug + 'static {
     fn protocol_version(&self) -> &str;
 
     /// Adds what this era requires to every outgoing request's params.
-    fn decorate(&self, method: &str, params: &mut Map<String, Value>) {
+    ///
+    /// The params are clone-on-write: the connection serializes a request
+    /// from its caller's params when it can (a request the retry layer may
+    /// send again is shared, not copied), so an era that adds something
+    /// takes its own copy with [`Cow::to_mut`], and one that adds nothing
+    /// costs nothing.
+    fn decorate(&self, method: &str, params: &mut Cow<'_, Map<String, Value>>) {
         let _ = (method, params);
     }
 

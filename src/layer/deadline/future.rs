@@ -30,12 +30,14 @@ pin_project! {
 
 pin_project! {
     #[project = StateProj]
-    enum State<S, R>
+    pub(crate) enum State<S, R>
     where
         S: Service<R>,
     {
         Waiting { service: S, request: Option<R> },
         Calling { #[pin] future: S::Future },
+        // The inner service's readiness failed when the call was made.
+        Failed { error: Option<Error> },
         // The deadline passed: the inner future was dropped at that moment,
         // which is what cancels the request on the wire.
         Expired,
@@ -44,18 +46,12 @@ pin_project! {
 
 impl<S: Service<R>, R> ResponseFuture<S, R> {
     pub(crate) fn new(
-        service: S,
-        request: R,
+        state: State<S, R>,
         deadline: Instant,
         allowed: std::time::Duration,
         method: Cow<'static, str>,
     ) -> Self {
-        ResponseFuture {
-            state: State::Waiting { service, request: Some(request) },
-            sleep: sleep_until(deadline),
-            allowed,
-            method,
-        }
+        ResponseFuture { state, sleep: sleep_until(deadline), allowed, method }
     }
 }
 
@@ -102,6 +98,9 @@ where
                     ready!(this.sleep.as_mut().poll(cx));
                     this.state.set(State::Expired);
                     return Poll::Ready(Err(elapsed(this.method, *this.allowed, false)));
+                }
+                StateProj::Failed { error } => {
+                    return Poll::Ready(Err(error.take().expect("ResponseFuture polled after completion")));
                 }
                 StateProj::Expired => panic!("ResponseFuture polled after completion"),
             }

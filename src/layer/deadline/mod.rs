@@ -10,8 +10,11 @@
 //! The wait for the inner service to become ready counts against the
 //! deadline: a call queued behind a concurrency limit or a reconnect gives up
 //! at its deadline like any other. That is why this layer does not pass
-//! `poll_ready` through: it is always ready, and each call drives a clone of
-//! the inner service to readiness inside its own deadline.
+//! `poll_ready` through: it is always ready, and each call drives the inner
+//! service to readiness inside its own deadline. The call polls the inner
+//! service once first: ready, it is called at once; otherwise the call's
+//! future takes the service it polled, to drive it, and leaves a clone in
+//! its place (so nothing the wait reserves stays behind in this service).
 //!
 //! The deadline it enforces is written into the request's
 //! [`CallOpts::deadline`] on its way down, so that the layers below (the
@@ -108,7 +111,14 @@ where
         let deadline = *req.opts.deadline.get_or_insert(now + self.default_timeout);
         let allowed = deadline.saturating_duration_since(now);
         let method = future::method_name(&req.method);
-        future::ResponseFuture::new(self.inner.clone(), req, deadline, allowed, method)
+        let state = match crate::layer::ready_now(&mut self.inner) {
+            crate::layer::Readiness::Ready => future::State::Calling { future: self.inner.call(req) },
+            crate::layer::Readiness::Pending(service) => {
+                future::State::Waiting { service, request: Some(req) }
+            }
+            crate::layer::Readiness::Failed(e) => future::State::Failed { error: Some(e.into()) },
+        };
+        future::ResponseFuture::new(state, deadline, allowed, method)
     }
 }
 

@@ -130,3 +130,79 @@ async fn the_deadline_is_written_into_the_request() {
     send.send_response(McpResponse::new(serde_json::Value::Null));
     assert!(assert_ready!(fut.poll()).is_ok());
 }
+
+/// Counts its clones; always ready; answers at once.
+#[derive(Debug)]
+struct CountsClones(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Clone for CountsClones {
+    fn clone(&self) -> Self {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        CountsClones(self.0.clone())
+    }
+}
+
+impl Service<McpRequest> for CountsClones {
+    type Response = McpResponse;
+    type Error = Error;
+    type Future = std::future::Ready<Result<McpResponse, Error>>;
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+    fn call(&mut self, _req: McpRequest) -> Self::Future {
+        std::future::ready(Ok(McpResponse::new(serde_json::json!({}))))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_ready_inner_service_is_called_at_once_without_a_clone() {
+    use tower::ServiceExt;
+    let clones = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut svc = Deadline::new(CountsClones(clones.clone()), Duration::from_secs(5));
+    for _ in 0..3 {
+        svc.ready().await.unwrap().call(request("ping")).await.unwrap();
+    }
+    assert_eq!(clones.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_waited_for_readiness_leaves_nothing_reserved_behind() {
+    use tower::limit::ConcurrencyLimit;
+    use tower::ServiceExt;
+    let (inner, mut handle) = mock::pair::<McpRequest, McpResponse>();
+    let mut svc = Deadline::new(ConcurrencyLimit::new(inner, 1), Duration::from_secs(5));
+    // A holds the only permit.
+    let mut a = tokio_test::task::spawn(svc.ready().await.unwrap().call(request("ping")));
+    assert_pending!(a.poll());
+    let (_, reply_a) = handle.next_request().await.unwrap();
+    // B waits for it, then gives up: its place in the queue goes with it.
+    let mut b = tokio_test::task::spawn(svc.ready().await.unwrap().call(request("ping")));
+    assert_pending!(b.poll());
+    drop(b);
+    reply_a.send_response(McpResponse::new(serde_json::json!({})));
+    assert_ready!(a.poll()).unwrap();
+    drop(a); // tower's ConcurrencyLimit releases its permit with the future
+             // The permit is free for any clone: none was left waiting inside `svc`.
+    let mut c = tokio_test::task::spawn(svc.clone().oneshot(request("ping")));
+    assert_pending!(c.poll());
+    let sent = tokio::time::timeout(Duration::from_secs(1), handle.next_request()).await;
+    let (_, reply_c) = sent.expect("C got the permit").unwrap();
+    reply_c.send_response(McpResponse::new(serde_json::json!({})));
+    assert_ready!(c.poll()).unwrap();
+    drop(c);
+    // And `svc` itself still works.
+    let mut d = tokio_test::task::spawn(svc.oneshot(request("ping")));
+    assert_pending!(d.poll());
+    handle.next_request().await.unwrap().1.send_response(McpResponse::new(serde_json::json!({})));
+    assert_ready!(d.poll()).unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_readiness_failure_is_the_calls_error() {
+    let (mut svc, mut handle) =
+        mock::spawn_layer::<McpRequest, McpResponse, _>(DeadlineLayer::new(Duration::from_secs(5)));
+    handle.send_error(Error::new(FailureClass::TransportClosed, "gone"));
+    assert_ready!(svc.poll_ready()).unwrap();
+    let mut fut = tokio_test::task::spawn(svc.call(request("ping")));
+    assert_eq!(assert_ready!(fut.poll()).unwrap_err().class(), FailureClass::TransportClosed);
+}

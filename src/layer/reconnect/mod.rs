@@ -298,12 +298,10 @@ impl Reconnect {
     }
 }
 
-impl Service<McpRequest> for Reconnect {
-    type Response = McpResponse;
-    type Error = Error;
-    type Future = connection::ResponseFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+impl Reconnect {
+    /// Readiness for either request type: a live connection reserved in
+    /// `self.ready`.
+    fn poll_live(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         if let Some(connection) = &mut self.ready {
             if let Poll::Ready(Ok(())) = connection.poll_ready(cx) {
                 return Poll::Ready(Ok(()));
@@ -337,10 +335,42 @@ impl Service<McpRequest> for Reconnect {
             }));
         }
     }
+}
+
+impl Service<McpRequest> for Reconnect {
+    type Response = McpResponse;
+    type Error = Error;
+    type Future = connection::ResponseFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.poll_live(cx)
+    }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
         let mut connection = self.ready.take().expect("Reconnect::call without a successful poll_ready");
         connection.call(req)
+    }
+}
+
+/// [`Reconnect`] for shared requests, as the binding's stack has it below
+/// its retry layer: what the retry layer keeps to send again is a reference
+/// to the request, not a copy of its params. The same service otherwise
+/// (readiness, which connection serves, errors).
+#[derive(Clone, Debug)]
+pub(crate) struct SharedRequests(pub(crate) Reconnect);
+
+impl Service<Arc<McpRequest>> for SharedRequests {
+    type Response = McpResponse;
+    type Error = Error;
+    type Future = connection::ResponseFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.0.poll_live(cx)
+    }
+
+    fn call(&mut self, req: Arc<McpRequest>) -> Self::Future {
+        let connection = self.0.ready.take().expect("Reconnect::call without a successful poll_ready");
+        connection.call_shared(req)
     }
 }
 

@@ -162,10 +162,8 @@ impl SafeRetry {
     }
 }
 
-impl Policy<McpRequest, McpResponse, Error> for SafeRetry {
-    type Future = Sleep;
-
-    fn retry(&mut self, req: &mut McpRequest, result: &mut Result<McpResponse, Error>) -> Option<Sleep> {
+impl SafeRetry {
+    fn decide(&mut self, req: &McpRequest, result: &Result<McpResponse, Error>) -> Option<Sleep> {
         self.tried += 1;
         if self.tried == 1 {
             // Every request pays in once; each retry draws.
@@ -182,9 +180,41 @@ impl Policy<McpRequest, McpResponse, Error> for SafeRetry {
         self.budget.withdraw().then_some(delay)
     }
 
+    /// Whether a request may ever be sent again, which is when tower's
+    /// `Retry` needs to keep it.
+    fn may_retry(&self, req: &McpRequest) -> bool {
+        self.attempts > 1 && (is_safe_to_repeat(&req.method) || req.method == methods::TOOLS_CALL)
+    }
+}
+
+impl Policy<McpRequest, McpResponse, Error> for SafeRetry {
+    type Future = Sleep;
+
+    fn retry(&mut self, req: &mut McpRequest, result: &mut Result<McpResponse, Error>) -> Option<Sleep> {
+        self.decide(req, result)
+    }
+
+    /// A copy of the request, when it may be retried: a deep one (the
+    /// params). The binding's stack avoids it by retrying shared requests.
     fn clone_request(&mut self, req: &McpRequest) -> Option<McpRequest> {
-        let may_retry = is_safe_to_repeat(&req.method) || req.method == methods::TOOLS_CALL;
-        (self.attempts > 1 && may_retry).then(|| req.clone())
+        self.may_retry(req).then(|| req.clone())
+    }
+}
+
+/// The same policy over shared requests, as in a binding's stack: keeping a
+/// request to send again is a reference count, not a copy of its params.
+/// Below a `Retry` of this kind, the services take `Arc<McpRequest>` (the
+/// [`Reconnect`](crate::layer::Reconnect) layer and the
+/// [`Connection`](crate::connection::Connection) both do).
+impl Policy<Arc<McpRequest>, McpResponse, Error> for SafeRetry {
+    type Future = Sleep;
+
+    fn retry(&mut self, req: &mut Arc<McpRequest>, result: &mut Result<McpResponse, Error>) -> Option<Sleep> {
+        self.decide(req, result)
+    }
+
+    fn clone_request(&mut self, req: &Arc<McpRequest>) -> Option<Arc<McpRequest>> {
+        self.may_retry(req).then(|| req.clone())
     }
 }
 

@@ -28,10 +28,11 @@ pin_project! {
 
 pin_project! {
     #[project = StateProj]
-    enum State<S, R>
+    pub(crate) enum State<S, R>
     where
         S: Service<R>,
     {
+        // Refused by the filter, or the inner service's readiness failed.
         Refused { error: Option<Error> },
         Waiting { service: S, request: Option<R> },
         Calling { #[pin] future: S::Future },
@@ -43,8 +44,8 @@ impl<S: Service<R>, R> ResponseFuture<S, R> {
         ResponseFuture { state: State::Refused { error: Some(error) }, list_filter: None }
     }
 
-    pub(crate) fn permitted(service: S, request: R, list_filter: Option<Arc<ToolFilter>>) -> Self {
-        ResponseFuture { state: State::Waiting { service, request: Some(request) }, list_filter }
+    pub(crate) fn permitted(state: State<S, R>, list_filter: Option<Arc<ToolFilter>>) -> Self {
+        ResponseFuture { state, list_filter }
     }
 }
 

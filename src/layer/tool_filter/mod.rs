@@ -25,8 +25,10 @@
 //! a reconnect — and a connection that had failed would make it fail with
 //! that failure instead of `tool_unavailable`. As it is, a refusal neither
 //! needs nor consumes anything below: it is immediate and the same in every
-//! state of the connection. The price is one clone of the inner service per
-//! permitted call.
+//! state of the connection. A permitted call polls the inner service once:
+//! ready (in the binding's stack it always is: the deadline is below), it is
+//! called at once; otherwise the call's future takes the service it polled
+//! and drives it, and a clone takes its place.
 //!
 //! ```
 //! # use mcp_stack::layer::ToolFilterLayer;
@@ -138,7 +140,14 @@ where
             }
         }
         let list_filter = (restricts && req.method == methods::TOOLS_LIST).then(|| self.filter.clone());
-        future::ResponseFuture::permitted(self.inner.clone(), req, list_filter)
+        let state = match crate::layer::ready_now(&mut self.inner) {
+            crate::layer::Readiness::Ready => future::State::Calling { future: self.inner.call(req) },
+            crate::layer::Readiness::Pending(service) => {
+                future::State::Waiting { service, request: Some(req) }
+            }
+            crate::layer::Readiness::Failed(e) => future::State::Refused { error: Some(e.into()) },
+        };
+        future::ResponseFuture::permitted(state, list_filter)
     }
 }
 
