@@ -62,3 +62,17 @@ pub struct SessionInfo {
     /// authority; a host that wants that must do it deliberately.
     pub instructions: Option<String>,
 }
+
+/// What this crate tells a server it is in the handshake (`clientInfo`):
+/// `mcp-stack` and the crate's version. One definition, so that a first
+/// handshake, a reconnect and a renewed session all say the same.
+pub fn client_identity() -> Implementation {
+    Implementation {
+        name: "mcp-stack".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        title: None,
+        description: None,
+        icons: None,
+        website_url: None,
+    }
+}

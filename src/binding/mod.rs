@@ -115,7 +115,6 @@ use crate::layer::{
 };
 use crate::limits::{Limits, Timeouts};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
-use crate::protocol::lifecycle::Implementation;
 use crate::protocol::logging::LoggingLevel;
 use crate::protocol::methods;
 use crate::protocol::prompts::{GetPromptResult, Prompt};
@@ -231,7 +230,6 @@ impl Binding {
         config.diagnostics = Some(inbound.clone().diagnostics_sink());
         let dialer = Dialer::new(definition.transport.clone(), config, inbound.clone())
             .capabilities(capabilities.clone())
-            .client_info(client_info())
             .timeout(timeouts.startup);
 
         let (connection, session) = match dialer.dial().await {
@@ -518,7 +516,11 @@ impl Binding {
         let connection = self.inner.reconnect.connection().ok_or_else(|| {
             Error::new(FailureClass::TransportClosed, "no connection to initialize a new session on")
         })?;
-        let handshake = legacy::initialize(&connection, self.inner.capabilities.clone(), client_info());
+        let handshake = legacy::initialize(
+            &connection,
+            self.inner.capabilities.clone(),
+            crate::session::client_identity(),
+        );
         let session = tokio::time::timeout_at(deadline, handshake).await.map_err(|_| {
             Error::new(FailureClass::Deadline, "the deadline passed while initializing a new session")
         })??;
@@ -870,17 +872,6 @@ fn emit_state(events: &EventBus, binding: &str, from: State, to: State) {
 pub(crate) fn push_warning(warnings: &mut Vec<String>, text: String) {
     if warnings.len() < MAX_WARNINGS {
         warnings.push(crate::error::normalize_message(&text, 512));
-    }
-}
-
-fn client_info() -> Implementation {
-    Implementation {
-        name: "mcp-stack".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        title: None,
-        description: None,
-        icons: None,
-        website_url: None,
     }
 }
 

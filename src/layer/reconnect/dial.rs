@@ -65,14 +65,7 @@ impl Dialer {
             config,
             inbound,
             capabilities: ClientCapabilities::default(),
-            client: Implementation {
-                name: "mcp-stack".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                title: None,
-                description: None,
-                icons: None,
-                website_url: None,
-            },
+            client: crate::session::client_identity(),
             timeout: DEFAULT_STARTUP_TIMEOUT,
         }
     }
