@@ -125,9 +125,60 @@ pub const ALL: &[&str] = &[
     NOTIFICATIONS_TASKS_STATUS,
 ];
 
+/// The protocol's own spelling of `name`, borrowed for as long as the
+/// program runs, when `name` is one of [`ALL`]. A `match`, so that the hot
+/// path (a layer keeping a call's method for its error message) compares
+/// lengths before bytes instead of scanning the list.
+pub fn known(name: &str) -> Option<&'static str> {
+    Some(match name {
+        INITIALIZE => INITIALIZE,
+        NOTIFICATIONS_INITIALIZED => NOTIFICATIONS_INITIALIZED,
+        PING => PING,
+        NOTIFICATIONS_CANCELLED => NOTIFICATIONS_CANCELLED,
+        NOTIFICATIONS_PROGRESS => NOTIFICATIONS_PROGRESS,
+        SERVER_DISCOVER => SERVER_DISCOVER,
+        TOOLS_LIST => TOOLS_LIST,
+        TOOLS_CALL => TOOLS_CALL,
+        NOTIFICATIONS_TOOLS_LIST_CHANGED => NOTIFICATIONS_TOOLS_LIST_CHANGED,
+        PROMPTS_LIST => PROMPTS_LIST,
+        PROMPTS_GET => PROMPTS_GET,
+        NOTIFICATIONS_PROMPTS_LIST_CHANGED => NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+        RESOURCES_LIST => RESOURCES_LIST,
+        RESOURCES_READ => RESOURCES_READ,
+        RESOURCES_TEMPLATES_LIST => RESOURCES_TEMPLATES_LIST,
+        RESOURCES_SUBSCRIBE => RESOURCES_SUBSCRIBE,
+        RESOURCES_UNSUBSCRIBE => RESOURCES_UNSUBSCRIBE,
+        NOTIFICATIONS_RESOURCES_UPDATED => NOTIFICATIONS_RESOURCES_UPDATED,
+        NOTIFICATIONS_RESOURCES_LIST_CHANGED => NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+        COMPLETION_COMPLETE => COMPLETION_COMPLETE,
+        LOGGING_SET_LEVEL => LOGGING_SET_LEVEL,
+        NOTIFICATIONS_MESSAGE => NOTIFICATIONS_MESSAGE,
+        ELICITATION_CREATE => ELICITATION_CREATE,
+        NOTIFICATIONS_ELICITATION_COMPLETE => NOTIFICATIONS_ELICITATION_COMPLETE,
+        SAMPLING_CREATE_MESSAGE => SAMPLING_CREATE_MESSAGE,
+        ROOTS_LIST => ROOTS_LIST,
+        NOTIFICATIONS_ROOTS_LIST_CHANGED => NOTIFICATIONS_ROOTS_LIST_CHANGED,
+        TASKS_GET => TASKS_GET,
+        TASKS_RESULT => TASKS_RESULT,
+        TASKS_LIST => TASKS_LIST,
+        TASKS_CANCEL => TASKS_CANCEL,
+        NOTIFICATIONS_TASKS_STATUS => NOTIFICATIONS_TASKS_STATUS,
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_recognizes_exactly_the_listed_names() {
+        for name in ALL {
+            assert_eq!(known(name), Some(*name));
+        }
+        assert_eq!(known("tools/calls"), None);
+        assert_eq!(known(""), None);
+    }
 
     #[test]
     fn names_are_distinct_and_notifications_are_prefixed() {

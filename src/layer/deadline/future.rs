@@ -5,9 +5,10 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
-use tokio::time::{sleep_until, Instant, Sleep};
+use tokio::time::Instant;
 use tower_service::Service;
 
+use super::timer::Entry;
 use super::Elapsed;
 use crate::error::{Error, FailureClass};
 
@@ -20,9 +21,11 @@ pin_project! {
     {
         #[pin]
         state: State<S, R>,
-        #[pin]
-        sleep: Sleep,
-        allowed: std::time::Duration,
+        // The call's place in the layer's timer.
+        entry: Entry,
+        // When the call entered the layer: what it was allowed is only
+        // worked out if it expires.
+        entered: Instant,
         // Only read on expiry; a standard method costs no allocation.
         method: Cow<'static, str>,
     }
@@ -34,7 +37,10 @@ pin_project! {
     where
         S: Service<R>,
     {
-        Waiting { service: S, request: Option<R> },
+        // Boxed: waiting is the exception (a saturated limit, a reconnect),
+        // and held inline the service and the request would make every
+        // call's future larger by their size.
+        Waiting { waiting: Box<(S, Option<R>)> },
         Calling { #[pin] future: S::Future },
         // The inner service's readiness failed when the call was made.
         Failed { error: Option<Error> },
@@ -45,13 +51,8 @@ pin_project! {
 }
 
 impl<S: Service<R>, R> ResponseFuture<S, R> {
-    pub(crate) fn new(
-        state: State<S, R>,
-        deadline: Instant,
-        allowed: std::time::Duration,
-        method: Cow<'static, str>,
-    ) -> Self {
-        ResponseFuture { state, sleep: sleep_until(deadline), allowed, method }
+    pub(crate) fn new(state: State<S, R>, entry: Entry, entered: Instant, method: Cow<'static, str>) -> Self {
+        ResponseFuture { state, entry, entered, method }
     }
 }
 
@@ -77,27 +78,39 @@ where
             // The inner side is polled first: a reply ready in the same poll
             // as the deadline wins.
             match this.state.as_mut().project() {
-                StateProj::Waiting { service, request } => match service.poll_ready(cx) {
+                StateProj::Waiting { waiting } => match waiting.0.poll_ready(cx) {
                     Poll::Ready(Ok(())) => {
-                        let request = request.take().expect("request is taken once");
-                        let future = service.call(request);
+                        let request = waiting.1.take().expect("request is taken once");
+                        let future = waiting.0.call(request);
                         this.state.set(State::Calling { future });
                         continue;
                     }
-                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e.into())),
+                    Poll::Ready(Err(e)) => {
+                        this.entry.leave();
+                        return Poll::Ready(Err(e.into()));
+                    }
                     Poll::Pending => {
-                        ready!(this.sleep.as_mut().poll(cx));
+                        ready!(this.entry.poll_expired(cx));
                         this.state.set(State::Expired);
-                        return Poll::Ready(Err(elapsed(this.method, *this.allowed, true)));
+                        return Poll::Ready(Err(elapsed(
+                            this.method,
+                            this.entry.deadline().saturating_duration_since(*this.entered),
+                            true,
+                        )));
                     }
                 },
                 StateProj::Calling { future } => {
                     if let Poll::Ready(out) = future.poll(cx) {
+                        this.entry.leave();
                         return Poll::Ready(out.map_err(Into::into));
                     }
-                    ready!(this.sleep.as_mut().poll(cx));
+                    ready!(this.entry.poll_expired(cx));
                     this.state.set(State::Expired);
-                    return Poll::Ready(Err(elapsed(this.method, *this.allowed, false)));
+                    return Poll::Ready(Err(elapsed(
+                        this.method,
+                        this.entry.deadline().saturating_duration_since(*this.entered),
+                        false,
+                    )));
                 }
                 StateProj::Failed { error } => {
                     return Poll::Ready(Err(error.take().expect("ResponseFuture polled after completion")));
@@ -111,7 +124,7 @@ where
 /// The method's name, borrowed when it is one of the protocol's (the
 /// common case, and the reason: no allocation per call).
 pub(crate) fn method_name(method: &str) -> Cow<'static, str> {
-    match crate::protocol::methods::ALL.iter().find(|m| **m == method) {
+    match crate::protocol::methods::known(method) {
         Some(known) => Cow::Borrowed(known),
         None => Cow::Owned(method.to_string()),
     }

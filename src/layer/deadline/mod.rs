@@ -23,6 +23,17 @@
 //! On expiry the inner future is dropped, which cancels the request on the
 //! wire (the connection sends `notifications/cancelled`).
 //!
+//! # Timing
+//!
+//! The calls of one layer share one timer: a queue of their deadlines and
+//! one task that wakes each call when its deadline passes, rather than a
+//! tokio `Sleep` per call (why, and how, in the `timer` module's docs).
+//! Whether a call expired is decided by comparing its deadline with tokio's
+//! clock each time the call is polled, so it holds exactly on tokio's paused
+//! clock too. The task runs on the runtime of the first call that waits and
+//! ends with the layer; calls must be polled within a tokio runtime, as for
+//! any tokio timer.
+//!
 //! A reply and the deadline that arrive in the same poll: the reply wins,
 //! because the inner future is polled first. A caller who got an answer gets it.
 //!
@@ -49,29 +60,40 @@
 mod error;
 pub mod future;
 mod layer;
+mod timer;
 
 pub use error::Elapsed;
 pub use layer::DeadlineLayer;
 
+use std::fmt;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::Instant;
 use tower_service::Service;
 
+use timer::DeadlineTimer;
+
 use crate::error::Error;
 use crate::request::McpRequest;
 
 /// Ends calls at their absolute deadline. See the [module docs](self).
-#[derive(Debug, Clone)]
+///
+/// Clones share one timer (see [Timing](self#timing)).
+#[derive(Clone)]
 pub struct Deadline<S> {
     inner: S,
     default_timeout: Duration,
+    timer: DeadlineTimer,
 }
 
 impl<S> Deadline<S> {
     /// Wraps `inner`; calls without a deadline get `default_timeout` from now.
     pub fn new(inner: S, default_timeout: Duration) -> Self {
-        Deadline { inner, default_timeout }
+        Self::with_timer(inner, default_timeout, DeadlineTimer::default())
+    }
+
+    pub(crate) fn with_timer(inner: S, default_timeout: Duration, timer: DeadlineTimer) -> Self {
+        Deadline { inner, default_timeout, timer }
     }
 
     /// The inner service.
@@ -87,6 +109,15 @@ impl<S> Deadline<S> {
     /// Unwraps the inner service.
     pub fn into_inner(self) -> S {
         self.inner
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for Deadline<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Deadline")
+            .field("inner", &self.inner)
+            .field("default_timeout", &self.default_timeout)
+            .finish_non_exhaustive()
     }
 }
 
@@ -109,16 +140,15 @@ where
         // Written into the request so that the layers below (the retry
         // policy) see the same instant this layer enforces.
         let deadline = *req.opts.deadline.get_or_insert(now + self.default_timeout);
-        let allowed = deadline.saturating_duration_since(now);
         let method = future::method_name(&req.method);
         let state = match crate::layer::ready_now(&mut self.inner) {
             crate::layer::Readiness::Ready => future::State::Calling { future: self.inner.call(req) },
             crate::layer::Readiness::Pending(service) => {
-                future::State::Waiting { service, request: Some(req) }
+                future::State::Waiting { waiting: Box::new((service, Some(req))) }
             }
             crate::layer::Readiness::Failed(e) => future::State::Failed { error: Some(e.into()) },
         };
-        future::ResponseFuture::new(state, deadline, allowed, method)
+        future::ResponseFuture::new(state, self.timer.entry(deadline), now, method)
     }
 }
 
