@@ -77,6 +77,7 @@ mod inbound;
 pub mod logging;
 pub mod roots;
 pub mod sampling;
+mod stack;
 mod status;
 mod transitions;
 
@@ -92,6 +93,8 @@ pub use roots::{root_for_path, ListRoots};
 pub use sampling::{
     sampling_denied, sampling_depth, with_sampling_depth, SampleOutcome, SampleRequest, SampleResult,
 };
+pub(crate) use stack::Unfiltered;
+pub use stack::{BindingFuture, BindingService};
 pub use status::{Failure, State, Status};
 
 use serde::de::DeserializeOwned;
@@ -101,7 +104,6 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::SystemTime;
 use tower::retry::RetryLayer;
-use tower::util::BoxCloneSyncService;
 use tower::{Layer, ServiceBuilder, ServiceExt};
 
 use crate::catalog::{BuildContext, CatalogCell, ChangeFeed};
@@ -139,9 +141,6 @@ pub const MAX_COMPLETION_VALUE_BYTES: usize = 1024;
 pub const MAX_COMPLETION_BYTES: usize = 64 << 10;
 /// The longest resource URI [`Binding::subscribe`] accepts.
 pub const MAX_SUBSCRIPTION_URI_BYTES: usize = MAX_RESOURCE_URI_BYTES;
-
-/// The type-erased stack a binding sends its requests through.
-pub type BindingService = BoxCloneSyncService<McpRequest, McpResponse, Error>;
 
 /// A list read from a server, with the defects tolerated while reading it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -276,17 +275,13 @@ impl Binding {
             .concurrency_limit(limits.max_concurrent_requests)
             // Shared from here down: the retry layer keeps a handle to a
             // request it may send again instead of a copy of its params.
-            .map_request(|req: McpRequest| Arc::new(req))
+            .map_request(Arc::new as stack::Share)
             .layer(RetryLayer::new(retry))
             .service(SharedRequests(reconnect.clone()));
-        // The filter wraps the concrete stack, not a boxed one: a boxed inner
-        // service would cost two more allocations per call (the filter's
-        // clone of it, and its boxed future) and one per clone of the
-        // binding's service.
-        let service = BoxCloneSyncService::new(
+        // Concrete, not boxed: see `stack`.
+        let service = BindingService::new(
             ToolFilterLayer::new(definition.tool_filter.clone()).layer(unfiltered.clone()),
         );
-        let unfiltered = BoxCloneSyncService::new(unfiltered);
         let catalog = discover_at_connect(&definition, &session, &unfiltered, feed, &events, timeouts).await;
         let catalog = match catalog {
             Ok(catalog) => catalog,
@@ -880,7 +875,7 @@ pub(crate) fn push_warning(warnings: &mut Vec<String>, text: String) {
 async fn discover_at_connect(
     definition: &Definition,
     session: &SessionInfo,
-    service: &BindingService,
+    service: &stack::Unfiltered,
     feed: Arc<ChangeFeed>,
     events: &EventBus,
     timeouts: Timeouts,

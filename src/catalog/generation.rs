@@ -24,7 +24,7 @@ use jsonschema::Validator;
 use super::discovery::{build, BadPage, BuildContext, Offering};
 use super::schema;
 use super::{Catalog, Family, Tolerance, REFRESH_DEBOUNCE};
-use crate::binding::{push_warning, BindingService, Event, EventBus, Failure};
+use crate::binding::{push_warning, Event, EventBus, Failure, Unfiltered};
 use crate::content::ToolResult;
 use crate::error::{Error, FailureClass};
 use crate::layer::retry::RetryPolicy;
@@ -140,7 +140,7 @@ pub(crate) struct CallPlan {
 /// A binding's generations and its refresh task. See the module docs.
 pub(crate) struct CatalogCell {
     ctx: BuildContext,
-    service: BindingService,
+    service: Unfiltered,
     feed: Arc<ChangeFeed>,
     events: EventBus,
     state: Mutex<Generations>,
@@ -176,7 +176,7 @@ impl CatalogCell {
     /// generation 1 and starts the refresh task.
     pub(crate) async fn discover(
         ctx: BuildContext,
-        service: BindingService,
+        service: Unfiltered,
         feed: Arc<ChangeFeed>,
         events: EventBus,
         refresh_policy: RetryPolicy,

@@ -13,7 +13,7 @@ pub mod tool_filter;
 pub mod tool_gate;
 
 pub use deadline::{Deadline, DeadlineLayer};
-pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};
+pub use progress::{ProgressLayer, ProgressRouter, ProgressService, ProgressTracker};
 pub use reconnect::{Dialer, Reconnect, ReconnectLayer, ReconnectPolicy};
 pub use result_limit::{ResultLimit, ResultLimitLayer};
 pub use retry::{RetryPolicy, SafeRetry};

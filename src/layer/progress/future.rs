@@ -14,12 +14,14 @@ pin_project! {
     pub struct ResponseFuture<F> {
         #[pin]
         inner: F,
-        tracker: Option<ProgressTracker>,
+        // Boxed: most calls ask for no progress, and inline the route would
+        // enlarge every call's future.
+        tracker: Option<Box<ProgressTracker>>,
     }
 }
 
 impl<F> ResponseFuture<F> {
-    pub(crate) fn new(inner: F, tracker: Option<ProgressTracker>) -> Self {
+    pub(crate) fn new(inner: F, tracker: Option<Box<ProgressTracker>>) -> Self {
         ResponseFuture { inner, tracker }
     }
 }

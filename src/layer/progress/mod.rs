@@ -110,7 +110,7 @@ where
             if let serde_json::Value::Object(meta) = meta {
                 meta.insert("progressToken".into(), tracker.token().into());
             }
-            tracker
+            Box::new(tracker)
         });
         future::ResponseFuture::new(self.inner.call(req), tracker)
     }

@@ -214,7 +214,7 @@ type Changed = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// There is no `get_ref`/`into_inner`: the inner service changes over time;
 /// [`Reconnect::connection`] gives the one live now.
 pub struct Reconnect {
-    shared: Arc<Shared>,
+    /// The shared state, through the handle whose last drop closes it.
     life: Arc<LastHandle>,
     link: watch::Receiver<Link>,
     /// The connection `poll_ready` found ready, for `call` to use.
@@ -227,13 +227,7 @@ pub struct Reconnect {
 
 impl Clone for Reconnect {
     fn clone(&self) -> Self {
-        Reconnect {
-            shared: self.shared.clone(),
-            life: self.life.clone(),
-            link: self.link.clone(),
-            ready: None,
-            changed: Mutex::new(None),
-        }
+        Reconnect { life: self.life.clone(), link: self.link.clone(), ready: None, changed: Mutex::new(None) }
     }
 }
 
@@ -260,13 +254,7 @@ impl Reconnect {
         let shared = Arc::new(Shared { link, stopped });
         let supervisor = supervisor::Supervisor { shared: shared.clone(), dialer, policy, observer };
         tokio::spawn(supervisor.run(first, stopped_tx));
-        Reconnect {
-            life: Arc::new(LastHandle(shared.clone())),
-            shared,
-            link: rx,
-            ready: None,
-            changed: Mutex::new(None),
-        }
+        Reconnect { life: Arc::new(LastHandle(shared)), link: rx, ready: None, changed: Mutex::new(None) }
     }
 
     /// Where the service stands now.
@@ -290,8 +278,8 @@ impl Reconnect {
     /// current connection (pending calls end `shutdown`), and returns once
     /// that is done. Idempotent; later calls fail with `shutdown`.
     pub async fn close(&self) {
-        self.shared.close();
-        let mut stopped = self.shared.stopped.clone();
+        self.life.0.close();
+        let mut stopped = self.life.0.stopped.clone();
         // Fails once the supervisor's end of the channel is dropped, which is
         // the last thing it does.
         while stopped.changed().await.is_ok() {}

@@ -40,31 +40,45 @@ pub(crate) fn apply(family: Family, result: &mut Value, bounds: &ResultBounds, w
     let mut walk = Walk::new(bounds);
     match family {
         Family::Tool => {
-            // Only this layer says structured content was withheld.
-            let forged = result
-                .get_mut("_meta")
-                .and_then(Value::as_object_mut)
-                .and_then(|meta| meta.remove(STRUCTURED_DROPPED_MARKER))
-                .is_some();
-            if forged {
-                walk.warn(format!("ignored the server's own {STRUCTURED_DROPPED_MARKER:?} marker"));
-            }
-            if let Some(Value::Array(items)) = result.get_mut("content") {
-                items.iter_mut().for_each(|item| walk.block(item));
-            }
-            if let Some(structured) = result.get("structuredContent").filter(|v| !v.is_null()) {
-                let size = serialized_len(structured);
-                if size > bounds.max_structured_bytes {
-                    result.remove("structuredContent");
-                    let meta = result.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-                    if let Some(meta) = meta.as_object_mut() {
-                        meta.insert(STRUCTURED_DROPPED_MARKER.into(), Value::from(size));
+            // One pass over the result's members, which are few; what must
+            // change after it (dropping structured content) is noted.
+            let mut forged = false;
+            let mut structured_over = None;
+            for (key, value) in result.iter_mut() {
+                match key.as_str() {
+                    // Only this layer says structured content was withheld.
+                    "_meta" => {
+                        let meta = value.as_object_mut();
+                        forged = meta.and_then(|meta| meta.remove(STRUCTURED_DROPPED_MARKER)).is_some();
                     }
-                    walk.warn(format!(
-                        "dropped structured content of {size} bytes: over the bound of {} bytes",
-                        bounds.max_structured_bytes
-                    ));
+                    "content" => {
+                        if let Value::Array(items) = value {
+                            items.iter_mut().for_each(|item| walk.block(item));
+                        }
+                    }
+                    "structuredContent" if !value.is_null() => {
+                        let size = serialized_len(value);
+                        structured_over = (size > bounds.max_structured_bytes).then_some(size);
+                    }
+                    _ => {}
                 }
+            }
+            if forged {
+                // First among the warnings, as it was the first thing seen.
+                let text = format!("ignored the server's own {STRUCTURED_DROPPED_MARKER:?} marker");
+                walk.warnings.insert(0, text);
+                walk.warnings.truncate(crate::binding::MAX_WARNINGS);
+            }
+            if let Some(size) = structured_over {
+                result.remove("structuredContent");
+                let meta = result.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+                if let Some(meta) = meta.as_object_mut() {
+                    meta.insert(STRUCTURED_DROPPED_MARKER.into(), Value::from(size));
+                }
+                walk.warn(format!(
+                    "dropped structured content of {size} bytes: over the bound of {} bytes",
+                    bounds.max_structured_bytes
+                ));
             }
         }
         Family::Prompt => {
@@ -128,8 +142,24 @@ impl<'a> Walk<'a> {
     /// One content block (a tool result's item, a prompt message's content).
     fn block(&mut self, item: &mut Value) {
         let Some(obj) = item.as_object_mut() else { return };
+        // The common block, text, is bounded in one pass over its members.
+        let (mut kind, mut text, mut meta) = (None, None, None);
+        for (key, value) in obj.iter_mut() {
+            match key.as_str() {
+                "type" => kind = Some(value),
+                "text" => text = Some(value),
+                "_meta" => meta = Some(value),
+                _ => {}
+            }
+        }
+        if kind.and_then(|kind| kind.as_str()) == Some("text") {
+            self.unmark(meta);
+            if self.spend_text(text) {
+                mark_truncated(obj);
+            }
+            return;
+        }
         match obj.get("type").and_then(Value::as_str) {
-            Some("text") => self.text_in(obj, "text"),
             Some(kind @ ("image" | "audio")) => {
                 let kind = if kind == "image" { KIND_IMAGE } else { KIND_AUDIO };
                 if let Some(size) = obj.get("data").and_then(Value::as_str).map(decoded_len) {
@@ -164,7 +194,7 @@ impl<'a> Walk<'a> {
     /// there is no slot for a marker item in a resource's contents.
     fn resource_item(&mut self, item: &mut Map<String, Value>) {
         if let Some(size) = item.get("blob").and_then(Value::as_str).map(decoded_len) {
-            self.unmark(item);
+            self.unmark(item.get_mut("_meta"));
             if let Binary::Refuse = self.binary("blob", size) {
                 item.insert("blob".into(), Value::String(String::new()));
                 mark_truncated(item);
@@ -177,24 +207,33 @@ impl<'a> Walk<'a> {
     /// Spends the text budget on `obj[field]`, cutting and marking it when
     /// the budget runs out.
     fn text_in(&mut self, obj: &mut Map<String, Value>, field: &str) {
-        self.unmark(obj);
-        let Some(Value::String(text)) = obj.get_mut(field) else { return };
+        self.unmark(obj.get_mut("_meta"));
+        if self.spend_text(obj.get_mut(field)) {
+            mark_truncated(obj);
+        }
+    }
+
+    /// Spends the text budget on `text`, if it is a string; whether it was
+    /// cut (the caller marks it).
+    fn spend_text(&mut self, text: Option<&mut Value>) -> bool {
+        let Some(Value::String(text)) = text else { return false };
         self.text_seen = self.text_seen.saturating_add(text.len());
         if text.len() <= self.text_left {
             self.text_left -= text.len();
-            return;
+            return false;
         }
         truncate_utf8(text, self.text_left);
         // Once one item is cut, every later one is emptied: the text a host
         // keeps is a prefix of what the server sent, never a patchwork.
         self.text_left = 0;
         self.text_cut = true;
-        mark_truncated(obj);
+        true
     }
 
-    /// Removes a truncation flag the server set itself.
-    fn unmark(&mut self, obj: &mut Map<String, Value>) {
-        if let Some(Value::Object(meta)) = obj.get_mut("_meta") {
+    /// Removes a truncation flag the server set itself in `meta` (an
+    /// item's `_meta`).
+    fn unmark(&mut self, meta: Option<&mut Value>) {
+        if let Some(Value::Object(meta)) = meta {
             if meta.remove(TRUNCATED_MARKER).is_some() {
                 self.warn(format!("removed the crate-internal flag {TRUNCATED_MARKER} a server set"));
             }

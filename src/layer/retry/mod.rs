@@ -87,6 +87,7 @@ pub use policy::{
     DEFAULT_RETRY_MAX_DELAY, DEFAULT_RETRY_MAX_TOTAL,
 };
 
+use std::pin::Pin;
 use std::sync::Arc;
 use tokio::time::Sleep;
 use tower::retry::backoff::{Backoff, ExponentialBackoff};
@@ -126,12 +127,23 @@ pub fn is_retryable(method: &str, class: FailureClass) -> bool {
 /// A [`tower::retry::Policy`] that retries only what is safe to repeat,
 /// after failures that may pass. See the [module docs](self).
 ///
-/// Tower clones the policy for each request; the attempt count and the
-/// backoff are per request, the budget is shared.
+/// Tower clones the policy for each request (into the request's future); the
+/// attempt count and the backoff are per request, the budget is shared. The
+/// policy is kept small for that reason: what never changes is shared, and a
+/// request's backoff is made only when it is first retried.
 #[derive(Debug, Clone)]
 pub struct SafeRetry {
-    attempts: u32,
     tried: u32,
+    shared: Arc<Shared>,
+    /// This request's delays, from its first retry on.
+    backoff: Option<Box<ExponentialBackoff>>,
+}
+
+/// What every clone of a policy shares.
+#[derive(Debug)]
+struct Shared {
+    attempts: u32,
+    /// Cloned for a request's first retry: the delays start from the base.
     backoff: ExponentialBackoff,
     budget: Arc<TpsBudget>,
 }
@@ -142,55 +154,55 @@ impl SafeRetry {
     /// the requests). `max_total` does not apply here: each request's own
     /// deadline bounds its loop.
     pub fn new(policy: &RetryPolicy) -> Self {
-        SafeRetry {
-            attempts: policy.resolved().attempts,
-            tried: 0,
-            backoff: policy.backoff(),
-            budget: Arc::new(TpsBudget::default()),
-        }
+        Self::with_parts(policy.resolved().attempts, policy.backoff(), Arc::new(TpsBudget::default()))
     }
 
     /// A policy that never retries (one attempt).
     pub fn never() -> Self {
-        SafeRetry { attempts: 1, ..Self::new(&RetryPolicy::default()) }
+        Self::with_parts(1, RetryPolicy::default().backoff(), Arc::new(TpsBudget::default()))
     }
 
     /// Replaces the shared budget.
-    pub fn with_budget(mut self, budget: Arc<TpsBudget>) -> Self {
-        self.budget = budget;
-        self
+    pub fn with_budget(self, budget: Arc<TpsBudget>) -> Self {
+        Self::with_parts(self.shared.attempts, self.shared.backoff.clone(), budget)
     }
-}
 
-impl SafeRetry {
-    fn decide(&mut self, req: &McpRequest, result: &Result<McpResponse, Error>) -> Option<Sleep> {
+    fn with_parts(attempts: u32, backoff: ExponentialBackoff, budget: Arc<TpsBudget>) -> Self {
+        SafeRetry { tried: 0, shared: Arc::new(Shared { attempts, backoff, budget }), backoff: None }
+    }
+
+    fn decide(&mut self, req: &McpRequest, result: &Result<McpResponse, Error>) -> Option<Pin<Box<Sleep>>> {
         self.tried += 1;
         if self.tried == 1 {
             // Every request pays in once; each retry draws.
-            self.budget.deposit();
+            self.shared.budget.deposit();
         }
         let error = result.as_ref().err()?;
-        if !is_retryable(&req.method, error.class()) || self.tried >= self.attempts {
+        if !is_retryable(&req.method, error.class()) || self.tried >= self.shared.attempts {
             return None;
         }
-        let delay = self.backoff.next_backoff();
+        let delay = self.backoff.get_or_insert_with(|| Box::new(self.shared.backoff.clone())).next_backoff();
         if req.opts.deadline.is_some_and(|deadline| delay.deadline() >= deadline) {
             return None;
         }
-        self.budget.withdraw().then_some(delay)
+        self.shared.budget.withdraw().then(|| Box::pin(delay))
     }
 
     /// Whether a request may ever be sent again, which is when tower's
     /// `Retry` needs to keep it.
     fn may_retry(&self, req: &McpRequest) -> bool {
-        self.attempts > 1 && (is_safe_to_repeat(&req.method) || req.method == methods::TOOLS_CALL)
+        self.shared.attempts > 1 && (is_safe_to_repeat(&req.method) || req.method == methods::TOOLS_CALL)
     }
 }
 
-impl Policy<McpRequest, McpResponse, Error> for SafeRetry {
-    type Future = Sleep;
+/// The delay before a retry. Boxed: tower's `Retry` keeps it inline in
+/// every request's future, and most requests never wait.
+pub type RetryDelay = Pin<Box<Sleep>>;
 
-    fn retry(&mut self, req: &mut McpRequest, result: &mut Result<McpResponse, Error>) -> Option<Sleep> {
+impl Policy<McpRequest, McpResponse, Error> for SafeRetry {
+    type Future = RetryDelay;
+
+    fn retry(&mut self, req: &mut McpRequest, result: &mut Result<McpResponse, Error>) -> Option<RetryDelay> {
         self.decide(req, result)
     }
 
@@ -207,9 +219,13 @@ impl Policy<McpRequest, McpResponse, Error> for SafeRetry {
 /// [`Reconnect`](crate::layer::Reconnect) layer and the
 /// [`Connection`](crate::connection::Connection) both do).
 impl Policy<Arc<McpRequest>, McpResponse, Error> for SafeRetry {
-    type Future = Sleep;
+    type Future = RetryDelay;
 
-    fn retry(&mut self, req: &mut Arc<McpRequest>, result: &mut Result<McpResponse, Error>) -> Option<Sleep> {
+    fn retry(
+        &mut self,
+        req: &mut Arc<McpRequest>,
+        result: &mut Result<McpResponse, Error>,
+    ) -> Option<RetryDelay> {
         self.decide(req, result)
     }
 

@@ -34,7 +34,10 @@ pin_project! {
     {
         // Refused by the filter, or the inner service's readiness failed.
         Refused { error: Option<Error> },
-        Waiting { service: S, request: Option<R> },
+        // Boxed, as in the deadline's future: waiting is the exception, and
+        // inline the service and the request would enlarge every call's
+        // future.
+        Waiting { waiting: Box<(S, Option<R>)> },
         Calling { #[pin] future: S::Future },
     }
 }
@@ -77,10 +80,10 @@ where
                 StateProj::Refused { error } => {
                     return Poll::Ready(Err(error.take().expect("ResponseFuture polled after completion")));
                 }
-                StateProj::Waiting { service, request } => {
-                    ready!(service.poll_ready(cx)).map_err(Into::into)?;
-                    let request = request.take().expect("request is taken once");
-                    let future = service.call(request);
+                StateProj::Waiting { waiting } => {
+                    ready!(waiting.0.poll_ready(cx)).map_err(Into::into)?;
+                    let request = waiting.1.take().expect("request is taken once");
+                    let future = waiting.0.call(request);
                     this.state.set(State::Calling { future });
                 }
                 StateProj::Calling { future } => {

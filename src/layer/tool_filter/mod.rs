@@ -143,7 +143,7 @@ where
         let state = match crate::layer::ready_now(&mut self.inner) {
             crate::layer::Readiness::Ready => future::State::Calling { future: self.inner.call(req) },
             crate::layer::Readiness::Pending(service) => {
-                future::State::Waiting { service, request: Some(req) }
+                future::State::Waiting { waiting: Box::new((service, Some(req))) }
             }
             crate::layer::Readiness::Failed(e) => future::State::Refused { error: Some(e.into()) },
         };

@@ -29,28 +29,45 @@ pin_project! {
     where
         S: Service<R>,
     {
-        Gating { acquire: Acquire, service: Option<S>, request: Option<R> },
-        Waiting { service: S, request: Option<R> },
+        // Boxed: waiting (for the gate, or for the inner service) is the
+        // exception, and inline it would enlarge every call's future.
+        Waiting { waiting: Box<Waiting<S, R>> },
         Calling { #[pin] future: S::Future },
+        // The inner service's readiness failed when the call was made.
+        Failed { error: Option<S::Error> },
         Done,
     }
 }
 
+/// A call not yet made: the gate to pass first, if any, then the service to
+/// drive to readiness.
+struct Waiting<S, R> {
+    gate: Option<Acquire>,
+    service: S,
+    request: Option<R>,
+}
+
 impl<S: Service<R>, R> ResponseFuture<S, R> {
-    /// Waits for the gate, then for `service`.
-    pub(crate) fn gating(acquire: Acquire, service: S, request: R) -> Self {
-        let state = State::Gating { acquire, service: Some(service), request: Some(request) };
-        ResponseFuture { state, permit: None }
+    /// Waits for the gate (if `gate`), then for `service`, holding `permit`
+    /// (if any) meanwhile.
+    pub(crate) fn waiting(
+        gate: Option<Acquire>,
+        service: S,
+        request: R,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Self {
+        let waiting = Box::new(Waiting { gate, service, request: Some(request) });
+        ResponseFuture { state: State::Waiting { waiting }, permit }
     }
 
-    /// Waits for `service`, holding `permit` (if any) meanwhile.
-    pub(crate) fn waiting(service: S, request: R, permit: Option<OwnedSemaphorePermit>) -> Self {
-        ResponseFuture { state: State::Waiting { service, request: Some(request) }, permit }
+    /// The inner call, already made, holding `permit` (if any).
+    pub(crate) fn calling(future: S::Future, permit: Option<OwnedSemaphorePermit>) -> Self {
+        ResponseFuture { state: State::Calling { future }, permit }
     }
 
-    /// The inner call, already made (no gate).
-    pub(crate) fn calling(future: S::Future) -> Self {
-        ResponseFuture { state: State::Calling { future }, permit: None }
+    /// The inner service's readiness failed.
+    pub(crate) fn failed(error: S::Error) -> Self {
+        ResponseFuture { state: State::Failed { error: Some(error) }, permit: None }
     }
 }
 
@@ -60,10 +77,10 @@ where
 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
-            State::Gating { .. } => "gating",
+            State::Waiting { waiting } if waiting.gate.is_some() => "gating",
             State::Waiting { .. } => "waiting",
             State::Calling { .. } => "calling",
-            State::Done => "done",
+            State::Failed { .. } | State::Done => "done",
         };
         f.debug_struct("ResponseFuture")
             .field("state", &state)
@@ -82,24 +99,25 @@ where
         let mut this = self.project();
         loop {
             match this.state.as_mut().project() {
-                StateProj::Gating { acquire, service, request } => {
-                    let permit = ready!(acquire.as_mut().poll(cx)).expect("the gate is never closed");
-                    *this.permit = Some(permit);
-                    let service = service.take().expect("service is taken once");
-                    let request = request.take();
-                    this.state.set(State::Waiting { service, request });
+                StateProj::Waiting { waiting } => {
+                    if let Some(gate) = &mut waiting.gate {
+                        let permit = ready!(gate.as_mut().poll(cx)).expect("the gate is never closed");
+                        *this.permit = Some(permit);
+                        waiting.gate = None;
+                    }
+                    match ready!(waiting.service.poll_ready(cx)) {
+                        Ok(()) => {
+                            let request = waiting.request.take().expect("request is taken once");
+                            let future = waiting.service.call(request);
+                            this.state.set(State::Calling { future });
+                        }
+                        Err(e) => {
+                            this.permit.take();
+                            this.state.set(State::Done);
+                            return Poll::Ready(Err(e));
+                        }
+                    }
                 }
-                StateProj::Waiting { service, request } => match ready!(service.poll_ready(cx)) {
-                    Ok(()) => {
-                        let future = service.call(request.take().expect("request is taken once"));
-                        this.state.set(State::Calling { future });
-                    }
-                    Err(e) => {
-                        this.permit.take();
-                        this.state.set(State::Done);
-                        return Poll::Ready(Err(e));
-                    }
-                },
                 StateProj::Calling { future } => {
                     let out = ready!(future.poll(cx));
                     // The next tool call may start now, not when the caller
@@ -107,6 +125,11 @@ where
                     this.permit.take();
                     this.state.set(State::Done);
                     return Poll::Ready(out);
+                }
+                StateProj::Failed { error } => {
+                    let error = error.take().expect("ResponseFuture polled after completion");
+                    this.state.set(State::Done);
+                    return Poll::Ready(Err(error));
                 }
                 StateProj::Done => panic!("ResponseFuture polled after completion"),
             }

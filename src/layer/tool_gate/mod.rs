@@ -139,20 +139,30 @@ where
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
         let Some(gate) = &self.gate else {
-            return future::ResponseFuture::calling(self.inner.call(req));
+            return future::ResponseFuture::calling(self.inner.call(req), None);
         };
-        let service = self.inner.clone();
         // A tool call made while the host serves the server's own request
         // (a sampling handler calling back) belongs to the tool call that
         // holds the gate: that call cannot finish until this one does, so
         // waiting at the gate would deadlock both.
-        if req.method != methods::TOOLS_CALL || crate::binding::sampling_depth() > 0 {
-            return future::ResponseFuture::waiting(service, req, None);
-        }
-        match gate.clone().try_acquire_owned() {
-            // The gate is free: no need to allocate a wait.
-            Ok(permit) => future::ResponseFuture::waiting(service, req, Some(permit)),
-            Err(_) => future::ResponseFuture::gating(Box::pin(gate.clone().acquire_owned()), service, req),
+        let permit = if req.method != methods::TOOLS_CALL || crate::binding::sampling_depth() > 0 {
+            None
+        } else {
+            match gate.clone().try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => {
+                    let wait = Box::pin(gate.clone().acquire_owned());
+                    return future::ResponseFuture::waiting(Some(wait), self.inner.clone(), req, None);
+                }
+            }
+        };
+        // Past the gate: the inner service, ready, is called at once.
+        match crate::layer::ready_now(&mut self.inner) {
+            crate::layer::Readiness::Ready => future::ResponseFuture::calling(self.inner.call(req), permit),
+            crate::layer::Readiness::Pending(service) => {
+                future::ResponseFuture::waiting(None, service, req, permit)
+            }
+            crate::layer::Readiness::Failed(e) => future::ResponseFuture::failed(e),
         }
     }
 }
