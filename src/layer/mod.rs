@@ -50,14 +50,45 @@ where
     let mut cx = Context::from_waker(Waker::noop());
     match service.poll_ready(&mut cx) {
         Poll::Ready(Ok(())) => Readiness::Ready,
-        Poll::Pending => {
-            let fresh = service.clone();
-            Readiness::Pending(std::mem::replace(service, fresh))
-        }
+        Poll::Pending => Readiness::Pending(replace_with_clone(service)),
         Poll::Ready(Err(e)) => {
-            let fresh = service.clone();
-            drop(std::mem::replace(service, fresh));
+            drop(replace_with_clone(service));
             Readiness::Failed(e)
         }
+    }
+}
+
+/// Puts a clone of `service` in its place and returns the original. Out of
+/// line: only a call that cannot go at once comes here, and the clone (of
+/// everything below) would otherwise be inlined into every call.
+#[cold]
+#[inline(never)]
+fn replace_with_clone<S: Clone>(service: &mut S) -> S {
+    let fresh = service.clone();
+    std::mem::replace(service, fresh)
+}
+
+/// For a call waiting in its future for `service` (see [`ready_now`]): once
+/// the service is ready, makes the call with `request` (taken, so once).
+/// Out of line, as the way there is: it instantiates the whole call below,
+/// which the common path already has inline, and would make the waiting
+/// future's `poll` as large again.
+#[cold]
+#[inline(never)]
+pub(crate) fn call_when_ready<S, R>(
+    service: &mut S,
+    request: &mut Option<R>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<S::Future, S::Error>>
+where
+    S: Service<R>,
+{
+    match service.poll_ready(cx) {
+        Poll::Ready(Ok(())) => {
+            let request = request.take().expect("a waiting call is made once");
+            Poll::Ready(Ok(service.call(request)))
+        }
+        Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+        Poll::Pending => Poll::Pending,
     }
 }

@@ -78,33 +78,33 @@ where
             // The inner side is polled first: a reply ready in the same poll
             // as the deadline wins.
             match this.state.as_mut().project() {
-                StateProj::Waiting { waiting } => match waiting.0.poll_ready(cx) {
-                    Poll::Ready(Ok(())) => {
-                        let request = waiting.1.take().expect("request is taken once");
-                        let future = waiting.0.call(request);
-                        this.state.set(State::Calling { future });
-                        continue;
+                StateProj::Waiting { waiting } => {
+                    match crate::layer::call_when_ready(&mut waiting.0, &mut waiting.1, cx) {
+                        Poll::Ready(Ok(future)) => {
+                            this.state.set(State::Calling { future });
+                            continue;
+                        }
+                        Poll::Ready(Err(e)) => {
+                            this.entry.leave();
+                            return Poll::Ready(Err(e.into()));
+                        }
+                        Poll::Pending => {
+                            ready!(this.entry.poll_expired(*this.entered, cx));
+                            this.state.set(State::Expired);
+                            return Poll::Ready(Err(elapsed(
+                                this.method,
+                                this.entry.deadline().saturating_duration_since(*this.entered),
+                                true,
+                            )));
+                        }
                     }
-                    Poll::Ready(Err(e)) => {
-                        this.entry.leave();
-                        return Poll::Ready(Err(e.into()));
-                    }
-                    Poll::Pending => {
-                        ready!(this.entry.poll_expired(cx));
-                        this.state.set(State::Expired);
-                        return Poll::Ready(Err(elapsed(
-                            this.method,
-                            this.entry.deadline().saturating_duration_since(*this.entered),
-                            true,
-                        )));
-                    }
-                },
+                }
                 StateProj::Calling { future } => {
                     if let Poll::Ready(out) = future.poll(cx) {
                         this.entry.leave();
                         return Poll::Ready(out.map_err(Into::into));
                     }
-                    ready!(this.entry.poll_expired(cx));
+                    ready!(this.entry.poll_expired(*this.entered, cx));
                     this.state.set(State::Expired);
                     return Poll::Ready(Err(elapsed(
                         this.method,
@@ -130,6 +130,8 @@ pub(crate) fn method_name(method: &str) -> Cow<'static, str> {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn elapsed(method: &str, allowed: std::time::Duration, before_sending: bool) -> Error {
     let cause = Elapsed { method: method.to_string(), allowed, before_sending };
     Error::new(FailureClass::Deadline, cause.to_string()).with_source(cause)

@@ -29,8 +29,8 @@
 //! one task that wakes each call when its deadline passes, rather than a
 //! tokio `Sleep` per call (why, and how, in the `timer` module's docs).
 //! Whether a call expired is decided by comparing its deadline with tokio's
-//! clock each time the call is polled, so it holds exactly on tokio's paused
-//! clock too. The task runs on the runtime of the first call that waits and
+//! clock each time the call is polled (the first time, with the instant it
+//! entered the layer), so it holds exactly on tokio's paused clock too. The task runs on the runtime of the first call that waits and
 //! ends with the layer; calls must be polled within a tokio runtime, as for
 //! any tokio timer.
 //!

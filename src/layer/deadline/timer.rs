@@ -24,9 +24,10 @@
 //!
 //! The task only wakes calls; the clock decides. A call compares its
 //! deadline with the clock each time it is polled with its reply pending
-//! ([`Entry::poll_expired`]), so when the task runs, or whether it runs late,
-//! never changes whether a call expired — and tests on tokio's paused clock
-//! see a call expire as soon as the clock reaches its deadline.
+//! ([`Entry::poll_expired`]; the first time, with the instant it entered
+//! the layer, read just before), so when the task runs, or whether it runs
+//! late, never changes whether a call expired — and tests on tokio's paused
+//! clock see a call expire as soon as the clock reaches its deadline.
 //!
 //! The task is spawned on the runtime of the first call that waits, and holds
 //! the queue weakly: it ends when the last handle to the queue (the layer,
@@ -182,8 +183,16 @@ impl Entry {
 
     /// Ready once the deadline has passed by the clock. Until then the call
     /// is queued, to be woken through `cx` when it passes.
-    pub(crate) fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if Instant::now() >= self.deadline {
+    ///
+    /// The first time, the call is queued without reading the clock: `entered`
+    /// (when the call entered the layer, just read) tells whether the
+    /// deadline was already past. A call first polled later than that, and
+    /// past its deadline by then, is woken by the task at once (its deadline
+    /// is earlier than anything the task is armed for) and expires on that
+    /// next poll. Every later poll reads the clock.
+    pub(crate) fn poll_expired(&mut self, entered: Instant, cx: &mut Context<'_>) -> Poll<()> {
+        let now = if self.slot.is_none() { entered } else { Instant::now() };
+        if now >= self.deadline {
             self.leave();
             return Poll::Ready(());
         }
@@ -223,6 +232,8 @@ impl Drop for TaskGuard {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn spawn_task(shared: Weak<Shared>) {
     // Made before spawning, so that it marks the task gone even if the
     // runtime drops the task before it ever runs.
@@ -292,7 +303,9 @@ mod tests {
         let timer = DeadlineTimer::default();
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut entry = timer.entry(deadline);
-        let mut call = tokio_test::task::spawn(std::future::poll_fn(move |cx| entry.poll_expired(cx)));
+        let entered = Instant::now();
+        let mut call =
+            tokio_test::task::spawn(std::future::poll_fn(move |cx| entry.poll_expired(entered, cx)));
         assert!(call.poll().is_pending());
         assert_eq!(timer.queued(), 1);
         tokio::time::sleep(Duration::from_millis(4_999)).await;
@@ -305,6 +318,22 @@ mod tests {
         assert!(call.is_woken());
         assert!(call.poll().is_ready());
         assert_eq!(timer.queued(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_first_polled_after_its_deadline_expires_on_the_next_poll() {
+        let timer = DeadlineTimer::default();
+        let entered = Instant::now();
+        let mut entry = timer.entry(entered + Duration::from_secs(1));
+        let mut call =
+            tokio_test::task::spawn(std::future::poll_fn(move |cx| entry.poll_expired(entered, cx)));
+        tokio::time::advance(Duration::from_secs(2)).await;
+        // Queued without reading the clock...
+        assert!(call.poll().is_pending());
+        // ...and woken by the task at once, the deadline being past.
+        tokio::task::yield_now().await;
+        assert!(call.is_woken());
+        assert!(call.poll().is_ready());
     }
 
     #[tokio::test(start_paused = true)]
@@ -360,7 +389,7 @@ mod tests {
         let first = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
         first.block_on(async {
             std::future::poll_fn(|cx| {
-                assert!(entry.poll_expired(cx).is_pending());
+                assert!(entry.poll_expired(Instant::now(), cx).is_pending());
                 Poll::Ready(())
             })
             .await;
@@ -369,11 +398,12 @@ mod tests {
         drop(first);
         assert!(matches!(timer.shared.lock().task, Task::Absent));
         let second = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-        second.block_on(std::future::poll_fn(|cx| entry.poll_expired(cx)));
+        second.block_on(std::future::poll_fn(|cx| entry.poll_expired(Instant::now(), cx)));
         assert_eq!(timer.queued(), 0);
     }
 
     async fn wait(mut entry: Entry) {
-        std::future::poll_fn(|cx| entry.poll_expired(cx)).await
+        let entered = Instant::now();
+        std::future::poll_fn(|cx| entry.poll_expired(entered, cx)).await
     }
 }

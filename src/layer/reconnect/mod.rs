@@ -214,20 +214,22 @@ type Changed = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// There is no `get_ref`/`into_inner`: the inner service changes over time;
 /// [`Reconnect::connection`] gives the one live now.
 pub struct Reconnect {
-    /// The shared state, through the handle whose last drop closes it.
+    /// The shared state, through the handle whose last drop closes it. A
+    /// clone holds nothing else that is shared: the stack is copied for
+    /// every call, and each shared handle is a reference count to take and
+    /// give back.
     life: Arc<LastHandle>,
-    link: watch::Receiver<Link>,
     /// The connection `poll_ready` found ready, for `call` to use.
     ready: Option<Connection>,
-    /// Resolves when the supervisor next publishes. In a `Mutex` only to be
-    /// `Sync` (as `BoxCloneSyncService` requires); it is reached through
+    /// Resolves when the supervisor next publishes after what this service
+    /// last read. In a `Mutex` only to be `Sync`; it is reached through
     /// `&mut self`, never locked.
     changed: Mutex<Option<Changed>>,
 }
 
 impl Clone for Reconnect {
     fn clone(&self) -> Self {
-        Reconnect { life: self.life.clone(), link: self.link.clone(), ready: None, changed: Mutex::new(None) }
+        Reconnect { life: self.life.clone(), ready: None, changed: Mutex::new(None) }
     }
 }
 
@@ -249,17 +251,17 @@ impl Reconnect {
     }
 
     fn spawn(first: Connection, dialer: Dialer, policy: ReconnectPolicy, observer: Option<Observer>) -> Self {
-        let (link, rx) = watch::channel(Link::Up(first.clone()));
+        let (link, _) = watch::channel(Link::Up(first.clone()));
         let (stopped_tx, stopped) = watch::channel(());
         let shared = Arc::new(Shared { link, stopped });
         let supervisor = supervisor::Supervisor { shared: shared.clone(), dialer, policy, observer };
         tokio::spawn(supervisor.run(first, stopped_tx));
-        Reconnect { life: Arc::new(LastHandle(shared)), link: rx, ready: None, changed: Mutex::new(None) }
+        Reconnect { life: Arc::new(LastHandle(shared)), ready: None, changed: Mutex::new(None) }
     }
 
     /// Where the service stands now.
     pub fn state(&self) -> LinkState {
-        match &*self.link.borrow() {
+        match &*self.life.0.link.borrow() {
             Link::Up(_) => LinkState::Connected,
             Link::Reconnecting { attempt } => LinkState::Reconnecting { attempt: *attempt },
             Link::Down(unavailable) => LinkState::Unavailable(unavailable.clone()),
@@ -268,7 +270,7 @@ impl Reconnect {
 
     /// The connection published now, if any (it may have just been lost).
     pub fn connection(&self) -> Option<Connection> {
-        match &*self.link.borrow() {
+        match &*self.life.0.link.borrow() {
             Link::Up(connection) => Some(connection.clone()),
             _ => None,
         }
@@ -298,13 +300,27 @@ impl Reconnect {
             self.ready = None;
         }
         let changed = self.changed.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if changed.is_none() {
+            // The common case, read without subscribing: the published
+            // connection is live.
+            if let Link::Up(published) = &*self.life.0.link.borrow() {
+                let mut connection = published.clone();
+                if let Poll::Ready(Ok(())) = connection.poll_ready(cx) {
+                    self.ready = Some(connection);
+                    return Poll::Ready(Ok(()));
+                }
+            }
+        }
         loop {
             if let Some(wait) = changed {
                 ready!(wait.as_mut().poll(cx));
                 *changed = None;
             }
-            let link = self.link.borrow_and_update().clone();
-            match link {
+            // Subscribed before reading: the wait below ends at the first
+            // publish after this read, never one before it.
+            let mut link = self.life.0.link.subscribe();
+            let current = link.borrow_and_update().clone();
+            match current {
                 Link::Up(mut connection) => {
                     if let Poll::Ready(Ok(())) = connection.poll_ready(cx) {
                         self.ready = Some(connection);
@@ -315,9 +331,6 @@ impl Reconnect {
                 Link::Reconnecting { .. } => {}
                 Link::Down(unavailable) => return Poll::Ready(Err(unavailable.to_error())),
             }
-            // What was just read is marked seen, so this resolves on the next
-            // publish, not at once.
-            let mut link = self.link.clone();
             *changed = Some(Box::pin(async move {
                 let _ = link.changed().await;
             }));

@@ -64,21 +64,10 @@ pub(crate) fn apply(family: Family, result: &mut Value, bounds: &ResultBounds, w
                 }
             }
             if forged {
-                // First among the warnings, as it was the first thing seen.
-                let text = format!("ignored the server's own {STRUCTURED_DROPPED_MARKER:?} marker");
-                walk.warnings.insert(0, text);
-                walk.warnings.truncate(crate::binding::MAX_WARNINGS);
+                walk.forged_structured_marker();
             }
             if let Some(size) = structured_over {
-                result.remove("structuredContent");
-                let meta = result.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-                if let Some(meta) = meta.as_object_mut() {
-                    meta.insert(STRUCTURED_DROPPED_MARKER.into(), Value::from(size));
-                }
-                walk.warn(format!(
-                    "dropped structured content of {size} bytes: over the bound of {} bytes",
-                    bounds.max_structured_bytes
-                ));
+                walk.drop_structured(result, size);
             }
         }
         Family::Prompt => {
@@ -139,6 +128,27 @@ impl<'a> Walk<'a> {
         push_warning(&mut self.warnings, text);
     }
 
+    #[cold]
+    fn forged_structured_marker(&mut self) {
+        // First among the warnings, as it was the first thing seen.
+        let text = format!("ignored the server's own {STRUCTURED_DROPPED_MARKER:?} marker");
+        self.warnings.insert(0, text);
+        self.warnings.truncate(crate::binding::MAX_WARNINGS);
+    }
+
+    /// Drops a tool result's structured content of `size` bytes, over its
+    /// bound, and says so in its `_meta`.
+    #[cold]
+    fn drop_structured(&mut self, result: &mut Map<String, Value>, size: usize) {
+        result.remove("structuredContent");
+        let meta = result.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(STRUCTURED_DROPPED_MARKER.into(), Value::from(size));
+        }
+        let bound = self.bounds.max_structured_bytes;
+        self.warn(format!("dropped structured content of {size} bytes: over the bound of {bound} bytes"));
+    }
+
     /// One content block (a tool result's item, a prompt message's content).
     fn block(&mut self, item: &mut Value) {
         let Some(obj) = item.as_object_mut() else { return };
@@ -157,8 +167,16 @@ impl<'a> Walk<'a> {
             if self.spend_text(text) {
                 mark_truncated(obj);
             }
-            return;
+        } else {
+            self.other_block(item);
         }
+    }
+
+    /// A content block other than text: out of line, to keep the common
+    /// path short.
+    #[inline(never)]
+    fn other_block(&mut self, item: &mut Value) {
+        let Some(obj) = item.as_object_mut() else { return };
         match obj.get("type").and_then(Value::as_str) {
             Some(kind @ ("image" | "audio")) => {
                 let kind = if kind == "image" { KIND_IMAGE } else { KIND_AUDIO };
@@ -272,10 +290,12 @@ impl<'a> Walk<'a> {
 }
 
 /// The crate's stand-in for a refused item.
+#[cold]
 fn unsupported(kind: &str, bytes: usize) -> Value {
     serde_json::json!({ "type": UNSUPPORTED_MARKER, "kind": kind, "bytes": bytes })
 }
 
+#[cold]
 fn mark_truncated(obj: &mut Map<String, Value>) {
     let meta = obj.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(meta) = meta {

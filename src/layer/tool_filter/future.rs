@@ -81,9 +81,8 @@ where
                     return Poll::Ready(Err(error.take().expect("ResponseFuture polled after completion")));
                 }
                 StateProj::Waiting { waiting } => {
-                    ready!(waiting.0.poll_ready(cx)).map_err(Into::into)?;
-                    let request = waiting.1.take().expect("request is taken once");
-                    let future = waiting.0.call(request);
+                    let called = crate::layer::call_when_ready(&mut waiting.0, &mut waiting.1, cx);
+                    let future = ready!(called).map_err(Into::into)?;
                     this.state.set(State::Calling { future });
                 }
                 StateProj::Calling { future } => {

@@ -22,6 +22,6 @@ impl<S> Layer<S> for ToolFilterLayer {
     type Service = ToolFilterService<S>;
 
     fn layer(&self, inner: S) -> ToolFilterService<S> {
-        ToolFilterService { inner, filter: self.filter.clone() }
+        ToolFilterService { inner, filter: super::restricting(self.filter.clone()) }
     }
 }

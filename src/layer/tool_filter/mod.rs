@@ -83,18 +83,28 @@ const MAX_QUOTED_NAME_BYTES: usize = 512;
 #[derive(Debug, Clone)]
 pub struct ToolFilterService<S> {
     inner: S,
-    filter: Arc<ToolFilter>,
+    /// `None` when the filter restricts nothing (the default): then the
+    /// service holds nothing shared, and a copy of it no reference to count.
+    filter: Option<Arc<ToolFilter>>,
+}
+
+/// The filter that restricts nothing.
+static UNRESTRICTED: ToolFilter = ToolFilter { allow: Vec::new(), deny: Vec::new() };
+
+/// `filter`, unless it restricts nothing.
+fn restricting(filter: Arc<ToolFilter>) -> Option<Arc<ToolFilter>> {
+    (!(filter.allow.is_empty() && filter.deny.is_empty())).then_some(filter)
 }
 
 impl<S> ToolFilterService<S> {
     /// Wraps `inner`, enforcing `filter`.
     pub fn new(inner: S, filter: ToolFilter) -> Self {
-        ToolFilterService { inner, filter: Arc::new(filter) }
+        ToolFilterService { inner, filter: restricting(Arc::new(filter)) }
     }
 
     /// The filter in force.
     pub fn filter(&self) -> &ToolFilter {
-        &self.filter
+        self.filter.as_deref().unwrap_or(&UNRESTRICTED)
     }
 
     /// The inner service.
@@ -128,18 +138,15 @@ where
     }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
-        let restricts = !(self.filter.allow.is_empty() && self.filter.deny.is_empty());
-        if restricts && req.method == methods::TOOLS_CALL {
+        if let Some(filter) = self.filter.as_ref().filter(|_| req.method == methods::TOOLS_CALL) {
             // A call without a string name is judged as the empty name: refused
             // under an allow list, passed on (for the server to reject) otherwise.
             let name = req.params.get("name").and_then(|n| n.as_str()).unwrap_or("");
-            if !self.filter.permits(name) {
-                let cause = Filtered { tool: normalize_message(name, MAX_QUOTED_NAME_BYTES) };
-                let error = Error::new(FailureClass::ToolUnavailable, cause.to_string()).with_source(cause);
-                return future::ResponseFuture::refused(error);
+            if !filter.permits(name) {
+                return future::ResponseFuture::refused(refusal(name));
             }
         }
-        let list_filter = (restricts && req.method == methods::TOOLS_LIST).then(|| self.filter.clone());
+        let list_filter = if req.method == methods::TOOLS_LIST { self.filter.clone() } else { None };
         let state = match crate::layer::ready_now(&mut self.inner) {
             crate::layer::Readiness::Ready => future::State::Calling { future: self.inner.call(req) },
             crate::layer::Readiness::Pending(service) => {
@@ -149,6 +156,14 @@ where
         };
         future::ResponseFuture::permitted(state, list_filter)
     }
+}
+
+/// The error for a call the filter refuses.
+#[cold]
+#[inline(never)]
+fn refusal(name: &str) -> Error {
+    let cause = Filtered { tool: normalize_message(name, MAX_QUOTED_NAME_BYTES) };
+    Error::new(FailureClass::ToolUnavailable, cause.to_string()).with_source(cause)
 }
 
 #[cfg(test)]

@@ -105,10 +105,12 @@ where
                         *this.permit = Some(permit);
                         waiting.gate = None;
                     }
-                    match ready!(waiting.service.poll_ready(cx)) {
-                        Ok(()) => {
-                            let request = waiting.request.take().expect("request is taken once");
-                            let future = waiting.service.call(request);
+                    match ready!(crate::layer::call_when_ready(
+                        &mut waiting.service,
+                        &mut waiting.request,
+                        cx
+                    )) {
+                        Ok(future) => {
                             this.state.set(State::Calling { future });
                         }
                         Err(e) => {
