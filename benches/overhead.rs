@@ -291,7 +291,10 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-/// The closing table: interleaved rounds, median of each.
+/// The closing table. Each round measures both sides back to back, in
+/// alternating order, and gives one ratio b/a; the table shows the median
+/// of those ratios, so that a slow spell of the machine, which lasts longer
+/// than a pair, cancels out of each ratio instead of landing on one side.
 fn table(rounds: usize, window: Duration) {
     let setup = Setup::new();
     let rt = &setup.rt;
@@ -300,25 +303,29 @@ fn table(rounds: usize, window: Duration) {
     rate(rt, &setup.full, 1, window);
     println!();
     println!("overhead of the default stack over the bare connection");
-    println!("calls per second of CPU, median of {rounds} interleaved rounds of {window:?}");
+    println!("calls per second of CPU, medians of {rounds} rounds of {window:?} a side, sides alternating");
     println!("{:<36} {:>13} {:>14} {:>8} {:>10}", "", "a: bare", "b: stack", "b/a", "wall b/a");
     for (label, in_flight, b_side) in [
         ("sequential", 1, &setup.full),
         ("32 in flight", IN_FLIGHT, &setup.full),
         ("32 in flight, default policy [info]", IN_FLIGHT, &setup.default_policy),
     ] {
-        let (mut a, mut b, mut a_wall, mut b_wall) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..rounds {
-            let (cpu, wall) = rate(rt, &setup.bare, in_flight, window);
-            a.push(cpu);
-            a_wall.push(wall);
-            let (cpu, wall) = rate(rt, b_side, in_flight, window);
-            b.push(cpu);
-            b_wall.push(wall);
+        let (mut a, mut b, mut ratio, mut wall) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for round in 0..rounds {
+            let ((a_cpu, a_wall), (b_cpu, b_wall)) = if round % 2 == 0 {
+                let a = rate(rt, &setup.bare, in_flight, window);
+                (a, rate(rt, b_side, in_flight, window))
+            } else {
+                let b = rate(rt, b_side, in_flight, window);
+                (rate(rt, &setup.bare, in_flight, window), b)
+            };
+            a.push(a_cpu);
+            b.push(b_cpu);
+            ratio.push(b_cpu / a_cpu);
+            wall.push(b_wall / a_wall);
         }
-        let (a, b) = (median(a), median(b));
-        let wall = median(b_wall) / median(a_wall);
-        println!("{label:<36} {a:>13.0} {b:>14.0} {:>8.3} {wall:>10.3}", b / a);
+        let (a, b, ratio, wall) = (median(a), median(b), median(ratio), median(wall));
+        println!("{label:<36} {a:>13.0} {b:>14.0} {ratio:>8.3} {wall:>10.3}");
     }
     println!("(b/a is throughput: 1.000 means no cost; 0.909 would be the 10% budget.)");
 }
@@ -350,6 +357,9 @@ fn main() {
         let n = number(2).expect("--calls WHICH N [IN_FLIGHT]");
         return calls_only(&args[at + 1], n, number(3).unwrap_or(1).max(1));
     }
+    if args.iter().any(|a| a == "--table") {
+        return table(15, Duration::from_millis(400));
+    }
     // `cargo bench` passes --bench; anything else (cargo test --benches) is a
     // smoke run: criterion runs each benchmark once, and the table is short.
     let benching = std::env::args().any(|a| a == "--bench");
@@ -362,7 +372,7 @@ fn main() {
     overhead(&mut criterion);
     criterion.final_summary();
     if benching {
-        table(7, Duration::from_millis(700));
+        table(15, Duration::from_millis(400));
     } else {
         table(1, Duration::from_millis(20));
     }
