@@ -19,81 +19,95 @@
 //! ```
 //!
 //! On a shared machine even CPU time wobbles by several percent. For a
-//! deterministic figure, count instructions: `--calls WHICH N` makes N
-//! sequential calls through `bare`, `stack` (parallel calls allowed) or
-//! `default` (`Definition::new`'s policy) and exits, so that the difference
-//! between two values of N, divided by their difference, is the cost of one
-//! call:
+//! deterministic figure, count instructions: `--calls WHICH N [IN_FLIGHT]`
+//! makes N calls, one at a time or IN_FLIGHT at once, through `bare`,
+//! `stack` (parallel calls allowed) or `default` (`Definition::new`'s
+//! policy) and exits, so that the difference between two values of N,
+//! divided by their difference, is the cost of one call. `--table` prints
+//! the closing table alone.
 //!
 //! ```text
 //! cargo bench --bench overhead --no-run      # prints the binary's path
-//! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/deps/overhead-HASH --calls stack 4000
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/deps/overhead-HASH --calls stack 2880 32
+//! target/release/deps/overhead-HASH --table
 //! ```
 //!
 //! # Measured
 //!
-//! 2026-11-30, a shared 2-core x86_64 VM (other builds running beside it),
-//! rustc 1.95, tokio 1.54, tower 0.5.3. (b) is `Binding::service()`: the
-//! layers only, not `Binding::call_tool`'s catalog checks (`plan_call`,
-//! `check_result`), which a host calling through the binding also pays.
+//! A shared 2-core x86_64 VM, rustc 1.95, tokio 1.54, tower 0.5.3. (b) is
+//! `Binding::service()`: the layers only, not `Binding::call_tool`'s catalog
+//! checks (`plan_call`, `check_result`), which a host calling through the
+//! binding also pays.
 //!
-//! Instructions per call (callgrind, `--calls`, N=3000 minus N=1000 over
-//! 2,000; with 32 in flight N=2880 minus N=960), deterministic to within a
-//! few hundred:
-//!
-//! ```text
-//!                              bare     stack   stack-bare
-//! before, sequential         43,986    51,762   7,776 (+17.7%)
-//! before, 32 in flight       46,856    55,571   8,715 (+18.6%)
-//! after,  sequential         44,097    48,289   4,192  (+9.5%)
-//! after,  32 in flight       46,944    52,179   5,235 (+11.2%)
-//! ```
-//!
-//! Calls per CPU-second (the closing table, medians of 7 rounds; two runs
-//! each, before and after alternating, because even CPU time wobbles here
-//! by 10% and more from run to run):
+//! Instructions per call (callgrind, `--calls`: sequential N=3000 minus
+//! N=1000 over 2,000; 32 in flight N=2880 minus N=960 over 1,920),
+//! deterministic for a given binary:
 //!
 //! ```text
-//!                        bare      stack     b/a
-//! before, sequential   105,704    82,522   0.781
-//!                      152,755   118,394   0.775
-//! before, 32 in flight 121,251    90,327   0.745
-//!                      157,085   117,054   0.745
-//! after,  sequential   107,397   107,616   1.002
-//!                      141,307   129,705   0.918
-//! after,  32 in flight 132,773   114,537   0.863
-//!                      112,855    94,379   0.836
+//!                                  bare     stack   stack-bare
+//! first version, sequential      43,986    51,762   7,776 (+17.7%)
+//! first version, 32 in flight    46,856    55,571   8,715 (+18.6%)
+//! 2026-11-30 a.m., sequential    44,097    48,289   4,192  (+9.5%)
+//! 2026-11-30 a.m., 32 in flight  46,944    52,179   5,235 (+11.2%)
+//! now, sequential                44,092    46,715   2,623  (+5.9%)
+//! now, 32 in flight              47,314    49,584   2,270  (+4.8%)
 //! ```
 //!
-//! What bought it (instructions per call over the bare connection):
+//! Calls per CPU-second, b/a from `--table` (median of 15 paired rounds),
+//! five runs of the same binary one after the other:
 //!
-//! - the tool filter over the concrete stack, not a boxed one: three
-//!   allocations fewer (7,776 to 7,167 sequential, 8,715 to 7,927 in flight);
+//! ```text
+//! sequential     0.916  0.912  0.902  0.880  0.883   (median 0.902)
+//! 32 in flight   0.912  0.877  0.896  0.889  0.895   (median 0.895)
+//! ```
+//!
+//! Before the work described below, the same table gave 0.78 (sequential)
+//! and 0.75 (32 in flight); in the morning's version, 0.92–1.00 and
+//! 0.84–0.86.
+//!
+//! So the layers cost about 5% in instructions and about 10–11% in CPU
+//! time. The difference is in what instruction counts do not weigh: about
+//! 35 atomic read-modify-writes a call (the reference counts of the stack's
+//! shared parts, taken when the stack is copied for a call and again by
+//! tower's `Retry` for its future; the deadline's and the retry budget's
+//! mutexes; the concurrency limit's semaphore), and instruction-cache
+//! misses: the stack's code adds about 240 hot cache lines to the 1,100 of
+//! the bare path (callgrind's cache simulation counts 170 more L1i misses a
+//! call).
+//!
+//! What bought it, in order (instructions per call over the bare
+//! connection, 32 in flight):
+//!
+//! - the tool filter over the concrete stack, not a boxed one (8,715 to
+//!   7,927);
 //! - tower's `Retry` keeping an `Arc<McpRequest>` instead of a deep copy of
-//!   every `tools/call` (which it may have to send again): nine allocations
-//!   fewer, and the connection serializes from borrowed params (to 5,002 and
-//!   5,332);
+//!   every `tools/call` (to 5,332);
 //! - the deadline and the filter calling a ready inner service instead of
-//!   cloning the stack below them for every call (to 4,192 and 5,235).
+//!   cloning the stack below them for every call (to 5,235);
+//! - one timer per deadline layer instead of a tokio `Sleep` per call: no
+//!   `eventfd` write per call (strace: 2,851 for 2,880 calls before, none
+//!   now) and 112 bytes less in every call's future;
+//! - `BindingService` as a one-pointer handle over the concrete stack, with
+//!   the states only a slow call reaches boxed (the call's future went from
+//!   560 to 296 bytes; a test pins it);
+//! - fewer shared handles per copy of the stack (`Reconnect` without a
+//!   watch receiver per clone, no `Arc` for an empty tool filter, the retry
+//!   policy's constants behind one `Arc`), one clock read less per call,
+//!   and the cold paths out of line (to 2,270).
 //!
 //! # Where the rest goes
 //!
-//! What is left is mostly work a guarantee needs: the deadline's clock read
-//! and its timer (a tokio `Sleep` registered and removed per call, about 400
-//! instructions with the wheel), the result-limit walk (about 450), the
-//! retry budget's deposit (about 160, with another clock read), the
-//! type-erased `BoxCloneSyncService` (a boxed clone per
-//! `binding.service().clone()`, a boxed future per call), method-name
-//! comparisons in several layers (about 200 of `memcmp`), and moving the
-//! nested futures (about 500 of `memcpy`). With 32 in flight the CPU cost
-//! is higher than the instruction count says, for two reasons callgrind
-//! showed when this bench was first written (not measured again since): registering the deadline's timer while tokio's time driver has no
-//! next wake recorded (after it parked with no timers) unparks the driver,
-//! one `eventfd` write per call in a burst; and the stack's code, nested
-//! futures monomorphized over everything below them, doubles L1
-//! instruction-cache misses. Those two are what stand between the
-//! instruction ratio (within about 10%) and the CPU-time ratio at 32 in
-//! flight (about 0.85).
+//! By layer, in callgrind's cycle estimate (instructions plus weighted cache
+//! misses and mispredictions) over the bare path, 32 in flight: moving the
+//! larger future (the harness spawns a task per call, and tokio moves a
+//! task's future several times; about 900), the deadline (about 640: a
+//! clock read, a slot in its timer's table taken and given back under its
+//! mutex), the result-limit walk (about 420), tower's concurrency limit
+//! (about 400), tower's `Retry` and the retry budget (about 300, with a
+//! clock read and a mutex per request), copying the stack for the call
+//! (about 260), the gate, progress, reconnect and filter layers (about 100
+//! to 240 each). Each is work a guarantee needs; none is much above 1% of a
+//! call, so what is left is many small costs rather than one to remove.
 //!
 //! For 32 in flight, (b) is a binding that allows parallel calls and 32
 //! concurrent requests: the point is what the layers cost, not what the
