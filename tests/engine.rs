@@ -251,3 +251,71 @@ async fn notifications_before_the_initialize_reply_are_handled() {
     assert_eq!(*logs.lock().unwrap(), ["early"]);
     binding.close().await;
 }
+
+/// A handler that never answers, and says when it started and when its
+/// future was dropped.
+struct Stuck {
+    started: std::sync::Arc<tokio::sync::Notify>,
+    dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[async_trait::async_trait]
+impl mcp_stack::connection::InboundHandler for Stuck {
+    async fn request(
+        &self,
+        _method: &str,
+        _params: Option<serde_json::Value>,
+    ) -> Result<serde_json::Value, mcp_stack::protocol::ErrorObject> {
+        struct OnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for OnDrop {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let _on_drop = OnDrop(self.dropped.clone());
+        self.started.notify_one();
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_request_the_server_cancels_is_stopped_and_not_answered() {
+    use mcp_stack::transport::Inbound;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let (client, mut server) = mcp_stack::transport::memory::duplex(1 << 20);
+    let started = Arc::new(tokio::sync::Notify::new());
+    let dropped = Arc::new(AtomicBool::new(false));
+    let handler = Stuck { started: started.clone(), dropped: dropped.clone() };
+    let _connection = mcp_stack::connection::Connection::start(client, Arc::new(handler));
+    let send = |message: serde_json::Value| server.sender.send(message.to_string());
+
+    send(json!({"jsonrpc": "2.0", "id": "s-1", "method": "sampling/createMessage", "params": {}}))
+        .await
+        .unwrap();
+    started.notified().await;
+    // Another id, and a malformed one, stop nothing.
+    send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "s-2"}}))
+        .await
+        .unwrap();
+    send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [1]}}))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(!dropped.load(Ordering::SeqCst));
+
+    send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "s-1"}}))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(dropped.load(Ordering::SeqCst), "the handler's future was dropped");
+
+    // Nothing was sent for s-1: the first thing the client sends is the
+    // answer to a ping that follows.
+    send(json!({"jsonrpc": "2.0", "id": "p-1", "method": "ping"})).await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(5), server.receiver.recv()).await;
+    let Ok(Ok(Some(Inbound::Frame(text)))) = first else { panic!("no reply to the ping: {first:?}") };
+    let reply: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(reply["id"], "p-1");
+}

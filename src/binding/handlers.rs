@@ -2,8 +2,11 @@
 //!
 //! Each handler is a `tower::Service`, boxed as a `BoxCloneSyncService`, so
 //! a host can wrap its own in layers (a timeout, a rate limit, an audit log)
-//! before installing it, and test it alone like any other service. For the
-//! common case an async closure is enough:
+//! before installing it, and test it alone like any other service. When the
+//! server cancels its request (`notifications/cancelled`), the call's future
+//! is dropped: a handler stops at its next `.await` and nothing is answered
+//! (see [`crate::connection`]). For the common case an async closure is
+//! enough:
 //!
 //! ```
 //! use mcp_stack::binding::{ElicitResult, Handlers, SampleResult};

@@ -18,6 +18,11 @@
 //!   `server_protocol`.
 //! - A reply to an id nobody is waiting for is ignored with a warning.
 //! - The server's `ping` is answered here, whatever handler is installed.
+//! - A server request the server then cancels (`notifications/cancelled`
+//!   naming its id) is stopped: its handler's future is dropped, which ends
+//!   whatever the handler was doing, and no reply is sent, as the
+//!   specification asks. The notification still reaches
+//!   [`InboundHandler::notification`].
 //! - Dropping a call's future before its reply removes it and tells the server
 //!   (the era's cancellation: `notifications/cancelled` on legacy).
 //! - A failure the transport reports for one request
@@ -51,7 +56,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
@@ -59,6 +64,7 @@ use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 use crate::era::{Era, Unnegotiated};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::{codes, EnvelopeError};
+use crate::protocol::progress::CancelledParams;
 use crate::protocol::{methods, ErrorObject, Message, Notification, Outcome, Request, RequestId, Response};
 use crate::request::{McpRequest, McpResponse};
 use crate::transport::{Inbound, MessageSender, Transport};
@@ -155,6 +161,12 @@ struct Shared {
     era: RwLock<Arc<dyn Era>>,
     state: watch::Sender<ConnectionState>,
     inbound: Arc<dyn InboundHandler>,
+    /// The server requests being served, by id, for the server to cancel.
+    /// An entry lives as long as its task; the tasks are bounded by the
+    /// permits for concurrent server requests, and so is this table. The
+    /// number tells apart two requests a careless server gave one id.
+    serving: Mutex<HashMap<RequestId, (u64, tokio::task::AbortHandle)>>,
+    last_served: AtomicU64,
 }
 
 /// The JSON-RPC engine over one transport. Cheap to clone; every clone talks
@@ -204,6 +216,8 @@ impl Connection {
             era: RwLock::new(Arc::new(Unnegotiated)),
             state,
             inbound,
+            serving: Mutex::new(HashMap::new()),
+            last_served: AtomicU64::new(0),
         });
         tokio::spawn(write_loop(Arc::downgrade(&shared), transport.sender, outbound_rx));
         tokio::spawn(read_loop(shared.clone(), transport.receiver));
@@ -505,7 +519,12 @@ async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::transport::
 fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) {
     match Message::parse(text) {
         Ok(Message::Response(response)) => shared.complete(response),
-        Ok(Message::Notification(notification)) => shared.inbound.notification(notification),
+        Ok(Message::Notification(notification)) => {
+            if notification.method == methods::NOTIFICATIONS_CANCELLED {
+                stop_served(shared, &notification);
+            }
+            shared.inbound.notification(notification)
+        }
         Ok(Message::Request(request)) => serve(shared, permits, request),
         Err(EnvelopeError::ResultAndError(id)) => {
             let error =
@@ -541,16 +560,53 @@ fn serve(shared: &Arc<Shared>, permits: &Arc<Semaphore>, request: Request) {
         tokio::spawn(reply(shared.clone(), Response::error(request.id, error)));
         return;
     };
-    let shared = shared.clone();
-    tokio::spawn(async move {
-        let outcome = shared.inbound.request(&request.method, request.params).await;
+    let id = request.id.clone();
+    let number = shared.last_served.fetch_add(1, Ordering::Relaxed) + 1;
+    let serving = Serving { shared: shared.clone(), id: id.clone(), number };
+    let task_shared = shared.clone();
+    // Locked across the spawn, so that a task that ends at once removes its
+    // entry after it was made, not before.
+    let mut table = shared.serving.lock().expect("serving lock");
+    let task = tokio::spawn(async move {
+        let _serving = serving;
+        let outcome = task_shared.inbound.request(&request.method, request.params).await;
         drop(permit);
         let response = match outcome {
             Ok(result) => Response::result(request.id, result),
             Err(error) => Response::error(request.id, error),
         };
-        reply(shared, response).await;
+        reply(task_shared, response).await;
     });
+    table.insert(id, (number, task.abort_handle()));
+}
+
+/// A served request's entry in [`Shared::serving`], removed when its task
+/// ends or is stopped (the task's future, which holds this, is dropped).
+struct Serving {
+    shared: Arc<Shared>,
+    id: RequestId,
+    number: u64,
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let mut table = self.shared.serving.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if table.get(&self.id).is_some_and(|(number, _)| *number == self.number) {
+            table.remove(&self.id);
+        }
+    }
+}
+
+/// Stops the server request a `notifications/cancelled` names, if it is
+/// still being served. One that already ended, or that was never seen, is
+/// ignored, as the specification allows.
+fn stop_served(shared: &Shared, notification: &Notification) {
+    let Some(params) = notification.params.clone() else { return };
+    let Ok(CancelledParams { request_id: Some(id), .. }) = serde_json::from_value(params) else { return };
+    let entry = shared.serving.lock().expect("serving lock").remove(&id);
+    if let Some((_, task)) = entry {
+        task.abort();
+    }
 }
 
 /// Finds the `"id"` of a frame from its first bytes, when it is there: the
