@@ -74,29 +74,18 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        loop {
-            // The inner side is polled first: a reply ready in the same poll
-            // as the deadline wins.
+        // The inner side is polled first: a reply ready in the same poll as
+        // the deadline wins.
+        let before_sending = loop {
             match this.state.as_mut().project() {
                 StateProj::Waiting { waiting } => {
                     match crate::layer::call_when_ready(&mut waiting.0, &mut waiting.1, cx) {
-                        Poll::Ready(Ok(future)) => {
-                            this.state.set(State::Calling { future });
-                            continue;
-                        }
+                        Poll::Ready(Ok(future)) => this.state.set(State::Calling { future }),
                         Poll::Ready(Err(e)) => {
                             this.entry.leave();
                             return Poll::Ready(Err(e.into()));
                         }
-                        Poll::Pending => {
-                            ready!(this.entry.poll_expired(*this.entered, cx));
-                            this.state.set(State::Expired);
-                            return Poll::Ready(Err(elapsed(
-                                this.method,
-                                this.entry.deadline().saturating_duration_since(*this.entered),
-                                true,
-                            )));
-                        }
+                        Poll::Pending => break true,
                     }
                 }
                 StateProj::Calling { future } => {
@@ -104,20 +93,18 @@ where
                         this.entry.leave();
                         return Poll::Ready(out.map_err(Into::into));
                     }
-                    ready!(this.entry.poll_expired(*this.entered, cx));
-                    this.state.set(State::Expired);
-                    return Poll::Ready(Err(elapsed(
-                        this.method,
-                        this.entry.deadline().saturating_duration_since(*this.entered),
-                        false,
-                    )));
+                    break false;
                 }
                 StateProj::Failed { error } => {
                     return Poll::Ready(Err(error.take().expect("ResponseFuture polled after completion")));
                 }
                 StateProj::Expired => panic!("ResponseFuture polled after completion"),
             }
-        }
+        };
+        ready!(this.entry.poll_expired(*this.entered, cx));
+        this.state.set(State::Expired);
+        let allowed = this.entry.deadline().saturating_duration_since(*this.entered);
+        Poll::Ready(Err(elapsed(this.method, allowed, before_sending)))
     }
 }
 
