@@ -402,6 +402,30 @@ mod tests {
         assert_eq!(timer.queued(), 0);
     }
 
+    /// Many calls on several threads, queued and leaving concurrently while
+    /// the task re-arms: every one is woken once its deadline passes (no
+    /// wake-up is lost), and the table ends empty. Real time, short
+    /// deadlines; what is asserted does not depend on how late anything is.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn under_concurrency_no_wake_up_is_lost() {
+        let timer = DeadlineTimer::default();
+        let start = Instant::now();
+        let calls: Vec<_> = (0..2_000u64)
+            .map(|i| {
+                let entry = timer.entry(start + Duration::from_millis(i % 30));
+                tokio::spawn(wait(entry))
+            })
+            .collect();
+        let all = async {
+            for call in calls {
+                call.await.unwrap();
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), all).await.expect("every call expired");
+        assert!(Instant::now() >= start + Duration::from_millis(29));
+        assert_eq!(timer.queued(), 0);
+    }
+
     async fn wait(mut entry: Entry) {
         let entered = Instant::now();
         std::future::poll_fn(|cx| entry.poll_expired(entered, cx)).await
