@@ -267,19 +267,28 @@ async fn server_dies_mid_call_the_call_is_indeterminate_and_the_binding_reconnec
     );
 }
 
-/// A server that comes back offering something else: the restore reports
-/// the candidate discovered over the new connection, and the adopted
-/// generation stays in force until the host adopts.
-#[tokio::test(start_paused = true)]
-async fn a_server_that_comes_back_changed_is_restored_with_a_candidate_generation() {
-    let control = Control::new();
-    let recorded = Recorded::default();
-    let binding = bind(&control, ReconnectPolicy::default(), &recorded).await;
+/// Binds, then has the server come back offering one more tool (and as
+/// `version`, when given), and waits for the restore.
+async fn comes_back_changed(control: &Arc<Control>, recorded: &Recorded, version: Option<&str>) -> Binding {
+    let binding = bind(control, ReconnectPolicy::default(), recorded).await;
+    if let Some(version) = version {
+        *control.version.lock().unwrap() = version.into();
+    }
     control.more_tools.store(true, Ordering::SeqCst);
     // The first attempt dials at once and succeeds: the whole reconnect can
     // happen between two looks at the state, so count the restores.
     control.kill();
     until("restored", || recorded.restores() == 1).await;
+    binding
+}
+
+/// A server that comes back offering something else: the restore reports
+/// the candidate discovered over the new connection, and the adopted
+/// generation stays in force until the host adopts.
+#[tokio::test(start_paused = true)]
+async fn a_server_that_comes_back_changed_is_restored_with_a_candidate_generation() {
+    let (control, recorded) = (Control::new(), Recorded::default());
+    let binding = comes_back_changed(&control, &recorded, None).await;
 
     let candidate = binding.candidate().expect("a candidate");
     assert_eq!(candidate.generation, 2);
@@ -319,6 +328,21 @@ async fn a_server_that_comes_back_changed_is_restored_with_a_candidate_generatio
             "state closing -> closed",
         ]
     );
+}
+
+/// The candidate read over a new connection describes that connection's
+/// server (here a newer version), while the adopted generation keeps
+/// describing the one it was read over.
+#[tokio::test(start_paused = true)]
+async fn a_candidate_after_a_reconnect_carries_the_new_servers_identity() {
+    let (control, recorded) = (Control::new(), Recorded::default());
+    let binding = comes_back_changed(&control, &recorded, Some("2")).await;
+
+    let candidate = binding.candidate().expect("a candidate");
+    assert_eq!(candidate.server.version, "2");
+    assert_eq!(binding.catalog().server.version, "1");
+    assert_eq!(binding.adopt(candidate.generation).unwrap().server.version, "2");
+    binding.close().await;
 }
 
 /// When the catalog cannot be read over the new connection (here: the

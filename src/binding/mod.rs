@@ -338,7 +338,7 @@ impl Binding {
             let session = binding.current_session();
             let inner = &binding.inner;
             inner.inbound.set_protocol_version(&session.protocol_version);
-            inner.catalog.set_transport_tolerances(inner.transport.applied_tolerances());
+            inner.catalog.set_connection(session.clone(), inner.transport.applied_tolerances());
             let generation =
                 match tokio::time::timeout(inner.timeouts.startup, inner.catalog.refresh_all()).await {
                     Ok(Ok(crate::catalog::RefreshOutcome::Unchanged)) => inner.catalog.adopted().generation,

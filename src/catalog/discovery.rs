@@ -46,6 +46,19 @@ pub(crate) struct Offering {
 }
 
 impl Offering {
+    /// Forgets what was read of `family` (a server that no longer
+    /// advertises it offers none of it).
+    pub(crate) fn clear(&mut self, family: Family) {
+        match family {
+            Family::Tools => self.tools = RawList::default(),
+            Family::Prompts => self.prompts = RawList::default(),
+            Family::Resources => {
+                self.resources = RawList::default();
+                self.templates = RawList::default();
+            }
+        }
+    }
+
     pub(crate) fn digest(&self) -> String {
         digest::catalog_digest([
             ("tools", &self.tools.entries),

@@ -28,6 +28,7 @@ use crate::binding::{push_warning, Event, EventBus, Failure, Unfiltered};
 use crate::content::ToolResult;
 use crate::error::{Error, FailureClass};
 use crate::layer::retry::RetryPolicy;
+use crate::session::SessionInfo;
 
 /// The most compiled output schemas cached per binding.
 const MAX_CACHED_VALIDATORS: usize = 4096;
@@ -147,10 +148,9 @@ pub(crate) struct CatalogCell {
     refresh_lock: tokio::sync::Mutex<()>,
     validators: Mutex<HashMap<String, Arc<Validator>>>,
     worker: Mutex<Option<tokio::task::AbortHandle>>,
-    /// What the connection now in use needed (see
-    /// [`CatalogCell::set_transport_tolerances`]); `ctx` keeps the first
-    /// connection's.
-    transport_tolerances: Mutex<Vec<Tolerance>>,
+    /// What the connection now in use established and needed (see
+    /// [`CatalogCell::set_connection`]); `ctx` keeps the first connection's.
+    connection: Mutex<(SessionInfo, Vec<Tolerance>)>,
 }
 
 impl std::fmt::Debug for CatalogCell {
@@ -197,7 +197,7 @@ impl CatalogCell {
             at: SystemTime::now(),
         });
         let cell = Arc::new(CatalogCell {
-            transport_tolerances: Mutex::new(ctx.transport_tolerances.clone()),
+            connection: Mutex::new((ctx.session.clone(), ctx.transport_tolerances.clone())),
             ctx,
             service,
             feed: feed.clone(),
@@ -218,18 +218,23 @@ impl CatalogCell {
         Ok(cell)
     }
 
-    /// Records the tolerances the connection now in use needed (after a
-    /// reconnect): the generations built from now on report them. The
-    /// adopted generation keeps what its own connection needed.
-    pub(crate) fn set_transport_tolerances(&self, tolerances: Vec<Tolerance>) {
-        *self.transport_tolerances.lock().expect("tolerances lock") = tolerances;
+    /// Records what the connection now in use established (after a
+    /// reconnect or a renewed session: the server's identity, capabilities
+    /// and instructions) and the tolerances its transport needed. Refreshes
+    /// from now on list the families it advertises, and the generations
+    /// built from now on describe it. The adopted generation keeps
+    /// describing the connection it was read over.
+    pub(crate) fn set_connection(&self, session: SessionInfo, tolerances: Vec<Tolerance>) {
+        *self.connection.lock().expect("connection lock") = (session, tolerances);
     }
 
     /// The build context for a new generation: the binding's, with the
-    /// current connection's tolerances.
+    /// current connection's session and tolerances.
     fn build_context(&self) -> BuildContext {
         let mut ctx = self.ctx.clone();
-        ctx.transport_tolerances = self.transport_tolerances.lock().expect("tolerances lock").clone();
+        let (session, tolerances) = self.connection.lock().expect("connection lock").clone();
+        ctx.session = session;
+        ctx.transport_tolerances = tolerances;
         ctx
     }
 
@@ -294,7 +299,7 @@ impl CatalogCell {
     /// publishes a candidate unless the offering is the adopted one.
     pub(crate) async fn refresh_all(&self) -> Result<RefreshOutcome, Error> {
         let snapshot = self.feed.snapshot();
-        self.refresh(&self.ctx.advertised(), &snapshot).await
+        self.refresh(&self.build_context().advertised(), &snapshot).await
     }
 
     /// Refetches the stale families once. `Ok(())` when there was nothing
@@ -311,6 +316,12 @@ impl CatalogCell {
     async fn refresh(&self, families: &[Family], snapshot: &Marks) -> Result<RefreshOutcome, Error> {
         let _one_at_a_time = self.refresh_lock.lock().await;
         let mut offering = self.state.lock().expect("catalog lock").latest.clone();
+        // A family the current connection does not advertise is not on
+        // offer, whatever an earlier connection listed.
+        let advertised = self.build_context().advertised();
+        for family in Family::ALL.into_iter().filter(|f| !advertised.contains(f)) {
+            offering.clear(family);
+        }
         for family in families {
             self.ctx
                 .fetch(self.service.clone(), *family, &mut offering, BadPage::Fail)
