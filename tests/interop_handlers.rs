@@ -6,6 +6,8 @@
 //! `MCP_NODE`, `MCP_EVERYTHING_JS` and `MCP_CLI`. These tests never skip: a
 //! missing peer is a failure.
 
+mod peers;
+
 use mcp_stack::binding::{
     ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage, SampleRequest,
     SampleResult,
@@ -13,26 +15,14 @@ use mcp_stack::binding::{
 use mcp_stack::protocol::completion::CompletionReference;
 use mcp_stack::protocol::logging::LoggingLevel;
 use mcp_stack::protocol::roots::Root;
-use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::{
     Binding, CallOpts, ClientCapabilities, Content, Definition, Event, Handlers, Limits, ToolResult,
 };
+use peers::{everything, peer};
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
-
-fn peer(var: &str) -> String {
-    let value = std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run the interop tests through scripts/interop.sh, which installs the peers")
-    });
-    assert!(std::path::Path::new(&value).exists(), "{var}={value} does not exist");
-    value
-}
-
-fn everything() -> StdioFactory {
-    StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_EVERYTHING_JS")).arg("stdio")
-}
 
 fn definition(capabilities: ClientCapabilities) -> Definition {
     let mut def = Definition::new("everything", everything());

@@ -10,10 +10,13 @@
 //! a missing peer is a failure. Each server is started on a free port and
 //! killed when its test ends.
 
+mod peers;
+
 use mcp_stack::catalog::Tolerance;
 use mcp_stack::transport::http::{HttpFactory, HttpMode, SseFactory, StreamableHttpFactory};
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Event, Handlers};
+use peers::peer;
 use serde_json::json;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -21,14 +24,6 @@ use std::time::{Duration, Instant};
 
 /// The bound on every wait.
 const LIMIT: Duration = Duration::from_secs(30);
-
-fn peer(var: &str) -> String {
-    let value = std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run the interop tests through scripts/interop.sh, which installs the peers")
-    });
-    assert!(std::path::Path::new(&value).exists(), "{var}={value} does not exist");
-    value
-}
 
 /// A server process, killed when dropped.
 struct Server {

@@ -5,23 +5,14 @@
 //! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_CLI`. These tests
 //! never skip: a missing peer is a failure.
 
+mod peers;
+
 use mcp_stack::protocol::completion::CompletionReference;
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
+use peers::{everything, peer};
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
-
-fn peer(var: &str) -> String {
-    let value = std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run the interop tests through scripts/interop.sh, which installs the peers")
-    });
-    assert!(std::path::Path::new(&value).exists(), "{var}={value} does not exist");
-    value
-}
-
-fn everything() -> StdioFactory {
-    StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_EVERYTHING_JS")).arg("stdio")
-}
 
 fn python() -> StdioFactory {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/py_server.py");

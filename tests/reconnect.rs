@@ -684,17 +684,27 @@ mod stdio {
         kill(Pid::from_raw(pid as i32), Signal::SIGKILL).expect("kill the server");
     }
 
-    #[tokio::test]
-    async fn killing_the_stdio_server_mid_call_ends_it_indeterminate_and_the_binding_reconnects() {
-        let factory = python();
-        let recorded = Recorded::default();
-        let binding = bind(&factory, ReconnectPolicy::default(), &recorded).await;
-        let first = factory.last_pid().unwrap();
-
-        let call = sleeping_call(&binding, &recorded).await;
-        sigkill(first);
+    /// Binds under `reconnect`, kills the server in the middle of a call,
+    /// checks that the call ended `indeterminate`, and returns the binding
+    /// and the killed child's pid.
+    async fn killed_mid_call(
+        factory: &Arc<StdioFactory>,
+        reconnect: ReconnectPolicy,
+        recorded: &Recorded,
+    ) -> (Binding, u32) {
+        let binding = bind(factory, reconnect, recorded).await;
+        let pid = factory.last_pid().unwrap();
+        let call = sleeping_call(&binding, recorded).await;
+        sigkill(pid);
         let err = within("the call ends", call).await.unwrap().unwrap_err();
         assert_eq!(err.class(), FailureClass::Indeterminate, "{err}");
+        (binding, pid)
+    }
+
+    #[tokio::test]
+    async fn killing_the_stdio_server_mid_call_ends_it_indeterminate_and_the_binding_reconnects() {
+        let (factory, recorded) = (python(), Recorded::default());
+        let (binding, first) = killed_mid_call(&factory, ReconnectPolicy::default(), &recorded).await;
 
         // The next call waits for the new child and succeeds.
         let result = within("echo", binding.call_tool("echo", json!({"text": "back"}), CallOpts::default()))
@@ -727,15 +737,8 @@ mod stdio {
 
     #[tokio::test]
     async fn with_reconnect_disabled_a_killed_stdio_server_leaves_the_binding_degraded_until_closed() {
-        let factory = python();
-        let recorded = Recorded::default();
-        let binding = bind(&factory, ReconnectPolicy::disabled(), &recorded).await;
-        let pid = factory.last_pid().unwrap();
-
-        let call = sleeping_call(&binding, &recorded).await;
-        sigkill(pid);
-        let err = within("the call ends", call).await.unwrap().unwrap_err();
-        assert_eq!(err.class(), FailureClass::Indeterminate, "{err}");
+        let (factory, recorded) = (python(), Recorded::default());
+        let (binding, pid) = killed_mid_call(&factory, ReconnectPolicy::disabled(), &recorded).await;
         eventually("degraded", || binding.status().state == State::Degraded).await;
 
         let err = within("echo", binding.call_tool("echo", json!({"text": "x"}), CallOpts::default()))

@@ -402,7 +402,7 @@ impl Elicitor {
                     Some(message),
                     waited,
                 );
-                return Ok(to_value(WireElicitResult::cancel()));
+                return Ok(not_accepted(ElicitAction::Cancel));
             }
             Ok(Err(e)) => {
                 let (action, class) = match e.class() {
@@ -416,8 +416,7 @@ impl Elicitor {
                 let message = e.message().to_string();
                 self.resolved(mode, action, Some(class), Some(message.clone()), waited);
                 return match action {
-                    Some(ElicitAction::Decline) => Ok(to_value(WireElicitResult::decline())),
-                    Some(_) => Ok(to_value(WireElicitResult::cancel())),
+                    Some(action) => Ok(not_accepted(action)),
                     None => Err(rpc_error(codes::INTERNAL_ERROR, class, "the host could not answer")),
                 };
             }
@@ -450,25 +449,13 @@ impl Elicitor {
                 };
                 Ok(to_value(WireElicitResult::accept(content)))
             }
-            ElicitAction::Decline => {
-                self.resolved(
-                    mode,
-                    Some(ElicitAction::Decline),
-                    Some(FailureClass::ElicitationDeclined),
-                    None,
-                    waited,
-                );
-                Ok(to_value(WireElicitResult::decline()))
-            }
-            ElicitAction::Cancel => {
-                self.resolved(
-                    mode,
-                    Some(ElicitAction::Cancel),
-                    Some(FailureClass::ElicitationCancelled),
-                    None,
-                    waited,
-                );
-                Ok(to_value(WireElicitResult::cancel()))
+            action @ (ElicitAction::Decline | ElicitAction::Cancel) => {
+                let class = match action {
+                    ElicitAction::Decline => FailureClass::ElicitationDeclined,
+                    _ => FailureClass::ElicitationCancelled,
+                };
+                self.resolved(mode, Some(action), Some(class), None, waited);
+                Ok(not_accepted(action))
             }
         }
     }
@@ -503,6 +490,15 @@ impl Elicitor {
         } else {
             tracing::debug!(target: "mcp_stack::inbound", binding = %self.binding, "ignored the completion of an unknown elicitation");
         }
+    }
+}
+
+/// The answer the server gets for a request not accepted: `decline` for a
+/// decline, `cancel` for everything else (a cancel, a timeout).
+fn not_accepted(action: ElicitAction) -> Value {
+    match action {
+        ElicitAction::Decline => to_value(WireElicitResult::decline()),
+        _ => to_value(WireElicitResult::cancel()),
     }
 }
 

@@ -299,7 +299,7 @@ impl CatalogCell {
     /// publishes a candidate unless the offering is the adopted one.
     pub(crate) async fn refresh_all(&self) -> Result<RefreshOutcome, Error> {
         let snapshot = self.feed.snapshot();
-        self.refresh(&self.build_context().advertised(), &snapshot).await
+        self.refresh(None, &snapshot).await
     }
 
     /// Refetches the stale families once. `Ok(())` when there was nothing
@@ -310,39 +310,43 @@ impl CatalogCell {
         if families.is_empty() {
             return Ok(());
         }
-        self.refresh(&families, &snapshot).await.map(drop)
+        self.refresh(Some(&families), &snapshot).await.map(drop)
     }
 
-    async fn refresh(&self, families: &[Family], snapshot: &Marks) -> Result<RefreshOutcome, Error> {
+    /// Refetches `families` (`None`: every family the current connection
+    /// advertises) and publishes the result. One build context serves the
+    /// whole refresh, so what is listed, cleared and built describes one
+    /// connection.
+    async fn refresh(&self, families: Option<&[Family]>, snapshot: &Marks) -> Result<RefreshOutcome, Error> {
         let _one_at_a_time = self.refresh_lock.lock().await;
+        let ctx = self.build_context();
+        let advertised = ctx.advertised();
+        let families = families.unwrap_or(&advertised);
         let mut offering = self.state.lock().expect("catalog lock").latest.clone();
         // A family the current connection does not advertise is not on
         // offer, whatever an earlier connection listed.
-        let advertised = self.build_context().advertised();
         for family in Family::ALL.into_iter().filter(|f| !advertised.contains(f)) {
             offering.clear(family);
         }
         for family in families {
-            self.ctx
-                .fetch(self.service.clone(), *family, &mut offering, BadPage::Fail)
+            ctx.fetch(self.service.clone(), *family, &mut offering, BadPage::Fail)
                 .await
-                .map_err(|e| e.with_binding(&self.ctx.binding).with_op("refresh_catalog"))?;
+                .map_err(|e| e.with_binding(&ctx.binding).with_op("refresh_catalog"))?;
         }
-        let outcome = self.publish(offering);
+        let outcome = self.publish(&ctx, offering);
         self.feed.settle(families, snapshot);
         self.state.lock().expect("catalog lock").failure = None;
         Ok(outcome)
     }
 
-    fn publish(&self, offering: Offering) -> RefreshOutcome {
+    fn publish(&self, ctx: &BuildContext, offering: Offering) -> RefreshOutcome {
         let digest = offering.digest();
         let needs_build = {
             let st = self.state.lock().expect("catalog lock");
             digest != st.adopted.digest && st.candidate.as_ref().is_none_or(|c| c.digest != digest)
         };
         // Building compiles output schemas: not under the lock.
-        let ctx = self.build_context();
-        let built = needs_build.then(|| build(&ctx, &offering, 0));
+        let built = needs_build.then(|| build(ctx, &offering, 0));
         let mut st = self.state.lock().expect("catalog lock");
         st.latest = offering;
         let binding = self.ctx.binding.clone();
@@ -358,7 +362,7 @@ impl CatalogCell {
             self.events.emit(Event::CatalogRefreshed { binding, generation, digest, at: now });
             return RefreshOutcome::Candidate(c);
         }
-        let mut catalog = built.unwrap_or_else(|| build(&ctx, &st.latest, 0));
+        let mut catalog = built.unwrap_or_else(|| build(ctx, &st.latest, 0));
         catalog.generation = st.next;
         st.next += 1;
         let catalog = Arc::new(catalog);

@@ -92,3 +92,41 @@ where
         Poll::Pending => Poll::Pending,
     }
 }
+
+/// What the layers' unit tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::{Context, Poll};
+    use tower_service::Service;
+
+    use crate::error::Error;
+    use crate::request::{McpRequest, McpResponse};
+
+    /// Counts its clones; always ready; answers at once with an empty tool
+    /// result.
+    #[derive(Debug)]
+    pub(crate) struct CountsClones(pub(crate) Arc<AtomicUsize>);
+
+    impl Clone for CountsClones {
+        fn clone(&self) -> Self {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            CountsClones(self.0.clone())
+        }
+    }
+
+    impl Service<McpRequest> for CountsClones {
+        type Response = McpResponse;
+        type Error = Error;
+        type Future = std::future::Ready<Result<McpResponse, Error>>;
+
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _req: McpRequest) -> Self::Future {
+            std::future::ready(Ok(McpResponse::new(serde_json::json!({ "content": [] }))))
+        }
+    }
+}

@@ -131,31 +131,9 @@ async fn the_deadline_is_written_into_the_request() {
     assert!(assert_ready!(fut.poll()).is_ok());
 }
 
-/// Counts its clones; always ready; answers at once.
-#[derive(Debug)]
-struct CountsClones(std::sync::Arc<std::sync::atomic::AtomicUsize>);
-
-impl Clone for CountsClones {
-    fn clone(&self) -> Self {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        CountsClones(self.0.clone())
-    }
-}
-
-impl Service<McpRequest> for CountsClones {
-    type Response = McpResponse;
-    type Error = Error;
-    type Future = std::future::Ready<Result<McpResponse, Error>>;
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-    fn call(&mut self, _req: McpRequest) -> Self::Future {
-        std::future::ready(Ok(McpResponse::new(serde_json::json!({}))))
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_ready_inner_service_is_called_at_once_without_a_clone() {
+    use crate::layer::test_support::CountsClones;
     use tower::ServiceExt;
     let clones = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut svc = Deadline::new(CountsClones(clones.clone()), Duration::from_secs(5));

@@ -120,28 +120,9 @@ async fn without_a_filter_everything_passes_untouched() {
 
 #[tokio::test(start_paused = true)]
 async fn a_permitted_call_to_a_ready_inner_service_makes_no_clone() {
+    use crate::layer::test_support::CountsClones;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tower::ServiceExt;
-
-    #[derive(Debug)]
-    struct CountsClones(Arc<AtomicUsize>);
-    impl Clone for CountsClones {
-        fn clone(&self) -> Self {
-            self.0.fetch_add(1, Ordering::SeqCst);
-            CountsClones(self.0.clone())
-        }
-    }
-    impl Service<McpRequest> for CountsClones {
-        type Response = McpResponse;
-        type Error = Error;
-        type Future = std::future::Ready<Result<McpResponse, Error>>;
-        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-            Poll::Ready(Ok(()))
-        }
-        fn call(&mut self, _req: McpRequest) -> Self::Future {
-            std::future::ready(Ok(McpResponse::new(json!({ "content": [] }))))
-        }
-    }
 
     let clones = Arc::new(AtomicUsize::new(0));
     let filter = ToolFilter { allow: vec![], deny: vec!["rm".into()] };
