@@ -7,20 +7,28 @@
 //! [`BindingService`] names the stack instead, and its future,
 //! [`BindingFuture`], is the layers' own futures nested in one value.
 //!
-//! A [`BindingService`] is a handle to the stack, one pointer wide, and
-//! each call works on its own copy of the stack. That is possible because
-//! the outer layers (the tool filter, the deadline) are always ready and
-//! drive the layers below them to readiness inside each call's future, so a
-//! caller's `poll_ready` reserves nothing and a call needs no state from
-//! the service it was made through. It is what tower's `svc.clone().call()`
-//! does anyway; the difference is that what a caller clones, moves into a
-//! `oneshot` or into a spawned task is one pointer, not the whole stack.
+//! A [`BindingService`] is a handle to the stack, one pointer wide. A call
+//! needs the stack mutably (tower's `call` takes `&mut self`), and it needs
+//! nothing reserved in advance: the outer layers (the tool filter, the
+//! deadline) are always ready and drive the layers below them to readiness
+//! inside each call's future, and every layer leaves itself as it was
+//! before the call once `call` returns (what it reserved has moved into the
+//! call's future). So the handle keeps one copy of the stack that any call
+//! may borrow for the moment of its `call`, behind a `try_lock`: a call
+//! that finds it borrowed (another thread is inside `call` at that instant)
+//! works on a fresh copy instead, so no call ever waits for another. This
+//! is what tower's `svc.clone().call()` does, without copying the stack in
+//! the common case: a copy takes and gives back a reference count for every
+//! shared part (the timer, the routes, the gate, the limit, the retry
+//! budget, the connection), and the copy that is kept lets the layers keep
+//! what they looked up between calls (the reconnect layer's live
+//! connection).
 
 use pin_project_lite::pin_project;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, TryLockError};
 use std::task::{Context, Poll};
 use tower::limit::ConcurrencyLimit;
 use tower::retry::Retry;
@@ -54,12 +62,20 @@ type Filtered = ToolFilterService<Unfiltered>;
 /// [`Binding::service`]: crate::Binding::service
 #[derive(Clone)]
 pub struct BindingService {
-    stack: Arc<Filtered>,
+    stacks: Arc<Stacks>,
+}
+
+/// The stack as built, and the copy calls borrow (see the module docs).
+struct Stacks {
+    /// Never called: what a call copies when `spare` is borrowed.
+    built: Filtered,
+    spare: Mutex<Filtered>,
 }
 
 impl BindingService {
     pub(crate) fn new(stack: Filtered) -> Self {
-        BindingService { stack: Arc::new(stack) }
+        let spare = Mutex::new(stack.clone());
+        BindingService { stacks: Arc::new(Stacks { built: stack, spare }) }
     }
 }
 
@@ -81,11 +97,21 @@ impl Service<McpRequest> for BindingService {
     }
 
     fn call(&mut self, req: McpRequest) -> BindingFuture {
-        // The filter is always ready, so its copy needs no `poll_ready`
-        // (it would only answer `Ready`); whatever the layers below reserve
-        // for this call goes into the call's future.
-        let mut stack = Filtered::clone(&self.stack);
-        BindingFuture { inner: stack.call(req) }
+        // The filter is always ready, so its `poll_ready` is not called (it
+        // would only answer `Ready`).
+        let inner = match self.stacks.spare.try_lock() {
+            Ok(mut spare) => spare.call(req),
+            Err(TryLockError::WouldBlock) => Filtered::clone(&self.stacks.built).call(req),
+            Err(TryLockError::Poisoned(poisoned)) => {
+                // A call panicked inside the stack, which may have kept what
+                // it reserved: start over from a copy of the built stack.
+                let mut spare = poisoned.into_inner();
+                *spare = Filtered::clone(&self.stacks.built);
+                self.stacks.spare.clear_poison();
+                spare.call(req)
+            }
+        };
+        BindingFuture { inner }
     }
 }
 
@@ -133,5 +159,80 @@ mod tests {
         assert_eq!(std::mem::size_of::<BindingService>(), std::mem::size_of::<usize>());
         let future = std::mem::size_of::<BindingFuture>();
         assert!(future <= 320, "a call's future grew to {future} bytes");
+    }
+
+    async fn demo() -> (crate::Binding, BindingService) {
+        let definition = crate::Definition::new("demo", crate::demo::factory());
+        let binding = crate::Binding::connect(definition, crate::Handlers::default()).await.unwrap();
+        let service = binding.service();
+        (binding, service)
+    }
+
+    fn echo_request(message: &str) -> McpRequest {
+        let params = serde_json::json!({ "name": "echo", "arguments": { "message": message } });
+        McpRequest::with_value("tools/call", params)
+    }
+
+    fn text(rsp: McpResponse) -> String {
+        rsp.result["content"][0]["text"].as_str().unwrap_or_default().to_string()
+    }
+
+    async fn echo(service: &BindingService, message: &str) -> Result<String, Error> {
+        use tower::ServiceExt;
+        Ok(text(service.clone().oneshot(echo_request(message)).await?))
+    }
+
+    #[tokio::test]
+    async fn a_call_that_finds_the_spare_borrowed_works_on_a_copy() {
+        let (binding, service) = demo().await;
+        let borrowed = service.stacks.spare.lock().unwrap();
+        let call = service.clone().call(echo_request("copy"));
+        drop(borrowed);
+        assert_eq!(text(call.await.unwrap()), "copy");
+        assert_eq!(echo(&service, "spare").await.unwrap(), "spare");
+        binding.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_panic_inside_the_stack_leaves_a_fresh_spare() {
+        let (binding, service) = demo().await;
+        let stacks = service.stacks.clone();
+        let panicked = std::thread::spawn(move || {
+            let _spare = stacks.spare.lock().unwrap();
+            panic!("a call panicked while it held the spare");
+        })
+        .join();
+        assert!(panicked.is_err() && service.stacks.spare.is_poisoned());
+        assert_eq!(echo(&service, "after").await.unwrap(), "after");
+        assert!(!service.stacks.spare.is_poisoned());
+        binding.close().await;
+    }
+
+    /// Calls from several threads at once through clones of one service: some
+    /// borrow the spare, the others work on copies, and every call is served
+    /// and leaves the stack as it found it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn calls_from_many_threads_share_one_service() {
+        let (binding, service) = demo().await;
+        let tasks: Vec<_> = (0..8)
+            .map(|task| {
+                let service = service.clone();
+                tokio::spawn(async move {
+                    for call in 0..100 {
+                        let message = format!("{task}/{call}");
+                        assert_eq!(echo(&service, &message).await.unwrap(), message);
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        // Nothing reserved was left behind: tool calls take the binding's
+        // one-at-a-time gate (the default), so a permit kept by the spare or
+        // a copy would hold the next call forever.
+        let last = tokio::time::timeout(std::time::Duration::from_secs(10), echo(&service, "last")).await;
+        assert_eq!(last.expect("the gate was given back").unwrap(), "last");
+        binding.close().await;
     }
 }

@@ -96,6 +96,7 @@ pub use policy::ReconnectPolicy;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
@@ -167,6 +168,11 @@ impl Link {
 
 struct Shared {
     link: watch::Sender<Link>,
+    /// How many times `link` was published, counted under the channel's
+    /// lock. A service that read the link when this was `n` knows that what
+    /// it read is still current while this is still `n`: one atomic load,
+    /// where reading the link takes the channel's lock.
+    publishes: AtomicU64,
     /// Its sender is owned by the supervisor task: `changed` fails once the
     /// task has finished.
     stopped: watch::Receiver<()>,
@@ -180,6 +186,7 @@ impl Shared {
                 return false;
             }
             *current = link;
+            self.publishes.fetch_add(1, Ordering::Release);
             true
         })
     }
@@ -214,31 +221,33 @@ type Changed = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// There is no `get_ref`/`into_inner`: the inner service changes over time;
 /// [`Reconnect::connection`] gives the one live now.
 pub struct Reconnect {
-    /// The shared state, through the handle whose last drop closes it. A
-    /// clone holds nothing else that is shared: the stack is copied for
-    /// every call, and each shared handle is a reference count to take and
-    /// give back.
+    /// The shared state, through the handle whose last drop closes it.
     life: Arc<LastHandle>,
-    /// The connection `poll_ready` found ready, for `call` to use.
-    ready: Option<Connection>,
+    /// The connection last read from the link, with the publish count it
+    /// was read at: later calls through this service (the binding keeps its
+    /// stack between calls) reuse it while nothing was published since.
+    live: Option<(u64, Connection)>,
+    /// Whether `poll_ready` found `live` ready, for `call` to use.
+    reserved: bool,
     /// Resolves when the supervisor next publishes after what this service
     /// last read. In a `Mutex` only to be `Sync`; it is reached through
     /// `&mut self`, never locked.
     changed: Mutex<Option<Changed>>,
 }
 
+/// A clone starts with nothing read: it is made for one call (tower's
+/// `Retry` keeps one in each call's future, for a retry) more often than it
+/// is called many times, and a connection held is a reference count taken
+/// and given back.
 impl Clone for Reconnect {
     fn clone(&self) -> Self {
-        Reconnect { life: self.life.clone(), ready: None, changed: Mutex::new(None) }
+        Reconnect { life: self.life.clone(), live: None, reserved: false, changed: Mutex::new(None) }
     }
 }
 
 impl fmt::Debug for Reconnect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Reconnect")
-            .field("state", &self.state())
-            .field("reserved", &self.ready.is_some())
-            .finish()
+        f.debug_struct("Reconnect").field("state", &self.state()).field("reserved", &self.reserved).finish()
     }
 }
 
@@ -253,10 +262,15 @@ impl Reconnect {
     fn spawn(first: Connection, dialer: Dialer, policy: ReconnectPolicy, observer: Option<Observer>) -> Self {
         let (link, _) = watch::channel(Link::Up(first.clone()));
         let (stopped_tx, stopped) = watch::channel(());
-        let shared = Arc::new(Shared { link, stopped });
+        let shared = Arc::new(Shared { link, publishes: AtomicU64::new(0), stopped });
         let supervisor = supervisor::Supervisor { shared: shared.clone(), dialer, policy, observer };
         tokio::spawn(supervisor.run(first, stopped_tx));
-        Reconnect { life: Arc::new(LastHandle(shared)), ready: None, changed: Mutex::new(None) }
+        Reconnect {
+            life: Arc::new(LastHandle(shared)),
+            live: None,
+            reserved: false,
+            changed: Mutex::new(None),
+        }
     }
 
     /// Where the service stands now.
@@ -289,24 +303,31 @@ impl Reconnect {
 }
 
 impl Reconnect {
-    /// Readiness for either request type: a live connection reserved in
-    /// `self.ready`.
+    /// Readiness for either request type: a live connection in `self.live`,
+    /// reserved for `call`.
     fn poll_live(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        if let Some(connection) = &mut self.ready {
-            if let Poll::Ready(Ok(())) = connection.poll_ready(cx) {
+        let shared = &self.life.0;
+        if let Some((read_at, connection)) = &mut self.live {
+            // The common case: nothing was published since it was read, and
+            // it is still open.
+            if *read_at == shared.publishes.load(Ordering::Acquire)
+                && matches!(connection.poll_ready(cx), Poll::Ready(Ok(())))
+            {
+                self.reserved = true;
                 return Poll::Ready(Ok(()));
             }
-            // Lost since it was reserved: wait for its replacement.
-            self.ready = None;
+            // Replaced, or lost since it was read: look again.
+            self.live = None;
         }
         let changed = self.changed.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
         if changed.is_none() {
-            // The common case, read without subscribing: the published
-            // connection is live.
-            if let Link::Up(published) = &*self.life.0.link.borrow() {
+            // Read without subscribing: the published connection is live.
+            let read_at = shared.publishes.load(Ordering::Acquire);
+            if let Link::Up(published) = &*shared.link.borrow() {
                 let mut connection = published.clone();
                 if let Poll::Ready(Ok(())) = connection.poll_ready(cx) {
-                    self.ready = Some(connection);
+                    self.live = Some((read_at, connection));
+                    self.reserved = true;
                     return Poll::Ready(Ok(()));
                 }
             }
@@ -316,14 +337,18 @@ impl Reconnect {
                 ready!(wait.as_mut().poll(cx));
                 *changed = None;
             }
-            // Subscribed before reading: the wait below ends at the first
-            // publish after this read, never one before it.
-            let mut link = self.life.0.link.subscribe();
+            // Subscribed before reading, so that the wait below ends at the
+            // first publish after this read, never one before it; the count
+            // is read before the link, so that it is never newer than what
+            // was read (at worst older, and the next call looks again).
+            let mut link = shared.link.subscribe();
+            let read_at = shared.publishes.load(Ordering::Acquire);
             let current = link.borrow_and_update().clone();
             match current {
                 Link::Up(mut connection) => {
                     if let Poll::Ready(Ok(())) = connection.poll_ready(cx) {
-                        self.ready = Some(connection);
+                        self.live = Some((read_at, connection));
+                        self.reserved = true;
                         return Poll::Ready(Ok(()));
                     }
                     // Lost, and the supervisor has not yet said so.
@@ -335,6 +360,12 @@ impl Reconnect {
                 let _ = link.changed().await;
             }));
         }
+    }
+
+    /// The connection `poll_ready` reserved, for one call.
+    fn take_reserved(&mut self) -> &mut Connection {
+        assert!(std::mem::take(&mut self.reserved), "Reconnect::call without a successful poll_ready");
+        &mut self.live.as_mut().expect("a reserved connection is kept until the next poll_ready").1
     }
 }
 
@@ -348,8 +379,7 @@ impl Service<McpRequest> for Reconnect {
     }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
-        let mut connection = self.ready.take().expect("Reconnect::call without a successful poll_ready");
-        connection.call(req)
+        self.take_reserved().call(req)
     }
 }
 
@@ -370,8 +400,7 @@ impl Service<Arc<McpRequest>> for SharedRequests {
     }
 
     fn call(&mut self, req: Arc<McpRequest>) -> Self::Future {
-        let connection = self.0.ready.take().expect("Reconnect::call without a successful poll_ready");
-        connection.call_shared(req)
+        self.0.take_reserved().call_shared(req)
     }
 }
 

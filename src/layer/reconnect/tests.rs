@@ -430,3 +430,44 @@ async fn dropping_every_handle_closes_the_connection() {
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(control.dials(), 1, "and nothing was redialed");
 }
+
+/// A service called many times (as the binding keeps its stack between
+/// calls) reuses the connection it read; it must still follow the link.
+#[tokio::test(start_paused = true)]
+async fn a_reused_service_follows_a_reconnect() {
+    let control = Control::new(0);
+    let (reconnect, _reports) = start(&control, policy(5, 100 * MS, 1000 * MS)).await;
+    let mut svc = reconnect.clone();
+    ready(&mut svc).await.unwrap();
+    svc.call(ping()).await.unwrap();
+    let first = reconnect.connection().unwrap();
+
+    control.kill();
+    until("reconnected", || control.dials() == 2 && reconnect.state() == LinkState::Connected).await;
+    ready(&mut svc).await.unwrap();
+    svc.call(tool("echo")).await.unwrap();
+    assert_eq!(control.tool_calls.load(Ordering::SeqCst), 1);
+    assert_ne!(first.state(), crate::connection::ConnectionState::Open);
+    reconnect.close().await;
+}
+
+/// What a service read is current only until the next publish: once the
+/// service is closed, a call through a service that read the connection
+/// before is refused, even while that connection is still open.
+#[tokio::test(start_paused = true)]
+async fn a_reused_service_sees_a_close_before_its_connection_ends() {
+    let control = Control::new(0);
+    let (reconnect, _reports) = start(&control, ReconnectPolicy::default()).await;
+    let mut svc = reconnect.clone();
+    ready(&mut svc).await.unwrap();
+    svc.call(ping()).await.unwrap();
+
+    // Published, but the supervisor has not run yet: the connection is open.
+    reconnect.life.0.close();
+    assert_eq!(reconnect.connection().map(|c| c.state()), None);
+    let open = svc.live.as_ref().map(|(_, connection)| connection.state());
+    assert_eq!(open, Some(crate::connection::ConnectionState::Open));
+    assert_eq!(ready(&mut svc).await.unwrap_err().class(), FailureClass::Shutdown);
+    assert_eq!(control.tool_calls.load(Ordering::SeqCst), 0);
+    reconnect.close().await;
+}
