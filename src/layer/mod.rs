@@ -16,7 +16,7 @@ pub use deadline::{Deadline, DeadlineLayer};
 pub use progress::{ProgressLayer, ProgressRouter, ProgressService, ProgressTracker};
 pub use reconnect::{Dialer, Reconnect, ReconnectLayer, ReconnectPolicy};
 pub use result_limit::{ResultLimit, ResultLimitLayer};
-pub use retry::{RetryPolicy, SafeRetry};
+pub use retry::{RetryBudget, RetryPolicy, SafeRetry};
 pub use tool_filter::{ToolFilterLayer, ToolFilterService};
 pub use tool_gate::{ToolCallGate, ToolCallGateLayer};
 

@@ -30,9 +30,11 @@
 //!   deadline ([`CallOpts::deadline`], which the deadline layer fills in) is
 //!   not made: the request fails now with its real failure rather than
 //!   sleeping into a `deadline` error.
-//! - **Budget**: a [`TpsBudget`] shared by every request of one policy (and
-//!   its clones) caps retries at a fraction of recent traffic, so a server
-//!   that fails everything is not sent every request several times over.
+//! - **Budget**: a [`RetryBudget`] shared by every request of one policy
+//!   (and its clones) caps retries at a fraction of the requests made, plus
+//!   a small floor per second, so a server that fails everything is not sent
+//!   every request several times over. Any tower [`Budget`] can replace it
+//!   ([`SafeRetry::with_budget`]).
 //!
 //! Put it below the deadline (which bounds the whole loop, waits included)
 //! and above the reconnect layer (whose readiness is what a retry waits for
@@ -77,11 +79,15 @@
 //!
 //! [`Retry`]: tower::retry::Retry
 //! [`ExponentialBackoff`]: tower::retry::backoff::ExponentialBackoff
-//! [`TpsBudget`]: tower::retry::budget::TpsBudget
+//! [`Budget`]: tower::retry::budget::Budget
 //! [`CallOpts::deadline`]: crate::request::CallOpts::deadline
 
+mod budget;
 mod policy;
 
+pub use budget::{
+    RetryBudget, DEFAULT_BUDGET_FLOOR_PER_SEC, DEFAULT_BUDGET_MAX_BANKED, DEFAULT_BUDGET_RATIO,
+};
 pub use policy::{
     RetryPolicy, DEFAULT_RETRY_ATTEMPTS, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_JITTER,
     DEFAULT_RETRY_MAX_DELAY, DEFAULT_RETRY_MAX_TOTAL,
@@ -91,7 +97,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use tokio::time::Sleep;
 use tower::retry::backoff::{Backoff, ExponentialBackoff};
-use tower::retry::budget::{Budget, TpsBudget};
+use tower::retry::budget::Budget;
 use tower::retry::Policy;
 
 use crate::error::{Error, FailureClass};
@@ -140,34 +146,40 @@ pub struct SafeRetry {
 }
 
 /// What every clone of a policy shares.
-#[derive(Debug)]
 struct Shared {
     attempts: u32,
     /// Cloned for a request's first retry: the delays start from the base.
     backoff: ExponentialBackoff,
-    budget: Arc<TpsBudget>,
+    budget: Arc<dyn Budget + Send + Sync>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").field("attempts", &self.attempts).finish_non_exhaustive()
+    }
 }
 
 impl SafeRetry {
     /// A policy with `policy`'s attempts and delays and a default
-    /// [`TpsBudget`] (10 s window, 10 retries a second at least, then 20 % of
-    /// the requests). `max_total` does not apply here: each request's own
-    /// deadline bounds its loop.
+    /// [`RetryBudget`] (a retry for every five requests, ten a second at
+    /// least). `max_total` does not apply here: each request's own deadline
+    /// bounds its loop.
     pub fn new(policy: &RetryPolicy) -> Self {
-        Self::with_parts(policy.resolved().attempts, policy.backoff(), Arc::new(TpsBudget::default()))
+        Self::with_parts(policy.resolved().attempts, policy.backoff(), Arc::new(RetryBudget::default()))
     }
 
     /// A policy that never retries (one attempt).
     pub fn never() -> Self {
-        Self::with_parts(1, RetryPolicy::default().backoff(), Arc::new(TpsBudget::default()))
+        Self::with_parts(1, RetryPolicy::default().backoff(), Arc::new(RetryBudget::default()))
     }
 
-    /// Replaces the shared budget.
-    pub fn with_budget(self, budget: Arc<TpsBudget>) -> Self {
+    /// Replaces the shared budget with any tower [`Budget`] (tower's own
+    /// [`TpsBudget`](tower::retry::budget::TpsBudget), for one).
+    pub fn with_budget(self, budget: Arc<dyn Budget + Send + Sync>) -> Self {
         Self::with_parts(self.shared.attempts, self.shared.backoff.clone(), budget)
     }
 
-    fn with_parts(attempts: u32, backoff: ExponentialBackoff, budget: Arc<TpsBudget>) -> Self {
+    fn with_parts(attempts: u32, backoff: ExponentialBackoff, budget: Arc<dyn Budget + Send + Sync>) -> Self {
         SafeRetry { tried: 0, shared: Arc::new(Shared { attempts, backoff, budget }), backoff: None }
     }
 

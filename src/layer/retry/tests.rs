@@ -188,3 +188,16 @@ async fn a_shared_tool_call_that_never_left_is_sent_again_through_tower_retry() 
     assert_eq!(rsp.result["try"], 1);
     assert_eq!(tries.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_default_budget_caps_retries_at_a_fifth_of_requests_plus_its_floor() {
+    // Every request fails every try: without a budget, each would be tried
+    // three times.
+    let p = policy(3);
+    let lost: Vec<_> = (0..3).map(|_| failed(FailureClass::Indeterminate)).collect();
+    let retries: usize =
+        (0..1_000).map(|_| delays(&p, &mut request("ping"), &lost).iter().flatten().count()).sum();
+    // A fifth of 1,000 requests, plus the floor's hundred (ten seconds of ten
+    // a second; the clock stands still).
+    assert!((299..=300).contains(&retries), "{retries} retries");
+}
