@@ -61,6 +61,11 @@ pub struct SessionInfo {
     /// a model's instructions would give any connected server instruction
     /// authority; a host that wants that must do it deliberately.
     pub instructions: Option<String>,
+    /// The compatibility tolerances the transport needed to reach the server
+    /// over this connection (`legacy_sse`, when an automatic HTTP factory fell
+    /// back to HTTP+SSE; none otherwise). A fact of this connection: the next
+    /// connection of the same binding may need different ones.
+    pub transport_tolerances: Vec<crate::catalog::Tolerance>,
 }
 
 /// What this crate tells a server it is in the handshake (`clientInfo`):

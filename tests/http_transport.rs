@@ -938,10 +938,10 @@ async fn auto_mode_falls_back_to_legacy_sse_only_when_allowed() {
     let url = format!("http://{addr}/mcp");
     let auto = HttpFactory::new(&url, true).unwrap();
     assert_eq!(auto.tolerances(), [Tolerance::LegacySse]);
-    assert_eq!(auto.applied_tolerances(), [], "nothing connected yet");
+    assert_eq!(auto.mode(), None, "nothing connected yet");
     let b = bind(auto.clone(), &Events::default()).await;
     assert_eq!(auto.mode(), Some(HttpMode::LegacySse));
-    assert_eq!(auto.applied_tolerances(), [Tolerance::LegacySse]);
+    assert_eq!(b.session().transport_tolerances, [Tolerance::LegacySse]);
     assert_eq!(b.catalog().applied_tolerances, [Tolerance::LegacySse]);
     let r = within("call", b.call_tool("echo", json!({}), CallOpts::default())).await.unwrap();
     assert_eq!(r.content[0].as_text(), Some("over sse"));
@@ -960,7 +960,7 @@ async fn auto_mode_falls_back_to_legacy_sse_only_when_allowed() {
     let auto = HttpFactory::new(&url, true).unwrap();
     let b = bind(auto.clone(), &Events::default()).await;
     assert_eq!(auto.mode(), Some(HttpMode::Streamable));
-    assert_eq!(auto.applied_tolerances(), []);
+    assert_eq!(b.session().transport_tolerances, []);
     assert_eq!(b.catalog().applied_tolerances, [], "streamable HTTP needed no tolerance");
     b.close().await;
 }

@@ -124,7 +124,7 @@ use crate::protocol::resources::{ReadResourceResult, Resource, ResourceTemplate}
 use crate::protocol::tools::{CallToolResult, Tool};
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
-use crate::transport::{ConnectConfig, TransportFactory};
+use crate::transport::ConnectConfig;
 pub(crate) use events::EventBus;
 use inbound::{client_capabilities, BindingInbound};
 use transitions::Lifecycle;
@@ -168,9 +168,6 @@ struct Inner {
     limits: Limits,
     timeouts: Timeouts,
     transport_kind: &'static str,
-    /// The factory, asked after each new connection what it needed
-    /// ([`TransportFactory::applied_tolerances`]).
-    transport: Arc<dyn TransportFactory>,
     origin: String,
     session: SessionInfo,
     reconnect: Reconnect,
@@ -299,7 +296,6 @@ impl Binding {
                 limits,
                 timeouts,
                 transport_kind,
-                transport: definition.transport.clone(),
                 origin,
                 session,
                 reconnect,
@@ -338,7 +334,7 @@ impl Binding {
             let session = binding.current_session();
             let inner = &binding.inner;
             inner.inbound.set_protocol_version(&session.protocol_version);
-            inner.catalog.set_connection(session.clone(), inner.transport.applied_tolerances());
+            inner.catalog.set_connection(session.clone());
             let generation =
                 match tokio::time::timeout(inner.timeouts.startup, inner.catalog.refresh_all()).await {
                     Ok(Ok(crate::catalog::RefreshOutcome::Unchanged)) => inner.catalog.adopted().generation,
@@ -888,8 +884,6 @@ async fn discover_at_connect(
         profile: definition.compat.clone(),
         limits: definition.limits.resolved(),
         filter: definition.tool_filter.clone(),
-        // Read after the handshake: what the first connection needed.
-        transport_tolerances: definition.transport.applied_tolerances(),
     };
     let discovery = CatalogCell::discover(ctx, service.clone(), feed, events.clone(), definition.refresh);
     let outcome = match tokio::time::timeout(timeouts.startup, discovery).await {

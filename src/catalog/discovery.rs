@@ -194,9 +194,6 @@ pub(crate) struct BuildContext {
     pub(crate) profile: Profile,
     pub(crate) limits: Limits,
     pub(crate) filter: ToolFilter,
-    /// Tolerances the connection itself needed (the HTTP transport's
-    /// `legacy_sse`), reported with the catalog's.
-    pub(crate) transport_tolerances: Vec<Tolerance>,
 }
 
 impl BuildContext {
@@ -693,7 +690,9 @@ pub(crate) fn build(ctx: &BuildContext, offering: &Offering, generation: u64) ->
     {
         ledger.warn(w.clone());
     }
-    ledger.applied.extend(ctx.transport_tolerances.iter().copied());
+    // What the connection itself needed (the HTTP transport's `legacy_sse`)
+    // is reported with the catalog's own.
+    ledger.applied.extend(ctx.session.transport_tolerances.iter().copied());
 
     let tool_entries = dedupe(&mut ledger, "tools", &offering.tools.entries, |v| str_field(v, "name"));
     let mut checked: Vec<Checked> =

@@ -150,7 +150,7 @@ pub(crate) struct CatalogCell {
     worker: Mutex<Option<tokio::task::AbortHandle>>,
     /// What the connection now in use established and needed (see
     /// [`CatalogCell::set_connection`]); `ctx` keeps the first connection's.
-    connection: Mutex<(SessionInfo, Vec<Tolerance>)>,
+    connection: Mutex<SessionInfo>,
 }
 
 impl std::fmt::Debug for CatalogCell {
@@ -197,7 +197,7 @@ impl CatalogCell {
             at: SystemTime::now(),
         });
         let cell = Arc::new(CatalogCell {
-            connection: Mutex::new((ctx.session.clone(), ctx.transport_tolerances.clone())),
+            connection: Mutex::new(ctx.session.clone()),
             ctx,
             service,
             feed: feed.clone(),
@@ -220,21 +220,19 @@ impl CatalogCell {
 
     /// Records what the connection now in use established (after a
     /// reconnect or a renewed session: the server's identity, capabilities
-    /// and instructions) and the tolerances its transport needed. Refreshes
+    /// and instructions, and the tolerances its transport needed). Refreshes
     /// from now on list the families it advertises, and the generations
     /// built from now on describe it. The adopted generation keeps
     /// describing the connection it was read over.
-    pub(crate) fn set_connection(&self, session: SessionInfo, tolerances: Vec<Tolerance>) {
-        *self.connection.lock().expect("connection lock") = (session, tolerances);
+    pub(crate) fn set_connection(&self, session: SessionInfo) {
+        *self.connection.lock().expect("connection lock") = session;
     }
 
     /// The build context for a new generation: the binding's, with the
     /// current connection's session and tolerances.
     fn build_context(&self) -> BuildContext {
         let mut ctx = self.ctx.clone();
-        let (session, tolerances) = self.connection.lock().expect("connection lock").clone();
-        ctx.session = session;
-        ctx.transport_tolerances = tolerances;
+        ctx.session = self.connection.lock().expect("connection lock").clone();
         ctx
     }
 

@@ -241,7 +241,7 @@ pub struct Catalog {
     /// profile would have allowed. Besides what building the catalog bent,
     /// it holds what the connection it was discovered over needed (the
     /// transport's `legacy_sse`, when an automatic HTTP factory fell back to
-    /// HTTP+SSE; see [`crate::transport::TransportFactory::applied_tolerances`]).
+    /// HTTP+SSE; see [`crate::session::SessionInfo::transport_tolerances`]).
     pub applied_tolerances: Vec<Tolerance>,
 }
 

@@ -240,6 +240,13 @@ impl Connection {
         self.shared.era.read().expect("era lock").clone()
     }
 
+    /// The compatibility tolerances this connection's transport needed
+    /// ([`MessageSender::applied_tolerances`]): `legacy_sse` after an
+    /// automatic HTTP connection fell back to HTTP+SSE.
+    pub fn applied_tolerances(&self) -> Vec<crate::catalog::Tolerance> {
+        self.shared.sender.applied_tolerances()
+    }
+
     /// The connection's state now.
     pub fn state(&self) -> ConnectionState {
         self.shared.state.borrow().clone()

@@ -89,6 +89,7 @@ pub async fn initialize(
         server: ServerIdentity::from_implementation(&result.server_info),
         instructions: result.instructions.map(|text| normalize_instructions(&text)),
         capabilities: result.capabilities,
+        transport_tolerances: connection.applied_tolerances(),
     })
 }
 

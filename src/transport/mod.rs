@@ -162,6 +162,21 @@ pub trait MessageSender: Send + Sync + 'static {
     fn negotiated(&self, protocol_version: &str) {
         let _ = protocol_version;
     }
+
+    /// The tolerances this connection needed, a subset of its factory's
+    /// [`TransportFactory::tolerances`]: `legacy_sse` when an
+    /// `http::HttpFactory` connection fell back to HTTP+SSE. The default:
+    /// none. Read when the handshake is done, into
+    /// [`SessionInfo::transport_tolerances`]; the binding reports it in the
+    /// [`Catalog::applied_tolerances`] of the generations it discovers over
+    /// this connection. Asked of the connection, not the factory, so that
+    /// bindings sharing a factory each see what their own connection needed.
+    ///
+    /// [`SessionInfo::transport_tolerances`]: crate::session::SessionInfo::transport_tolerances
+    /// [`Catalog::applied_tolerances`]: crate::catalog::Catalog::applied_tolerances
+    fn applied_tolerances(&self) -> Vec<Tolerance> {
+        Vec::new()
+    }
 }
 
 /// The reading half of a connection.
@@ -267,23 +282,11 @@ pub trait TransportFactory: Send + Sync + 'static {
     /// `Binding::connect`) refuses, with `invalid_config`, a factory that
     /// may apply a tolerance its definition's profile does not allow.
     ///
+    /// Which of them a connection actually needed, its sender says
+    /// ([`MessageSender::applied_tolerances`]).
+    ///
     /// [`Definition::validate`]: crate::Definition::validate
     fn tolerances(&self) -> Vec<Tolerance> {
-        Vec::new()
-    }
-
-    /// The tolerances the most recent connection's handshake actually
-    /// needed, a subset of [`TransportFactory::tolerances`]: `legacy_sse`
-    /// when an `http::HttpFactory` fell back to HTTP+SSE. The default:
-    /// none.
-    ///
-    /// A binding reads it after each handshake it runs over a new
-    /// connection and reports it in the [`Catalog::applied_tolerances`] of
-    /// the generations it discovers over that connection. A factory shared by
-    /// several bindings answers for whichever connected last.
-    ///
-    /// [`Catalog::applied_tolerances`]: crate::catalog::Catalog::applied_tolerances
-    fn applied_tolerances(&self) -> Vec<Tolerance> {
         Vec::new()
     }
 }

@@ -22,10 +22,12 @@
 //! switching the fallback off, so that a definition never means something
 //! other than what it says.
 //!
-//! When a connection did fall back, the factory reports it
-//! ([`TransportFactory::applied_tolerances`]) and the binding lists
-//! `legacy_sse` in the [`Catalog::applied_tolerances`] of the generation it
-//! discovered over that connection; over streamable HTTP it is absent.
+//! When a connection did fall back, its sender reports it
+//! ([`MessageSender::applied_tolerances`], read into the session) and the
+//! binding lists `legacy_sse` in the [`Catalog::applied_tolerances`] of the
+//! generations it discovers over that connection; over streamable HTTP it
+//! is absent. The factory's [`HttpFactory::mode`] tells, for information,
+//! where the last connection made through it (or a clone) settled.
 //!
 //! [`Catalog::applied_tolerances`]: crate::catalog::Catalog::applied_tolerances
 
@@ -100,8 +102,12 @@ impl HttpFactory {
         self.legacy_sse_fallback
     }
 
-    /// The transport the last connection's handshake settled on; `None`
-    /// before any handshake was sent.
+    /// The transport the last connection's handshake settled on, over this
+    /// factory and its clones; `None` before any handshake was sent. For
+    /// information: what one connection needed is its own
+    /// ([`SessionInfo::transport_tolerances`]).
+    ///
+    /// [`SessionInfo::transport_tolerances`]: crate::session::SessionInfo::transport_tolerances
     pub fn mode(&self) -> Option<HttpMode> {
         *self.mode.lock().expect("mode lock")
     }
@@ -139,15 +145,6 @@ impl TransportFactory for HttpFactory {
         match self.legacy_sse_fallback {
             true => vec![Tolerance::LegacySse],
             false => Vec::new(),
-        }
-    }
-
-    /// `legacy_sse` when the last connection settled on HTTP+SSE
-    /// ([`HttpFactory::mode`]), else none.
-    fn applied_tolerances(&self) -> Vec<Tolerance> {
-        match self.mode() {
-            Some(HttpMode::LegacySse) => vec![Tolerance::LegacySse],
-            _ => Vec::new(),
         }
     }
 }
@@ -258,6 +255,14 @@ impl MessageSender for AutoSender {
         self.streamable.negotiated(protocol_version);
         if let Some(legacy) = self.legacy.get() {
             legacy.negotiated(protocol_version);
+        }
+    }
+
+    /// `legacy_sse` once this connection fell back to HTTP+SSE.
+    fn applied_tolerances(&self) -> Vec<Tolerance> {
+        match self.legacy.initialized() {
+            true => vec![Tolerance::LegacySse],
+            false => Vec::new(),
         }
     }
 }
