@@ -225,7 +225,9 @@ pub struct Reconnect {
     life: Arc<LastHandle>,
     /// The connection last read from the link, with the publish count it
     /// was read at: later calls through this service (the binding keeps its
-    /// stack between calls) reuse it while nothing was published since.
+    /// stack between calls) reuse it while nothing was published since. A
+    /// connection lost since stays here, closed, until the next
+    /// `poll_ready` replaces it: a handle, not a live transport.
     live: Option<(u64, Connection)>,
     /// Whether `poll_ready` found `live` ready, for `call` to use.
     reserved: bool,

@@ -33,6 +33,13 @@ impl Supervisor {
                 () = &mut closing => break,
                 lost = lost(&connection) => lost,
             };
+            // Its transport is released now, not when the last handle to it
+            // goes: services keep the connection they last read (see
+            // `Reconnect::live`), and a lost connection may still be half
+            // open (a stdio child that stopped writing). Closed beside the
+            // redial, which need not wait out a child's grace period.
+            let lost_connection = connection.clone();
+            tokio::spawn(async move { lost_connection.close().await });
             let restored = tokio::select! {
                 biased;
                 () = &mut closing => break,

@@ -69,9 +69,11 @@ impl Control {
 }
 
 /// Answers `initialize`, `ping` and `tools/call` (`hang` never answers, `die`
-/// drops the connection on receipt) until killed or the client goes.
+/// drops the connection on receipt, `mute` stops writing for good but keeps
+/// reading) until killed or the client goes.
 async fn serve(transport: Transport, control: Arc<Control>) {
     let Transport { sender, mut receiver } = transport;
+    let mut sender = Some(sender);
     let mut kill = control.kill.subscribe();
     control.live.fetch_add(1, Ordering::SeqCst);
     loop {
@@ -92,12 +94,18 @@ async fn serve(transport: Transport, control: Arc<Control>) {
                 match request.params.as_ref().and_then(|p| p["name"].as_str()) {
                     Some("die") => break,
                     Some("hang") => continue,
+                    Some("mute") => {
+                        sender = None;
+                        continue;
+                    }
                     _ => json!({"content": []}),
                 }
             }
             _ => json!({}),
         };
-        let _ = sender.send(Message::Response(Response::result(request.id, result)).to_json()).await;
+        if let Some(sender) = &sender {
+            let _ = sender.send(Message::Response(Response::result(request.id, result)).to_json()).await;
+        }
     }
     control.live.fetch_sub(1, Ordering::SeqCst);
 }
@@ -469,5 +477,24 @@ async fn a_reused_service_sees_a_close_before_its_connection_ends() {
     assert_eq!(open, Some(crate::connection::ConnectionState::Open));
     assert_eq!(ready(&mut svc).await.unwrap_err().class(), FailureClass::Shutdown);
     assert_eq!(control.tool_calls.load(Ordering::SeqCst), 0);
+    reconnect.close().await;
+}
+
+/// A lost connection's transport is closed when the loss is seen, not when
+/// the last handle to it goes: a service that keeps the connection it read
+/// (as the binding's kept stack does) must not keep a half-open transport,
+/// or a stdio child, alive.
+#[tokio::test(start_paused = true)]
+async fn a_lost_connection_is_closed_though_a_service_still_holds_it() {
+    let control = Control::new(0);
+    let (reconnect, _reports) = start(&control, policy(5, 100 * MS, 1000 * MS)).await;
+    let mut svc = reconnect.clone();
+    ready(&mut svc).await.unwrap();
+    // The server stops writing: the client sees its connection end, while
+    // the server still reads, until the client closes its side.
+    assert_eq!(svc.call(tool("mute")).await.unwrap_err().class(), FailureClass::Indeterminate);
+    until("reconnected", || control.dials() == 2 && reconnect.state() == LinkState::Connected).await;
+    assert!(svc.live.is_some(), "the service still holds the lost connection");
+    until("the lost connection's transport was closed", || control.live.load(Ordering::SeqCst) == 1).await;
     reconnect.close().await;
 }
