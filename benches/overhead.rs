@@ -51,8 +51,8 @@
 //! 2026-11-30 a.m., 32 in flight  46,944    52,179   5,235 (+11.2%)
 //! 2026-11-30 p.m., sequential    43,981    46,786   2,805  (+6.4%)
 //! 2026-11-30 p.m., 32 in flight  47,123    49,812   2,689  (+5.7%)
-//! now, sequential                44,023    46,677   2,654  (+6.0%)
-//! now, 32 in flight              47,241    49,500   2,259  (+4.8%)
+//! now, sequential                44,067    46,330   2,263  (+5.1%)
+//! now, 32 in flight              47,252    49,610   2,358  (+5.0%)
 //! ```
 //!
 //! (Builds differ by a few hundred instructions a call as inlining and
@@ -66,15 +66,15 @@
 //!
 //! ```text
 //!                 run 1  run 2  run 3  run 4  run 5
-//! sequential      0.926  0.858  0.926  0.956  0.901   (median 0.926)
-//! 32 in flight    0.945  0.940  0.934  0.971  0.944   (median 0.944)
+//! sequential      0.932  0.936  0.944  0.914  0.940   (median 0.936)
+//! 32 in flight    0.929  0.951  0.965  0.945  0.941   (median 0.945)
 //! ```
 //!
 //! The issue's target, at most 10% over the bare connection, is b/a 0.909.
 //! The previous build, which still copied the stack for every call and used
 //! tower's `TpsBudget`, gave medians of 0.903 and 0.905 on a quieter day;
 //! the first version, 0.78 and 0.75. On this shared machine a single run
-//! can be off by 5% either way (run 2 above): read the medians.
+//! can be off by 5% either way: read the medians.
 //!
 //! What bought it, in order (instructions per call over the bare
 //! connection, 32 in flight, unless said):
@@ -100,7 +100,7 @@
 //!   `Reconnect` reusing the connection it read while nothing was published
 //!   (an atomic load instead of the watch's lock and a clone), and a retry
 //!   budget whose per-request deposit reads no clock and takes no lock
-//!   (b/a from about 0.905 to about 0.93 sequential and 0.94 with 32 in
+//!   (b/a from about 0.905 to about 0.935 sequential and 0.945 with 32 in
 //!   flight; in a sampling profile, the stack's own functions went from
 //!   2,837 to 2,232 samples of about 36,000).
 //!
