@@ -281,6 +281,21 @@ pub(crate) struct Sampler {
     depth: Arc<DepthTracker>,
 }
 
+/// How one sampling request ended, as [`Event::SamplingResolved`] says.
+struct Resolution {
+    outcome: SampleOutcome,
+    class: Option<FailureClass>,
+    model: Option<String>,
+    message: Option<String>,
+}
+
+impl Resolution {
+    /// Ended without a completion to return, for `message`.
+    fn failed(outcome: SampleOutcome, class: FailureClass, message: &str) -> Self {
+        Resolution { outcome, class: Some(class), model: None, message: Some(message.to_string()) }
+    }
+}
+
 /// A refusal before the host is asked.
 struct Refusal {
     outcome: SampleOutcome,
@@ -333,17 +348,10 @@ impl Sampler {
         Sampler { binding, limits, timeout, events, service, tools, permits, depth }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn resolved(
-        &self,
-        depth: u32,
-        outcome: SampleOutcome,
-        class: Option<FailureClass>,
-        model: Option<String>,
-        max_tokens: u64,
-        message: Option<String>,
-        duration: Duration,
-    ) {
+    /// Reports how a request at `depth`, granted `max_tokens`, ended after
+    /// `duration` ([`Event::SamplingResolved`]).
+    fn resolved(&self, depth: u32, max_tokens: u64, duration: Duration, end: Resolution) {
+        let Resolution { outcome, class, model, message } = end;
         self.events.emit(Event::SamplingResolved {
             binding: self.binding.clone(),
             depth,
@@ -361,12 +369,9 @@ impl Sampler {
         let message = normalize_message(&refusal.message, 512);
         self.resolved(
             depth,
-            refusal.outcome,
-            Some(refusal.class),
-            None,
             granted,
-            Some(message.clone()),
             Duration::ZERO,
+            Resolution::failed(refusal.outcome, refusal.class, &message),
         );
         rpc_error(refusal.code, refusal.class, &message)
     }
@@ -461,8 +466,7 @@ impl Sampler {
                     FailureClass::SamplingOverBudget => (SampleOutcome::OverBudget, SAMPLING_REFUSED_CODE),
                     _ => (SampleOutcome::Failed, codes::INTERNAL_ERROR),
                 };
-                let message = e.message().to_string();
-                self.resolved(depth, outcome, Some(e.class()), None, granted, Some(message), took);
+                self.resolved(depth, granted, took, Resolution::failed(outcome, e.class(), e.message()));
                 let text = match outcome {
                     SampleOutcome::Denied => "the host declined the sampling request",
                     SampleOutcome::OverBudget => "the sampling request is over the host's budget",
@@ -474,12 +478,9 @@ impl Sampler {
                 let message = format!("the host's model did not answer within {:?}", self.timeout);
                 self.resolved(
                     depth,
-                    SampleOutcome::Failed,
-                    Some(FailureClass::Deadline),
-                    None,
                     granted,
-                    Some(message),
                     took,
+                    Resolution::failed(SampleOutcome::Failed, FailureClass::Deadline, &message),
                 );
                 return Err(rpc_error(
                     codes::INTERNAL_ERROR,
@@ -504,18 +505,16 @@ impl Sampler {
             None
         };
         if let Some(problem) = problem {
-            self.resolved(
-                depth,
-                SampleOutcome::Invalid,
-                Some(FailureClass::SamplingDenied),
-                Some(model),
-                granted,
-                Some(problem.into()),
-                took,
-            );
+            let end = Resolution {
+                model: Some(model),
+                ..Resolution::failed(SampleOutcome::Invalid, FailureClass::SamplingDenied, problem)
+            };
+            self.resolved(depth, granted, took, end);
             return Err(rpc_error(codes::INTERNAL_ERROR, FailureClass::SamplingDenied, problem));
         }
-        self.resolved(depth, SampleOutcome::Completed, None, Some(model), granted, None, took);
+        let end =
+            Resolution { outcome: SampleOutcome::Completed, class: None, model: Some(model), message: None };
+        self.resolved(depth, granted, took, end);
         let mut content = result.content;
         let content =
             if content.len() == 1 { OneOrMany::One(content.remove(0)) } else { OneOrMany::Many(content) };
