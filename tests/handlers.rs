@@ -222,16 +222,7 @@ async fn an_answer_that_breaks_the_schema_is_not_sent() {
     assert!(message.contains("/email") && message.contains("/age"), "{message}");
     assert!(!message.contains("ada-at-example"), "the report quotes no answer: {message}");
 
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let reply = loop {
-        let found =
-            rec.seen.lock().unwrap().iter().find(|m| m["id"] == 0 && m.get("method").is_none()).cloned();
-        if let Some(reply) = found {
-            break reply;
-        }
-        assert!(Instant::now() < deadline, "no reply to the elicitation");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
+    let reply = rec.reply_to(0).await;
     assert!(reply.get("result").is_none(), "{reply}");
     assert_eq!(reply["error"]["code"], -32603);
     assert_eq!(reply["error"]["data"]["class"], "elicitation_invalid");
@@ -413,16 +404,7 @@ async fn url_mode_is_refused_before_2025_11_25_even_when_declared() {
     let b = connect(def, handlers).await;
     assert_eq!(b.session().protocol_version, "2025-06-18");
     b.call_tool("go", json!({}), CallOpts::default()).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let reply = loop {
-        let found =
-            rec.seen.lock().unwrap().iter().find(|m| m["id"] == 0 && m.get("method").is_none()).cloned();
-        if let Some(reply) = found {
-            break reply;
-        }
-        assert!(Instant::now() < deadline, "no reply to the elicitation");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
+    let reply = rec.reply_to(0).await;
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
     b.close().await;
 }

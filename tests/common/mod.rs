@@ -23,6 +23,26 @@ impl Recorder {
     pub fn find(&self, method: &str) -> Vec<Value> {
         self.seen.lock().unwrap().iter().filter(|m| m["method"] == method).cloned().collect()
     }
+
+    /// The client's reply to the server's request `id`, waited for up to
+    /// five seconds of tokio's clock.
+    pub async fn reply_to(&self, id: u64) -> Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let found = self
+                .seen
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|m| m["id"] == id && m.get("method").is_none())
+                .cloned();
+            if let Some(reply) = found {
+                return reply;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no reply to the server's request {id}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
 }
 
 /// A handle a script uses to write raw frames.
