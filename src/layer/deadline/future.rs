@@ -11,6 +11,7 @@ use tower_service::Service;
 use super::timer::Entry;
 use super::Elapsed;
 use crate::error::{Error, FailureClass};
+use crate::layer::Call;
 
 pin_project! {
     /// Drives the inner service to readiness, then its call, both under one
@@ -37,14 +38,8 @@ pin_project! {
     where
         S: Service<R>,
     {
-        // Boxed: waiting is the exception (a saturated limit, a reconnect),
-        // and held inline the service and the request would make every
-        // call's future larger by their size.
-        Waiting { waiting: Box<(S, Option<R>)> },
-        Calling { #[pin] future: S::Future },
-        // The inner service's readiness failed when the call was made.
-        Failed { error: Option<Error> },
-        // The deadline passed: the inner future was dropped at that moment,
+        Running { #[pin] call: Call<S, R> },
+        // The deadline passed: the inner call was dropped at that moment,
         // which is what cancels the request on the wire.
         Expired,
     }
@@ -76,30 +71,15 @@ where
         let mut this = self.project();
         // The inner side is polled first: a reply ready in the same poll as
         // the deadline wins.
-        let before_sending = loop {
-            match this.state.as_mut().project() {
-                StateProj::Waiting { waiting } => {
-                    match crate::layer::call_when_ready(&mut waiting.0, &mut waiting.1, cx) {
-                        Poll::Ready(Ok(future)) => this.state.set(State::Calling { future }),
-                        Poll::Ready(Err(e)) => {
-                            this.entry.leave();
-                            return Poll::Ready(Err(e.into()));
-                        }
-                        Poll::Pending => break true,
-                    }
+        let before_sending = match this.state.as_mut().project() {
+            StateProj::Running { mut call } => {
+                if let Poll::Ready(out) = call.as_mut().poll(cx) {
+                    this.entry.leave();
+                    return Poll::Ready(out.map_err(Into::into));
                 }
-                StateProj::Calling { future } => {
-                    if let Poll::Ready(out) = future.poll(cx) {
-                        this.entry.leave();
-                        return Poll::Ready(out.map_err(Into::into));
-                    }
-                    break false;
-                }
-                StateProj::Failed { error } => {
-                    return Poll::Ready(Err(error.take().expect("ResponseFuture polled after completion")));
-                }
-                StateProj::Expired => panic!("ResponseFuture polled after completion"),
+                call.is_waiting()
             }
+            StateProj::Expired => panic!("ResponseFuture polled after completion"),
         };
         ready!(this.entry.poll_expired(*this.entered, cx));
         this.state.set(State::Expired);

@@ -141,13 +141,7 @@ where
         // policy) see the same instant this layer enforces.
         let deadline = *req.opts.deadline.get_or_insert(now + self.default_timeout);
         let method = future::method_name(&req.method);
-        let state = match crate::layer::ready_now(&mut self.inner) {
-            crate::layer::Readiness::Ready => future::State::Calling { future: self.inner.call(req) },
-            crate::layer::Readiness::Pending(service) => {
-                future::State::Waiting { waiting: Box::new((service, Some(req))) }
-            }
-            crate::layer::Readiness::Failed(e) => future::State::Failed { error: Some(e.into()) },
-        };
+        let state = future::State::Running { call: crate::layer::Call::start(&mut self.inner, req) };
         future::ResponseFuture::new(state, self.timer.entry(deadline), now, method)
     }
 }

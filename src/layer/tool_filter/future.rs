@@ -10,6 +10,7 @@ use tower_service::Service;
 
 use crate::binding::ToolFilter;
 use crate::error::Error;
+use crate::layer::Call;
 use crate::request::McpResponse;
 
 pin_project! {
@@ -28,17 +29,12 @@ pin_project! {
 
 pin_project! {
     #[project = StateProj]
-    pub(crate) enum State<S, R>
+    enum State<S, R>
     where
         S: Service<R>,
     {
-        // Refused by the filter, or the inner service's readiness failed.
         Refused { error: Option<Error> },
-        // Boxed, as in the deadline's future: waiting is the exception, and
-        // inline the service and the request would enlarge every call's
-        // future.
-        Waiting { waiting: Box<(S, Option<R>)> },
-        Calling { #[pin] future: S::Future },
+        Permitted { #[pin] call: Call<S, R> },
     }
 }
 
@@ -47,8 +43,8 @@ impl<S: Service<R>, R> ResponseFuture<S, R> {
         ResponseFuture { state: State::Refused { error: Some(error) }, list_filter: None }
     }
 
-    pub(crate) fn permitted(state: State<S, R>, list_filter: Option<Arc<ToolFilter>>) -> Self {
-        ResponseFuture { state, list_filter }
+    pub(crate) fn permitted(call: Call<S, R>, list_filter: Option<Arc<ToolFilter>>) -> Self {
+        ResponseFuture { state: State::Permitted { call }, list_filter }
     }
 }
 
@@ -59,8 +55,8 @@ where
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
             State::Refused { .. } => "refused",
-            State::Waiting { .. } => "waiting",
-            State::Calling { .. } => "calling",
+            State::Permitted { call } if call.is_waiting() => "waiting",
+            State::Permitted { .. } => "calling",
         };
         f.debug_struct("ResponseFuture").field("state", &state).finish_non_exhaustive()
     }
@@ -74,24 +70,17 @@ where
     type Output = Result<McpResponse, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut this = self.project();
-        loop {
-            match this.state.as_mut().project() {
-                StateProj::Refused { error } => {
-                    return Poll::Ready(Err(error.take().expect("ResponseFuture polled after completion")));
+        let this = self.project();
+        match this.state.project() {
+            StateProj::Refused { error } => {
+                Poll::Ready(Err(error.take().expect("ResponseFuture polled after completion")))
+            }
+            StateProj::Permitted { call } => {
+                let mut rsp = ready!(call.poll(cx)).map_err(Into::into)?;
+                if let Some(filter) = this.list_filter.take() {
+                    remove_filtered(&mut rsp.result, &filter);
                 }
-                StateProj::Waiting { waiting } => {
-                    let called = crate::layer::call_when_ready(&mut waiting.0, &mut waiting.1, cx);
-                    let future = ready!(called).map_err(Into::into)?;
-                    this.state.set(State::Calling { future });
-                }
-                StateProj::Calling { future } => {
-                    let mut rsp = ready!(future.poll(cx)).map_err(Into::into)?;
-                    if let Some(filter) = this.list_filter.take() {
-                        remove_filtered(&mut rsp.result, &filter);
-                    }
-                    return Poll::Ready(Ok(rsp));
-                }
+                Poll::Ready(Ok(rsp))
             }
         }
     }

@@ -147,14 +147,7 @@ where
             }
         }
         let list_filter = if req.method == methods::TOOLS_LIST { self.filter.clone() } else { None };
-        let state = match crate::layer::ready_now(&mut self.inner) {
-            crate::layer::Readiness::Ready => future::State::Calling { future: self.inner.call(req) },
-            crate::layer::Readiness::Pending(service) => {
-                future::State::Waiting { waiting: Box::new((service, Some(req))) }
-            }
-            crate::layer::Readiness::Failed(e) => future::State::Refused { error: Some(e.into()) },
-        };
-        future::ResponseFuture::permitted(state, list_filter)
+        future::ResponseFuture::permitted(crate::layer::Call::start(&mut self.inner, req), list_filter)
     }
 }
 

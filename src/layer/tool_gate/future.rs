@@ -7,6 +7,8 @@ use std::task::{ready, Context, Poll};
 use tokio::sync::{AcquireError, OwnedSemaphorePermit};
 use tower_service::Service;
 
+use crate::layer::Call;
+
 type Acquire = Pin<Box<dyn Future<Output = Result<OwnedSemaphorePermit, AcquireError>> + Send>>;
 
 pin_project! {
@@ -29,45 +31,33 @@ pin_project! {
     where
         S: Service<R>,
     {
-        // Boxed: waiting (for the gate, or for the inner service) is the
-        // exception, and inline it would enlarge every call's future.
-        Waiting { waiting: Box<Waiting<S, R>> },
-        Calling { #[pin] future: S::Future },
-        // The inner service's readiness failed when the call was made.
-        Failed { error: Option<S::Error> },
+        // Boxed: waiting at the gate is the exception, and inline it would
+        // enlarge every call's future. Taken once the gate is passed.
+        Gating { gating: Option<Box<Gating<S, R>>> },
+        Running { #[pin] call: Call<S, R> },
+        // Ended: the inner future is dropped at once, with whatever it
+        // holds (a concurrency permit below, say).
         Done,
     }
 }
 
-/// A call not yet made: the gate to pass first, if any, then the service to
-/// drive to readiness.
-struct Waiting<S, R> {
-    gate: Option<Acquire>,
+/// A tool call waiting for the gate, then to be made through `service`.
+struct Gating<S, R> {
+    gate: Acquire,
     service: S,
-    request: Option<R>,
+    request: R,
 }
 
 impl<S: Service<R>, R> ResponseFuture<S, R> {
-    /// Waits for the gate (if `gate`), then for `service`, holding `permit`
-    /// (if any) meanwhile.
-    pub(crate) fn waiting(
-        gate: Option<Acquire>,
-        service: S,
-        request: R,
-        permit: Option<OwnedSemaphorePermit>,
-    ) -> Self {
-        let waiting = Box::new(Waiting { gate, service, request: Some(request) });
-        ResponseFuture { state: State::Waiting { waiting }, permit }
+    /// Waits for the gate, then for `service`.
+    pub(crate) fn gating(gate: Acquire, service: S, request: R) -> Self {
+        let gating = Some(Box::new(Gating { gate, service, request }));
+        ResponseFuture { state: State::Gating { gating }, permit: None }
     }
 
-    /// The inner call, already made, holding `permit` (if any).
-    pub(crate) fn calling(future: S::Future, permit: Option<OwnedSemaphorePermit>) -> Self {
-        ResponseFuture { state: State::Calling { future }, permit }
-    }
-
-    /// The inner service's readiness failed.
-    pub(crate) fn failed(error: S::Error) -> Self {
-        ResponseFuture { state: State::Failed { error: Some(error) }, permit: None }
+    /// `call`, holding `permit` (if any) until it ends.
+    pub(crate) fn running(call: Call<S, R>, permit: Option<OwnedSemaphorePermit>) -> Self {
+        ResponseFuture { state: State::Running { call }, permit }
     }
 }
 
@@ -77,10 +67,10 @@ where
 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
-            State::Waiting { waiting } if waiting.gate.is_some() => "gating",
-            State::Waiting { .. } => "waiting",
-            State::Calling { .. } => "calling",
-            State::Failed { .. } | State::Done => "done",
+            State::Gating { .. } => "gating",
+            State::Running { call } if call.is_waiting() => "waiting",
+            State::Running { .. } => "calling",
+            State::Done => "done",
         };
         f.debug_struct("ResponseFuture")
             .field("state", &state)
@@ -99,39 +89,20 @@ where
         let mut this = self.project();
         loop {
             match this.state.as_mut().project() {
-                StateProj::Waiting { waiting } => {
-                    if let Some(gate) = &mut waiting.gate {
-                        let permit = ready!(gate.as_mut().poll(cx)).expect("the gate is never closed");
-                        *this.permit = Some(permit);
-                        waiting.gate = None;
-                    }
-                    match ready!(crate::layer::call_when_ready(
-                        &mut waiting.service,
-                        &mut waiting.request,
-                        cx
-                    )) {
-                        Ok(future) => {
-                            this.state.set(State::Calling { future });
-                        }
-                        Err(e) => {
-                            this.permit.take();
-                            this.state.set(State::Done);
-                            return Poll::Ready(Err(e));
-                        }
-                    }
+                StateProj::Gating { gating } => {
+                    let waiting = gating.as_mut().expect("ResponseFuture polled after completion");
+                    let permit = ready!(waiting.gate.as_mut().poll(cx)).expect("the gate is never closed");
+                    *this.permit = Some(permit);
+                    let Gating { service, request, .. } = *gating.take().expect("the gate is passed once");
+                    this.state.set(State::Running { call: Call::waiting(service, request) });
                 }
-                StateProj::Calling { future } => {
-                    let out = ready!(future.poll(cx));
+                StateProj::Running { call } => {
+                    let out = ready!(call.poll(cx));
                     // The next tool call may start now, not when the caller
                     // gets round to dropping this future.
                     this.permit.take();
                     this.state.set(State::Done);
                     return Poll::Ready(out);
-                }
-                StateProj::Failed { error } => {
-                    let error = error.take().expect("ResponseFuture polled after completion");
-                    this.state.set(State::Done);
-                    return Poll::Ready(Err(error));
                 }
                 StateProj::Done => panic!("ResponseFuture polled after completion"),
             }

@@ -80,6 +80,7 @@ use std::task::{Context, Poll};
 use tokio::sync::Semaphore;
 use tower_service::Service;
 
+use crate::layer::Call;
 use crate::protocol::methods;
 use crate::request::McpRequest;
 
@@ -139,7 +140,8 @@ where
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
         let Some(gate) = &self.gate else {
-            return future::ResponseFuture::calling(self.inner.call(req), None);
+            // Readiness was passed through: the inner service is ready.
+            return future::ResponseFuture::running(Call::Calling { future: self.inner.call(req) }, None);
         };
         // A tool call made while the host serves the server's own request
         // (a sampling handler calling back) belongs to the tool call that
@@ -152,18 +154,15 @@ where
                 Ok(permit) => Some(permit),
                 Err(_) => {
                     let wait = Box::pin(gate.clone().acquire_owned());
-                    return future::ResponseFuture::waiting(Some(wait), self.inner.clone(), req, None);
+                    return future::ResponseFuture::gating(wait, self.inner.clone(), req);
                 }
             }
         };
         // Past the gate: the inner service, ready, is called at once.
-        match crate::layer::ready_now(&mut self.inner) {
-            crate::layer::Readiness::Ready => future::ResponseFuture::calling(self.inner.call(req), permit),
-            crate::layer::Readiness::Pending(service) => {
-                future::ResponseFuture::waiting(None, service, req, permit)
-            }
-            crate::layer::Readiness::Failed(e) => future::ResponseFuture::failed(e),
-        }
+        let call = Call::start(&mut self.inner, req);
+        // A call whose service failed is over: it gives the gate back now.
+        let permit = permit.filter(|_| !matches!(call, Call::Failed { .. }));
+        future::ResponseFuture::running(call, permit)
     }
 }
 
