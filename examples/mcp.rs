@@ -436,8 +436,10 @@ async fn command(cli: &Cli, binding: &Binding, arguments: Option<Map<String, Val
             (doc, text, 0)
         }
         Command::GetPrompt { name, .. } => {
-            let prompt =
-                binding.get_prompt(name, arguments.unwrap_or_default()).await.map_err(call_failed)?;
+            let prompt = binding
+                .get_prompt(name, arguments.unwrap_or_default(), mcp_stack::CallOpts::default())
+                .await
+                .map_err(call_failed)?;
             let doc = json!({
                 "description": prompt.description,
                 "messages": prompt.messages.iter().map(|m| json!({ "role": m.role, "content": content_json(&m.content) })).collect::<Vec<_>>(),
@@ -472,7 +474,8 @@ async fn command(cli: &Cli, binding: &Binding, arguments: Option<Map<String, Val
             (json!({ "resourceTemplates": templates.items, "warnings": templates.warnings }), text, 0)
         }
         Command::Read { uri } => {
-            let resource = binding.read_resource(uri).await.map_err(call_failed)?;
+            let resource =
+                binding.read_resource(uri, mcp_stack::CallOpts::default()).await.map_err(call_failed)?;
             let doc = json!({
                 "contents": resource.contents.iter().map(resource_json).collect::<Vec<_>>(),
                 "warnings": resource.warnings,

@@ -6,34 +6,28 @@
 //! [`Content::Unsupported`] with its kind and size, so the host learns that
 //! something was there without holding it.
 //!
-//! # Markers
+//! # From a response
+//!
+//! [`ToolResult::from_response`], [`PromptResult::from_response`] and
+//! [`ResourceResult::from_response`] convert what the stack answered
+//! ([`McpResponse`]): the binding's `call_tool`, `get_prompt` and
+//! `read_resource` are exactly these over `binding.service()`, so a host
+//! that sends through the service gets the same results.
 //!
 //! The bounds are applied to the JSON result by
-//! [`ResultLimit`](crate::layer::result_limit), a layer that knows nothing of
-//! these types, so it leaves two crate-internal marks in the JSON that the
-//! conversion here turns into fields:
-//!
-//! - An item a limit refused is replaced by an object of type
-//!   [`UNSUPPORTED_MARKER`]: `{"type": "x-mcp-stack/unsupported", "kind":
-//!   "image", "bytes": 12345}`. It becomes [`Content::Unsupported`] with that
-//!   kind and size, without another warning (the layer already gave one).
-//! - A text the limit cut, and a resource item whose text was cut or whose
-//!   blob was dropped, carries `"_meta": {"x-mcp-stack/truncated": true}`
-//!   ([`TRUNCATED_MARKER`]). It becomes `truncated: true`. A dropped blob is
-//!   left as an empty string so the item stays a valid blob item.
-//!
-//! The names are in an `x-` namespace no MCP revision uses. The layer removes
-//! marks a server sends itself (replacing a server's item of the marker type
-//! with a marker of its own, and deleting a server's truncation flag, each
-//! with a warning), so a mark that reaches the conversion was made by this
-//! crate: a server can neither hide content behind one nor claim a cut that
-//! did not happen. A stack built without that layer trusts whatever marks
-//! arrive; they can only ever make content *less* usable.
+//! [`ResultLimit`](crate::layer::result_limit), which says what it did in a
+//! [`ResultMarks`] attached to the response as a typed extension (never as
+//! keys in the server's JSON, which a server could forge): a refused item
+//! becomes [`Content::Unsupported`] with its kind and size, without another
+//! warning (the layer already gave one); a cut text, or a resource item
+//! whose text was cut or whose blob was dropped, has `truncated` set.
 
 use base64::Engine as _;
 use serde_json::Value;
 
+use crate::error::{Error, FailureClass};
 use crate::protocol::content::{ContentBlock, ResourceContents};
+use crate::request::McpResponse;
 
 /// The kind name of text content.
 pub const KIND_TEXT: &str = "text";
@@ -46,19 +40,53 @@ pub const KIND_RESOURCE: &str = "resource";
 /// The kind name of a resource link.
 pub const KIND_RESOURCE_LINK: &str = "resource_link";
 
-/// The `type` of the crate-internal item that stands in for content a limit
-/// refused: `{"type": "x-mcp-stack/unsupported", "kind": KIND, "bytes": N}`.
-/// See [the module docs](self#markers).
-pub const UNSUPPORTED_MARKER: &str = "x-mcp-stack/unsupported";
+/// What a result limit did to the items of one result, attached to the
+/// response as an extension by
+/// [`ResultLimit`](crate::layer::result_limit::ResultLimit) (absent when it
+/// changed nothing). Items are numbered by their index in the result's list:
+/// `content` of a tool result, `messages` of a prompt, `contents` of a
+/// resource.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResultMarks {
+    pub(crate) items: std::collections::BTreeMap<usize, Mark>,
+    pub(crate) structured_dropped: Option<usize>,
+}
 
-/// The `_meta` key, set to `true`, of a text or resource item a limit cut.
-/// See [the module docs](self#markers).
-pub const TRUNCATED_MARKER: &str = "x-mcp-stack/truncated";
+/// What a limit did to one item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// Its text was cut (or, for a resource's item, its bytes dropped).
+    Truncated,
+    /// It was refused: its payload was emptied.
+    Refused {
+        /// The kind of content refused ([`KIND_IMAGE`], ...).
+        kind: &'static str,
+        /// The decoded size of the payload refused.
+        bytes: usize,
+    },
+}
 
-/// The key, in a tool result's own `_meta`, that says its structured content
-/// was dropped by a limit (the value is its size in bytes), so that output
-/// validation does not mistake a withheld result for a missing one.
-pub const STRUCTURED_DROPPED_MARKER: &str = "x-mcp-stack/structured-dropped";
+impl ResultMarks {
+    /// Whether the limit changed nothing.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty() && self.structured_dropped.is_none()
+    }
+
+    /// What the limit did to item `index`, if anything.
+    pub fn item(&self, index: usize) -> Option<Mark> {
+        self.items.get(&index).copied()
+    }
+
+    /// Whether item `index` was cut.
+    pub fn is_truncated(&self, index: usize) -> bool {
+        self.item(index) == Some(Mark::Truncated)
+    }
+
+    /// The size of the structured content the limit dropped, if it did.
+    pub fn structured_dropped(&self) -> Option<usize> {
+        self.structured_dropped
+    }
+}
 
 /// The longest `kind` kept from an unsupported item, in bytes.
 const MAX_KIND_BYTES: usize = 64;
@@ -175,48 +203,49 @@ pub(crate) fn decode_base64(data: &str) -> Option<Vec<u8>> {
 }
 
 impl Content {
-    /// Converts one wire block. Undecodable data becomes `Unsupported`; the
-    /// crate's [markers](self#markers) become `Unsupported` and `truncated`.
+    /// Converts one wire block. Undecodable data becomes `Unsupported`.
     pub fn from_block(block: ContentBlock, warnings: &mut Vec<String>) -> Content {
+        Self::from_marked_block(block, None, warnings)
+    }
+
+    /// Converts one wire block a limit may have marked.
+    fn from_marked_block(block: ContentBlock, mark: Option<Mark>, warnings: &mut Vec<String>) -> Content {
+        if let Some(Mark::Refused { kind, bytes }) = mark {
+            return Content::Unsupported { kind: kind.into(), bytes };
+        }
+        let truncated = mark == Some(Mark::Truncated);
         match block {
-            ContentBlock::Text(t) => {
-                Content::Text { truncated: is_marked_truncated(t.meta.as_ref()), text: t.text }
-            }
+            ContentBlock::Text(t) => Content::Text { truncated, text: t.text },
             ContentBlock::Image(i) => match decode_base64(&i.data) {
                 Some(data) => Content::Image { data, mime_type: i.mime_type },
                 None => {
-                    warnings.push("dropped an image whose data is not base64".into());
+                    crate::request::push_warning(
+                        warnings,
+                        "dropped an image whose data is not base64".into(),
+                    );
                     Content::Unsupported { kind: KIND_IMAGE.into(), bytes: i.data.len() }
                 }
             },
             ContentBlock::Audio(a) => match decode_base64(&a.data) {
                 Some(data) => Content::Audio { data, mime_type: a.mime_type },
                 None => {
-                    warnings.push("dropped audio whose data is not base64".into());
+                    crate::request::push_warning(warnings, "dropped audio whose data is not base64".into());
                     Content::Unsupported { kind: KIND_AUDIO.into(), bytes: a.data.len() }
                 }
             },
-            ContentBlock::Resource(r) => Content::Resource(ResourceContent::from_wire(r.resource, warnings)),
+            ContentBlock::Resource(r) => {
+                Content::Resource(ResourceContent::from_marked(r.resource, truncated, warnings))
+            }
             ContentBlock::ResourceLink(l) => Content::ResourceLink {
                 uri: l.uri,
                 name: l.name,
                 mime_type: l.mime_type,
                 description: l.description,
             },
-            ContentBlock::Unknown(raw)
-                if raw.get("type").and_then(Value::as_str) == Some(UNSUPPORTED_MARKER) =>
-            {
-                let kind = raw.get("kind").and_then(Value::as_str).unwrap_or("unknown");
-                let bytes = raw.get("bytes").and_then(Value::as_u64).unwrap_or(0);
-                Content::Unsupported {
-                    kind: crate::error::normalize_message(kind, MAX_KIND_BYTES),
-                    bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
-                }
-            }
             ContentBlock::Unknown(raw) => {
                 let kind = raw.get("type").and_then(Value::as_str).unwrap_or("unknown");
                 let kind = crate::error::normalize_message(kind, MAX_KIND_BYTES);
-                warnings.push(format!("dropped content of unknown kind {kind:?}"));
+                crate::request::push_warning(warnings, format!("dropped content of unknown kind {kind:?}"));
                 Content::Unsupported { kind, bytes: raw.to_string().len() }
             }
         }
@@ -233,18 +262,26 @@ impl Content {
 
 impl ResourceContent {
     /// Converts one wire item; undecodable bytes are dropped with a warning.
-    /// An item the crate [marked](self#markers) truncated keeps its (cut)
-    /// text, or loses its bytes, with `truncated` set.
     pub fn from_wire(contents: ResourceContents, warnings: &mut Vec<String>) -> ResourceContent {
+        Self::from_marked(contents, false, warnings)
+    }
+
+    /// Converts one wire item a limit may have cut (its cut text is kept,
+    /// its dropped bytes are not).
+    fn from_marked(
+        contents: ResourceContents,
+        truncated: bool,
+        warnings: &mut Vec<String>,
+    ) -> ResourceContent {
         match contents {
             ResourceContents::Text(t) => ResourceContent {
-                truncated: is_marked_truncated(t.meta.as_ref()),
+                truncated,
                 uri: t.uri,
                 mime_type: t.mime_type,
                 text: Some(t.text),
                 data: None,
             },
-            ResourceContents::Blob(b) if is_marked_truncated(b.meta.as_ref()) => ResourceContent {
+            ResourceContents::Blob(b) if truncated => ResourceContent {
                 uri: b.uri,
                 mime_type: b.mime_type,
                 text: None,
@@ -254,7 +291,10 @@ impl ResourceContent {
             ResourceContents::Blob(b) => {
                 let data = decode_base64(&b.blob);
                 if data.is_none() {
-                    warnings.push(format!("dropped the bytes of {:?}: not base64", b.uri));
+                    crate::request::push_warning(
+                        warnings,
+                        format!("dropped the bytes of {:?}: not base64", b.uri),
+                    );
                 }
                 ResourceContent {
                     truncated: data.is_none(),
@@ -268,9 +308,73 @@ impl ResourceContent {
     }
 }
 
-/// Whether an item's `_meta` carries the crate's truncation marker.
-fn is_marked_truncated(meta: Option<&serde_json::Map<String, Value>>) -> bool {
-    meta.and_then(|m| m.get(TRUNCATED_MARKER)).and_then(Value::as_bool).unwrap_or(false)
+/// Parses a response's result as `T`, or fails with `server_protocol`.
+fn parse<T: serde::de::DeserializeOwned>(rsp: &mut McpResponse, method: &str) -> Result<T, Error> {
+    serde_json::from_value(std::mem::take(&mut rsp.result))
+        .map_err(|e| Error::new(FailureClass::ServerProtocol, format!("malformed {method} result: {e}")))
+}
+
+fn marks_of(rsp: &mut McpResponse) -> ResultMarks {
+    rsp.extensions.remove::<ResultMarks>().unwrap_or_default()
+}
+
+impl ToolResult {
+    /// Converts a `tools/call` response: content decoded, the limit's marks
+    /// applied, the response's warnings kept. Fails with `server_protocol`
+    /// when the result is not a tool result.
+    pub fn from_response(mut rsp: McpResponse) -> Result<ToolResult, Error> {
+        let marks = marks_of(&mut rsp);
+        let result: crate::protocol::tools::CallToolResult = parse(&mut rsp, "tools/call")?;
+        let mut warnings = rsp.warnings;
+        let content = result
+            .content
+            .into_iter()
+            .enumerate()
+            .map(|(i, block)| Content::from_marked_block(block, marks.item(i), &mut warnings))
+            .collect();
+        Ok(ToolResult {
+            is_error: result.is_error.unwrap_or(false),
+            content,
+            structured: result.structured_content,
+            warnings,
+        })
+    }
+}
+
+impl PromptResult {
+    /// Converts a `prompts/get` response (see [`ToolResult::from_response`]).
+    pub fn from_response(mut rsp: McpResponse) -> Result<PromptResult, Error> {
+        let marks = marks_of(&mut rsp);
+        let result: crate::protocol::prompts::GetPromptResult = parse(&mut rsp, "prompts/get")?;
+        let mut warnings = rsp.warnings;
+        let messages = result
+            .messages
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| PromptMessage {
+                role: m.role.as_str().to_owned(),
+                content: Content::from_marked_block(m.content, marks.item(i), &mut warnings),
+            })
+            .collect();
+        Ok(PromptResult { description: result.description, messages, warnings })
+    }
+}
+
+impl ResourceResult {
+    /// Converts a `resources/read` response (see
+    /// [`ToolResult::from_response`]).
+    pub fn from_response(mut rsp: McpResponse) -> Result<ResourceResult, Error> {
+        let marks = marks_of(&mut rsp);
+        let result: crate::protocol::resources::ReadResourceResult = parse(&mut rsp, "resources/read")?;
+        let mut warnings = rsp.warnings;
+        let contents = result
+            .contents
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| ResourceContent::from_marked(c, marks.is_truncated(i), &mut warnings))
+            .collect();
+        Ok(ResourceResult { contents, warnings })
+    }
 }
 
 #[cfg(test)]
@@ -278,44 +382,66 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn block(v: Value) -> ContentBlock {
-        serde_json::from_value(v).unwrap()
+    fn response(result: Value, marks: ResultMarks) -> McpResponse {
+        let mut rsp = McpResponse::new(result);
+        rsp.extensions.insert(marks);
+        rsp
     }
 
     #[test]
-    fn the_unsupported_marker_becomes_unsupported_without_a_new_warning() {
-        let mut warnings = Vec::new();
-        let c = Content::from_block(
-            block(json!({"type": UNSUPPORTED_MARKER, "kind": "image", "bytes": 12345})),
-            &mut warnings,
-        );
-        assert_eq!(c, Content::Unsupported { kind: "image".into(), bytes: 12345 });
-        assert!(warnings.is_empty());
+    fn a_refused_item_becomes_unsupported_without_a_new_warning() {
+        let marks = ResultMarks {
+            items: [(1, Mark::Refused { kind: KIND_IMAGE, bytes: 12345 })].into(),
+            structured_dropped: None,
+        };
+        let result = json!({"content": [
+            {"type": "text", "text": "a"},
+            {"type": "image", "data": "", "mimeType": "image/png"}
+        ]});
+        let tool = ToolResult::from_response(response(result, marks)).unwrap();
+        assert_eq!(tool.content[1], Content::Unsupported { kind: "image".into(), bytes: 12345 });
+        assert_eq!(tool.content[0], Content::Text { text: "a".into(), truncated: false });
+        assert!(tool.warnings.is_empty());
     }
 
     #[test]
-    fn the_truncated_marker_sets_truncated_on_text_and_resources() {
-        let mut warnings = Vec::new();
-        let c = Content::from_block(
-            block(json!({"type": "text", "text": "ab", "_meta": {TRUNCATED_MARKER: true}})),
-            &mut warnings,
-        );
-        assert_eq!(c, Content::Text { text: "ab".into(), truncated: true });
-        let c = Content::from_block(block(json!({"type": "text", "text": "ab"})), &mut warnings);
-        assert_eq!(c, Content::Text { text: "ab".into(), truncated: false });
+    fn a_truncated_mark_sets_truncated_on_text_and_resources() {
+        let marks = ResultMarks { items: [(0, Mark::Truncated)].into(), structured_dropped: None };
+        let tool = ToolResult::from_response(response(
+            json!({"content": [{"type": "text", "text": "ab"}]}),
+            marks.clone(),
+        ))
+        .unwrap();
+        assert_eq!(tool.content[0], Content::Text { text: "ab".into(), truncated: true });
 
-        let text: ResourceContents =
-            serde_json::from_value(json!({"uri": "x:a", "text": "cut", "_meta": {TRUNCATED_MARKER: true}}))
-                .unwrap();
-        let r = ResourceContent::from_wire(text, &mut warnings);
-        assert!(r.truncated);
-        assert_eq!(r.text.as_deref(), Some("cut"));
-        let blob: ResourceContents =
-            serde_json::from_value(json!({"uri": "x:b", "blob": "", "_meta": {TRUNCATED_MARKER: true}}))
-                .unwrap();
-        let r = ResourceContent::from_wire(blob, &mut warnings);
-        assert!(r.truncated);
-        assert_eq!(r.data, None);
-        assert!(warnings.is_empty());
+        let read = json!({"contents": [{"uri": "x:a", "text": "cut"}, {"uri": "x:b", "text": "whole"}]});
+        let r = ResourceResult::from_response(response(read, marks.clone())).unwrap();
+        assert!(r.contents[0].truncated && !r.contents[1].truncated);
+        assert_eq!(r.contents[0].text.as_deref(), Some("cut"));
+        let blob = json!({"contents": [{"uri": "x:b", "blob": ""}]});
+        let r = ResourceResult::from_response(response(blob, marks)).unwrap();
+        assert!(r.contents[0].truncated);
+        assert_eq!(r.contents[0].data, None);
+        assert!(r.warnings.is_empty());
+    }
+
+    #[test]
+    fn what_a_server_writes_in_its_json_marks_nothing() {
+        // The keys an earlier version of this crate used between its layers.
+        let result = json!({"content": [
+            {"type": "x-mcp-stack/unsupported", "kind": "image", "bytes": 1},
+            {"type": "text", "text": "ab", "_meta": {"x-mcp-stack/truncated": true}}
+        ]});
+        let tool = ToolResult::from_response(McpResponse::new(result)).unwrap();
+        assert_eq!(tool.content[1], Content::Text { text: "ab".into(), truncated: false });
+        assert!(
+            matches!(&tool.content[0], Content::Unsupported { kind, .. } if kind == "x-mcp-stack/unsupported")
+        );
+    }
+
+    #[test]
+    fn a_result_that_is_not_a_tool_result_is_a_protocol_error() {
+        let err = ToolResult::from_response(McpResponse::new(json!({"content": 7}))).unwrap_err();
+        assert_eq!(err.class(), FailureClass::ServerProtocol);
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod binding;
 pub mod catalog;
+pub mod config;
 pub mod connection;
 pub mod content;
 #[cfg(feature = "demo")]
@@ -11,7 +12,6 @@ pub mod demo;
 pub mod era;
 pub mod error;
 pub mod layer;
-pub mod limits;
 pub mod protocol;
 pub mod request;
 pub mod session;
@@ -19,11 +19,11 @@ pub mod transport;
 
 pub use binding::{
     Binding, ClientCapabilities, Definition, ElicitRequest, ElicitResult, Event, Handlers, LogMessage,
-    SampleRequest, SampleResult, State, Status, ToolFilter,
+    SampleRequest, SampleResult, State, Status,
 };
+pub use config::{limits, Limits, Timeouts, ToolFilter};
 pub use content::{Content, ToolResult};
 pub use error::{Error, FailureClass, Result};
 pub use layer::reconnect::ReconnectPolicy;
 pub use layer::retry::RetryPolicy;
-pub use limits::{Limits, Timeouts};
-pub use request::{CallOpts, Progress};
+pub use request::{CallOpts, McpRequest, McpResponse, Progress};

@@ -1,13 +1,24 @@
 //! The request and response types that flow through a binding's stack.
 //!
 //! Every layer of the stack is a `tower::Service<McpRequest>`. A request is a
-//! method, its params, and the caller's [`CallOpts`]: the options that layers
-//! read (the deadline, the progress sink) travel with the request instead of
-//! living in the layers, so one stack serves callers with different needs.
+//! method, its params, the caller's [`CallOpts`], and [`http::Extensions`]:
+//!
+//! - the options that layers read (the deadline, the progress sink) travel
+//!   with the request instead of living in the layers, so one stack serves
+//!   callers with different needs;
+//! - typed per-request data travels in the extensions, as it does in
+//!   tower-http and axum: a layer inserts a value of its own type, and the
+//!   layers below (down to the transport) read it by type. Nothing travels
+//!   between layers as keys inside the JSON payload, which is the server's.
+//!
+//! A response carries extensions too, for what a layer learnt on the way
+//! up: [`ResultMarks`](crate::layer::result_limit::ResultMarks), say, which
+//! the conversion into [`crate::content`] reads.
 
 use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::time::Instant;
 
 /// One progress report from a server about one call.
@@ -57,10 +68,13 @@ pub struct CallOpts {
     /// for progress: a progress token is attached only when it is set.
     /// Progress never extends the deadline.
     pub progress: Option<ProgressSink>,
-    /// An absolute deadline for this call. `None` means now plus the binding's
-    /// `Timeouts::request`, fixed when the call enters the stack. Nothing the
-    /// server does afterwards moves it.
+    /// An absolute deadline for this call. Nothing the server does moves it.
     pub deadline: Option<Instant>,
+    /// A timeout for this call, counted from the moment the call enters the
+    /// stack (not from when these options were built). With neither this nor
+    /// `deadline`, the binding's `Timeouts::request` applies; with both, the
+    /// earlier instant wins.
+    pub timeout: Option<Duration>,
 }
 
 impl CallOpts {
@@ -76,9 +90,22 @@ impl CallOpts {
         self
     }
 
-    /// Options whose deadline is `timeout` from now.
-    pub fn with_timeout(self, timeout: std::time::Duration) -> Self {
-        self.with_deadline(Instant::now() + timeout)
+    /// Options whose deadline is `timeout` after the call enters the stack.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The absolute deadline of a call that entered the stack at `entered`,
+    /// where `default` is the timeout of a call that set none: the earlier
+    /// of `deadline` and `entered + timeout`.
+    pub fn deadline_from(&self, entered: Instant, default: Duration) -> Instant {
+        let relative = entered + self.timeout.unwrap_or(default);
+        match self.deadline {
+            Some(deadline) if self.timeout.is_none() => deadline,
+            Some(deadline) => deadline.min(relative),
+            None => relative,
+        }
     }
 }
 
@@ -91,12 +118,20 @@ pub struct McpRequest {
     pub params: Map<String, Value>,
     /// The caller's options.
     pub opts: CallOpts,
+    /// Typed per-request data for the layers below (see the
+    /// [module docs](self)).
+    pub extensions: http::Extensions,
 }
 
 impl McpRequest {
     /// A request with default options.
     pub fn new(method: impl Into<String>, params: Map<String, Value>) -> Self {
-        McpRequest { method: method.into(), params, opts: CallOpts::default() }
+        McpRequest {
+            method: method.into(),
+            params,
+            opts: CallOpts::default(),
+            extensions: Default::default(),
+        }
     }
 
     /// A request for `method` with params given as a JSON value; anything but
@@ -126,17 +161,44 @@ impl McpRequest {
 }
 
 /// A server's successful answer, with the warnings layers added on its way up.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct McpResponse {
     /// The JSON-RPC `result`.
     pub result: Value,
     /// Defects tolerated on the way (a truncated text, a dropped item).
+    /// Bounded: at most [`MAX_WARNINGS`].
     pub warnings: Vec<String>,
+    /// Typed data the layers attached on the way up (see the
+    /// [module docs](self)).
+    pub extensions: http::Extensions,
 }
 
 impl McpResponse {
     /// A response without warnings.
     pub fn new(result: Value) -> Self {
-        McpResponse { result, warnings: Vec::new() }
+        McpResponse { result, warnings: Vec::new(), extensions: Default::default() }
+    }
+
+    /// Adds a warning, bounded (see [`MAX_WARNINGS`]).
+    pub fn warn(&mut self, text: impl Into<String>) {
+        push_warning(&mut self.warnings, text.into());
+    }
+}
+
+/// A boxed, cloneable service of the stack's request and response: what a
+/// binding's user layers wrap (see [`crate::binding`]).
+///
+/// Not `Sync` (tower's `BoxCloneService` is not): a binding keeps one behind
+/// a lock and clones it for each call.
+pub type BoxMcpService = tower::util::BoxCloneService<McpRequest, McpResponse, crate::Error>;
+
+/// The most warnings one listing or result keeps.
+pub const MAX_WARNINGS: usize = 64;
+
+/// Adds `text` to `warnings` unless they hold [`MAX_WARNINGS`] already, cut
+/// to 512 bytes without control characters.
+pub(crate) fn push_warning(warnings: &mut Vec<String>, text: String) {
+    if warnings.len() < MAX_WARNINGS {
+        warnings.push(crate::error::normalize_message(&text, 512));
     }
 }

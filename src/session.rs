@@ -68,16 +68,53 @@ pub struct SessionInfo {
     pub transport_tolerances: Vec<crate::catalog::Tolerance>,
 }
 
-/// What this crate tells a server it is in the handshake (`clientInfo`):
-/// `mcp-stack` and the crate's version. One definition, so that a first
-/// handshake, a reconnect and a renewed session all say the same.
-pub fn client_identity() -> Implementation {
-    Implementation {
-        name: "mcp-stack".into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        title: None,
-        description: None,
-        icons: None,
-        website_url: None,
+/// What the client tells a server it is (`clientInfo`), in every handshake
+/// a binding runs: the first, each reconnect and each renewed session.
+/// The default is `mcp-stack` and the crate's version; a host names itself
+/// with [`Definition::client`](crate::Definition::client).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientIdentity {
+    /// The programmatic name.
+    pub name: String,
+    /// The version.
+    pub version: String,
+    /// A display name, if any.
+    pub title: Option<String>,
+}
+
+impl Default for ClientIdentity {
+    fn default() -> Self {
+        ClientIdentity { name: "mcp-stack".into(), version: env!("CARGO_PKG_VERSION").into(), title: None }
     }
+}
+
+impl ClientIdentity {
+    /// An identity with a name and version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ClientIdentity { name: name.into(), version: version.into(), title: None }
+    }
+
+    /// With a display name.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// As the handshake sends it.
+    pub fn to_implementation(&self) -> Implementation {
+        Implementation {
+            name: self.name.clone(),
+            version: self.version.clone(),
+            title: self.title.clone(),
+            description: None,
+            icons: None,
+            website_url: None,
+        }
+    }
+}
+
+/// What this crate tells a server it is by default (`clientInfo`):
+/// `mcp-stack` and the crate's version.
+pub fn client_identity() -> Implementation {
+    ClientIdentity::default().to_implementation()
 }

@@ -56,7 +56,7 @@ async fn progress_arrives_in_order_at_the_callers_sink() {
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen, (1..=5).map(|i| (i as f64, Some(5.0))).collect::<Vec<_>>());
-    assert!(b.progress_router().is_empty());
+    assert!(b.status().progress_routes == 0);
     b.close().await;
 }
 
@@ -67,7 +67,7 @@ async fn prompts_resources_and_completion() {
     assert_eq!(prompts.items[0].name, "greeting");
     let mut args = Map::new();
     args.insert("name".into(), json!("Ada"));
-    let p = b.get_prompt("greeting", args).await.unwrap();
+    let p = b.get_prompt("greeting", args, mcp_stack::CallOpts::default()).await.unwrap();
     assert_eq!(p.messages[0].role, "user");
     assert_eq!(p.messages[0].content.as_text(), Some("Say hello to Ada."));
 
@@ -75,9 +75,9 @@ async fn prompts_resources_and_completion() {
     assert_eq!(resources.items[0].uri, "demo://readme");
     let templates = b.list_resource_templates().await.unwrap();
     assert_eq!(templates.items[0].uri_template, "demo://notes/{id}");
-    let r = b.read_resource("demo://notes/7").await.unwrap();
+    let r = b.read_resource("demo://notes/7", mcp_stack::CallOpts::default()).await.unwrap();
     assert_eq!(r.contents[0].text.as_deref(), Some("Note 7."));
-    let err = b.read_resource("demo://missing").await.unwrap_err();
+    let err = b.read_resource("demo://missing", mcp_stack::CallOpts::default()).await.unwrap_err();
     assert_eq!(err.class(), mcp_stack::FailureClass::NotFound);
 
     let c = b
@@ -86,6 +86,7 @@ async fn prompts_resources_and_completion() {
             "name",
             "A",
             Map::new(),
+            mcp_stack::CallOpts::default(),
         )
         .await
         .unwrap();

@@ -124,7 +124,7 @@ async fn progress_never_extends_the_deadline() {
     let cancelled = rec.find("notifications/cancelled");
     assert_eq!(cancelled.len(), 1);
     assert_eq!(cancelled[0]["params"]["requestId"], id);
-    assert!(binding.progress_router().is_empty());
+    assert!(binding.status().progress_routes == 0);
     binding.close().await;
 }
 

@@ -803,7 +803,7 @@ async fn completion_values_are_bounded_in_count_and_bytes() {
     });
     let b = connect(Definition::new("t", factory), Handlers::default()).await;
     let reference = CompletionReference::Prompt { name: "p".into(), title: None };
-    let c = b.complete(reference, "a", "", Map::new()).await.unwrap();
+    let c = b.complete(reference, "a", "", Map::new(), mcp_stack::CallOpts::default()).await.unwrap();
     assert_eq!(c.completion.values.len(), mcp_stack::binding::MAX_COMPLETION_VALUES);
     assert_eq!(c.completion.values[0], "v0");
     assert_eq!(c.completion.values[1], "v2", "the over-long value is dropped, not cut");

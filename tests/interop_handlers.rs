@@ -295,13 +295,19 @@ async fn everything_subscriber_updates_deliver_resource_updated() {
 async fn everything_completable_prompt_completion_works() {
     let b = connect(definition(ClientCapabilities::default()), Handlers::default()).await;
     let prompt = CompletionReference::Prompt { name: "completable-prompt".into(), title: None };
-    let c = b.complete(prompt.clone(), "department", "", Map::new()).await.unwrap();
+    let c = b
+        .complete(prompt.clone(), "department", "", Map::new(), mcp_stack::CallOpts::default())
+        .await
+        .unwrap();
     assert_eq!(c.completion.values, ["Engineering", "Sales", "Marketing", "Support"]);
     assert_eq!(c.completion.has_more, Some(false));
-    let c = b.complete(prompt.clone(), "department", "S", Map::new()).await.unwrap();
+    let c = b
+        .complete(prompt.clone(), "department", "S", Map::new(), mcp_stack::CallOpts::default())
+        .await
+        .unwrap();
     assert_eq!(c.completion.values, ["Sales", "Support"]);
     let context = Map::from_iter([("department".to_string(), Value::from("Engineering"))]);
-    let c = b.complete(prompt, "name", "", context).await.unwrap();
+    let c = b.complete(prompt, "name", "", context, mcp_stack::CallOpts::default()).await.unwrap();
     assert_eq!(c.completion.values, ["Alice", "Bob", "Charlie"]);
     b.close().await;
 }

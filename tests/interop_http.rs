@@ -130,9 +130,10 @@ async fn exercise_everything(b: &Binding) {
     let resources = b.list_resources().await.unwrap();
     assert!(!resources.items.is_empty());
     let first = &resources.items[0].uri;
-    let read = b.read_resource(first).await.unwrap();
+    let read = b.read_resource(first, mcp_stack::CallOpts::default()).await.unwrap();
     assert!(!read.contents.is_empty(), "{read:?}");
-    let read = b.read_resource("demo://resource/dynamic/text/1").await.unwrap();
+    let read =
+        b.read_resource("demo://resource/dynamic/text/1", mcp_stack::CallOpts::default()).await.unwrap();
     assert!(read.contents[0].text.as_deref().unwrap_or_default().starts_with("Resource 1"), "{read:?}");
 }
 

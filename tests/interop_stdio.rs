@@ -108,7 +108,7 @@ async fn everything_long_running_operation_reports_progress() {
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen, vec![(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]);
-    assert!(b.progress_router().is_empty());
+    assert!(b.status().progress_routes == 0);
     b.close().await;
 }
 
@@ -122,7 +122,7 @@ async fn everything_prompts_resources_templates_completion() {
     let mut args = Map::new();
     args.insert("city".into(), json!("Lisbon"));
     args.insert("state".into(), json!("Lisboa"));
-    let p = b.get_prompt("args-prompt", args).await.unwrap();
+    let p = b.get_prompt("args-prompt", args, mcp_stack::CallOpts::default()).await.unwrap();
     assert!(p.messages.iter().any(|m| m.content.as_text().unwrap_or_default().contains("Lisbon")), "{p:?}");
 
     let resources = b.list_resources().await.unwrap();
@@ -130,15 +130,19 @@ async fn everything_prompts_resources_templates_completion() {
     let templates = b.list_resource_templates().await.unwrap();
     let uris: Vec<&str> = templates.items.iter().map(|t| t.uri_template.as_str()).collect();
     assert!(uris.contains(&"demo://resource/dynamic/text/{resourceId}"));
-    let read = b.read_resource("demo://resource/dynamic/text/1").await.unwrap();
+    let read =
+        b.read_resource("demo://resource/dynamic/text/1", mcp_stack::CallOpts::default()).await.unwrap();
     assert!(read.contents[0].text.as_deref().unwrap_or_default().starts_with("Resource 1"));
 
     let department = CompletionReference::Prompt { name: "completable-prompt".into(), title: None };
-    let c = b.complete(department.clone(), "department", "E", Map::new()).await.unwrap();
+    let c = b
+        .complete(department.clone(), "department", "E", Map::new(), mcp_stack::CallOpts::default())
+        .await
+        .unwrap();
     assert_eq!(c.completion.values, ["Engineering"]);
     let mut context = Map::new();
     context.insert("department".into(), json!("Engineering"));
-    let c = b.complete(department, "name", "", context).await.unwrap();
+    let c = b.complete(department, "name", "", context, mcp_stack::CallOpts::default()).await.unwrap();
     assert!(!c.completion.values.is_empty(), "{c:?}");
     b.close().await;
 }

@@ -416,11 +416,10 @@ async fn requests_issued_while_reconnecting_wait_within_their_own_deadline() {
     assert_eq!(err.class(), FailureClass::Deadline);
     assert_eq!(at, t0 + 2000 * MS, "it gave up at its own deadline");
     // It was queued (at the tool-call gate behind `patient`, and for the
-    // reconnect); the deadline layer cannot see below the gate, so it does
-    // not claim the call was unsent (`before_sending` stays false, the safe
-    // answer). That it never reached the server is checked below.
+    // reconnect); the deadline's cause names the call and what it had. That
+    // it never reached the server is checked below.
     let elapsed = std::error::Error::source(&err).unwrap().downcast_ref::<Elapsed>().unwrap();
-    assert!(!elapsed.before_sending);
+    assert_eq!(elapsed.method, "tools/call");
 
     let (result, at) = patient.await.unwrap();
     assert_eq!(result.unwrap(), "patient");

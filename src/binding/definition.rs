@@ -4,10 +4,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::catalog::Profile;
+use crate::config::{Limits, Timeouts, ToolFilter};
 use crate::layer::reconnect::ReconnectPolicy;
 use crate::layer::retry::RetryPolicy;
-use crate::limits::{Limits, Timeouts};
 use crate::protocol::logging::LoggingLevel;
+use crate::session::ClientIdentity;
 use crate::transport::TransportFactory;
 
 /// The optional client capabilities a binding advertises. A capability is
@@ -21,25 +22,6 @@ pub struct ClientCapabilities {
     pub sampling: bool,
     /// The server may ask for the host's filesystem roots.
     pub roots: bool,
-}
-
-/// Which tools a binding may see and call, by raw name.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolFilter {
-    /// When non-empty, the complete set of permitted raw names.
-    pub allow: Vec<String>,
-    /// Raw names that are always refused; deny wins over allow.
-    pub deny: Vec<String>,
-}
-
-impl ToolFilter {
-    /// Whether the tool `raw_name` is permitted.
-    pub fn permits(&self, raw_name: &str) -> bool {
-        if self.deny.iter().any(|d| d == raw_name) {
-            return false;
-        }
-        self.allow.is_empty() || self.allow.iter().any(|a| a == raw_name)
-    }
 }
 
 /// One server's configuration, from which [`Binding::connect`] builds a live
@@ -82,6 +64,9 @@ pub struct Definition {
     /// never costs the adopted catalog; this decides how hard the binding
     /// tries to catch up with the server's change.
     pub refresh: RetryPolicy,
+    /// What the client tells the server it is, in every handshake (renewals
+    /// and reconnects included). Defaults to `mcp-stack` and its version.
+    pub client: ClientIdentity,
 }
 
 impl fmt::Debug for Definition {
@@ -99,6 +84,7 @@ impl fmt::Debug for Definition {
             .field("log_level", &self.log_level)
             .field("compat", &self.compat.id())
             .field("refresh", &self.refresh)
+            .field("client", &self.client)
             .finish()
     }
 }
@@ -123,6 +109,7 @@ impl Definition {
             log_level: LoggingLevel::Info,
             compat: Profile::default(),
             refresh: RetryPolicy::default(),
+            client: ClientIdentity::default(),
         }
     }
 
@@ -152,6 +139,17 @@ impl Definition {
                     ),
                 ));
             }
+        }
+        let client = &self.client;
+        let field_ok = |s: &str| !s.is_empty() && s.len() <= 256 && !s.chars().any(char::is_control);
+        if !field_ok(&client.name)
+            || !field_ok(&client.version)
+            || client.title.as_deref().is_some_and(|t| !field_ok(t))
+        {
+            return Err(crate::Error::new(
+                crate::FailureClass::InvalidConfig,
+                "the client identity's name, version and title must be 1 to 256 bytes without control characters",
+            ));
         }
         self.reconnect.retry.validate()
     }

@@ -81,7 +81,8 @@ mod stack;
 mod status;
 mod transitions;
 
-pub use definition::{ClientCapabilities, Definition, ToolFilter};
+pub use crate::config::ToolFilter;
+pub use definition::{ClientCapabilities, Definition};
 pub use elicitation::{ElicitAction, ElicitRequest, ElicitResult, ElicitationMode};
 pub use events::{Event, EventHandler, EVENT_QUEUE};
 pub use handlers::{
@@ -93,8 +94,7 @@ pub use roots::{root_for_path, ListRoots};
 pub use sampling::{
     sampling_denied, sampling_depth, with_sampling_depth, SampleOutcome, SampleRequest, SampleResult,
 };
-pub(crate) use stack::Unfiltered;
-pub use stack::{BindingFuture, BindingService};
+pub use stack::{BindingBuilder, BindingFuture, BindingService, StackParts};
 pub use status::{Failure, State, Status};
 
 use serde::de::DeserializeOwned;
@@ -103,25 +103,21 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 use std::time::SystemTime;
-use tower::retry::RetryLayer;
 use tower::{Layer, ServiceBuilder, ServiceExt};
 
-use crate::catalog::{BuildContext, CatalogCell, ChangeFeed};
-use crate::content::{Content, PromptMessage, PromptResult, ResourceContent, ResourceResult, ToolResult};
-use crate::era::legacy;
+use crate::catalog::{BuildContext, CatalogCell, CatalogGuard, CatalogService, ChangeFeed};
+use crate::config::limits::{Limits, Timeouts};
+use crate::content::{PromptResult, ResourceResult, ToolResult};
 use crate::error::{Error, FailureClass};
-use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer, Report, SharedRequests};
-use crate::layer::{
-    DeadlineLayer, ProgressLayer, ProgressRouter, ResultLimitLayer, SafeRetry, ToolCallGateLayer,
-    ToolFilterLayer,
-};
-use crate::limits::{Limits, Timeouts};
+use crate::layer::entry::Entry;
+use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer};
+use crate::layer::{Deadline, DeadlineLayer, ProgressRouter, SafeRetry, SamplingDepthLayer, ToolFilterLayer};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
 use crate::protocol::logging::LoggingLevel;
 use crate::protocol::methods;
-use crate::protocol::prompts::{GetPromptResult, Prompt};
-use crate::protocol::resources::{ReadResourceResult, Resource, ResourceTemplate};
-use crate::protocol::tools::{CallToolResult, Tool};
+use crate::protocol::prompts::Prompt;
+use crate::protocol::resources::{Resource, ResourceTemplate};
+use crate::protocol::tools::Tool;
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
@@ -129,8 +125,7 @@ pub(crate) use events::EventBus;
 use inbound::{client_capabilities, BindingInbound};
 use transitions::Lifecycle;
 
-/// The most warnings one listing or result keeps.
-pub const MAX_WARNINGS: usize = 64;
+pub use crate::request::MAX_WARNINGS;
 /// The most values [`Binding::complete`] keeps (the specification's own
 /// maximum per response).
 pub const MAX_COMPLETION_VALUES: usize = 100;
@@ -160,11 +155,6 @@ pub struct Binding {
 
 struct Inner {
     name: String,
-    /// What the handshake advertises, kept to run it again.
-    capabilities: crate::protocol::lifecycle::ClientCapabilities,
-    /// How many times the session was renewed (see [`Binding::request`]);
-    /// locked while a renewal runs, so that calls wait for it.
-    renewals: tokio::sync::Mutex<u64>,
     limits: Limits,
     timeouts: Timeouts,
     transport_kind: &'static str,
@@ -199,6 +189,17 @@ impl Binding {
     /// within `Timeouts::startup`, and returns the ready binding, which
     /// reconnects under `Definition::reconnect` when its connection is lost.
     pub async fn connect(definition: Definition, handlers: Handlers) -> Result<Binding, Error> {
+        Binding::builder(definition).handlers(handlers).connect().await
+    }
+
+    /// A builder for a binding with the host's handlers and user layers
+    /// (see [`BindingBuilder`] and [User layers](self#user-layers)).
+    pub fn builder(definition: Definition) -> BindingBuilder {
+        BindingBuilder::new(definition)
+    }
+
+    async fn connect_with(builder: BindingBuilder) -> Result<Binding, Error> {
+        let (definition, handlers, layers, custom) = builder.into_parts();
         definition.validate()?;
         let name = definition.name.clone();
         let limits = definition.limits.resolved();
@@ -219,13 +220,13 @@ impl Binding {
             progress.clone(),
             feed.clone(),
         ));
-        let capabilities = client_capabilities(&definition, &handlers);
         let mut config = ConnectConfig::new(name.clone());
         config.max_frame_bytes = limits.max_frame_bytes;
         config.max_body_bytes = limits.max_body_bytes;
         config.diagnostics = Some(inbound.clone().diagnostics_sink());
         let dialer = Dialer::new(definition.transport.clone(), config, inbound.clone())
-            .capabilities(capabilities.clone())
+            .capabilities(client_capabilities(&definition, &handlers))
+            .client_info(definition.client.to_implementation())
             .timeout(timeouts.startup);
 
         let (connection, session) = match dialer.dial().await {
@@ -237,9 +238,12 @@ impl Binding {
         };
         let lifecycle = Arc::new(Lifecycle::ready(name.clone(), events.clone(), session.clone()));
         let observer = lifecycle.clone();
-        // Set once the binding exists: what a restored connection must redo.
+        // Set once the binding exists: what a new session must redo.
         let restored: Arc<std::sync::OnceLock<std::sync::Weak<Inner>>> = Arc::default();
         let on_restore = restored.clone();
+        // What the reconnect layer reports (a lost and restored connection,
+        // a renewed session) moves the lifecycle; a new session is then
+        // configured as the old one was.
         let reconnect = ReconnectLayer::new(dialer, definition.reconnect)
             .on_report(move |report| {
                 let Some(restore) = observer.on_report(report) else { return };
@@ -258,28 +262,24 @@ impl Binding {
             true => SafeRetry::never(),
             false => SafeRetry::new(&definition.reconnect.retry),
         };
-
         inbound.set_protocol_version(&session.protocol_version);
-        // The order, and why, is in the module docs.
-        // The catalog reads the server's whole offering through the stack
-        // below the filter: the digest describes the server, not this host's
-        // policy, and the catalog applies the filter to what it shows.
-        let unfiltered = ServiceBuilder::new()
-            .layer(DeadlineLayer::new(timeouts.request))
-            .layer(ResultLimitLayer::new(limits))
-            .layer(ProgressLayer::new(progress.clone()))
-            .layer(ToolCallGateLayer::new(definition.allow_parallel_calls))
-            .concurrency_limit(limits.max_concurrent_requests)
-            // Shared from here down: the retry layer keeps a handle to a
-            // request it may send again instead of a copy of its params.
-            .map_request(Arc::new as stack::Share)
-            .layer(RetryLayer::new(retry))
-            .service(SharedRequests(reconnect.clone()));
-        // Concrete, not boxed: see `stack`.
-        let service = BindingService::new(
-            ToolFilterLayer::new(definition.tool_filter.clone()).layer(unfiltered.clone()),
+
+        // The order, and why, is in the module docs. Below the deadline, one
+        // stack serves the host's calls and the catalog's reads.
+        let parts = StackParts::new(
+            limits,
+            definition.allow_parallel_calls,
+            progress.clone(),
+            retry,
+            reconnect.clone(),
         );
-        let catalog = discover_at_connect(&definition, &session, &unfiltered, feed, &events, timeouts).await;
+        let entry = Entry::new(BindingBuilder::build_stack(layers, custom, parts));
+        // The catalog reads the server's whole offering below the filter and
+        // the call checks: the digest describes the server, not this host's
+        // policy, and the catalog applies the filter to what it shows.
+        let catalog_service = Deadline::new(entry.clone(), timeouts.request);
+        let catalog =
+            discover_at_connect(&definition, &session, catalog_service, feed, &events, timeouts).await;
         let catalog = match catalog {
             Ok(catalog) => catalog,
             Err(e) => {
@@ -288,18 +288,22 @@ impl Binding {
             }
         };
         lifecycle.attach_catalog(&catalog);
+        let front = ServiceBuilder::new()
+            .layer(ToolFilterLayer::new(definition.tool_filter.clone()))
+            .layer_fn(|inner| CatalogGuard::new(inner, catalog.clone()))
+            .layer(SamplingDepthLayer::new(inbound.depth().clone()))
+            .layer(DeadlineLayer::new(timeouts.request))
+            .service(entry);
         let binding = Binding {
             inner: Arc::new(Inner {
+                service: BindingService::new(front, &name),
                 name,
-                capabilities,
-                renewals: tokio::sync::Mutex::new(0),
                 limits,
                 timeouts,
                 transport_kind,
                 origin,
                 session,
                 reconnect,
-                service,
                 lifecycle,
                 progress,
                 catalog,
@@ -405,13 +409,11 @@ impl Binding {
         &self.inner.timeouts
     }
 
-    /// The progress routing table (for diagnostics and tests).
-    pub fn progress_router(&self) -> &ProgressRouter {
-        &self.inner.progress
-    }
-
-    /// A clone of the binding's stack, for sending requests the binding has
-    /// no method for.
+    /// A clone of the binding's stack: the same layers, checks and results
+    /// as the binding's methods, for a host that composes its own calls (or
+    /// sends a request the binding has no method for). Convert a response
+    /// with [`ToolResult::from_response`] and its siblings to get what
+    /// [`Binding::call_tool`] returns.
     pub fn service(&self) -> BindingService {
         self.inner.service.clone()
     }
@@ -444,6 +446,8 @@ impl Binding {
             stale_families: catalog.stale_families,
             compat_profile: catalog.compat_profile,
             dropped_logs: self.inner.inbound.dropped_logs(),
+            progress_routes: self.inner.progress.len(),
+            dropped_progress: self.inner.progress.dropped(),
         }
     }
 
@@ -453,79 +457,11 @@ impl Binding {
         self.inner.inbound.dropped_logs()
     }
 
-    /// Sends one request through the stack.
-    ///
-    /// When the server refused it because it forgot the session (streamable
-    /// HTTP answered 404: [`crate::transport::SessionExpired`]), the
-    /// `initialize` handshake is run again on the same connection, reported
-    /// as [`Event::ConnectionLost`] then (once the catalog has looked again)
-    /// [`Event::ConnectionRestored`], and the request is sent once more: it was not processed, so this is no
-    /// replay. Once per request, within the request's deadline (fixed here
-    /// on entry, so the second attempt does not get a new one). Calls whose
-    /// outcome became unknown with the old session end `indeterminate` (the
-    /// transport reports them) and are never sent again.
-    ///
-    /// Sent from within the host's sampling service, the request counts in
-    /// that sampling chain's depth until its reply (see [`sampling`]).
-    pub async fn request(&self, mut request: McpRequest, op: &'static str) -> Result<McpResponse, Error> {
-        let _depth = self.inner.inbound.depth().track();
-        let deadline = *request
-            .opts
-            .deadline
-            .get_or_insert_with(|| tokio::time::Instant::now() + self.inner.timeouts.request);
-        let generation = *self.inner.renewals.lock().await;
-        let result = match self.inner.service.clone().oneshot(request.clone()).await {
-            Err(e) if crate::transport::is_session_expired(&e) => {
-                match self.renew_session(generation, deadline).await {
-                    Ok(()) => self.inner.service.clone().oneshot(request).await,
-                    Err(renewal) => Err(renewal),
-                }
-            }
-            other => other,
-        };
-        result.map_err(|e| e.with_binding(&self.inner.name).with_op(op))
-    }
-
-    /// Runs the handshake again after the server forgot the session, unless
-    /// another call already did since `seen` was read.
-    async fn renew_session(&self, seen: u64, deadline: tokio::time::Instant) -> Result<(), Error> {
-        let mut renewals = self.inner.renewals.lock().await;
-        if *renewals != seen {
-            return Ok(());
-        }
-        let message = "the server no longer knows the session; initializing again".to_string();
-        tracing::info!(target: "mcp_stack::binding", binding = %self.inner.name, "{message}");
-        // Reported as the reconnect layer reports a lost and restored
-        // connection, so the lifecycle and the events read the same.
-        let lifecycle = &self.inner.lifecycle;
-        let _ = lifecycle.on_report(&Report::Lost {
-            class: FailureClass::TransportClosed,
-            message,
-            attempt: 0,
-            retry_in: Some(std::time::Duration::ZERO),
-        });
-        let connection = self.inner.reconnect.connection().ok_or_else(|| {
-            Error::new(FailureClass::TransportClosed, "no connection to initialize a new session on")
-        })?;
-        let handshake = legacy::initialize(
-            &connection,
-            self.inner.capabilities.clone(),
-            crate::session::client_identity(),
-        );
-        let session = tokio::time::timeout_at(deadline, handshake).await.map_err(|_| {
-            Error::new(FailureClass::Deadline, "the deadline passed while initializing a new session")
-        })??;
-        *renewals += 1;
-        // The new session starts without the old one's log level and
-        // subscriptions, and the catalog looks again before the restore is
-        // reported. Spawned: it sends requests through `request`, which is
-        // where this renewal is running.
-        if let Some(restore) =
-            lifecycle.on_report(&Report::Restored { session: Box::new(session), attempts: 1 })
-        {
-            tokio::spawn(self.after_new_session(restore));
-        }
-        Ok(())
+    /// Sends one request through the stack: exactly what
+    /// `binding.service().oneshot(request)` does, with `op` recorded in the
+    /// error.
+    pub async fn request(&self, request: McpRequest, op: &'static str) -> Result<McpResponse, Error> {
+        self.service().oneshot(request).await.map_err(|e| e.with_binding(&self.inner.name).with_op(op))
     }
 
     async fn request_as<T: DeserializeOwned>(
@@ -626,59 +562,34 @@ impl Binding {
             }
             params["arguments"] = arguments;
         }
-        let plan = self
-            .inner
-            .catalog
-            .plan_call(name)
-            .map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))?;
-        let (result, mut warnings): (CallToolResult, _) =
-            self.request_as(methods::TOOLS_CALL, params, opts, "call_tool").await?;
-        let withheld = result
-            .meta
-            .as_ref()
-            .is_some_and(|meta| meta.contains_key(crate::content::STRUCTURED_DROPPED_MARKER));
-        let content = result.content.into_iter().map(|b| Content::from_block(b, &mut warnings)).collect();
-        let mut result = ToolResult {
-            is_error: result.is_error.unwrap_or(false),
-            content,
-            structured: result.structured_content,
-            warnings,
-        };
-        self.inner
-            .catalog
-            .check_result(&plan, name, &mut result, withheld)
-            .map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))?;
-        Ok(result)
+        let request = McpRequest::with_value(methods::TOOLS_CALL, params).opts(opts);
+        let rsp = self.request(request, "call_tool").await?;
+        ToolResult::from_response(rsp).map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))
     }
 
     /// Renders the prompt `name` with `arguments`.
-    pub async fn get_prompt(&self, name: &str, arguments: Map<String, Value>) -> Result<PromptResult, Error> {
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        opts: CallOpts,
+    ) -> Result<PromptResult, Error> {
         let mut params = json!({ "name": name });
         if !arguments.is_empty() {
             params["arguments"] = Value::Object(arguments);
         }
-        let (result, mut warnings): (GetPromptResult, _) =
-            self.request_as(methods::PROMPTS_GET, params, CallOpts::default(), "get_prompt").await?;
-        let messages = result
-            .messages
-            .into_iter()
-            .map(|m| PromptMessage {
-                role: m.role.as_str().to_owned(),
-                content: Content::from_block(m.content, &mut warnings),
-            })
-            .collect();
-        Ok(PromptResult { description: result.description, messages, warnings })
+        let request = McpRequest::with_value(methods::PROMPTS_GET, params).opts(opts);
+        let rsp = self.request(request, "get_prompt").await?;
+        PromptResult::from_response(rsp).map_err(|e| e.with_binding(&self.inner.name).with_op("get_prompt"))
     }
 
     /// Reads the resource `uri`. The URI is passed to the server verbatim and
     /// never resolved on the host.
-    pub async fn read_resource(&self, uri: &str) -> Result<ResourceResult, Error> {
-        let (result, mut warnings): (ReadResourceResult, _) = self
-            .request_as(methods::RESOURCES_READ, json!({ "uri": uri }), CallOpts::default(), "read_resource")
-            .await?;
-        let contents =
-            result.contents.into_iter().map(|c| ResourceContent::from_wire(c, &mut warnings)).collect();
-        Ok(ResourceResult { contents, warnings })
+    pub async fn read_resource(&self, uri: &str, opts: CallOpts) -> Result<ResourceResult, Error> {
+        let request = McpRequest::with_value(methods::RESOURCES_READ, json!({ "uri": uri })).opts(opts);
+        let rsp = self.request(request, "read_resource").await?;
+        ResourceResult::from_response(rsp)
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("read_resource"))
     }
 
     /// Asks the server to complete the argument `argument` of a prompt or
@@ -695,13 +606,14 @@ impl Binding {
         argument: &str,
         value: &str,
         context: Map<String, Value>,
+        opts: CallOpts,
     ) -> Result<CompleteResult, Error> {
         let mut params = json!({ "ref": reference, "argument": { "name": argument, "value": value } });
         if !context.is_empty() {
             params["context"] = json!({ "arguments": context });
         }
         let (mut result, _): (CompleteResult, _) =
-            self.request_as(methods::COMPLETION_COMPLETE, params, CallOpts::default(), "complete").await?;
+            self.request_as(methods::COMPLETION_COMPLETE, params, opts, "complete").await?;
         let offered = std::mem::take(&mut result.completion.values);
         let offered_count = offered.len();
         let mut total_bytes = 0;
@@ -860,18 +772,14 @@ fn emit_state(events: &EventBus, binding: &str, from: State, to: State) {
     events.emit(Event::StateChanged { binding: binding.to_string(), from, to, at: SystemTime::now() });
 }
 
-pub(crate) fn push_warning(warnings: &mut Vec<String>, text: String) {
-    if warnings.len() < MAX_WARNINGS {
-        warnings.push(crate::error::normalize_message(&text, 512));
-    }
-}
+pub(crate) use crate::request::push_warning;
 
 /// Discovers the catalog at connect (state `discovering`), within
 /// `Timeouts::startup`, and adopts it as generation 1.
 async fn discover_at_connect(
     definition: &Definition,
     session: &SessionInfo,
-    service: &stack::Unfiltered,
+    service: CatalogService,
     feed: Arc<ChangeFeed>,
     events: &EventBus,
     timeouts: Timeouts,
@@ -885,7 +793,7 @@ async fn discover_at_connect(
         limits: definition.limits.resolved(),
         filter: definition.tool_filter.clone(),
     };
-    let discovery = CatalogCell::discover(ctx, service.clone(), feed, events.clone(), definition.refresh);
+    let discovery = CatalogCell::discover(ctx, service, feed, events.clone(), definition.refresh);
     let outcome = match tokio::time::timeout(timeouts.startup, discovery).await {
         Ok(outcome) => outcome,
         Err(_) => Err(Error::new(

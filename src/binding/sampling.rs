@@ -71,9 +71,7 @@
 //! [`Binding::service`]: super::Binding::service
 
 use serde_json::Value;
-use std::collections::BTreeMap;
-use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -82,8 +80,8 @@ use tower::ServiceExt;
 use super::events::{Event, EventBus};
 use super::handlers::SamplingService;
 use super::inbound::rpc_error;
+use crate::config::limits::Limits;
 use crate::error::{normalize_message, Error, FailureClass};
-use crate::limits::Limits;
 use crate::protocol::content::Role;
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::sampling::{
@@ -98,32 +96,7 @@ pub const SAMPLING_REFUSED_CODE: i64 = -1;
 /// The longest model name kept in an event.
 const MAX_MODEL_NAME_BYTES: usize = 256;
 
-tokio::task_local! {
-    static SAMPLING_DEPTH: u32;
-}
-
-/// The sampling depth of the current task: *n* inside the host's sampling
-/// service serving a depth-*n* request (and in what it awaits), 0 elsewhere.
-pub fn sampling_depth() -> u32 {
-    SAMPLING_DEPTH.try_with(|d| *d).unwrap_or(0)
-}
-
-/// Runs `future` at sampling depth `depth`: what a sampling handler wraps
-/// around work it spawns onto another task, so that requests made there are
-/// still counted in its chain.
-///
-/// ```
-/// use mcp_stack::binding::{sampling_depth, with_sampling_depth};
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let depth = 2; // inside a handler: sampling_depth()
-/// let task = tokio::spawn(with_sampling_depth(depth, async { sampling_depth() }));
-/// assert_eq!(task.await.unwrap(), 2);
-/// # }
-/// ```
-pub async fn with_sampling_depth<F: Future>(depth: u32, future: F) -> F::Output {
-    SAMPLING_DEPTH.scope(depth, future).await
-}
+pub use crate::layer::sampling_depth::{sampling_depth, with_sampling_depth};
 
 /// What a server asks the host's model, as the host's sampling service sees
 /// it.
@@ -227,47 +200,7 @@ impl SampleOutcome {
     }
 }
 
-/// Requests in flight from sampling handlers, by depth.
-#[derive(Debug, Default)]
-pub(crate) struct DepthTracker {
-    in_flight: Mutex<BTreeMap<u32, usize>>,
-}
-
-/// Counts one outbound request at its depth until dropped.
-#[derive(Debug)]
-pub(crate) struct OutboundGuard {
-    tracker: Arc<DepthTracker>,
-    depth: u32,
-}
-
-impl Drop for OutboundGuard {
-    fn drop(&mut self) {
-        let mut map = self.tracker.in_flight.lock().expect("depth lock");
-        if let Some(count) = map.get_mut(&self.depth) {
-            *count -= 1;
-            if *count == 0 {
-                map.remove(&self.depth);
-            }
-        }
-    }
-}
-
-impl DepthTracker {
-    /// Records a request sent from the current task, if it is sampling work.
-    pub(crate) fn track(self: &Arc<Self>) -> Option<OutboundGuard> {
-        let depth = sampling_depth();
-        if depth == 0 {
-            return None;
-        }
-        *self.in_flight.lock().expect("depth lock").entry(depth).or_insert(0) += 1;
-        Some(OutboundGuard { tracker: self.clone(), depth })
-    }
-
-    /// The depth of a sampling request arriving now.
-    fn arrival_depth(&self) -> u32 {
-        self.in_flight.lock().expect("depth lock").keys().next_back().map_or(1, |d| d + 1)
-    }
-}
+use crate::layer::sampling_depth::DepthTracker;
 
 /// The sampling side of a binding's inbound handler.
 pub(crate) struct Sampler {
@@ -548,10 +481,13 @@ mod tests {
     async fn depth_is_one_past_the_deepest_request_in_flight() {
         let tracker = Arc::new(DepthTracker::default());
         assert_eq!(tracker.arrival_depth(), 1);
-        assert!(tracker.track().is_none(), "no depth outside a handler");
-        let (g1, g2) = with_sampling_depth(1, async { (tracker.track(), tracker.track()) }).await;
+        assert!(tracker.track(sampling_depth()).is_none(), "no depth outside a handler");
+        let (g1, g2) = with_sampling_depth(1, async {
+            (tracker.track(sampling_depth()), tracker.track(sampling_depth()))
+        })
+        .await;
         assert_eq!(tracker.arrival_depth(), 2);
-        let g3 = with_sampling_depth(2, async { tracker.track() }).await;
+        let g3 = with_sampling_depth(2, async { tracker.track(sampling_depth()) }).await;
         assert_eq!(tracker.arrival_depth(), 3);
         drop(g3);
         assert_eq!(tracker.arrival_depth(), 2);

@@ -1,87 +1,61 @@
-//! The binding's stack as one named service.
-//!
-//! The stack is a concrete type, not a boxed one: a `BoxCloneSyncService`
-//! would cost an allocation for every clone of the service (and callers
-//! clone it for every call, as `oneshot` consumes it) and one for every
-//! call's future, and would hide the layers' futures behind a virtual call.
-//! [`BindingService`] names the stack instead, and its future,
-//! [`BindingFuture`], is the layers' own futures nested in one value.
-//!
-//! A [`BindingService`] is a handle to the stack, one pointer wide. A call
-//! needs the stack mutably (tower's `call` takes `&mut self`), and it needs
-//! nothing reserved in advance: the outer layers (the tool filter, the
-//! deadline) are always ready and drive the layers below them to readiness
-//! inside each call's future, and every layer leaves itself as it was
-//! before the call once `call` returns (what it reserved has moved into the
-//! call's future). So the handle keeps one copy of the stack that any call
-//! may borrow for the moment of its `call`, behind a `try_lock`: a call
-//! that finds it borrowed (another thread is inside `call` at that instant)
-//! works on a fresh copy instead, so no call ever waits for another. This
-//! is what tower's `svc.clone().call()` does, without copying the stack in
-//! the common case: a copy takes and gives back a reference count for every
-//! shared part (the timer, the routes, the gate, the limit, the retry
-//! budget, the connection), and the copy that is kept lets the layers keep
-//! what they looked up between calls (the reconnect layer's live
-//! connection).
+//! The binding's stack: the handle users call ([`BindingService`]), the
+//! parts a custom stack is made of ([`StackParts`]), and the builder that
+//! puts user layers inside a live binding ([`BindingBuilder`]).
 
 use pin_project_lite::pin_project;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, TryLockError};
-use std::task::{Context, Poll};
-use tower::limit::ConcurrencyLimit;
-use tower::retry::Retry;
-use tower::util::MapRequest;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use tower::limit::ConcurrencyLimitLayer;
+use tower::retry::RetryLayer;
+use tower::util::BoxCloneService;
+use tower::{Layer, ServiceBuilder};
 use tower_service::Service;
 
+use super::{Binding, Definition, Handlers};
+use crate::catalog::CatalogGuard;
+use crate::config::Limits;
 use crate::error::Error;
+use crate::layer::entry::Entry;
 use crate::layer::reconnect::SharedRequests;
-use crate::layer::{Deadline, ProgressService, ResultLimit, SafeRetry, ToolCallGate, ToolFilterService};
-use crate::request::{McpRequest, McpResponse};
+use crate::layer::tool_filter::ToolFilter;
+use crate::layer::{
+    Deadline, ProgressLayer, ProgressRouter, Reconnect, ResultLimitLayer, SafeRetry, SamplingDepth,
+    ToolCallGateLayer,
+};
+use crate::request::{BoxMcpService, McpRequest, McpResponse};
 
-/// From the retry layer down, requests are shared (see the module docs of
-/// [`crate::binding`], position 7).
-pub(crate) type Share = fn(McpRequest) -> Arc<McpRequest>;
+/// Everything above the point where the stack is driven to readiness: the
+/// checks that refuse before any I/O, the sampling-depth count (which must
+/// run on the caller's task), and the deadline.
+type Front = ToolFilter<CatalogGuard<SamplingDepth<Deadline<Entry>>>>;
 
-/// Everything below the tool filter: what the catalog reads the server's
-/// whole offering through.
-pub(crate) type Unfiltered = Deadline<
-    ResultLimit<
-        ProgressService<ToolCallGate<ConcurrencyLimit<MapRequest<Retry<SafeRetry, SharedRequests>, Share>>>>,
-    >,
->;
-
-type Filtered = ToolFilterService<Unfiltered>;
-
-/// A binding's whole stack, filter included: what [`Binding::service`]
-/// returns, for sending requests the binding has no method for. Cheap to
-/// clone; clones share the connection, the gate, the limits and the
-/// progress routes.
+/// A binding's whole stack: what [`Binding::service`] returns, for sending
+/// requests through the same layers as the binding's own methods (and for
+/// requests the binding has no method for). Cheap to clone; clones share the
+/// connection, the gate, the limits and the progress routes.
 ///
-/// [`Binding::service`]: crate::Binding::service
+/// It is always ready, as tower's `Buffer` is: each call drives the stack
+/// below the deadline to readiness inside its own future, so every wait
+/// counts against the call's deadline (see [the stack](crate::binding#the-stack)).
+/// Errors carry the binding's name.
 #[derive(Clone)]
 pub struct BindingService {
-    stacks: Arc<Stacks>,
-}
-
-/// The stack as built, and the copy calls borrow (see the module docs).
-struct Stacks {
-    /// Never called: what a call copies when `spare` is borrowed.
-    built: Filtered,
-    spare: Mutex<Filtered>,
+    front: Front,
+    binding: Arc<str>,
 }
 
 impl BindingService {
-    pub(crate) fn new(stack: Filtered) -> Self {
-        let spare = Mutex::new(stack.clone());
-        BindingService { stacks: Arc::new(Stacks { built: stack, spare }) }
+    pub(super) fn new(front: Front, binding: &str) -> Self {
+        BindingService { front, binding: binding.into() }
     }
 }
 
 impl fmt::Debug for BindingService {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BindingService").finish_non_exhaustive()
+        f.debug_struct("BindingService").field("binding", &self.binding).finish_non_exhaustive()
     }
 }
 
@@ -90,28 +64,12 @@ impl Service<McpRequest> for BindingService {
     type Error = Error;
     type Future = BindingFuture;
 
-    /// Always ready, as the tool filter is: readiness below it is awaited
-    /// inside each call, under the call's deadline.
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.front.poll_ready(cx)
     }
 
     fn call(&mut self, req: McpRequest) -> BindingFuture {
-        // The filter is always ready, so its `poll_ready` is not called (it
-        // would only answer `Ready`).
-        let inner = match self.stacks.spare.try_lock() {
-            Ok(mut spare) => spare.call(req),
-            Err(TryLockError::WouldBlock) => Filtered::clone(&self.stacks.built).call(req),
-            Err(TryLockError::Poisoned(poisoned)) => {
-                // A call panicked inside the stack, which may have kept what
-                // it reserved: start over from a copy of the built stack.
-                let mut spare = poisoned.into_inner();
-                *spare = Filtered::clone(&self.stacks.built);
-                self.stacks.spare.clear_poison();
-                spare.call(req)
-            }
-        };
-        BindingFuture { inner }
+        BindingFuture { inner: self.front.call(req), binding: Some(self.binding.clone()) }
     }
 }
 
@@ -119,7 +77,8 @@ pin_project! {
     /// The future of one call through a [`BindingService`].
     pub struct BindingFuture {
         #[pin]
-        inner: <Filtered as Service<McpRequest>>::Future,
+        inner: <Front as Service<McpRequest>>::Future,
+        binding: Option<Arc<str>>,
     }
 }
 
@@ -133,7 +92,10 @@ impl Future for BindingFuture {
     type Output = Result<McpResponse, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().inner.poll(cx)
+        let this = self.project();
+        let out = ready!(this.inner.poll(cx));
+        let binding = this.binding.take().expect("BindingFuture polled after completion");
+        Poll::Ready(out.map_err(|e| e.with_binding(&*binding)))
     }
 }
 
@@ -146,93 +108,195 @@ const _: fn() = || {
     future::<BindingFuture>();
 };
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// From the retry layer down, requests are shared: what the retry layer
+/// keeps to send again is a reference count, not a copy of the params.
+type Share = fn(McpRequest) -> Arc<McpRequest>;
 
-    /// What a caller clones and moves per call: a handle, and a future whose
-    /// size is the layers' own state, with the rare states (waiting for
-    /// readiness, a retry's delay, a progress route) boxed. A regression
-    /// here shows as copying in every call (see `benches/overhead.rs`).
-    #[test]
-    fn the_handle_is_a_pointer_and_the_future_stays_small() {
-        assert_eq!(std::mem::size_of::<BindingService>(), std::mem::size_of::<usize>());
-        let future = std::mem::size_of::<BindingFuture>();
-        assert!(future <= 288, "a call's future grew to {future} bytes");
+/// The parts of a binding's default stack, for building another one with
+/// [`BindingBuilder::stack`]: the layers, configured from the
+/// [`Definition`], and the bottom service over the live connection.
+///
+/// Whatever stack is built from them, the binding keeps its catalog, events,
+/// handlers, reconnect and session renewal: those live in the bottom
+/// service and around the stack, not in these layers. A stack without
+/// [`StackParts::result_limit`] takes results unbounded, one without
+/// [`StackParts::progress`] never delivers progress, one without
+/// [`StackParts::tool_gate`] lets tool calls run in parallel: the choice is
+/// the builder's.
+pub struct StackParts {
+    limits: Limits,
+    allow_parallel_calls: bool,
+    progress: ProgressRouter,
+    retry: SafeRetry,
+    reconnect: Reconnect,
+}
+
+impl fmt::Debug for StackParts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StackParts").field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+impl StackParts {
+    /// Bounds results by the definition's [`Limits`].
+    pub fn result_limit(&self) -> ResultLimitLayer {
+        ResultLimitLayer::new(self.limits)
     }
 
-    async fn demo() -> (crate::Binding, BindingService) {
-        let definition = crate::Definition::new("demo", crate::demo::factory());
-        let binding = crate::Binding::connect(definition, crate::Handlers::default()).await.unwrap();
-        let service = binding.service();
-        (binding, service)
+    /// Attaches progress tokens and routes `notifications/progress` to the
+    /// caller's sink.
+    pub fn progress(&self) -> ProgressLayer {
+        ProgressLayer::new(self.progress.clone())
     }
 
-    fn echo_request(message: &str) -> McpRequest {
-        let params = serde_json::json!({ "name": "echo", "arguments": { "message": message } });
-        McpRequest::with_value("tools/call", params)
+    /// One tool call at a time, unless the definition allows parallel calls.
+    pub fn tool_gate(&self) -> ToolCallGateLayer {
+        ToolCallGateLayer::new(self.allow_parallel_calls)
     }
 
-    fn text(rsp: McpResponse) -> String {
-        rsp.result["content"][0]["text"].as_str().unwrap_or_default().to_string()
+    /// At most `Limits::max_concurrent_requests` requests in flight.
+    pub fn concurrency_limit(&self) -> ConcurrencyLimitLayer {
+        ConcurrencyLimitLayer::new(self.limits.max_concurrent_requests)
     }
 
-    async fn echo(service: &BindingService, message: &str) -> Result<String, Error> {
-        use tower::ServiceExt;
-        Ok(text(service.clone().oneshot(echo_request(message)).await?))
+    /// The bottom service: whichever connection is live, reconnected by the
+    /// binding's supervisor, with forgotten sessions renewed. No retries.
+    pub fn reconnect(&self) -> Reconnect {
+        self.reconnect.clone()
     }
 
-    #[tokio::test]
-    async fn a_call_that_finds_the_spare_borrowed_works_on_a_copy() {
-        let (binding, service) = demo().await;
-        let borrowed = service.stacks.spare.lock().unwrap();
-        let call = service.clone().call(echo_request("copy"));
-        drop(borrowed);
-        assert_eq!(text(call.await.unwrap()), "copy");
-        assert_eq!(echo(&service, "spare").await.unwrap(), "spare");
-        binding.close().await;
+    /// The bottom service with the binding's retry policy above it
+    /// ([`SafeRetry`]: only what is safe to repeat), as the default stack
+    /// has it.
+    pub fn retrying_reconnect(&self) -> BoxMcpService {
+        BoxCloneService::new(self.retrying())
     }
 
-    #[tokio::test]
-    async fn a_panic_inside_the_stack_leaves_a_fresh_spare() {
-        let (binding, service) = demo().await;
-        let stacks = service.stacks.clone();
-        let panicked = std::thread::spawn(move || {
-            let _spare = stacks.spare.lock().unwrap();
-            panic!("a call panicked while it held the spare");
-        })
-        .join();
-        assert!(panicked.is_err() && service.stacks.spare.is_poisoned());
-        assert_eq!(echo(&service, "after").await.unwrap(), "after");
-        assert!(!service.stacks.spare.is_poisoned());
-        binding.close().await;
+    fn retrying(&self) -> tower::util::MapRequest<tower::retry::Retry<SafeRetry, SharedRequests>, Share> {
+        ServiceBuilder::new()
+            .map_request(Arc::new as Share)
+            .layer(RetryLayer::new(self.retry.clone()))
+            .service(SharedRequests(self.reconnect.clone()))
     }
 
-    /// Calls from several threads at once through clones of one service: some
-    /// borrow the spare, the others work on copies, and every call is served
-    /// and leaves the stack as it found it.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn calls_from_many_threads_share_one_service() {
-        let (binding, service) = demo().await;
-        let tasks: Vec<_> = (0..8)
-            .map(|task| {
-                let service = service.clone();
-                tokio::spawn(async move {
-                    for call in 0..100 {
-                        let message = format!("{task}/{call}");
-                        assert_eq!(echo(&service, &message).await.unwrap(), message);
-                    }
-                })
-            })
-            .collect();
-        for task in tasks {
-            task.await.unwrap();
+    /// The default stack, outermost first: result limit, progress, tool-call
+    /// gate, concurrency limit, retry, reconnect (why this order: the
+    /// [binding docs](crate::binding#the-stack)).
+    pub fn default_stack(self) -> BoxMcpService {
+        let stack = ServiceBuilder::new()
+            .layer(self.result_limit())
+            .layer(self.progress())
+            .layer(self.tool_gate())
+            .layer(self.concurrency_limit())
+            .service(self.retrying());
+        BoxCloneService::new(stack)
+    }
+}
+
+/// A user layer, applied to the boxed stack below it.
+type UserLayer = Box<dyn Fn(BoxMcpService) -> BoxMcpService + Send + Sync>;
+type CustomStack = Box<dyn FnOnce(StackParts) -> BoxMcpService + Send>;
+
+/// Builds a [`Binding`] with the host's handlers and user layers:
+/// `Binding::builder(definition).handlers(handlers).layer(a).layer(b).connect().await`.
+///
+/// User layers sit inside the stack, below the deadline and above the
+/// result limit; the [binding docs](crate::binding#user-layers) say exactly
+/// what they see.
+pub struct BindingBuilder {
+    pub(super) definition: Definition,
+    pub(super) handlers: Handlers,
+    layers: Vec<UserLayer>,
+    stack: Option<CustomStack>,
+}
+
+impl fmt::Debug for BindingBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BindingBuilder")
+            .field("definition", &self.definition)
+            .field("layers", &self.layers.len())
+            .field("custom_stack", &self.stack.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl BindingBuilder {
+    pub(super) fn new(definition: Definition) -> Self {
+        BindingBuilder { definition, handlers: Handlers::default(), layers: Vec::new(), stack: None }
+    }
+
+    /// The host's services for what the server asks (elicitation,
+    /// sampling, roots, logs, events). None by default.
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.handlers = handlers;
+        self
+    }
+
+    /// Adds a user layer. The first one added is the outermost; every one
+    /// sees every request the binding sends for the host, including the
+    /// catalog's own list calls after a change.
+    ///
+    /// The layer wraps the stack below it as a boxed [`BoxMcpService`], and
+    /// its service is boxed in turn, so each user layer costs each call two
+    /// small allocations (a clone of the boxed service and its boxed
+    /// future) and a dynamic call: well under a microsecond, against the
+    /// tens of microseconds of the shortest exchange with a server.
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: Layer<BoxMcpService> + Send + Sync + 'static,
+        L::Service: Service<McpRequest, Response = McpResponse, Error = Error> + Clone + Send + 'static,
+        <L::Service as Service<McpRequest>>::Future: Send + 'static,
+    {
+        self.layers.push(Box::new(move |inner| BoxCloneService::new(layer.layer(inner))));
+        self
+    }
+
+    /// Replaces the default stack between the user layers and the
+    /// connection with the one `build` makes from the binding's
+    /// [`StackParts`]. The catalog, events, handlers, reconnect and session
+    /// renewal stay, and so do the tool filter, the catalog's call checks,
+    /// the sampling-depth count and the deadline above it.
+    pub fn stack(mut self, build: impl FnOnce(StackParts) -> BoxMcpService + Send + 'static) -> Self {
+        self.stack = Some(Box::new(build));
+        self
+    }
+
+    /// Connects (see [`Binding::connect`]).
+    pub async fn connect(self) -> Result<Binding, Error> {
+        Binding::connect_with(self).await
+    }
+
+    /// The stack below the deadline: the default one or the custom one,
+    /// under the user layers.
+    pub(super) fn build_stack(
+        layers: Vec<UserLayer>,
+        stack: Option<CustomStack>,
+        parts: StackParts,
+    ) -> BoxMcpService {
+        let mut service = match stack {
+            Some(build) => build(parts),
+            None => parts.default_stack(),
+        };
+        // The first layer added is the outermost, so it is applied last.
+        for layer in layers.into_iter().rev() {
+            service = layer(service);
         }
-        // Nothing reserved was left behind: tool calls take the binding's
-        // one-at-a-time gate (the default), so a permit kept by the spare or
-        // a copy would hold the next call forever.
-        let last = tokio::time::timeout(std::time::Duration::from_secs(10), echo(&service, "last")).await;
-        assert_eq!(last.expect("the gate was given back").unwrap(), "last");
-        binding.close().await;
+        service
+    }
+
+    pub(super) fn into_parts(self) -> (Definition, Handlers, Vec<UserLayer>, Option<CustomStack>) {
+        (self.definition, self.handlers, self.layers, self.stack)
+    }
+}
+
+impl StackParts {
+    pub(super) fn new(
+        limits: Limits,
+        allow_parallel_calls: bool,
+        progress: ProgressRouter,
+        retry: SafeRetry,
+        reconnect: Reconnect,
+    ) -> Self {
+        StackParts { limits, allow_parallel_calls, progress, retry, reconnect }
     }
 }

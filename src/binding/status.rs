@@ -150,4 +150,9 @@ pub struct Status {
     /// Server log records dropped because the host's log service fell
     /// behind (see [`crate::binding::logging`]).
     pub dropped_logs: u64,
+    /// Calls in flight that asked for progress: their routes are open. It
+    /// returns to 0 when they end, however they end.
+    pub progress_routes: usize,
+    /// Progress reports dropped because a caller's sink fell behind.
+    pub dropped_progress: u64,
 }

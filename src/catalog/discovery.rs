@@ -17,13 +17,14 @@ use super::{
     MAX_DESCRIPTION_BYTES, MAX_META_BYTES, MAX_MIME_TYPE_BYTES, MAX_PROMPT_ARGUMENTS, MAX_TITLE_BYTES,
     MAX_URI_BYTES,
 };
-use crate::binding::{push_warning, ToolFilter};
+use crate::config::limits::Limits;
+use crate::config::ToolFilter;
 use crate::error::{normalize_message, truncate_utf8, Error, FailureClass};
-use crate::limits::Limits;
 use crate::protocol::methods;
 use crate::protocol::prompts::Prompt;
 use crate::protocol::resources::{Resource, ResourceTemplate};
 use crate::protocol::tools::Tool;
+use crate::request::push_warning;
 use crate::request::{McpRequest, McpResponse};
 use crate::session::SessionInfo;
 

@@ -24,10 +24,11 @@ use jsonschema::Validator;
 use super::discovery::{build, BadPage, BuildContext, Offering};
 use super::schema;
 use super::{Catalog, Family, Tolerance, REFRESH_DEBOUNCE};
-use crate::binding::{push_warning, Event, EventBus, Failure, Unfiltered};
-use crate::content::ToolResult;
+use crate::binding::{Event, EventBus, Failure};
+use crate::content::ResultMarks;
 use crate::error::{Error, FailureClass};
 use crate::layer::retry::RetryPolicy;
+use crate::request::McpResponse;
 use crate::session::SessionInfo;
 
 /// The most compiled output schemas cached per binding.
@@ -135,13 +136,15 @@ pub(crate) struct CatalogStatus {
 #[derive(Debug)]
 pub(crate) struct CallPlan {
     catalog: Arc<Catalog>,
-    tool: Option<usize>,
+    /// The tool's index in the adopted generation; its raw name when the
+    /// generation does not list it.
+    tool: Result<usize, String>,
 }
 
 /// A binding's generations and its refresh task. See the module docs.
 pub(crate) struct CatalogCell {
     ctx: BuildContext,
-    service: Unfiltered,
+    service: super::CatalogService,
     feed: Arc<ChangeFeed>,
     events: EventBus,
     state: Mutex<Generations>,
@@ -176,7 +179,7 @@ impl CatalogCell {
     /// generation 1 and starts the refresh task.
     pub(crate) async fn discover(
         ctx: BuildContext,
-        service: Unfiltered,
+        service: super::CatalogService,
         feed: Arc<ChangeFeed>,
         events: EventBus,
         refresh_policy: RetryPolicy,
@@ -419,38 +422,38 @@ impl CatalogCell {
                 ));
             }
         }
+        let tool = tool.ok_or_else(|| raw_name.to_string());
         Ok(CallPlan { catalog, tool })
     }
 
-    /// Validates a result's structured content against the planned tool's
-    /// output schema; what a failure does follows the profile.
-    pub(crate) fn check_result(
-        &self,
-        plan: &CallPlan,
-        raw_name: &str,
-        result: &mut ToolResult,
-        structured_withheld: bool,
-    ) -> Result<(), Error> {
-        let Some(i) = plan.tool else {
-            push_warning(
-                &mut result.warnings,
-                format!(
+    /// Validates a `tools/call` response's structured content against the
+    /// planned tool's output schema; what a failure does follows the
+    /// profile.
+    pub(crate) fn check_response(&self, plan: &CallPlan, rsp: &mut McpResponse) -> Result<(), Error> {
+        let i = match &plan.tool {
+            Ok(i) => *i,
+            Err(raw_name) => {
+                rsp.warn(format!(
                     "tool {raw_name:?} is not in the adopted catalog (generation {}); its result is not validated",
                     plan.catalog.generation
-                ),
-            );
-            return Ok(());
+                ));
+                return Ok(());
+            }
         };
         let spec = &plan.catalog.tools[i];
+        let raw_name = &spec.raw_name;
         let (Some(schema), Some(digest)) = (&spec.output_schema, &spec.output_schema_digest) else {
             return Ok(());
         };
         // An error result, or one whose structured content a limit dropped
         // (the limit already warned), has nothing to validate.
-        if result.is_error || (structured_withheld && result.structured.is_none()) {
+        let is_error = rsp.result.get("isError").and_then(serde_json::Value::as_bool).unwrap_or(false);
+        let withheld = rsp.extensions.get::<ResultMarks>().is_some_and(|m| m.structured_dropped().is_some());
+        let structured = rsp.result.get("structuredContent").filter(|v| !v.is_null());
+        if is_error || (withheld && structured.is_none()) {
             return Ok(());
         }
-        let problem = match &result.structured {
+        let problem = match structured {
             None => Some("has no structuredContent although the tool declares an output schema".to_string()),
             Some(value) => {
                 let validator = self.validator(digest, schema)?;
@@ -461,13 +464,12 @@ impl CatalogCell {
         };
         let Some(problem) = problem else { return Ok(()) };
         if self.ctx.profile.allows(Tolerance::StructuredContentMismatch) {
-            result.structured = None;
-            push_warning(
-                &mut result.warnings,
-                format!(
-                    "the result of tool {raw_name:?} {problem}; structured content dropped (structured_content_mismatch)"
-                ),
-            );
+            if let Some(result) = rsp.result.as_object_mut() {
+                result.remove("structuredContent");
+            }
+            rsp.warn(format!(
+                "the result of tool {raw_name:?} {problem}; structured content dropped (structured_content_mismatch)"
+            ));
             Ok(())
         } else {
             Err(Error::new(

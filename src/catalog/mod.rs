@@ -68,7 +68,7 @@
 //!
 //! Count limits keep what fits rather than refusing the catalog: a host is
 //! better served by the first thousand tools and a warning than by no
-//! binding. Warnings are bounded (the first [`crate::binding::MAX_WARNINGS`]
+//! binding. Warnings are bounded (the first [`crate::request::MAX_WARNINGS`]
 //! are kept, each at most 512 bytes).
 //!
 //! # Bad entries and bad pages
@@ -126,12 +126,19 @@ pub mod schema;
 
 mod discovery;
 mod generation;
+mod guard;
 
 pub use profile::{Profile, Tolerance};
 
 pub(crate) use discovery::{page_through, BadPage, BuildContext};
 pub use generation::RefreshOutcome;
 pub(crate) use generation::{CatalogCell, ChangeFeed};
+pub(crate) use guard::CatalogGuard;
+
+/// What the catalog reads the server's whole offering through: the
+/// binding's stack below its tool filter and call checks, under the
+/// request deadline (see [`crate::binding`]).
+pub(crate) type CatalogService = crate::layer::Deadline<crate::layer::entry::Entry>;
 
 use serde_json::{Map, Value};
 use std::fmt;

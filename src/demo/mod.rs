@@ -580,7 +580,10 @@ pub async fn serve_stdio() {
     }
     let transport = Transport {
         sender: Arc::new(Out(tokio::sync::Mutex::new(tokio::io::stdout()))),
-        receiver: Box::new(In(FrameReader::new(tokio::io::stdin(), crate::limits::DEFAULT_MAX_FRAME_BYTES))),
+        receiver: Box::new(In(FrameReader::new(
+            tokio::io::stdin(),
+            crate::config::limits::DEFAULT_MAX_FRAME_BYTES,
+        ))),
     };
     serve(transport).await
 }

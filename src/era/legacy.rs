@@ -17,9 +17,9 @@ use serde_json::Value;
 use std::sync::Arc;
 
 use super::Era;
+use crate::config::limits::MAX_INSTRUCTIONS_BYTES;
 use crate::connection::Connection;
 use crate::error::{Error, FailureClass};
-use crate::limits::MAX_INSTRUCTIONS_BYTES;
 use crate::protocol::lifecycle::{ClientCapabilities, Implementation, InitializeParams, InitializeResult};
 use crate::protocol::{is_supported_version, methods, LATEST_LEGACY_VERSION};
 use crate::session::{ServerIdentity, SessionInfo};

@@ -1,27 +1,37 @@
 //! The per-binding middleware, one concern per module, each a
-//! `tower::Layer`.
+//! `tower::Layer`: `FooLayer` makes `Foo<S>`, whose future is
+//! `foo::future::ResponseFuture`.
 //!
 //! A binding's default stack is assembled in [`crate::binding`], outermost
 //! first; each module documents what it adds and why it sits where it does.
+//! Every layer passes readiness through (`poll_ready` is the inner
+//! service's) except the tool-call gate, whose wait depends on the request
+//! (see [`tool_gate`]).
+//!
+//! Two services are named like the types they enforce or route:
+//! [`tool_filter::ToolFilter`] (the service) enforces a
+//! [`crate::ToolFilter`] (the policy), and [`progress::Progress`] (the
+//! service) routes [`crate::Progress`] reports. Only the layers are
+//! re-exported here.
 
-mod call;
 pub mod deadline;
+pub(crate) mod entry;
 pub mod progress;
 pub mod reconnect;
 pub mod result_limit;
 pub mod retry;
+pub mod sampling_depth;
 pub mod tool_filter;
 pub mod tool_gate;
 
 pub use deadline::{Deadline, DeadlineLayer};
-pub use progress::{ProgressLayer, ProgressRouter, ProgressService, ProgressTracker};
+pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};
 pub use reconnect::{Dialer, Reconnect, ReconnectLayer, ReconnectPolicy};
 pub use result_limit::{ResultLimit, ResultLimitLayer};
 pub use retry::{RetryBudget, RetryPolicy, SafeRetry};
-pub use tool_filter::{ToolFilterLayer, ToolFilterService};
+pub use sampling_depth::{SamplingDepth, SamplingDepthLayer};
+pub use tool_filter::ToolFilterLayer;
 pub use tool_gate::{ToolCallGate, ToolCallGateLayer};
-
-pub(crate) use call::Call;
 
 /// What the layers' unit tests share.
 #[cfg(test)]

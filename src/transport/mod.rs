@@ -218,8 +218,8 @@ impl ConnectConfig {
     pub fn new(binding: impl Into<String>) -> Self {
         ConnectConfig {
             binding: binding.into(),
-            max_frame_bytes: crate::limits::DEFAULT_MAX_FRAME_BYTES,
-            max_body_bytes: crate::limits::DEFAULT_MAX_BODY_BYTES,
+            max_frame_bytes: crate::config::limits::DEFAULT_MAX_FRAME_BYTES,
+            max_body_bytes: crate::config::limits::DEFAULT_MAX_BODY_BYTES,
             diagnostics: None,
         }
     }

@@ -1,41 +1,43 @@
 //! Absolute per-call deadlines.
 //!
-//! [`Deadline`] ends a call with class `deadline` when its deadline passes:
-//! the one the caller fixed in [`CallOpts::deadline`], or now plus the
-//! binding's request timeout, taken when the call enters the layer. The
-//! deadline is an instant, fixed before anything is sent, so nothing the
-//! server does can move it: progress notifications in particular never extend
-//! it (a deadline that reset on activity would be one the server controls).
+//! [`Deadline`] ends a call with [`Elapsed`] when its deadline passes: the
+//! one the caller fixed in [`CallOpts`] (an instant, or a timeout counted
+//! from the moment the call enters this layer), or else the layer's default
+//! timeout from that moment. The deadline is an instant, fixed before
+//! anything is sent, so nothing the server does can move it: progress
+//! notifications in particular never extend it (a deadline that reset on
+//! activity would be one the server controls).
 //!
-//! The wait for the inner service to become ready counts against the
-//! deadline: a call queued behind a concurrency limit or a reconnect gives up
-//! at its deadline like any other. That is why this layer does not pass
-//! `poll_ready` through: it is always ready, and each call drives the inner
-//! service to readiness inside its own deadline. The call polls the inner
-//! service once first: ready, it is called at once; otherwise the call's
-//! future takes the service it polled, to drive it, and leaves a clone in
-//! its place (so nothing the wait reserves stays behind in this service).
+//! It is tower's `Timeout` with an absolute, per-request deadline: readiness
+//! passes through (`poll_ready` is the inner service's), and the deadline
+//! covers the call's response future. It needs nothing of the crate but
+//! [`McpRequest`]: any inner service of it whose error can be made from
+//! [`Elapsed`] will do (`crate::Error` and tower's `BoxError` both can), and
+//! the inner service need not be `Clone`.
+//!
+//! A caller that waits for readiness before calling (`ServiceExt::ready`,
+//! `oneshot`) waits outside this layer's deadline, as with tower's
+//! `Timeout`. A binding bounds that wait too: its handle drives the stack to
+//! readiness inside each call's future, under the call's deadline (see
+//! [`crate::binding`]).
 //!
 //! The deadline it enforces is written into the request's
-//! [`CallOpts::deadline`] on its way down, so that the layers below (the
-//! retry policy, which never sleeps past it) work to the same instant.
+//! [`CallOpts::deadline`] on its way down (and `CallOpts::timeout` cleared),
+//! so that the layers below (the retry policy, which never sleeps past it)
+//! work to the same instant.
 //!
 //! On expiry the inner future is dropped, which cancels the request on the
 //! wire (the connection sends `notifications/cancelled`).
 //!
 //! # Timing
 //!
-//! The calls of one layer share one timer: a queue of their deadlines and
-//! one task that wakes each call when its deadline passes, rather than a
-//! tokio `Sleep` per call (why, and how, in the `timer` module's docs).
-//! Whether a call expired is decided by comparing its deadline with tokio's
-//! clock each time the call is polled (the first time, with the instant it
-//! entered the layer), so it holds exactly on tokio's paused clock too. The task runs on the runtime of the first call that waits and
-//! ends with the layer; calls must be polled within a tokio runtime, as for
-//! any tokio timer.
+//! Each call has its own tokio `Sleep`. The crate once kept one timer task
+//! per layer instead, to save the timer driver's wake-up per call; measured
+//! end to end over stdio that saved under 5% of a call (`benches/overhead.rs`
+//! has the figures), so the simpler primitive stays.
 //!
 //! A reply and the deadline that arrive in the same poll: the reply wins,
-//! because the inner future is polled first. A caller who got an answer gets it.
+//! because the inner future is polled first.
 //!
 //! ```
 //! # use mcp_stack::layer::DeadlineLayer;
@@ -55,45 +57,35 @@
 //! # }
 //! ```
 //!
+//! [`CallOpts`]: crate::request::CallOpts
 //! [`CallOpts::deadline`]: crate::request::CallOpts::deadline
 
 mod error;
 pub mod future;
 mod layer;
-mod timer;
 
 pub use error::Elapsed;
 pub use layer::DeadlineLayer;
 
-use std::fmt;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::Instant;
 use tower_service::Service;
 
-use timer::DeadlineTimer;
-
-use crate::error::Error;
 use crate::request::McpRequest;
 
 /// Ends calls at their absolute deadline. See the [module docs](self).
-///
-/// Clones share one timer (see [Timing](self#timing)).
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Deadline<S> {
     inner: S,
     default_timeout: Duration,
-    timer: DeadlineTimer,
 }
 
 impl<S> Deadline<S> {
-    /// Wraps `inner`; calls without a deadline get `default_timeout` from now.
+    /// Wraps `inner`; calls without a deadline get `default_timeout` from the
+    /// moment they enter.
     pub fn new(inner: S, default_timeout: Duration) -> Self {
-        Self::with_timer(inner, default_timeout, DeadlineTimer::default())
-    }
-
-    pub(crate) fn with_timer(inner: S, default_timeout: Duration, timer: DeadlineTimer) -> Self {
-        Deadline { inner, default_timeout, timer }
+        Deadline { inner, default_timeout }
     }
 
     /// The inner service.
@@ -112,37 +104,30 @@ impl<S> Deadline<S> {
     }
 }
 
-impl<S: fmt::Debug> fmt::Debug for Deadline<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Deadline")
-            .field("inner", &self.inner)
-            .field("default_timeout", &self.default_timeout)
-            .finish_non_exhaustive()
-    }
-}
-
 impl<S> Service<McpRequest> for Deadline<S>
 where
-    S: Service<McpRequest> + Clone,
-    S::Error: Into<Error>,
+    S: Service<McpRequest>,
+    S::Error: From<Elapsed>,
 {
     type Response = S::Response;
-    type Error = Error;
-    type Future = future::ResponseFuture<S, McpRequest>;
+    type Error = S::Error;
+    type Future = future::ResponseFuture<S::Future>;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        // Readiness is awaited inside each call, under its deadline.
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, mut req: McpRequest) -> Self::Future {
-        let now = Instant::now();
+        let entered = Instant::now();
+        let deadline = req.opts.deadline_from(entered, self.default_timeout);
         // Written into the request so that the layers below (the retry
         // policy) see the same instant this layer enforces.
-        let deadline = *req.opts.deadline.get_or_insert(now + self.default_timeout);
+        req.opts.deadline = Some(deadline);
+        req.opts.timeout = None;
         let method = future::method_name(&req.method);
-        let state = future::State::Running { call: crate::layer::Call::start(&mut self.inner, req) };
-        future::ResponseFuture::new(state, self.timer.entry(deadline), now, method)
+        let allowed = deadline.saturating_duration_since(entered);
+        let sleep = tokio::time::sleep_until(deadline);
+        future::ResponseFuture::new(self.inner.call(req), sleep, allowed, method)
     }
 }
 

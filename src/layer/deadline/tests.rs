@@ -4,11 +4,17 @@ use tokio_test::{assert_pending, assert_ready};
 use tower_test::mock;
 
 use super::*;
-use crate::error::FailureClass;
+use crate::error::{BoxError, FailureClass};
 use crate::request::{CallOpts, McpResponse};
 
 fn request(method: &str) -> McpRequest {
     McpRequest::new(method, Default::default())
+}
+
+/// The mock's error is tower's `BoxError`: the layer turns its expiry into
+/// whatever the inner error is made from, here a boxed [`Elapsed`].
+fn elapsed(err: &BoxError) -> &Elapsed {
+    err.downcast_ref::<Elapsed>().expect("the deadline's own error")
 }
 
 #[tokio::test(start_paused = true)]
@@ -26,7 +32,7 @@ async fn reply_before_deadline_passes_through() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn default_deadline_ends_the_call_and_drops_the_inner_future() {
+async fn default_deadline_ends_the_call() {
     let (mut svc, mut handle) =
         mock::spawn_layer::<McpRequest, McpResponse, _>(DeadlineLayer::new(Duration::from_secs(10)));
     assert_ready!(svc.poll_ready()).unwrap();
@@ -38,10 +44,21 @@ async fn default_deadline_ends_the_call_and_drops_the_inner_future() {
     assert_pending!(fut.poll());
     tokio::time::advance(Duration::from_millis(1)).await;
     let err = assert_ready!(fut.poll()).unwrap_err();
-    assert_eq!(err.class(), FailureClass::Deadline);
-    let elapsed = std::error::Error::source(&err).unwrap().downcast_ref::<Elapsed>().unwrap();
-    assert!(!elapsed.before_sending);
+    assert_eq!(elapsed(&err), &Elapsed { method: "tools/call".into(), allowed: Duration::from_secs(10) });
     drop(send);
+}
+
+#[tokio::test(start_paused = true)]
+async fn over_the_crates_error_expiry_is_class_deadline() {
+    let inner =
+        tower::service_fn(|_req: McpRequest| std::future::pending::<Result<McpResponse, crate::Error>>());
+    let mut svc = Deadline::new(inner, Duration::from_secs(1));
+    let mut fut = tokio_test::task::spawn(tower::Service::call(&mut svc, request("ping")));
+    assert_pending!(fut.poll());
+    tokio::time::advance(Duration::from_secs(1)).await;
+    let err = assert_ready!(fut.poll()).unwrap_err();
+    assert_eq!(err.class(), FailureClass::Deadline);
+    assert!(std::error::Error::source(&err).unwrap().is::<Elapsed>());
 }
 
 #[tokio::test(start_paused = true)]
@@ -83,25 +100,60 @@ async fn callers_deadline_overrides_the_default() {
     assert_pending!(fut.poll());
     let _pending = handle.next_request().await.unwrap();
     tokio::time::advance(Duration::from_secs(1)).await;
-    assert_eq!(assert_ready!(fut.poll()).unwrap_err().class(), FailureClass::Deadline);
+    assert_eq!(elapsed(&assert_ready!(fut.poll()).unwrap_err()).allowed, Duration::from_secs(1));
+}
+
+/// `CallOpts::with_timeout` counts from the moment the call enters the
+/// layer, not from when the options were built.
+#[tokio::test(start_paused = true)]
+async fn a_timeout_counts_from_entering_the_layer() {
+    let (mut svc, mut handle) =
+        mock::spawn_layer::<McpRequest, McpResponse, _>(DeadlineLayer::new(Duration::from_secs(60)));
+    let opts = CallOpts::default().with_timeout(Duration::from_secs(2));
+    tokio::time::advance(Duration::from_secs(5)).await;
+    let entered = Instant::now();
+    assert_ready!(svc.poll_ready()).unwrap();
+    let mut fut = tokio_test::task::spawn(svc.call(request("ping").opts(opts)));
+    assert_pending!(fut.poll());
+    let (req, _send) = handle.next_request().await.unwrap();
+    assert_eq!(req.opts.deadline, Some(entered + Duration::from_secs(2)));
+    assert_eq!(req.opts.timeout, None, "below the layer the deadline is absolute");
+    tokio::time::advance(Duration::from_millis(1_999)).await;
+    assert_pending!(fut.poll());
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert!(assert_ready!(fut.poll()).is_err());
 }
 
 #[tokio::test(start_paused = true)]
-async fn waiting_for_readiness_counts_against_the_deadline() {
+async fn with_a_deadline_and_a_timeout_the_earlier_wins() {
+    let now = Instant::now();
+    let both =
+        CallOpts::default().with_deadline(now + Duration::from_secs(3)).with_timeout(Duration::from_secs(5));
+    assert_eq!(both.deadline_from(now, Duration::from_secs(60)), now + Duration::from_secs(3));
+    let both =
+        CallOpts::default().with_deadline(now + Duration::from_secs(9)).with_timeout(Duration::from_secs(5));
+    assert_eq!(both.deadline_from(now, Duration::from_secs(60)), now + Duration::from_secs(5));
+    assert_eq!(
+        CallOpts::default().deadline_from(now, Duration::from_secs(60)),
+        now + Duration::from_secs(60)
+    );
+}
+
+/// Readiness passes through, as in tower's `Timeout`: the layer is ready
+/// exactly when the inner service is.
+#[tokio::test(start_paused = true)]
+async fn readiness_is_the_inner_services() {
     let (mut svc, mut handle) =
         mock::spawn_layer::<McpRequest, McpResponse, _>(DeadlineLayer::new(Duration::from_secs(5)));
     handle.allow(0);
-    assert_ready!(svc.poll_ready()).unwrap();
-    let mut fut = tokio_test::task::spawn(svc.call(request("ping")));
-    assert_pending!(fut.poll());
-    tokio::time::advance(Duration::from_secs(5)).await;
-    let err = assert_ready!(fut.poll()).unwrap_err();
-    assert_eq!(err.class(), FailureClass::Deadline);
-    let elapsed = std::error::Error::source(&err).unwrap().downcast_ref::<Elapsed>().unwrap();
-    assert!(elapsed.before_sending);
-    // Nothing was sent.
+    assert_pending!(svc.poll_ready());
     handle.allow(1);
-    assert_pending!(tokio_test::task::spawn(handle.next_request()).poll());
+    assert_ready!(svc.poll_ready()).unwrap();
+    handle.send_error(crate::Error::new(FailureClass::TransportClosed, "gone"));
+    // A clone starts with nothing reserved, and sees the inner failure.
+    let mut clone = svc.clone();
+    let err = assert_ready!(clone.poll_ready()).unwrap_err();
+    assert_eq!(err.downcast_ref::<crate::Error>().unwrap().class(), FailureClass::TransportClosed);
 }
 
 #[tokio::test(start_paused = true)]
@@ -131,56 +183,23 @@ async fn the_deadline_is_written_into_the_request() {
     assert!(assert_ready!(fut.poll()).is_ok());
 }
 
+/// The layer needs nothing of its inner service but `Service<McpRequest>`:
+/// not `Clone`, not the crate's response or error types.
 #[tokio::test(start_paused = true)]
-async fn a_ready_inner_service_is_called_at_once_without_a_clone() {
-    use crate::layer::test_support::CountsClones;
-    use tower::ServiceExt;
-    let clones = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut svc = Deadline::new(CountsClones(clones.clone()), Duration::from_secs(5));
-    for _ in 0..3 {
-        svc.ready().await.unwrap().call(request("ping")).await.unwrap();
+async fn any_inner_service_of_mcp_requests_will_do() {
+    struct NotClone;
+    impl Service<McpRequest> for NotClone {
+        type Response = usize;
+        type Error = BoxError;
+        type Future = std::future::Ready<Result<usize, BoxError>>;
+        fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+            Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, req: McpRequest) -> Self::Future {
+            std::future::ready(Ok(req.method.len()))
+        }
     }
-    assert_eq!(clones.load(std::sync::atomic::Ordering::SeqCst), 0);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_call_that_waited_for_readiness_leaves_nothing_reserved_behind() {
-    use tower::limit::ConcurrencyLimit;
-    use tower::ServiceExt;
-    let (inner, mut handle) = mock::pair::<McpRequest, McpResponse>();
-    let mut svc = Deadline::new(ConcurrencyLimit::new(inner, 1), Duration::from_secs(5));
-    // A holds the only permit.
-    let mut a = tokio_test::task::spawn(svc.ready().await.unwrap().call(request("ping")));
-    assert_pending!(a.poll());
-    let (_, reply_a) = handle.next_request().await.unwrap();
-    // B waits for it, then gives up: its place in the queue goes with it.
-    let mut b = tokio_test::task::spawn(svc.ready().await.unwrap().call(request("ping")));
-    assert_pending!(b.poll());
-    drop(b);
-    reply_a.send_response(McpResponse::new(serde_json::json!({})));
-    assert_ready!(a.poll()).unwrap();
-    drop(a); // tower's ConcurrencyLimit releases its permit with the future
-             // The permit is free for any clone: none was left waiting inside `svc`.
-    let mut c = tokio_test::task::spawn(svc.clone().oneshot(request("ping")));
-    assert_pending!(c.poll());
-    let sent = tokio::time::timeout(Duration::from_secs(1), handle.next_request()).await;
-    let (_, reply_c) = sent.expect("C got the permit").unwrap();
-    reply_c.send_response(McpResponse::new(serde_json::json!({})));
-    assert_ready!(c.poll()).unwrap();
-    drop(c);
-    // And `svc` itself still works.
-    let mut d = tokio_test::task::spawn(svc.oneshot(request("ping")));
-    assert_pending!(d.poll());
-    handle.next_request().await.unwrap().1.send_response(McpResponse::new(serde_json::json!({})));
-    assert_ready!(d.poll()).unwrap();
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_readiness_failure_is_the_calls_error() {
-    let (mut svc, mut handle) =
-        mock::spawn_layer::<McpRequest, McpResponse, _>(DeadlineLayer::new(Duration::from_secs(5)));
-    handle.send_error(Error::new(FailureClass::TransportClosed, "gone"));
-    assert_ready!(svc.poll_ready()).unwrap();
-    let mut fut = tokio_test::task::spawn(svc.call(request("ping")));
-    assert_eq!(assert_ready!(fut.poll()).unwrap_err().class(), FailureClass::TransportClosed);
+    use tower::{Layer, ServiceExt};
+    let svc = DeadlineLayer::new(Duration::from_secs(1)).layer(NotClone);
+    assert_eq!(svc.oneshot(request("ping")).await.unwrap(), 4);
 }

@@ -1,4 +1,4 @@
-//! The response future of [`ProgressService`](super::ProgressService).
+//! The response future of [`Progress`](super::Progress).
 
 use pin_project_lite::pin_project;
 use std::future::Future;

@@ -1,8 +1,8 @@
 use tower_layer::Layer;
 
-use super::{ProgressRouter, ProgressService};
+use super::{Progress, ProgressRouter};
 
-/// Applies [`ProgressService`] to a service, with routes kept in one
+/// Applies [`Progress`] to a service, with routes kept in one
 /// [`ProgressRouter`] shared with the connection's inbound side.
 #[derive(Debug, Clone)]
 pub struct ProgressLayer {
@@ -17,9 +17,9 @@ impl ProgressLayer {
 }
 
 impl<S> Layer<S> for ProgressLayer {
-    type Service = ProgressService<S>;
+    type Service = Progress<S>;
 
-    fn layer(&self, inner: S) -> ProgressService<S> {
-        ProgressService::new(inner, self.router.clone())
+    fn layer(&self, inner: S) -> Progress<S> {
+        Progress::new(inner, self.router.clone())
     }
 }

@@ -1,6 +1,6 @@
 //! Progress tokens and routing.
 //!
-//! [`Progress`](ProgressService) attaches a progress token to a request only
+//! [`Progress`](Progress) attaches a progress token to a request only
 //! when the caller installed a progress sink ([`CallOpts::progress`]):
 //! installing it is what asks the server for progress, and a call without a
 //! sink carries no token, so the server sends nothing for it.
@@ -63,15 +63,15 @@ use crate::request::McpRequest;
 
 /// Attaches progress tokens and keeps their routes. See the [module docs](self).
 #[derive(Debug, Clone)]
-pub struct ProgressService<S> {
+pub struct Progress<S> {
     inner: S,
     router: ProgressRouter,
 }
 
-impl<S> ProgressService<S> {
+impl<S> Progress<S> {
     /// Wraps `inner`, registering routes in `router`.
     pub fn new(inner: S, router: ProgressRouter) -> Self {
-        ProgressService { inner, router }
+        Progress { inner, router }
     }
 
     /// The inner service.
@@ -90,7 +90,7 @@ impl<S> ProgressService<S> {
     }
 }
 
-impl<S> Service<McpRequest> for ProgressService<S>
+impl<S> Service<McpRequest> for Progress<S>
 where
     S: Service<McpRequest>,
 {

@@ -6,7 +6,7 @@ use tower_layer::Layer;
 use tower_test::mock;
 
 use super::*;
-use crate::request::{CallOpts, McpResponse, Progress};
+use crate::request::{CallOpts, McpResponse, Progress as Report};
 
 fn progress_params(token: &str, n: f64) -> serde_json::Value {
     json!({"progressToken": token, "progress": n, "total": 10.0, "message": "step\nwith a newline"})
@@ -31,10 +31,10 @@ async fn reports_reach_only_their_call_and_stop_after_the_reply() {
     let router = ProgressRouter::new("b");
     let (mut svc, mut handle) =
         mock::spawn_layer::<McpRequest, McpResponse, _>(ProgressLayer::new(router.clone()));
-    let seen_a = Arc::new(Mutex::new(Vec::<Progress>::new()));
-    let seen_b = Arc::new(Mutex::new(Vec::<Progress>::new()));
+    let seen_a = Arc::new(Mutex::new(Vec::<Report>::new()));
+    let seen_b = Arc::new(Mutex::new(Vec::<Report>::new()));
 
-    let sink = |seen: &Arc<Mutex<Vec<Progress>>>| {
+    let sink = |seen: &Arc<Mutex<Vec<Report>>>| {
         let seen = seen.clone();
         CallOpts::default().with_progress(move |p| seen.lock().unwrap().push(p))
     };

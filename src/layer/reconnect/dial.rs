@@ -2,10 +2,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::config::limits::DEFAULT_STARTUP_TIMEOUT;
 use crate::connection::{Connection, InboundHandler};
 use crate::era::legacy;
 use crate::error::{Error, FailureClass};
-use crate::limits::DEFAULT_STARTUP_TIMEOUT;
 use crate::protocol::lifecycle::{ClientCapabilities, Implementation};
 use crate::session::SessionInfo;
 use crate::transport::{ConnectConfig, TransportFactory};
@@ -91,6 +91,18 @@ impl Dialer {
     /// The factory dialed through.
     pub fn factory(&self) -> &Arc<dyn TransportFactory> {
         &self.factory
+    }
+
+    /// Runs the `initialize` handshake again on `connection` (a session the
+    /// server forgot), within the dial timeout.
+    pub(crate) async fn initialize(&self, connection: &Connection) -> Result<SessionInfo, Error> {
+        let handshake = legacy::initialize(connection, self.capabilities.clone(), self.client.clone());
+        tokio::time::timeout(self.timeout, handshake).await.unwrap_or_else(|_| {
+            Err(Error::new(
+                FailureClass::StartupTimeout,
+                format!("the handshake of a renewed session did not finish within {:?}", self.timeout),
+            ))
+        })
     }
 
     /// Connects and runs the handshake. Fails with `startup_timeout` when

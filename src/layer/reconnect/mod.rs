@@ -45,6 +45,22 @@
 //! supervisor's task (the observer must not block); a report is made before
 //! the state it describes is published to callers.
 //!
+//! # A forgotten session
+//!
+//! A streamable-HTTP server may forget the session (404 on a request with
+//! its `Mcp-Session-Id`: [`SessionExpired`]). The request was not processed,
+//! so this layer renews the session at once on the same connection (the
+//! `initialize` handshake again, through the [`Dialer`]'s capabilities and
+//! client identity, within its timeout), reports it to the observer as a
+//! loss and a restore ([`Report::Lost`] with `attempt` 0, then
+//! [`Report::Restored`] with `attempts` 1), and sends the request once
+//! more: no replay. Once per request: a second expiry is the call's error,
+//! which the retry policy above does not repeat (see
+//! [`crate::layer::retry`]), so a server that forgets every session fails
+//! fast. Calls that see the same expiry at once share one renewal. Calls
+//! whose outcome became unknown with the old session end `indeterminate`
+//! (the transport reports them) and are never sent again.
+//!
 //! # Closing
 //!
 //! [`Reconnect::close`] (idempotent, from any clone) stops the supervisor
@@ -81,6 +97,7 @@
 //! [`RetryPolicy`]: crate::layer::retry::RetryPolicy
 //! [`ExponentialBackoff`]: tower::retry::backoff::ExponentialBackoff
 //! [`DeadlineLayer`]: crate::layer::DeadlineLayer
+//! [`SessionExpired`]: crate::transport::SessionExpired
 
 mod dial;
 mod error;
@@ -176,6 +193,49 @@ struct Shared {
     /// Its sender is owned by the supervisor task: `changed` fails once the
     /// task has finished.
     stopped: watch::Receiver<()>,
+    /// Renews a session the server forgot (see [A forgotten
+    /// session](self#a-forgotten-session)).
+    renewal: Renewal,
+}
+
+/// Renews forgotten sessions, one at a time.
+struct Renewal {
+    dialer: Dialer,
+    observer: Option<Observer>,
+    /// Sessions renewed so far: a call that saw `n` before it was sent, and
+    /// finds more than `n` when its session expired, was sent on a session
+    /// already replaced and only needs sending again.
+    renewed: AtomicU64,
+    one_at_a_time: tokio::sync::Mutex<()>,
+}
+
+impl Renewal {
+    /// Renews the session on `connection` unless one was renewed since
+    /// `seen`.
+    async fn renew(&self, seen: u64, connection: &Connection) -> Result<(), Error> {
+        let _one = self.one_at_a_time.lock().await;
+        if self.renewed.load(Ordering::Acquire) != seen {
+            return Ok(());
+        }
+        let message = "the server no longer knows the session; initializing again".to_string();
+        tracing::info!(target: "mcp_stack::reconnect", "{message}");
+        self.report(&Report::Lost {
+            class: FailureClass::TransportClosed,
+            message,
+            attempt: 0,
+            retry_in: Some(Duration::ZERO),
+        });
+        let session = self.dialer.initialize(connection).await?;
+        self.renewed.fetch_add(1, Ordering::Release);
+        self.report(&Report::Restored { session: Box::new(session), attempts: 1 });
+        Ok(())
+    }
+
+    fn report(&self, report: &Report) {
+        if let Some(observer) = &self.observer {
+            observer(report);
+        }
+    }
 }
 
 impl Shared {
@@ -264,7 +324,13 @@ impl Reconnect {
     fn spawn(first: Connection, dialer: Dialer, policy: ReconnectPolicy, observer: Option<Observer>) -> Self {
         let (link, _) = watch::channel(Link::Up(first.clone()));
         let (stopped_tx, stopped) = watch::channel(());
-        let shared = Arc::new(Shared { link, publishes: AtomicU64::new(0), stopped });
+        let renewal = Renewal {
+            dialer: dialer.clone(),
+            observer: observer.clone(),
+            renewed: AtomicU64::new(0),
+            one_at_a_time: tokio::sync::Mutex::new(()),
+        };
+        let shared = Arc::new(Shared { link, publishes: AtomicU64::new(0), stopped, renewal });
         let supervisor = supervisor::Supervisor { shared: shared.clone(), dialer, policy, observer };
         tokio::spawn(supervisor.run(first, stopped_tx));
         Reconnect {
@@ -369,20 +435,91 @@ impl Reconnect {
         assert!(std::mem::take(&mut self.reserved), "Reconnect::call without a successful poll_ready");
         &mut self.live.as_mut().expect("a reserved connection is kept until the next poll_ready").1
     }
+
+    /// Sends `req` on the reserved connection, renewing a forgotten session
+    /// once.
+    fn send(&mut self, req: Arc<McpRequest>) -> ResponseFuture {
+        let seen = self.life.0.renewal.renewed.load(Ordering::Acquire);
+        let connection = self.take_reserved().clone();
+        let first = connection.call_shared(req.clone());
+        let renew = Some(Renew { shared: self.life.0.clone(), connection, req, seen });
+        ResponseFuture { first, renew, renewing: None }
+    }
 }
 
 impl Service<McpRequest> for Reconnect {
     type Response = McpResponse;
     type Error = Error;
-    type Future = connection::ResponseFuture;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         self.poll_live(cx)
     }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
-        self.take_reserved().call(req)
+        self.send(Arc::new(req))
     }
+}
+
+/// What a call needs to renew its session and go again.
+struct Renew {
+    shared: Arc<Shared>,
+    connection: Connection,
+    req: Arc<McpRequest>,
+    seen: u64,
+}
+
+type Renewing = Pin<Box<dyn Future<Output = Result<McpResponse, Error>> + Send>>;
+
+/// The response future of [`Reconnect`]: the connection's reply, or, when
+/// the server forgot the session, the reply after renewing it once (see
+/// [A forgotten session](self#a-forgotten-session)).
+pub struct ResponseFuture {
+    first: connection::ResponseFuture,
+    renew: Option<Renew>,
+    // Boxed: only a call whose session expired comes here.
+    renewing: Option<Renewing>,
+}
+
+impl fmt::Debug for ResponseFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseFuture").field("renewing", &self.renewing.is_some()).finish_non_exhaustive()
+    }
+}
+
+impl Future for ResponseFuture {
+    type Output = Result<McpResponse, Error>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if let Some(renewing) = &mut this.renewing {
+            return renewing.as_mut().poll(cx);
+        }
+        match ready!(Pin::new(&mut this.first).poll(cx)) {
+            Err(e) if crate::transport::is_session_expired(&e) => match this.renew.take() {
+                Some(renew) => {
+                    let mut renewing = renewing(renew);
+                    let out = renewing.as_mut().poll(cx);
+                    this.renewing = Some(renewing);
+                    out
+                }
+                None => Poll::Ready(Err(e)),
+            },
+            out => {
+                this.renew = None;
+                Poll::Ready(out)
+            }
+        }
+    }
+}
+
+#[cold]
+fn renewing(renew: Renew) -> Renewing {
+    Box::pin(async move {
+        let Renew { shared, connection, req, seen } = renew;
+        shared.renewal.renew(seen, &connection).await?;
+        connection.call_shared(req).await
+    })
 }
 
 /// [`Reconnect`] for shared requests, as the binding's stack has it below
@@ -395,14 +532,14 @@ pub(crate) struct SharedRequests(pub(crate) Reconnect);
 impl Service<Arc<McpRequest>> for SharedRequests {
     type Response = McpResponse;
     type Error = Error;
-    type Future = connection::ResponseFuture;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         self.0.poll_live(cx)
     }
 
     fn call(&mut self, req: Arc<McpRequest>) -> Self::Future {
-        self.0.take_reserved().call_shared(req)
+        self.0.send(req)
     }
 }
 

@@ -3,12 +3,10 @@
 use serde_json::{Map, Value};
 
 use super::ResultBounds;
-use crate::binding::push_warning;
-use crate::content::{
-    KIND_AUDIO, KIND_IMAGE, KIND_RESOURCE, STRUCTURED_DROPPED_MARKER, TRUNCATED_MARKER, UNSUPPORTED_MARKER,
-};
+use crate::content::{Mark, ResultMarks, KIND_AUDIO, KIND_IMAGE, KIND_RESOURCE};
 use crate::error::truncate_utf8;
 use crate::protocol::methods;
+use crate::request::push_warning;
 
 /// The results this layer covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,27 +31,29 @@ impl Family {
 }
 
 /// Bounds `result` in place, adding warnings for what was cut, dropped or
-/// replaced. A result that is not shaped as expected is left alone: the
-/// conversion above reports it.
-pub(crate) fn apply(family: Family, result: &mut Value, bounds: &ResultBounds, warnings: &mut Vec<String>) {
-    let Some(result) = result.as_object_mut() else { return };
+/// refused, and returns the marks that say which items. A result that is
+/// not shaped as expected is left alone: the conversion above reports it.
+pub(crate) fn apply(
+    family: Family,
+    result: &mut Value,
+    bounds: &ResultBounds,
+    warnings: &mut Vec<String>,
+) -> ResultMarks {
     let mut walk = Walk::new(bounds);
+    let Some(result) = result.as_object_mut() else { return walk.marks };
     match family {
         Family::Tool => {
             // One pass over the result's members, which are few; what must
             // change after it (dropping structured content) is noted.
-            let mut forged = false;
             let mut structured_over = None;
             for (key, value) in result.iter_mut() {
                 match key.as_str() {
-                    // Only this layer says structured content was withheld.
-                    "_meta" => {
-                        let meta = value.as_object_mut();
-                        forged = meta.and_then(|meta| meta.remove(STRUCTURED_DROPPED_MARKER)).is_some();
-                    }
                     "content" => {
                         if let Value::Array(items) = value {
-                            items.iter_mut().for_each(|item| walk.block(item));
+                            for (i, item) in items.iter_mut().enumerate() {
+                                walk.at = i;
+                                walk.block(item);
+                            }
                         }
                     }
                     "structuredContent" if !value.is_null() => {
@@ -63,17 +63,16 @@ pub(crate) fn apply(family: Family, result: &mut Value, bounds: &ResultBounds, w
                     _ => {}
                 }
             }
-            if forged {
-                walk.forged_structured_marker();
-            }
             if let Some(size) = structured_over {
                 walk.drop_structured(result, size);
             }
         }
         Family::Prompt => {
             if let Some(Value::Array(messages)) = result.get_mut("messages") {
-                for message in messages {
+                for (i, message) in messages.iter_mut().enumerate() {
+                    walk.at = i;
                     match message.get_mut("content") {
+                        // Not the specification's shape; bounded all the same.
                         Some(Value::Array(items)) => items.iter_mut().for_each(|item| walk.block(item)),
                         Some(item) => walk.block(item),
                         None => {}
@@ -83,7 +82,8 @@ pub(crate) fn apply(family: Family, result: &mut Value, bounds: &ResultBounds, w
         }
         Family::Resource => {
             if let Some(Value::Array(items)) = result.get_mut("contents") {
-                for item in items {
+                for (i, item) in items.iter_mut().enumerate() {
+                    walk.at = i;
                     if let Some(item) = item.as_object_mut() {
                         walk.resource_item(item);
                     }
@@ -91,7 +91,7 @@ pub(crate) fn apply(family: Family, result: &mut Value, bounds: &ResultBounds, w
             }
         }
     }
-    walk.finish(warnings);
+    walk.finish(warnings)
 }
 
 /// One result's budgets, spent in document order.
@@ -103,6 +103,9 @@ struct Walk<'a> {
     binary_kept: usize,
     binary_over_count: usize,
     warnings: Vec<String>,
+    /// The index of the item being walked, in the result's list.
+    at: usize,
+    marks: ResultMarks,
 }
 
 /// What to do with one binary payload.
@@ -121,6 +124,8 @@ impl<'a> Walk<'a> {
             binary_kept: 0,
             binary_over_count: 0,
             warnings: Vec::new(),
+            at: 0,
+            marks: ResultMarks::default(),
         }
     }
 
@@ -128,23 +133,12 @@ impl<'a> Walk<'a> {
         push_warning(&mut self.warnings, text);
     }
 
-    #[cold]
-    fn forged_structured_marker(&mut self) {
-        // First among the warnings, as it was the first thing seen.
-        let text = format!("ignored the server's own {STRUCTURED_DROPPED_MARKER:?} marker");
-        self.warnings.insert(0, text);
-        self.warnings.truncate(crate::binding::MAX_WARNINGS);
-    }
-
     /// Drops a tool result's structured content of `size` bytes, over its
-    /// bound, and says so in its `_meta`.
+    /// bound, and marks it dropped.
     #[cold]
     fn drop_structured(&mut self, result: &mut Map<String, Value>, size: usize) {
         result.remove("structuredContent");
-        let meta = result.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-        if let Some(meta) = meta.as_object_mut() {
-            meta.insert(STRUCTURED_DROPPED_MARKER.into(), Value::from(size));
-        }
+        self.marks.structured_dropped = Some(size);
         let bound = self.bounds.max_structured_bytes;
         self.warn(format!("dropped structured content of {size} bytes: over the bound of {bound} bytes"));
     }
@@ -153,19 +147,17 @@ impl<'a> Walk<'a> {
     fn block(&mut self, item: &mut Value) {
         let Some(obj) = item.as_object_mut() else { return };
         // The common block, text, is bounded in one pass over its members.
-        let (mut kind, mut text, mut meta) = (None, None, None);
+        let (mut kind, mut text) = (None, None);
         for (key, value) in obj.iter_mut() {
             match key.as_str() {
                 "type" => kind = Some(value),
                 "text" => text = Some(value),
-                "_meta" => meta = Some(value),
                 _ => {}
             }
         }
         if kind.and_then(|kind| kind.as_str()) == Some("text") {
-            self.unmark(meta);
             if self.spend_text(text) {
-                mark_truncated(obj);
+                self.mark(Mark::Truncated);
             }
         } else {
             self.other_block(item);
@@ -182,7 +174,8 @@ impl<'a> Walk<'a> {
                 let kind = if kind == "image" { KIND_IMAGE } else { KIND_AUDIO };
                 if let Some(size) = obj.get("data").and_then(Value::as_str).map(decoded_len) {
                     if let Binary::Refuse = self.binary(kind, size) {
-                        *item = unsupported(kind, size);
+                        obj.insert("data".into(), Value::String(String::new()));
+                        self.mark(Mark::Refused { kind, bytes: size });
                     }
                 }
             }
@@ -190,32 +183,24 @@ impl<'a> Walk<'a> {
                 let Some(resource) = obj.get_mut("resource").and_then(Value::as_object_mut) else { return };
                 if let Some(size) = resource.get("blob").and_then(Value::as_str).map(decoded_len) {
                     if let Binary::Refuse = self.binary(KIND_RESOURCE, size) {
-                        *item = unsupported(KIND_RESOURCE, size);
+                        resource.insert("blob".into(), Value::String(String::new()));
+                        self.mark(Mark::Refused { kind: KIND_RESOURCE, bytes: size });
                     }
                 } else {
                     self.text_in(resource, "text");
                 }
             }
-            Some(UNSUPPORTED_MARKER) => {
-                // Only this layer may say that something was refused.
-                let size = serialized_len(item);
-                self.warn(format!(
-                    "replaced a server item claiming the crate-internal type {UNSUPPORTED_MARKER}"
-                ));
-                *item = unsupported(UNSUPPORTED_MARKER, size);
-            }
             _ => {}
         }
     }
 
-    /// One item of `resources/read`. A refused blob is emptied and marked:
-    /// there is no slot for a marker item in a resource's contents.
+    /// One item of `resources/read`. A refused blob is emptied and marked
+    /// truncated: a resource's item has no stand-in.
     fn resource_item(&mut self, item: &mut Map<String, Value>) {
         if let Some(size) = item.get("blob").and_then(Value::as_str).map(decoded_len) {
-            self.unmark(item.get_mut("_meta"));
             if let Binary::Refuse = self.binary("blob", size) {
                 item.insert("blob".into(), Value::String(String::new()));
-                mark_truncated(item);
+                self.mark(Mark::Truncated);
             }
         } else {
             self.text_in(item, "text");
@@ -225,9 +210,19 @@ impl<'a> Walk<'a> {
     /// Spends the text budget on `obj[field]`, cutting and marking it when
     /// the budget runs out.
     fn text_in(&mut self, obj: &mut Map<String, Value>, field: &str) {
-        self.unmark(obj.get_mut("_meta"));
         if self.spend_text(obj.get_mut(field)) {
-            mark_truncated(obj);
+            self.mark(Mark::Truncated);
+        }
+    }
+
+    /// Marks the item being walked; a refusal outranks a cut.
+    fn mark(&mut self, mark: Mark) {
+        let at = self.at;
+        match self.marks.items.get(&at) {
+            Some(Mark::Refused { .. }) => {}
+            _ => {
+                self.marks.items.insert(at, mark);
+            }
         }
     }
 
@@ -248,16 +243,6 @@ impl<'a> Walk<'a> {
         true
     }
 
-    /// Removes a truncation flag the server set itself in `meta` (an
-    /// item's `_meta`).
-    fn unmark(&mut self, meta: Option<&mut Value>) {
-        if let Some(Value::Object(meta)) = meta {
-            if meta.remove(TRUNCATED_MARKER).is_some() {
-                self.warn(format!("removed the crate-internal flag {TRUNCATED_MARKER} a server set"));
-            }
-        }
-    }
-
     fn binary(&mut self, kind: &str, size: usize) -> Binary {
         if size > self.bounds.max_binary_item_bytes {
             self.warn(format!(
@@ -274,7 +259,7 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn finish(mut self, warnings: &mut Vec<String>) {
+    fn finish(mut self, warnings: &mut Vec<String>) -> ResultMarks {
         if self.text_cut {
             let (max, seen) = (self.bounds.max_text_result_bytes, self.text_seen);
             self.warn(format!("cut the text to {max} bytes of the {seen} received"));
@@ -286,20 +271,7 @@ impl<'a> Walk<'a> {
         for w in self.warnings {
             push_warning(warnings, w);
         }
-    }
-}
-
-/// The crate's stand-in for a refused item.
-#[cold]
-fn unsupported(kind: &str, bytes: usize) -> Value {
-    serde_json::json!({ "type": UNSUPPORTED_MARKER, "kind": kind, "bytes": bytes })
-}
-
-#[cold]
-fn mark_truncated(obj: &mut Map<String, Value>) {
-    let meta = obj.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert(TRUNCATED_MARKER.into(), Value::Bool(true));
+        self.marks
     }
 }
 

@@ -36,8 +36,10 @@ where
         let this = self.project();
         let mut rsp = ready!(this.inner.poll(cx))?;
         if let Some((family, limits)) = this.bound.take() {
-            let McpResponse { result, warnings } = &mut rsp;
-            bounds::apply(family, result, &limits, warnings);
+            let marks = bounds::apply(family, &mut rsp.result, &limits, &mut rsp.warnings);
+            if !marks.is_empty() {
+                rsp.extensions.insert(marks);
+            }
         }
         Poll::Ready(Ok(rsp))
     }

@@ -1,7 +1,7 @@
 use tower_layer::Layer;
 
 use super::{ResultBounds, ResultLimit};
-use crate::limits::Limits;
+use crate::config::limits::Limits;
 
 /// Applies [`ResultLimit`] to a service.
 #[derive(Debug, Clone, Copy)]

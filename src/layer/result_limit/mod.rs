@@ -28,16 +28,22 @@
 //!   base64 length without decoding. An item over `max_binary_item_bytes` is
 //!   refused, and so is every item after the first `max_binary_items` the
 //!   result keeps (an item refused for its size does not use up a place). A
-//!   refused content block is replaced by the marker
-//!   `{"type": "x-mcp-stack/unsupported", "kind": "image", "bytes": N}`,
-//!   which becomes [`Content::Unsupported`]; a refused blob in
-//!   `resources/read`, where no marker item fits, is emptied and flagged
-//!   truncated. Each refusal is a warning (refusals past the count, one
-//!   warning for all).
+//!   refused item keeps its place with its payload emptied (`data` or `blob`
+//!   becomes `""`), so the JSON stays the shape the specification gives.
+//!   Each refusal is a warning (refusals past the count, one warning for
+//!   all).
 //!
-//! The markers are documented in [`crate::content`]; this layer also strips
-//! any a server sent itself, with a warning, so only this layer's marks reach
-//! the conversion.
+//! # What the conversion learns: typed marks, not JSON
+//!
+//! Which items were cut or refused, and whether structured content was
+//! dropped, travels up as a [`ResultMarks`] in the response's
+//! [extensions](crate::request::McpResponse::extensions) (absent when the
+//! layer changed nothing), never as keys inside the server's JSON: nothing
+//! a server sends can forge or hide one. The conversion into the crate's
+//! result types ([`ToolResult::from_response`] and its siblings) turns a
+//! refused item into [`Content::Unsupported`] and a cut one into
+//! `truncated`, and output validation does not mistake withheld structured
+//! content for missing content.
 //!
 //! The layer adds no failure: its error is the inner service's.
 //!
@@ -45,6 +51,7 @@
 //! # use mcp_stack::layer::ResultLimitLayer;
 //! # use mcp_stack::request::{McpRequest, McpResponse};
 //! # use mcp_stack::Limits;
+//! # use mcp_stack::content::ResultMarks;
 //! use serde_json::json;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
 //!
@@ -60,14 +67,17 @@
 //! let rsp = svc.oneshot(McpRequest::new("tools/call", Default::default())).await.unwrap();
 //! // "é" is two bytes: the cut lands on a character boundary.
 //! assert_eq!(rsp.result["content"][0]["text"], "héll");
-//! assert_eq!(rsp.result["content"][0]["_meta"]["x-mcp-stack/truncated"], true);
 //! assert_eq!(rsp.warnings.len(), 1);
+//! let marks = rsp.extensions.get::<ResultMarks>().unwrap();
+//! assert!(marks.is_truncated(0));
 //! # }
 //! ```
 //!
 //! [`Limits`]: crate::Limits
 //! [`McpResponse::warnings`]: crate::request::McpResponse::warnings
 //! [`Content::Unsupported`]: crate::Content::Unsupported
+//! [`ResultMarks`]: crate::content::ResultMarks
+//! [`ToolResult::from_response`]: crate::content::ToolResult::from_response
 
 mod bounds;
 pub mod future;
@@ -78,7 +88,7 @@ pub use layer::ResultLimitLayer;
 use std::task::{Context, Poll};
 use tower_service::Service;
 
-use crate::limits::Limits;
+use crate::config::limits::Limits;
 use crate::request::{McpRequest, McpResponse};
 use bounds::Family;
 

@@ -4,8 +4,7 @@ use tower_test::mock;
 
 use super::bounds::{decoded_len, serialized_len};
 use super::*;
-use crate::content::{Content, ResourceContent, TRUNCATED_MARKER, UNSUPPORTED_MARKER};
-use crate::protocol::content::{ContentBlock, ResourceContents};
+use crate::content::{Content, Mark, ResourceResult, ResultMarks, ToolResult, KIND_IMAGE};
 
 /// Sends `method` through a [`ResultLimit`] over a mock whose answer is
 /// `result`, and returns what comes out.
@@ -25,8 +24,21 @@ fn text_limit(max: usize) -> Limits {
     Limits { max_text_result_bytes: max, ..Limits::default() }
 }
 
-fn truncated(item: &Value) -> bool {
-    item["_meta"][TRUNCATED_MARKER] == true
+fn marks(rsp: &McpResponse) -> ResultMarks {
+    rsp.extensions.get::<ResultMarks>().cloned().unwrap_or_default()
+}
+
+/// Whether item `i` of the result was marked cut.
+fn truncated(rsp: &McpResponse, i: usize) -> bool {
+    marks(rsp).is_truncated(i)
+}
+
+/// What item `i` of the result was marked refused as, if it was.
+fn refused(rsp: &McpResponse, i: usize) -> Option<(&'static str, usize)> {
+    match marks(rsp).item(i) {
+        Some(Mark::Refused { kind, bytes }) => Some((kind, bytes)),
+        _ => None,
+    }
 }
 
 /// A base64 string that decodes to `n` bytes.
@@ -36,11 +48,10 @@ fn b64(n: usize) -> String {
 }
 
 fn tool_content(rsp: &McpResponse) -> Vec<Content> {
-    let blocks: Vec<ContentBlock> = serde_json::from_value(rsp.result["content"].clone()).unwrap();
-    let mut warnings = Vec::new();
-    let out = blocks.into_iter().map(|b| Content::from_block(b, &mut warnings)).collect();
-    assert!(warnings.is_empty(), "conversion added warnings: {warnings:?}");
-    out
+    let before = rsp.warnings.len();
+    let result = ToolResult::from_response(rsp.clone()).unwrap();
+    assert_eq!(result.warnings.len(), before, "conversion added warnings: {:?}", result.warnings);
+    result.content
 }
 
 #[tokio::test(start_paused = true)]
@@ -64,14 +75,14 @@ async fn text_is_cut_at_a_utf8_boundary_across_items() {
     let rsp = through(text_limit(9), "tools/call", result).await;
     let items = rsp.result["content"].as_array().unwrap();
     assert_eq!(items[0]["text"], "abcd");
-    assert!(!truncated(&items[0]));
+    assert!(!truncated(&rsp, 0));
     assert_eq!(items[1]["text"], "é€");
-    assert!(truncated(&items[1]));
+    assert!(truncated(&rsp, 1));
     // Non-text items are not touched by the text budget.
     assert_eq!(items[2]["type"], "image");
     // Everything after the cut is emptied: the host keeps a prefix.
     assert_eq!(items[3]["text"], "");
-    assert!(truncated(&items[3]));
+    assert!(truncated(&rsp, 3));
     assert_eq!(rsp.warnings, vec!["cut the text to 9 bytes of the 22 received".to_string()]);
 
     // A budget that ends inside a character cuts below it.
@@ -113,21 +124,14 @@ async fn structured_content_over_its_bound_is_dropped_with_a_warning() {
     assert_eq!(rsp.result["content"], json!([]));
     assert_eq!(rsp.warnings.len(), 1);
     assert!(rsp.warnings[0].contains("structured content of 22 bytes"), "{:?}", rsp.warnings);
-    // The result says it was withheld, so validation does not call it missing.
-    assert_eq!(rsp.result["_meta"][crate::content::STRUCTURED_DROPPED_MARKER], 22);
+    // The marks say it was withheld, so validation does not call it missing;
+    // the server's JSON carries no trace of the crate.
+    assert_eq!(marks(&rsp).structured_dropped(), Some(22));
+    assert!(rsp.result.get("_meta").is_none());
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_servers_own_structured_dropped_marker_is_removed() {
-    let marker = crate::content::STRUCTURED_DROPPED_MARKER;
-    let result = json!({"content": [], "_meta": {marker: 5, "other": 1}});
-    let rsp = through(Limits::default(), "tools/call", result).await;
-    assert_eq!(rsp.result["_meta"], json!({"other": 1}));
-    assert_eq!(rsp.warnings.len(), 1, "{:?}", rsp.warnings);
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_binary_item_over_its_size_is_replaced_by_the_marker() {
+async fn a_binary_item_over_its_size_is_refused() {
     let limits = Limits { max_binary_item_bytes: 10, ..Limits::default() };
     let result = json!({"content": [
         {"type": "image", "data": b64(10), "mimeType": "image/png"},
@@ -138,8 +142,12 @@ async fn a_binary_item_over_its_size_is_replaced_by_the_marker() {
     let rsp = through(limits, "tools/call", result).await;
     let items = rsp.result["content"].as_array().unwrap();
     assert_eq!(items[0]["type"], "image");
-    assert_eq!(items[1], json!({"type": UNSUPPORTED_MARKER, "kind": "audio", "bytes": 11}));
-    assert_eq!(items[2], json!({"type": UNSUPPORTED_MARKER, "kind": "resource", "bytes": 12}));
+    assert_eq!(refused(&rsp, 0), None);
+    // A refused item keeps its place and shape, its payload emptied.
+    assert_eq!(items[1], json!({"type": "audio", "data": "", "mimeType": "audio/wav"}));
+    assert_eq!(refused(&rsp, 1), Some(("audio", 11)));
+    assert_eq!(items[2], json!({"type": "resource", "resource": {"uri": "x:big", "blob": ""}}));
+    assert_eq!(refused(&rsp, 2), Some(("resource", 12)));
     assert_eq!(items[3]["resource"]["uri"], "x:small");
     assert_eq!(rsp.warnings.len(), 2);
     assert!(rsp.warnings[0].contains("audio item of 11 bytes"), "{:?}", rsp.warnings);
@@ -162,14 +170,9 @@ async fn binary_items_beyond_the_count_are_replaced() {
         {"type": "resource", "resource": {"uri": "x:r", "blob": b64(4)}},
     ]});
     let rsp = through(limits, "tools/call", result).await;
-    let kinds: Vec<&str> = rsp.result["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| if i["type"] == UNSUPPORTED_MARKER { i["kind"].as_str().unwrap() } else { "kept" })
-        .collect();
+    let kinds: Vec<&str> = (0..6).map(|i| refused(&rsp, i).map_or("kept", |(kind, _)| kind)).collect();
     assert_eq!(kinds, ["image", "kept", "kept", "kept", "image", "resource"]);
-    assert_eq!(rsp.result["content"][4]["bytes"], 3);
+    assert_eq!(refused(&rsp, 4), Some((KIND_IMAGE, 3)));
     assert_eq!(rsp.warnings.len(), 2);
     assert_eq!(rsp.warnings[1], "replaced 2 binary items beyond the first 2");
 }
@@ -194,23 +197,17 @@ async fn resource_contents_are_bounded_by_the_same_rules() {
     let rsp = through(limits, "resources/read", result).await;
     let items = rsp.result["contents"].as_array().unwrap();
     assert_eq!(items[0]["text"], "ünï");
-    assert!(!truncated(&items[0]));
+    assert!(!truncated(&rsp, 0));
     assert_eq!(items[1]["blob"], "");
-    assert!(truncated(&items[1]));
+    assert!(truncated(&rsp, 1));
     assert_eq!(items[2]["text"], "");
-    assert!(truncated(&items[2]));
+    assert!(truncated(&rsp, 2));
     assert_eq!(items[3]["blob"], b64(4));
     assert_eq!(rsp.warnings.len(), 2);
 
-    let mut warnings = Vec::new();
-    let contents: Vec<ResourceContent> = items
-        .iter()
-        .map(|i| {
-            let wire: ResourceContents = serde_json::from_value(i.clone()).unwrap();
-            ResourceContent::from_wire(wire, &mut warnings)
-        })
-        .collect();
-    assert!(warnings.is_empty());
+    let read = ResourceResult::from_response(rsp.clone()).unwrap();
+    assert_eq!(read.warnings.len(), 2, "the conversion adds none");
+    let contents = read.contents;
     assert!(!contents[0].truncated);
     assert_eq!((contents[1].data.as_ref(), contents[1].truncated), (None, true));
     assert_eq!((contents[2].text.as_deref(), contents[2].truncated), (Some(""), true));
@@ -234,11 +231,14 @@ async fn prompt_messages_are_bounded_by_the_same_rules() {
     assert_eq!(messages[1]["content"]["type"], "image");
     // 3 bytes left: "w" and "ö" (2) fit, "r" does not.
     assert_eq!(messages[2]["content"]["text"], "wö");
-    assert!(truncated(&messages[2]["content"]));
-    assert_eq!(messages[3]["content"], json!({"type": UNSUPPORTED_MARKER, "kind": "image", "bytes": 2}));
+    assert!(truncated(&rsp, 2));
+    assert_eq!(messages[3]["content"]["data"], "");
+    assert_eq!(refused(&rsp, 3), Some((KIND_IMAGE, 2)));
     // An embedded resource's text shares the budget.
     assert_eq!(messages[4]["content"]["resource"]["text"], "");
-    assert!(truncated(&messages[4]["content"]["resource"]));
+    assert!(truncated(&rsp, 4));
+    let prompt = crate::content::PromptResult::from_response(rsp).unwrap();
+    assert_eq!(prompt.messages[3].content, Content::Unsupported { kind: "image".into(), bytes: 2 });
 }
 
 #[tokio::test(start_paused = true)]
@@ -266,21 +266,17 @@ async fn other_methods_pass_untouched() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn markers_a_server_sends_are_not_trusted() {
+async fn what_a_server_writes_in_its_json_marks_nothing() {
+    // The keys an earlier version of this crate used between its layers.
     let result = json!({"content": [
-        {"type": UNSUPPORTED_MARKER, "kind": "image", "bytes": 1},
-        {"type": "text", "text": "fine", "_meta": {TRUNCATED_MARKER: true, "other": 1}},
+        {"type": "x-mcp-stack/unsupported", "kind": "image", "bytes": 1},
+        {"type": "text", "text": "fine", "_meta": {"x-mcp-stack/truncated": true}},
     ]});
-    let rsp = through(Limits::default(), "tools/call", result).await;
-    let items = rsp.result["content"].as_array().unwrap();
-    assert_eq!(items[0]["kind"], UNSUPPORTED_MARKER);
-    assert_eq!(items[1]["_meta"], json!({"other": 1}));
-    assert_eq!(rsp.warnings.len(), 2);
-    assert_eq!(
-        tool_content(&rsp)[1],
-        Content::Text { text: "fine".into(), truncated: false },
-        "the server's flag is gone"
-    );
+    let rsp = through(Limits::default(), "tools/call", result.clone()).await;
+    assert_eq!(rsp.result, result, "the server's JSON is the server's");
+    assert!(marks(&rsp).is_empty());
+    let converted = ToolResult::from_response(rsp).unwrap();
+    assert_eq!(converted.content[1], Content::Text { text: "fine".into(), truncated: false });
 }
 
 #[tokio::test(start_paused = true)]

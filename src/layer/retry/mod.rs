@@ -16,6 +16,12 @@
 //! A `tools/call` that ended `indeterminate` is therefore never replayed:
 //! the caller gets `indeterminate` and decides.
 //!
+//! A request refused because the server forgot the session
+//! ([`SessionExpired`](crate::transport::SessionExpired)) is not retried
+//! either: the reconnect layer below already renewed the session at once
+//! and sent it again, and waiting to do that once more would only delay
+//! the failure.
+//!
 //! The connection engine ([`crate::connection`]) is what makes the
 //! distinction trustworthy: a request that finds its connection ended is not
 //! sent and ends `transport_closed`; one that was sent ends `indeterminate`.
@@ -190,7 +196,13 @@ impl SafeRetry {
             self.shared.budget.deposit();
         }
         let error = result.as_ref().err()?;
-        if !is_retryable(&req.method, error.class()) || self.tried >= self.shared.attempts {
+        // A forgotten session was renewed once below, at once; waiting and
+        // trying again would only repeat that (see
+        // `crate::layer::reconnect`).
+        if !is_retryable(&req.method, error.class())
+            || self.tried >= self.shared.attempts
+            || crate::transport::is_session_expired(error)
+        {
             return None;
         }
         let delay = self.backoff.get_or_insert_with(|| Box::new(self.shared.backoff.clone())).next_backoff();

@@ -1,4 +1,4 @@
-//! The response future of [`ToolFilterService`](super::ToolFilterService).
+//! The response future of [`ToolFilter`](super::ToolFilter).
 
 use pin_project_lite::pin_project;
 use serde_json::Value;
@@ -6,68 +6,44 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
-use tower_service::Service;
 
-use crate::binding::ToolFilter;
-use crate::error::Error;
-use crate::layer::Call;
+use crate::config::ToolFilter as Policy;
 use crate::request::McpResponse;
 
 pin_project! {
-    /// A refusal, ready at once; or the inner service driven to readiness,
-    /// then its call, with a `tools/list` result filtered on the way out.
-    pub struct ResponseFuture<S, R>
-    where
-        S: Service<R>,
-    {
+    /// A refusal, or the inner future whose `tools/list` result is filtered.
+    #[derive(Debug)]
+    pub struct ResponseFuture<F, E> {
         #[pin]
-        state: State<S, R>,
-        // Set for `tools/list` under a filter that removes something.
-        list_filter: Option<Arc<ToolFilter>>,
+        state: State<F, E>,
+        list_filter: Option<Arc<Policy>>,
     }
 }
 
 pin_project! {
     #[project = StateProj]
-    enum State<S, R>
-    where
-        S: Service<R>,
-    {
-        Refused { error: Option<Error> },
-        Permitted { #[pin] call: Call<S, R> },
+    #[derive(Debug)]
+    enum State<F, E> {
+        Refused { error: Option<E> },
+        Permitted { #[pin] inner: F },
     }
 }
 
-impl<S: Service<R>, R> ResponseFuture<S, R> {
-    pub(crate) fn refused(error: Error) -> Self {
+impl<F, E> ResponseFuture<F, E> {
+    pub(crate) fn refused(error: E) -> Self {
         ResponseFuture { state: State::Refused { error: Some(error) }, list_filter: None }
     }
 
-    pub(crate) fn permitted(call: Call<S, R>, list_filter: Option<Arc<ToolFilter>>) -> Self {
-        ResponseFuture { state: State::Permitted { call }, list_filter }
+    pub(crate) fn permitted(inner: F, list_filter: Option<Arc<Policy>>) -> Self {
+        ResponseFuture { state: State::Permitted { inner }, list_filter }
     }
 }
 
-impl<S, R> std::fmt::Debug for ResponseFuture<S, R>
+impl<F, E> Future for ResponseFuture<F, E>
 where
-    S: Service<R>,
+    F: Future<Output = Result<McpResponse, E>>,
 {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = match &self.state {
-            State::Refused { .. } => "refused",
-            State::Permitted { call } if call.is_waiting() => "waiting",
-            State::Permitted { .. } => "calling",
-        };
-        f.debug_struct("ResponseFuture").field("state", &state).finish_non_exhaustive()
-    }
-}
-
-impl<S, R> Future for ResponseFuture<S, R>
-where
-    S: Service<R, Response = McpResponse>,
-    S::Error: Into<Error>,
-{
-    type Output = Result<McpResponse, Error>;
+    type Output = Result<McpResponse, E>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
@@ -75,10 +51,10 @@ where
             StateProj::Refused { error } => {
                 Poll::Ready(Err(error.take().expect("ResponseFuture polled after completion")))
             }
-            StateProj::Permitted { call } => {
-                let mut rsp = ready!(call.poll(cx)).map_err(Into::into)?;
-                if let Some(filter) = this.list_filter.take() {
-                    remove_filtered(&mut rsp.result, &filter);
+            StateProj::Permitted { inner } => {
+                let mut rsp = ready!(inner.poll(cx))?;
+                if let Some(policy) = this.list_filter.take() {
+                    remove_filtered(&mut rsp.result, &policy);
                 }
                 Poll::Ready(Ok(rsp))
             }
@@ -86,11 +62,8 @@ where
     }
 }
 
-/// Removes the entries of `result.tools` the filter does not permit. An
-/// entry without a string name is left for the listing to reject as
-/// malformed.
-fn remove_filtered(result: &mut Value, filter: &ToolFilter) {
+fn remove_filtered(result: &mut Value, policy: &Policy) {
     if let Some(Value::Array(tools)) = result.get_mut("tools") {
-        tools.retain(|tool| tool.get("name").and_then(Value::as_str).is_none_or(|name| filter.permits(name)));
+        tools.retain(|tool| tool.get("name").and_then(Value::as_str).is_none_or(|name| policy.permits(name)));
     }
 }

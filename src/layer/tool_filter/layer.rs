@@ -1,27 +1,27 @@
 use std::sync::Arc;
 use tower_layer::Layer;
 
-use super::ToolFilterService;
-use crate::binding::ToolFilter;
+use super::ToolFilter;
+use crate::config::ToolFilter as Policy;
 
-/// Applies [`ToolFilterService`] to a service. Every service it makes shares
-/// one copy of the filter.
+/// Applies [`ToolFilter`] to a service. Every service it makes shares one
+/// copy of the filter.
 #[derive(Debug, Clone)]
 pub struct ToolFilterLayer {
-    filter: Arc<ToolFilter>,
+    policy: Arc<Policy>,
 }
 
 impl ToolFilterLayer {
-    /// A layer enforcing `filter`.
-    pub fn new(filter: ToolFilter) -> Self {
-        ToolFilterLayer { filter: Arc::new(filter) }
+    /// A layer enforcing `policy`.
+    pub fn new(policy: Policy) -> Self {
+        ToolFilterLayer { policy: Arc::new(policy) }
     }
 }
 
 impl<S> Layer<S> for ToolFilterLayer {
-    type Service = ToolFilterService<S>;
+    type Service = ToolFilter<S>;
 
-    fn layer(&self, inner: S) -> ToolFilterService<S> {
-        ToolFilterService { inner, filter: super::restricting(self.filter.clone()) }
+    fn layer(&self, inner: S) -> ToolFilter<S> {
+        ToolFilter { inner, policy: super::restricting(self.policy.clone()) }
     }
 }

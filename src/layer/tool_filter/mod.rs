@@ -1,6 +1,6 @@
 //! The binding's tool filter, enforced at call time.
 //!
-//! [`ToolFilterService`] applies a [`ToolFilter`] (raw names; a non-empty
+//! [`ToolFilter`](crate::layer::tool_filter::ToolFilter) applies a [`ToolFilter`](crate::ToolFilter) (raw names; a non-empty
 //! `allow` is the complete set, `deny` always wins):
 //!
 //! - a `tools/call` to a tool the filter does not permit ends at once with
@@ -16,19 +16,14 @@
 //!
 //! # Readiness
 //!
-//! `poll_ready` does not ask the inner service; this service is always
-//! ready, and each permitted call drives a clone of the inner service to
-//! readiness in its own response future (as [`Deadline`] does). The reason
-//! is that the decision needs the request, and `poll_ready` does not see it:
-//! if `poll_ready` waited for the inner service, a refused call would first
-//! wait for capacity it will never use — behind a full concurrency limit, or
-//! a reconnect — and a connection that had failed would make it fail with
-//! that failure instead of `tool_unavailable`. As it is, a refusal neither
-//! needs nor consumes anything below: it is immediate and the same in every
-//! state of the connection. A permitted call polls the inner service once:
-//! ready (in the binding's stack it always is: the deadline is below), it is
-//! called at once; otherwise the call's future takes the service it polled
-//! and drives it, and a clone takes its place.
+//! Readiness passes through, as in tower's `Filter`: `poll_ready` is the
+//! inner service's, and a refused call leaves whatever it reserved for the
+//! next call. A refusal sends nothing and takes nothing, but over an inner
+//! service that is not ready it waits for readiness like any call. In a
+//! binding the filter sits above the point where the stack is driven to
+//! readiness inside each call (see [`crate::binding`]), so there it is
+//! always ready and a refusal is immediate, whatever the state of the
+//! connection.
 //!
 //! ```
 //! # use mcp_stack::layer::ToolFilterLayer;
@@ -70,41 +65,38 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower_service::Service;
 
-use crate::binding::ToolFilter;
+use crate::config::ToolFilter as Policy;
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::methods;
 use crate::request::{McpRequest, McpResponse};
 
-/// The longest tool name quoted in a refusal, in bytes (a raw name's bound).
+/// The longest tool name quoted in a refusal.
 const MAX_QUOTED_NAME_BYTES: usize = 512;
 
-/// Refuses calls to filtered tools and removes them from listings. See the
-/// [module docs](self).
+/// Enforces a tool filter at call time and filters `tools/list` results.
+/// See the [module docs](self).
 #[derive(Debug, Clone)]
-pub struct ToolFilterService<S> {
+pub struct ToolFilter<S> {
     inner: S,
-    /// `None` when the filter restricts nothing (the default): then the
-    /// service holds nothing shared, and a copy of it no reference to count.
-    filter: Option<Arc<ToolFilter>>,
+    // `None` when the filter permits everything: nothing to check or hold.
+    policy: Option<Arc<Policy>>,
 }
 
-/// The filter that restricts nothing.
-static UNRESTRICTED: ToolFilter = ToolFilter { allow: Vec::new(), deny: Vec::new() };
+static UNRESTRICTED: Policy = Policy { allow: Vec::new(), deny: Vec::new() };
 
-/// `filter`, unless it restricts nothing.
-fn restricting(filter: Arc<ToolFilter>) -> Option<Arc<ToolFilter>> {
-    (!(filter.allow.is_empty() && filter.deny.is_empty())).then_some(filter)
+fn restricting(policy: Arc<Policy>) -> Option<Arc<Policy>> {
+    (!policy.is_unrestricted()).then_some(policy)
 }
 
-impl<S> ToolFilterService<S> {
-    /// Wraps `inner`, enforcing `filter`.
-    pub fn new(inner: S, filter: ToolFilter) -> Self {
-        ToolFilterService { inner, filter: restricting(Arc::new(filter)) }
+impl<S> ToolFilter<S> {
+    /// Wraps `inner`, enforcing `policy`.
+    pub fn new(inner: S, policy: Policy) -> Self {
+        ToolFilter { inner, policy: restricting(Arc::new(policy)) }
     }
 
-    /// The filter in force.
-    pub fn filter(&self) -> &ToolFilter {
-        self.filter.as_deref().unwrap_or(&UNRESTRICTED)
+    /// The filter this service enforces.
+    pub fn policy(&self) -> &Policy {
+        self.policy.as_deref().unwrap_or(&UNRESTRICTED)
     }
 
     /// The inner service.
@@ -123,35 +115,31 @@ impl<S> ToolFilterService<S> {
     }
 }
 
-impl<S> Service<McpRequest> for ToolFilterService<S>
+impl<S> Service<McpRequest> for ToolFilter<S>
 where
-    S: Service<McpRequest, Response = McpResponse> + Clone,
-    S::Error: Into<Error>,
+    S: Service<McpRequest, Response = McpResponse>,
+    S::Error: From<Error>,
 {
     type Response = McpResponse;
-    type Error = Error;
-    type Future = future::ResponseFuture<S, McpRequest>;
+    type Error = S::Error;
+    type Future = future::ResponseFuture<S::Future, S::Error>;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        // Readiness is awaited inside each permitted call; see the module docs.
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
-        if let Some(filter) = self.filter.as_ref().filter(|_| req.method == methods::TOOLS_CALL) {
-            // A call without a string name is judged as the empty name: refused
-            // under an allow list, passed on (for the server to reject) otherwise.
+        if let Some(policy) = self.policy.as_ref().filter(|_| req.method == methods::TOOLS_CALL) {
             let name = req.params.get("name").and_then(|n| n.as_str()).unwrap_or("");
-            if !filter.permits(name) {
-                return future::ResponseFuture::refused(refusal(name));
+            if !policy.permits(name) {
+                return future::ResponseFuture::refused(refusal(name).into());
             }
         }
-        let list_filter = if req.method == methods::TOOLS_LIST { self.filter.clone() } else { None };
-        future::ResponseFuture::permitted(crate::layer::Call::start(&mut self.inner, req), list_filter)
+        let list_filter = if req.method == methods::TOOLS_LIST { self.policy.clone() } else { None };
+        future::ResponseFuture::permitted(self.inner.call(req), list_filter)
     }
 }
 
-/// The error for a call the filter refuses.
 #[cold]
 #[inline(never)]
 fn refusal(name: &str) -> Error {

@@ -3,20 +3,26 @@ use tokio_test::{assert_pending, assert_ready, assert_ready_ok};
 use tower_test::mock;
 
 use super::*;
+use crate::error::BoxError;
 
 fn call(name: &str) -> McpRequest {
     McpRequest::with_value(methods::TOOLS_CALL, json!({ "name": name, "arguments": {} }))
 }
 
 fn filter(allow: &[&str], deny: &[&str]) -> ToolFilterLayer {
-    ToolFilterLayer::new(ToolFilter {
+    ToolFilterLayer::new(Policy {
         allow: allow.iter().map(|s| s.to_string()).collect(),
         deny: deny.iter().map(|s| s.to_string()).collect(),
     })
 }
 
-fn assert_refused(result: Result<McpResponse, Error>, tool: &str) {
-    let err = result.unwrap_err();
+/// The crate's error, from the mock's boxed one.
+fn crate_error(err: BoxError) -> Error {
+    *err.downcast::<Error>().expect("the crate's error")
+}
+
+fn assert_refused(result: Result<McpResponse, BoxError>, tool: &str) {
+    let err = crate_error(result.unwrap_err());
     assert_eq!(err.class(), FailureClass::ToolUnavailable);
     let cause = std::error::Error::source(&err).unwrap().downcast_ref::<Filtered>().unwrap();
     assert_eq!(cause.tool, tool);
@@ -25,40 +31,34 @@ fn assert_refused(result: Result<McpResponse, Error>, tool: &str) {
 #[tokio::test(start_paused = true)]
 async fn a_filtered_call_is_refused_before_any_io() {
     let (mut svc, mut handle) = mock::spawn_layer::<McpRequest, McpResponse, _>(filter(&[], &["rm"]));
-    // The inner service is never ready: a refusal must not need it.
-    handle.allow(0);
     assert_ready_ok!(svc.poll_ready());
     let mut refused = tokio_test::task::spawn(svc.call(call("rm")));
     assert_refused(assert_ready!(refused.poll()), "rm");
 
-    // A permitted call, by contrast, waits for the inner service.
-    assert_ready_ok!(svc.poll_ready());
+    // The readiness a refusal did not use is kept for the next call, as in
+    // tower's `Filter`: a permitted call goes straight through.
     let mut permitted = tokio_test::task::spawn(svc.call(call("ls")));
-    assert_pending!(permitted.poll());
-
-    // Only the permitted call ever reaches the inner service.
-    handle.allow(2);
-    assert!(permitted.is_woken());
     assert_pending!(permitted.poll());
     let (req, send) = handle.next_request().await.unwrap();
     assert_eq!(req.tool_name(), Some("ls"));
+    // Only the permitted call ever reached the inner service.
     assert_pending!(tokio_test::task::spawn(handle.next_request()).poll());
     send.send_response(McpResponse::new(json!({"content": []})));
     assert_ready_ok!(permitted.poll());
 }
 
+/// Readiness passes through: the filter is ready exactly when the inner
+/// service is, and its failure is the filter's.
 #[tokio::test(start_paused = true)]
-async fn a_refusal_is_the_same_when_the_inner_service_has_failed() {
+async fn readiness_is_the_inner_services() {
     let (mut svc, mut handle) = mock::spawn_layer::<McpRequest, McpResponse, _>(filter(&["ok"], &[]));
+    handle.allow(0);
+    assert_pending!(svc.poll_ready());
+    handle.allow(1);
+    assert_ready_ok!(svc.poll_ready());
     handle.send_error(crate::Error::new(FailureClass::TransportClosed, "gone"));
-    assert_ready_ok!(svc.poll_ready());
-    let mut refused = tokio_test::task::spawn(svc.call(call("other")));
-    assert_refused(assert_ready!(refused.poll()), "other");
-
-    // The inner failure is still there for the permitted call to report.
-    assert_ready_ok!(svc.poll_ready());
-    let mut permitted = tokio_test::task::spawn(svc.call(call("ok")));
-    let err = assert_ready!(permitted.poll()).unwrap_err();
+    let mut clone = svc.clone();
+    let err = crate_error(assert_ready!(clone.poll_ready()).unwrap_err());
     assert_eq!(err.class(), FailureClass::TransportClosed);
 }
 
@@ -118,16 +118,19 @@ async fn without_a_filter_everything_passes_untouched() {
     }
 }
 
+/// The layer asks no more of its inner service than tower's `Filter`: no
+/// `Clone`, and a permitted call through a ready service makes no clone.
 #[tokio::test(start_paused = true)]
-async fn a_permitted_call_to_a_ready_inner_service_makes_no_clone() {
+async fn a_permitted_call_makes_no_clone() {
     use crate::layer::test_support::CountsClones;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tower::ServiceExt;
 
     let clones = Arc::new(AtomicUsize::new(0));
-    let filter = ToolFilter { allow: vec![], deny: vec!["rm".into()] };
-    let mut svc = ToolFilterService::new(CountsClones(clones.clone()), filter);
+    let policy = Policy { allow: vec![], deny: vec!["rm".into()] };
+    let mut svc = ToolFilter::new(CountsClones(clones.clone()), policy);
     svc.ready().await.unwrap().call(call("ls")).await.unwrap();
-    assert_refused(svc.ready().await.unwrap().call(call("rm")).await, "rm");
+    let refused = svc.ready().await.unwrap().call(call("rm")).await.unwrap_err();
+    assert_eq!(refused.class(), FailureClass::ToolUnavailable);
     assert_eq!(clones.load(Ordering::SeqCst), 0);
 }

@@ -3,18 +3,18 @@
 use pin_project_lite::pin_project;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
-use tokio::sync::{AcquireError, OwnedSemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tower::util::Oneshot;
 use tower_service::Service;
 
-use crate::layer::Call;
-
-type Acquire = Pin<Box<dyn Future<Output = Result<OwnedSemaphorePermit, AcquireError>> + Send>>;
+type Acquire = Pin<Box<dyn Future<Output = Result<OwnedSemaphorePermit, tokio::sync::AcquireError>> + Send>>;
 
 pin_project! {
-    /// In order: the gate's permit (tool calls only), the inner service's
-    /// readiness, the inner call. The permit is held until this future
-    /// completes or is dropped.
+    /// The gate's permit (tool calls only), then the inner service's
+    /// readiness and call; the permit is given back the moment the inner
+    /// call completes or this future is dropped.
     pub struct ResponseFuture<S, R>
     where
         S: Service<R>,
@@ -31,33 +31,42 @@ pin_project! {
     where
         S: Service<R>,
     {
-        // Boxed: waiting at the gate is the exception, and inline it would
-        // enlarge every call's future. Taken once the gate is passed.
-        Gating { gating: Option<Box<Gating<S, R>>> },
-        Running { #[pin] call: Call<S, R> },
-        // Ended: the inner future is dropped at once, with whatever it
-        // holds (a concurrency permit below, say).
+        // Parallel calls: the inner call, made at once.
+        Called { #[pin] future: S::Future },
+        // Waiting for the gate; boxed, as waiting is the exception.
+        Gating { gate: Acquire, next: Option<Box<(S, R)>> },
+        // The inner service driven to readiness, then called.
+        Running { #[pin] call: Oneshot<S, R> },
         Done,
     }
 }
 
-/// A tool call waiting for the gate, then to be made through `service`.
-struct Gating<S, R> {
-    gate: Acquire,
-    service: S,
-    request: R,
-}
-
 impl<S: Service<R>, R> ResponseFuture<S, R> {
-    /// Waits for the gate, then for `service`.
-    pub(crate) fn gating(gate: Acquire, service: S, request: R) -> Self {
-        let gating = Some(Box::new(Gating { gate, service, request }));
-        ResponseFuture { state: State::Gating { gating }, permit: None }
+    pub(crate) fn called(future: S::Future) -> Self {
+        ResponseFuture { state: State::Called { future }, permit: None }
     }
 
-    /// `call`, holding `permit` (if any) until it ends.
-    pub(crate) fn running(call: Call<S, R>, permit: Option<OwnedSemaphorePermit>) -> Self {
-        ResponseFuture { state: State::Running { call }, permit }
+    /// A call of `request` through `service` that first takes `gate`, if any.
+    pub(crate) fn gated(gate: Option<Arc<Semaphore>>, service: S, request: R) -> Self {
+        let Some(gate) = gate else {
+            return ResponseFuture {
+                state: State::Running { call: Oneshot::new(service, request) },
+                permit: None,
+            };
+        };
+        match gate.clone().try_acquire_owned() {
+            Ok(permit) => ResponseFuture {
+                state: State::Running { call: Oneshot::new(service, request) },
+                permit: Some(permit),
+            },
+            Err(_) => ResponseFuture {
+                state: State::Gating {
+                    gate: Box::pin(gate.acquire_owned()),
+                    next: Some(Box::new((service, request))),
+                },
+                permit: None,
+            },
+        }
     }
 }
 
@@ -67,9 +76,9 @@ where
 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
+            State::Called { .. } => "called",
             State::Gating { .. } => "gating",
-            State::Running { call } if call.is_waiting() => "waiting",
-            State::Running { .. } => "calling",
+            State::Running { .. } => "running",
             State::Done => "done",
         };
         f.debug_struct("ResponseFuture")
@@ -89,17 +98,16 @@ where
         let mut this = self.project();
         loop {
             match this.state.as_mut().project() {
-                StateProj::Gating { gating } => {
-                    let waiting = gating.as_mut().expect("ResponseFuture polled after completion");
-                    let permit = ready!(waiting.gate.as_mut().poll(cx)).expect("the gate is never closed");
+                StateProj::Called { future } => return future.poll(cx),
+                StateProj::Gating { gate, next } => {
+                    let permit = ready!(gate.as_mut().poll(cx)).expect("the gate is never closed");
                     *this.permit = Some(permit);
-                    let Gating { service, request, .. } = *gating.take().expect("the gate is passed once");
-                    this.state.set(State::Running { call: Call::waiting(service, request) });
+                    let (service, request) = *next.take().expect("the gate is passed once");
+                    this.state.set(State::Running { call: Oneshot::new(service, request) });
                 }
                 StateProj::Running { call } => {
                     let out = ready!(call.poll(cx));
-                    // The next tool call may start now, not when the caller
-                    // gets round to dropping this future.
+                    // Given back now, not when the caller drops this future.
                     this.permit.take();
                     this.state.set(State::Done);
                     return Poll::Ready(out);

@@ -15,9 +15,10 @@
 //! rest of the binding.
 //!
 //! Nor does a tool call the host makes while it serves the server's own
-//! request inside a tool call (a sampling handler calling a tool back, seen
-//! through [`sampling_depth`](crate::binding::sampling_depth)): it is part
-//! of the call that holds the gate, which cannot finish before it, so
+//! request inside a tool call (a sampling handler calling a tool back): the
+//! request carries a [`Depth`] above zero in its extensions (put there by
+//! [`SamplingDepth`](crate::layer::sampling_depth::SamplingDepth)). It is
+//! part of the call that holds the gate, which cannot finish before it, so
 //! making it wait would deadlock both.
 //!
 //! # Gate first, then the inner service's readiness
@@ -35,13 +36,13 @@
 //! binding would deadlock. Taking the gate first means a queued tool call
 //! holds nothing but its place in the gate's queue.
 //!
-//! Waiting for the gate counts against the call's deadline (this layer sits
-//! below [`Deadline`]): a tool call stuck behind another ends with `deadline`
-//! at its own deadline, leaving the queue. Because the waits happen inside
-//! the call's future rather than in `poll_ready`, the deadline layer above
-//! cannot tell them from waiting for the reply, and reports such an expiry
-//! with [`Elapsed::before_sending`] false. That errs on the safe side: a call
-//! is never taken for unsent when it might have been sent.
+//! This is the one layer of the stack that does not pass readiness through,
+//! because readiness here depends on the request (tower's `Buffer` and
+//! `Steer` make the same trade): so it needs a `Clone` inner service, and a
+//! call clones it (a few reference counts) to drive it in its future.
+//!
+//! Waiting for the gate counts against the call's deadline: in a binding
+//! this layer sits below the deadline, inside the call's future.
 //!
 //! The layer adds no failure: its error is the inner service's.
 //!
@@ -67,8 +68,7 @@
 //! ```
 //!
 //! [`Definition::allow_parallel_calls`]: crate::Definition::allow_parallel_calls
-//! [`Deadline`]: crate::layer::Deadline
-//! [`Elapsed::before_sending`]: crate::layer::deadline::Elapsed::before_sending
+//! [`Depth`]: crate::layer::sampling_depth::Depth
 
 pub mod future;
 mod layer;
@@ -80,21 +80,20 @@ use std::task::{Context, Poll};
 use tokio::sync::Semaphore;
 use tower_service::Service;
 
-use crate::layer::Call;
+use crate::layer::sampling_depth::Depth;
 use crate::protocol::methods;
 use crate::request::McpRequest;
 
-/// Runs tool calls one at a time. See the [module docs](self).
+/// Makes tool calls take turns. See the [module docs](self).
 #[derive(Debug, Clone)]
 pub struct ToolCallGate<S> {
     inner: S,
-    // `None`: parallel calls are allowed and the service is a pass-through.
+    // `None` when parallel calls are allowed: everything passes through.
     gate: Option<Arc<Semaphore>>,
 }
 
 impl<S> ToolCallGate<S> {
-    /// Wraps `inner` with a gate of its own (shared with its clones), or
-    /// none if `allow_parallel_calls`.
+    /// Wraps `inner`; tool calls take turns unless `allow_parallel_calls`.
     pub fn new(inner: S, allow_parallel_calls: bool) -> Self {
         let gate = (!allow_parallel_calls).then(|| Arc::new(Semaphore::new(1)));
         ToolCallGate { inner, gate }
@@ -131,38 +130,21 @@ where
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         match self.gate {
-            // A pass-through: readiness is the inner service's.
+            // Parallel: the inner service's readiness, passed through.
             None => self.inner.poll_ready(cx),
-            // Readiness is awaited in each call, after the gate.
+            // Serial: what a call waits for depends on the call; it waits in
+            // its future (see the module docs).
             Some(_) => Poll::Ready(Ok(())),
         }
     }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
         let Some(gate) = &self.gate else {
-            // Readiness was passed through: the inner service is ready.
-            return future::ResponseFuture::running(Call::Calling { future: self.inner.call(req) }, None);
+            return future::ResponseFuture::called(self.inner.call(req));
         };
-        // A tool call made while the host serves the server's own request
-        // (a sampling handler calling back) belongs to the tool call that
-        // holds the gate: that call cannot finish until this one does, so
-        // waiting at the gate would deadlock both.
-        let permit = if req.method != methods::TOOLS_CALL || crate::binding::sampling_depth() > 0 {
-            None
-        } else {
-            match gate.clone().try_acquire_owned() {
-                Ok(permit) => Some(permit),
-                Err(_) => {
-                    let wait = Box::pin(gate.clone().acquire_owned());
-                    return future::ResponseFuture::gating(wait, self.inner.clone(), req);
-                }
-            }
-        };
-        // Past the gate: the inner service, ready, is called at once.
-        let call = Call::start(&mut self.inner, req);
-        // A call whose service failed is over: it gives the gate back now.
-        let permit = permit.filter(|_| !matches!(call, Call::Failed { .. }));
-        future::ResponseFuture::running(call, permit)
+        let nested = req.extensions.get::<Depth>().is_some_and(|depth| depth.0 > 0);
+        let gate = (req.method == methods::TOOLS_CALL && !nested).then(|| gate.clone());
+        future::ResponseFuture::gated(gate, self.inner.clone(), req)
     }
 }
 

@@ -5,7 +5,6 @@ use tower::ServiceBuilder;
 use tower_test::mock;
 
 use super::*;
-use crate::error::FailureClass;
 use crate::layer::DeadlineLayer;
 use crate::request::{CallOpts, McpResponse};
 
@@ -173,7 +172,7 @@ async fn a_call_queued_at_the_gate_ends_at_its_deadline() {
     assert_pending!(queued.poll());
     tokio::time::advance(Duration::from_secs(10)).await;
     let err = tokio_test::assert_ready_err!(queued.poll());
-    assert_eq!(err.class(), FailureClass::Deadline);
+    assert!(err.is::<crate::layer::deadline::Elapsed>());
     assert_no_request(&mut handle);
 
     // The expired call left the queue: the next one runs after the first.
@@ -186,4 +185,28 @@ async fn a_call_queued_at_the_gate_ends_at_its_deadline() {
     assert_eq!(req.tool_name(), Some("next"));
     send.send_response(ok());
     assert_ready_ok!(next.poll());
+}
+
+/// A tool call the host makes while serving the server's own request inside
+/// a tool call (marked with its sampling depth) does not wait for the gate:
+/// the call that holds it waits for this one.
+#[tokio::test(start_paused = true)]
+async fn a_nested_tool_call_passes_the_gate() {
+    let (mut svc, mut handle) = mock::spawn_layer::<McpRequest, McpResponse, _>(ToolCallGateLayer::serial());
+    assert_ready_ok!(svc.poll_ready());
+    let mut outer = tokio_test::task::spawn(svc.call(tool("outer")));
+    assert_pending!(outer.poll());
+    let (_req, send_outer) = handle.next_request().await.unwrap();
+
+    let mut nested_request = tool("nested");
+    nested_request.extensions.insert(crate::layer::sampling_depth::Depth(1));
+    assert_ready_ok!(svc.poll_ready());
+    let mut nested = tokio_test::task::spawn(svc.call(nested_request));
+    assert_pending!(nested.poll());
+    let (req, send) = handle.next_request().await.unwrap();
+    assert_eq!(req.tool_name(), Some("nested"));
+    send.send_response(ok());
+    assert_ready_ok!(nested.poll());
+    send_outer.send_response(ok());
+    assert_ready_ok!(outer.poll());
 }

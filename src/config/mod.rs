@@ -1,0 +1,10 @@
+//! What a binding is configured with, below everything that uses it: the
+//! bounds ([`Limits`]), the deadlines ([`Timeouts`]) and the tool policy
+//! ([`ToolFilter`]). The transport, the layers, the catalog and the binding
+//! all read these; none of them is imported from a higher module.
+
+pub mod limits;
+mod tool_filter;
+
+pub use limits::{Limits, Timeouts};
+pub use tool_filter::ToolFilter;
