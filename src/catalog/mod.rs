@@ -127,6 +127,7 @@ pub mod schema;
 mod discovery;
 mod generation;
 
+pub use crate::protocol::family::Family;
 pub use profile::{Profile, Tolerance};
 
 pub(crate) use discovery::{page_through, BadPage, BuildContext};
@@ -134,11 +135,9 @@ pub use generation::RefreshOutcome;
 pub(crate) use generation::{CatalogCell, ChangeFeed};
 
 use serde_json::{Map, Value};
-use std::fmt;
 use std::time::Duration;
 
 use crate::protocol::lifecycle::ServerCapabilities;
-use crate::protocol::methods;
 use crate::protocol::tools::ToolAnnotations;
 use crate::session::ServerIdentity;
 
@@ -157,52 +156,6 @@ pub const MAX_URI_BYTES: usize = 8 << 10;
 pub const MAX_MIME_TYPE_BYTES: usize = 256;
 /// The most arguments a prompt may declare.
 pub const MAX_PROMPT_ARGUMENTS: usize = 64;
-
-/// A catalog family: what one `list_changed` notification is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    /// Tools (`tools/list`).
-    Tools,
-    /// Prompts (`prompts/list`).
-    Prompts,
-    /// Resources and resource templates (`resources/list`,
-    /// `resources/templates/list`).
-    Resources,
-}
-
-impl Family {
-    /// Every family, in their stable order.
-    pub const ALL: [Family; 3] = [Family::Tools, Family::Prompts, Family::Resources];
-
-    /// The stable identifier: `tools`, `prompts` or `resources`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Family::Tools => "tools",
-            Family::Prompts => "prompts",
-            Family::Resources => "resources",
-        }
-    }
-
-    /// The family a `notifications/*/list_changed` method announces.
-    pub fn from_list_changed(method: &str) -> Option<Family> {
-        match method {
-            methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => Some(Family::Tools),
-            methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => Some(Family::Prompts),
-            methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => Some(Family::Resources),
-            _ => None,
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-impl fmt::Display for Family {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// One generation of a binding's catalog: what the server offers, validated,
 /// with model names and a canonical digest.
