@@ -10,6 +10,7 @@ pub mod content;
 pub mod demo;
 pub mod era;
 pub mod error;
+pub mod events;
 pub mod layer;
 pub mod limits;
 pub mod protocol;

@@ -71,7 +71,6 @@
 mod catalog;
 mod definition;
 pub mod elicitation;
-mod events;
 pub mod handlers;
 mod inbound;
 pub mod logging;
@@ -81,9 +80,9 @@ mod stack;
 mod status;
 mod transitions;
 
+pub use crate::events::{Event, EventHandler, Failure, State, EVENT_QUEUE};
 pub use definition::{ClientCapabilities, Definition, ToolFilter};
 pub use elicitation::{ElicitAction, ElicitRequest, ElicitResult, ElicitationMode};
-pub use events::{Event, EventHandler, EVENT_QUEUE};
 pub use handlers::{
     ElicitationModes, ElicitationService, Handlers, LogService, RootsService, SamplingService,
 };
@@ -95,7 +94,7 @@ pub use sampling::{
 };
 pub(crate) use stack::Unfiltered;
 pub use stack::{BindingFuture, BindingService};
-pub use status::{Failure, State, Status};
+pub use status::Status;
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
@@ -110,6 +109,7 @@ use crate::catalog::{BuildContext, CatalogCell, ChangeFeed};
 use crate::content::{Content, PromptMessage, PromptResult, ResourceContent, ResourceResult, ToolResult};
 use crate::era::legacy;
 use crate::error::{Error, FailureClass};
+pub(crate) use crate::events::EventBus;
 use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer, Report, SharedRequests};
 use crate::layer::{
     DeadlineLayer, ProgressLayer, ProgressRouter, ResultLimitLayer, SafeRetry, ToolCallGateLayer,
@@ -125,7 +125,6 @@ use crate::protocol::tools::{CallToolResult, Tool};
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
-pub(crate) use events::EventBus;
 use inbound::{client_capabilities, BindingInbound};
 use transitions::Lifecycle;
 

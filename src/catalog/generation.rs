@@ -24,9 +24,10 @@ use jsonschema::Validator;
 use super::discovery::{build, BadPage, BuildContext, Offering};
 use super::schema;
 use super::{Catalog, Family, Tolerance, REFRESH_DEBOUNCE};
-use crate::binding::{push_warning, Event, EventBus, Failure, Unfiltered};
+use crate::binding::{push_warning, Unfiltered};
 use crate::content::ToolResult;
 use crate::error::{Error, FailureClass};
+use crate::events::{Event, EventBus, Failure};
 use crate::layer::retry::RetryPolicy;
 use crate::session::SessionInfo;
 

@@ -1,10 +1,15 @@
-//! [`Event`]s a binding reports, and their non-blocking delivery.
+//! What a binding reports: [`Event`]s, the lifecycle [`State`]s they move
+//! between, and their non-blocking delivery.
 //!
 //! Events are delivered on a task of their own through a bounded queue of
 //! [`EVENT_QUEUE`] entries. When the host's handler falls behind and the
 //! queue is full, new events are dropped and counted
 //! ([`crate::Status::dropped_events`]); the connection never waits for the
 //! host to read its events.
+//!
+//! This module is a leaf: it imports nothing from the catalog or the
+//! binding, so that both can report through it. The types an event names
+//! live here or below (the wire model, the session, the error).
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,11 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::mpsc;
 
-use super::elicitation::{ElicitAction, ElicitationMode};
-use super::sampling::SampleOutcome;
-use super::status::State;
-use crate::catalog::Family;
 use crate::error::FailureClass;
+use crate::protocol::elicitation::{ElicitAction, ElicitationMode};
+use crate::protocol::family::Family;
 use crate::request::Progress;
 use crate::session::ServerIdentity;
 
@@ -296,6 +299,131 @@ pub enum Event {
         /// When the refresh failed.
         at: SystemTime,
     },
+}
+
+/// A binding's lifecycle state.
+///
+/// The moves a binding makes (each reported as [`Event::StateChanged`],
+/// after the event that explains it, if any):
+///
+/// ```text
+/// configured ─▶ starting ─▶ discovering ─▶ ready ◀──▶ reconnecting ─▶ failed
+///                  │             │           │
+///                  ▼             ▼           ▼
+///                failed        failed     degraded
+///
+/// any state after starting ─▶ closing ─▶ closed
+/// ```
+///
+/// | from | to | when |
+/// | --- | --- | --- |
+/// | configured | starting | [`Binding::connect`] begins |
+/// | starting | discovering | the first connect and handshake succeeded; the catalog is being read |
+/// | starting | failed | they failed or took longer than `Timeouts::startup` (`connect` returns the error; there is no binding to close) |
+/// | discovering | ready | the first catalog generation was adopted |
+/// | discovering | failed | discovery failed or took longer than `Timeouts::startup` (`connect` returns the error) |
+/// | ready | reconnecting | the connection was lost ([`Event::ConnectionLost`], `retrying`) |
+/// | ready | degraded | it was lost and [`ReconnectPolicy::disabled`] ([`Event::ConnectionLost`], not `retrying`): calls fail fast with `transport_closed` until the binding is closed |
+/// | reconnecting | ready | an attempt succeeded and the catalog has looked at the new connection's offering ([`Event::ConnectionRestored`]; calls already go through meanwhile) |
+/// | reconnecting | failed | the policy's attempts or total time are spent (the last [`Event::ConnectionLost`] is not `retrying`): calls fail fast with `transport_closed` |
+/// | any but closing, closed | closing | [`Binding::close`] begins |
+/// | closing | closed | the supervisor has stopped and the transport is closed |
+///
+/// `authenticating` is reserved for the authorization flow. A restored
+/// connection's catalog is read while the binding is still `reconnecting`
+/// (see [`Event::ConnectionRestored`]).
+///
+/// [`Event::StateChanged`]: crate::Event::StateChanged
+/// [`Event::ConnectionLost`]: crate::Event::ConnectionLost
+/// [`Event::ConnectionRestored`]: crate::Event::ConnectionRestored
+/// [`Binding::connect`]: crate::Binding::connect
+/// [`Binding::close`]: crate::Binding::close
+/// [`ReconnectPolicy::disabled`]: crate::layer::ReconnectPolicy::disabled
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Defined, not yet started.
+    Configured,
+    /// Connecting and running the handshake.
+    Starting,
+    /// Waiting for authorization.
+    Authenticating,
+    /// Handshake done; reading the catalog.
+    Discovering,
+    /// Serving calls.
+    Ready,
+    /// Usable only in part: the connection was lost and is not being
+    /// restored, or a refresh is failing.
+    Degraded,
+    /// Re-establishing a lost connection.
+    Reconnecting,
+    /// Could not start, or gave up reconnecting.
+    Failed,
+    /// Closing.
+    Closing,
+    /// Closed; every call fails with `shutdown`.
+    Closed,
+}
+
+impl State {
+    /// The stable snake_case name of the state.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Configured => "configured",
+            State::Starting => "starting",
+            State::Authenticating => "authenticating",
+            State::Discovering => "discovering",
+            State::Ready => "ready",
+            State::Degraded => "degraded",
+            State::Reconnecting => "reconnecting",
+            State::Failed => "failed",
+            State::Closing => "closing",
+            State::Closed => "closed",
+        }
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The last failure, summarized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// What kind of failure.
+    pub class: FailureClass,
+    /// A bounded description.
+    pub message: String,
+}
+
+/// How a sampling request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SampleOutcome {
+    /// The host's model answered and the answer was sent.
+    Completed,
+    /// The host refused (its service failed with `sampling_denied`).
+    Denied,
+    /// Over a budget: tokens, size, concurrency or depth.
+    OverBudget,
+    /// The request or the host's answer broke the protocol (undeclared
+    /// tools, a malformed request or result).
+    Invalid,
+    /// The host's service failed otherwise, or ran out of time.
+    Failed,
+}
+
+impl SampleOutcome {
+    /// The stable snake_case name of the outcome.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SampleOutcome::Completed => "completed",
+            SampleOutcome::Denied => "denied",
+            SampleOutcome::OverBudget => "over_budget",
+            SampleOutcome::Invalid => "invalid",
+            SampleOutcome::Failed => "failed",
+        }
+    }
 }
 
 /// Receives a binding's events. Runs on the event task; may take its time
