@@ -80,7 +80,7 @@ mod stack;
 mod status;
 mod transitions;
 
-pub use crate::events::{Event, EventHandler, Failure, State, EVENT_QUEUE};
+pub use crate::events::{Event, EventHandler, EventItem, EventStream, Failure, State, EVENT_QUEUE};
 pub use definition::{ClientCapabilities, Definition, ToolFilter};
 pub use elicitation::{ElicitAction, ElicitRequest, ElicitResult, ElicitationMode};
 pub use handlers::{
@@ -413,6 +413,14 @@ impl Binding {
     /// no method for.
     pub fn service(&self) -> BindingService {
         self.inner.service.clone()
+    }
+
+    /// A stream of the binding's events from now on, besides the handler
+    /// of [`Handlers::with_events`]. Bounded: a stream that falls more than
+    /// [`EVENT_QUEUE`] events behind is told how many it missed, and the
+    /// binding never waits for it (see [`EventStream`]).
+    pub fn events(&self) -> EventStream {
+        self.inner.lifecycle.events.subscribe()
     }
 
     /// The binding's state now.
