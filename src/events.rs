@@ -19,6 +19,7 @@
 //! binding, so that both can report through it. The types an event names
 //! live here or below (the wire model, the session, the error).
 
+use serde::{Serialize, Serializer};
 use std::fmt;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,7 +41,22 @@ use crate::session::ServerIdentity;
 pub const EVENT_QUEUE: usize = 1024;
 
 /// Something that happened to a binding.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// # As JSON
+///
+/// `Serialize` gives an object tagged with the event's kind in `type`, in
+/// snake_case like the crate's other stable ids (`"state_changed"`,
+/// `"catalog_candidate"`), and its fields in camelCase. Times are RFC 3339
+/// strings in UTC with milliseconds; durations are whole milliseconds in
+/// fields named `…Ms` (`retryInMs`, `durationMs`); states, classes,
+/// families and outcomes are their snake_case ids:
+///
+/// ```text
+/// {"type": "state_changed", "binding": "files", "from": "ready", "to": "closing",
+///  "at": "2025-06-18T09:30:00.125Z"}
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 #[non_exhaustive]
 pub enum Event {
     /// The binding moved from one lifecycle state to another.
@@ -52,6 +68,7 @@ pub enum Event {
         /// The state after.
         to: State,
         /// When it moved.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// The connection was lost (`attempt` 0), or reconnect attempt
@@ -77,8 +94,10 @@ pub enum Event {
         /// `n`.
         attempt: u32,
         /// How long until the next attempt, when `retrying`.
+        #[serde(rename = "retryInMs", serialize_with = "crate::serialize::opt_millis")]
         retry_in: Option<Duration>,
         /// When the loss was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A lost connection was restored: a new connection's handshake
@@ -112,13 +131,16 @@ pub enum Event {
         /// connecting.
         generation: u64,
         /// When it was restored.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A call reported progress (also delivered to the call's own sink).
     RequestProgress {
         /// The report.
+        #[serde(serialize_with = "crate::serialize::progress")]
         progress: Progress,
         /// When it was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// The server logged a message (`notifications/message`).
@@ -132,6 +154,7 @@ pub enum Event {
         /// The bounded message.
         text: String,
         /// When it was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// An elicitation reached the host's elicitation service.
@@ -141,6 +164,7 @@ pub enum Event {
         /// The mode.
         mode: ElicitationMode,
         /// When it reached the service.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// An elicitation ended: answered, refused, invalid or timed out.
@@ -164,8 +188,10 @@ pub enum Event {
         message: Option<String>,
         /// How long the host's service took: the time a person was waited
         /// on (zero for a request refused before it reached the service).
+        #[serde(rename = "durationMs", serialize_with = "crate::serialize::millis")]
         duration: Duration,
         /// When the outcome was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A server reported that a URL elicitation this binding accepted
@@ -176,6 +202,7 @@ pub enum Event {
         /// The server's id of the elicitation.
         elicitation_id: String,
         /// When the notice arrived.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A sampling request arrived.
@@ -192,6 +219,7 @@ pub enum Event {
         /// The tokens the server asked for.
         requested_max_tokens: u64,
         /// When it arrived.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A sampling request ended.
@@ -211,8 +239,10 @@ pub enum Event {
         /// Why, bounded, when it did not complete.
         message: Option<String>,
         /// How long the host's service worked: what the server cost.
+        #[serde(rename = "durationMs", serialize_with = "crate::serialize::millis")]
         duration: Duration,
         /// When the outcome was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A resource the binding subscribed to changed
@@ -225,6 +255,7 @@ pub enum Event {
         /// path.
         uri: String,
         /// When the notice arrived.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A line the server wrote outside the protocol (a stdio child's stderr).
@@ -234,6 +265,7 @@ pub enum Event {
         /// The bounded line.
         line: String,
         /// When it was read.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A defect the binding tolerated (a damaged frame, a reply to an unknown
@@ -244,6 +276,7 @@ pub enum Event {
         /// A bounded description.
         text: String,
         /// When it happened.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// The server announced a change to a catalog family that was fresh.
@@ -255,6 +288,7 @@ pub enum Event {
         /// The family the server says changed.
         family: Family,
         /// When the notification was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A refetch found an offering that differs from the adopted generation
@@ -269,6 +303,7 @@ pub enum Event {
         /// The ordinal of the generation still in force.
         adopted: u64,
         /// When the candidate was published.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A generation was adopted (generation 1 at connect, then each
@@ -283,6 +318,7 @@ pub enum Event {
         /// The ordinal it replaced, or 0 if there was none.
         previous: u64,
         /// When adoption happened.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A refetch found the offering unchanged (identical to the adopted
@@ -295,6 +331,7 @@ pub enum Event {
         /// Its hex catalog digest.
         digest: String,
         /// When the refresh completed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
     /// A refetch failed; the adopted generation stays in force.
@@ -310,6 +347,7 @@ pub enum Event {
         /// Whether the binding will try again under `Definition::refresh`.
         retrying: bool,
         /// When the refresh failed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
 }
@@ -395,14 +433,22 @@ impl State {
     }
 }
 
+/// Serialized as its stable name ([`State::as_str`]).
+impl Serialize for State {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for State {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// The last failure, summarized.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The last failure, summarized. As JSON: `{"class": "deadline", "message":
+/// "..."}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
     /// What kind of failure.
     pub class: FailureClass,
@@ -439,6 +485,13 @@ impl SampleOutcome {
     }
 }
 
+/// Serialized as its stable name ([`SampleOutcome::as_str`]).
+impl Serialize for SampleOutcome {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// Receives a binding's events. Runs on the event task; may take its time
 /// (events queue behind it, then drop), but should not block forever.
 pub type EventHandler = Arc<dyn Fn(Event) + Send + Sync>;
@@ -463,7 +516,7 @@ pub enum EventItem {
     Missed(u64),
 }
 
-/// A binding's events as a [`Stream`](tokio_stream::Stream) of
+/// A binding's events as a [`Stream`] of
 /// [`EventItem`]s, from `Binding::events`.
 ///
 /// Every stream sees every event emitted after it was made, in the order

@@ -15,6 +15,7 @@ pub mod layer;
 pub mod limits;
 pub mod protocol;
 pub mod request;
+mod serialize;
 pub mod session;
 pub mod transport;
 
@@ -23,7 +24,7 @@ pub use binding::{
     SampleRequest, SampleResult, State, Status, ToolFilter,
 };
 pub use content::{Content, ToolResult};
-pub use error::{Error, FailureClass, Result};
+pub use error::{Error, ErrorReport, FailureClass, Result};
 pub use layer::reconnect::ReconnectPolicy;
 pub use layer::retry::RetryPolicy;
 pub use limits::{Limits, Timeouts};

@@ -1,6 +1,7 @@
 //! [`Status`]: a binding's state at a moment. Its [`State`] and
 //! [`Failure`] live in [`crate::events`], which reports their changes.
 
+use serde::Serialize;
 use std::time::SystemTime;
 
 use crate::events::{Failure, State};
@@ -8,8 +9,12 @@ use crate::session::ServerIdentity;
 
 /// A binding's state at the moment [`Binding::status`] was called.
 ///
+/// Serialized with camelCase names, `lastChange` as an RFC 3339 string (see
+/// [`Event`](crate::Event#as-json)).
+///
 /// [`Binding::status`]: crate::Binding::status
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Status {
     /// The binding's name.
     pub binding: String,
@@ -26,6 +31,7 @@ pub struct Status {
     /// The last failure, if any.
     pub failure: Option<Failure>,
     /// When the state last changed.
+    #[serde(serialize_with = "crate::serialize::rfc3339")]
     pub last_change: SystemTime,
     /// While reconnecting, the attempt being made or waited for, counting
     /// from 1; 0 otherwise. It tells "trying" from "stuck": a binding that

@@ -134,6 +134,7 @@ pub(crate) use discovery::{page_through, BadPage, BuildContext};
 pub use generation::RefreshOutcome;
 pub(crate) use generation::{CatalogCell, ChangeFeed};
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -159,7 +160,11 @@ pub const MAX_PROMPT_ARGUMENTS: usize = 64;
 
 /// One generation of a binding's catalog: what the server offers, validated,
 /// with model names and a canonical digest.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// It and its entries serialize with camelCase names, absent values as
+/// `null`, tolerances as their snake_case ids.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Catalog {
     /// The binding's name.
     pub binding: String,
@@ -217,7 +222,8 @@ impl Catalog {
 }
 
 /// A tool, as the catalog offers it to a host and a model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolSpec {
     /// The server's name for the tool: what goes on the wire and what
     /// `call_tool` takes.
@@ -259,7 +265,8 @@ impl ToolSpec {
 }
 
 /// A prompt the server offers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PromptSpec {
     /// The prompt's name, sent back verbatim.
     pub name: String,
@@ -272,7 +279,8 @@ pub struct PromptSpec {
 }
 
 /// One argument of a prompt.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PromptArg {
     /// The argument's name.
     pub name: String,
@@ -285,7 +293,8 @@ pub struct PromptArg {
 }
 
 /// A concrete resource the server offers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceSpec {
     /// The resource's opaque identifier: never a host path.
     pub uri: String,
@@ -302,7 +311,8 @@ pub struct ResourceSpec {
 }
 
 /// A family of resources described by a URI template.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceTemplateSpec {
     /// The RFC 6570 URI template.
     pub uri_template: String,

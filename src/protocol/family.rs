@@ -6,6 +6,7 @@
 //! type should not have to import the catalog to say so. It is re-exported
 //! as `crate::catalog::Family`.
 
+use serde::{Serialize, Serializer};
 use std::fmt;
 
 use super::methods;
@@ -54,5 +55,12 @@ impl Family {
 impl fmt::Display for Family {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// Serialized as its stable identifier ([`Family::as_str`]).
+impl Serialize for Family {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
