@@ -47,14 +47,17 @@
 //!
 //! # `--json`
 //!
-//! With `--json` the command prints one JSON document on stdout, with
-//! camelCase field names:
+//! With `--json` the command prints one JSON document on stdout: the
+//! `serde` form of the crate's result types, with camelCase field names
+//! and `null` for what is absent.
 //!
-//! - `tools`: the binding's adopted catalog (discovered while connecting):
-//!   `{ protocolVersion, server: {name, version, title}, generation, digest,
-//!   appliedTolerances, tools: [{rawName, modelName, title, description,
-//!   inputSchema, inputSchemaDigest, outputSchema, outputSchemaDigest,
-//!   annotations}], warnings }`. `modelName` is the name to show a model,
+//! - `tools`: the binding's adopted catalog (discovered while connecting),
+//!   a `mcp_stack::catalog::Catalog`: `{ binding, generation, digest,
+//!   protocolVersion, server: {name, version, title}, capabilities,
+//!   instructions, tools: [{rawName, modelName, title, description,
+//!   inputSchema, outputSchema, inputSchemaDigest, outputSchemaDigest,
+//!   annotations, meta, warnings}], prompts, resources, resourceTemplates,
+//!   warnings, appliedTolerances }`. `modelName` is the name to show a model,
 //!   `mcp__<binding>__<tool>` (the binding is `--binding NAME`, default
 //!   `server`; sanitized, at most 64 bytes, with a digest suffix on a
 //!   collision). The digests are hex SHA-256 (64 characters): `digest` of the
@@ -62,7 +65,10 @@
 //!   is null without an output schema). `generation` is the catalog's ordinal
 //!   (1: discovered at connect). `appliedTolerances` names the deviations of
 //!   the compatibility profile this server needed (e.g. `legacy_sse`).
-//!   `warnings` are the catalog's discovery warnings (all families).
+//!   `warnings` are the catalog's discovery warnings (all families), a
+//!   tool's own `warnings` what was tolerated for that tool. `prompts`,
+//!   `resources` and `resourceTemplates` are the catalog's entries, as in
+//!   the commands below.
 //! - `call`: `{ isError, content, structuredContent, warnings }`, where each
 //!   content item is `{type: "text", text, truncated}`, `{type: "image" |
 //!   "audio", mimeType, data (base64)}`, `{type: "resource", uri, mimeType,
@@ -74,8 +80,10 @@
 //! - `templates`: `{ resourceTemplates: [{uriTemplate, name, title, description, mimeType}], warnings }`
 //! - `read`: `{ contents: [{uri, mimeType, text | data, truncated}], warnings }`
 //!
-//! A failure prints `{ error: {class, message} }` (with `--json`) or
-//! `error: <class>: <message>` on stderr.
+//! A failure prints `{ error: {class, message, binding, op} }` (with
+//! `--json`; `binding` and `op` are `null` when the failure has none, as
+//! for a usage error) or `error: <class>: <message>` on stderr. `class` is
+//! the crate's stable failure id, `message` the bounded description.
 //!
 //! # Exit codes
 //!
@@ -85,20 +93,19 @@
 //! A call that reports progress shows a progress bar when stderr is a
 //! terminal, and plain lines on stderr otherwise (nothing with `--json`).
 
-use base64::Engine as _;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use mcp_stack::binding::{
     root_for_path, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage,
 };
-use mcp_stack::content::ResourceContent;
 use mcp_stack::protocol::logging::LoggingLevel;
 #[cfg(feature = "http")]
 use mcp_stack::transport::http::{HttpBuilder, SecretHeaders};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{
-    Binding, CallOpts, ClientCapabilities, Content, Definition, Error, Handlers, Limits, Timeouts,
+    Binding, CallOpts, ClientCapabilities, Content, Definition, Error, ErrorReport, FailureClass, Handlers,
+    Limits, Timeouts,
 };
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, IsTerminal, Write};
@@ -253,29 +260,25 @@ async fn main() -> ExitCode {
     let json_out = cli.json;
     match run(cli).await {
         Ok(code) => ExitCode::from(code),
-        Err((code, message)) => {
+        Err((code, report)) => {
             if json_out {
-                println!("{}", json!({ "error": message }));
+                println!("{}", json!({ "error": report }));
             } else {
-                eprintln!(
-                    "error: {}: {}",
-                    message["class"].as_str().unwrap_or(""),
-                    message["message"].as_str().unwrap_or("")
-                );
+                eprintln!("error: {}: {}", report.class, report.message);
             }
             ExitCode::from(code)
         }
     }
 }
 
-type Failure = (u8, Value);
+type Failure = (u8, ErrorReport);
 
 fn failure(code: u8, e: &Error) -> Failure {
-    (code, json!({ "class": e.class().as_str(), "message": e.to_string() }))
+    (code, e.report())
 }
 
 fn usage(message: String) -> Failure {
-    (2, json!({ "class": "invalid_config", "message": message }))
+    failure(2, &Error::new(FailureClass::InvalidConfig, message))
 }
 
 fn parse_object(text: &str) -> Result<Map<String, Value>, Failure> {
@@ -376,26 +379,7 @@ async fn command(cli: &Cli, binding: &Binding, arguments: Option<Map<String, Val
             // The adopted catalog, discovered while connecting: the tools as
             // a host shows them to a model.
             let catalog = binding.catalog();
-            let server = &catalog.server;
-            let doc = json!({
-                "protocolVersion": catalog.protocol_version,
-                "server": { "name": server.name, "version": server.version, "title": server.title },
-                "generation": catalog.generation,
-                "digest": catalog.digest,
-                "appliedTolerances": catalog.applied_tolerances.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
-                "tools": catalog.tools.iter().map(|t| json!({
-                    "rawName": t.raw_name,
-                    "modelName": t.model_name,
-                    "title": t.title,
-                    "description": t.description,
-                    "inputSchema": t.input_schema,
-                    "inputSchemaDigest": t.input_schema_digest,
-                    "outputSchema": t.output_schema,
-                    "outputSchemaDigest": t.output_schema_digest,
-                    "annotations": t.annotations,
-                })).collect::<Vec<_>>(),
-                "warnings": catalog.warnings,
-            });
+            let doc = json!(*catalog);
             let text = catalog
                 .tools
                 .iter()
@@ -411,12 +395,7 @@ async fn command(cli: &Cli, binding: &Binding, arguments: Option<Map<String, Val
             let result = binding.call_tool(name, arguments, bar.opts()).await;
             bar.finish();
             let result = result.map_err(call_failed)?;
-            let doc = json!({
-                "isError": result.is_error,
-                "content": result.content.iter().map(content_json).collect::<Vec<_>>(),
-                "structuredContent": result.structured,
-                "warnings": result.warnings,
-            });
+            let doc = json!(result);
             let mut lines: Vec<String> = result.content.iter().map(content_text).collect();
             if let Some(s) = &result.structured {
                 lines.push(format!("structured: {s}"));
@@ -440,11 +419,7 @@ async fn command(cli: &Cli, binding: &Binding, arguments: Option<Map<String, Val
                 .get_prompt(name, arguments.unwrap_or_default(), mcp_stack::CallOpts::default())
                 .await
                 .map_err(call_failed)?;
-            let doc = json!({
-                "description": prompt.description,
-                "messages": prompt.messages.iter().map(|m| json!({ "role": m.role, "content": content_json(&m.content) })).collect::<Vec<_>>(),
-                "warnings": prompt.warnings,
-            });
+            let doc = json!(prompt);
             let text = prompt
                 .messages
                 .iter()
@@ -476,10 +451,7 @@ async fn command(cli: &Cli, binding: &Binding, arguments: Option<Map<String, Val
         Command::Read { uri } => {
             let resource =
                 binding.read_resource(uri, mcp_stack::CallOpts::default()).await.map_err(call_failed)?;
-            let doc = json!({
-                "contents": resource.contents.iter().map(resource_json).collect::<Vec<_>>(),
-                "warnings": resource.warnings,
-            });
+            let doc = json!(resource);
             let text = resource
                 .contents
                 .iter()
@@ -767,44 +739,6 @@ fn ask_field(name: &str, prop: &Value, required: bool) -> Entry {
 
 fn first_line(text: Option<&str>) -> &str {
     text.unwrap_or("").lines().next().unwrap_or("")
-}
-
-fn b64(data: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(data)
-}
-
-fn resource_json(c: &ResourceContent) -> Value {
-    let mut v = json!({ "uri": c.uri, "mimeType": c.mime_type, "truncated": c.truncated });
-    if let Some(text) = &c.text {
-        v["text"] = json!(text);
-    }
-    if let Some(data) = &c.data {
-        v["data"] = json!(b64(data));
-    }
-    v
-}
-
-fn content_json(content: &Content) -> Value {
-    match content {
-        Content::Text { text, truncated } => json!({ "type": "text", "text": text, "truncated": truncated }),
-        Content::Image { data, mime_type } => {
-            json!({ "type": "image", "mimeType": mime_type, "data": b64(data) })
-        }
-        Content::Audio { data, mime_type } => {
-            json!({ "type": "audio", "mimeType": mime_type, "data": b64(data) })
-        }
-        Content::Resource(c) => {
-            let mut v = resource_json(c);
-            v["type"] = json!("resource");
-            v
-        }
-        Content::ResourceLink { uri, name, mime_type, description } => {
-            json!({ "type": "resource_link", "uri": uri, "name": name, "mimeType": mime_type, "description": description })
-        }
-        Content::Unsupported { kind, bytes } => {
-            json!({ "type": "unsupported", "kind": kind, "bytes": bytes })
-        }
-    }
 }
 
 fn content_text(content: &Content) -> String {

@@ -23,6 +23,7 @@
 //! whose text was cut or whose blob was dropped, has `truncated` set.
 
 use base64::Engine as _;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, FailureClass};
@@ -92,7 +93,14 @@ impl ResultMarks {
 const MAX_KIND_BYTES: usize = 64;
 
 /// One piece of a result.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized tagged with its kind in `type` (`text`, `image`, `audio`,
+/// `resource`, `resource_link`, `unsupported`), its fields in camelCase, and
+/// bytes as base64 as on the wire: `{"type": "image", "data": "iVBO…",
+/// "mimeType": "image/png"}`. A `resource` is its [`ResourceContent`]'s
+/// fields with the tag.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum Content {
     /// Text, possibly cut at a UTF-8 boundary by a limit.
     Text {
@@ -104,6 +112,7 @@ pub enum Content {
     /// An image, decoded.
     Image {
         /// The bytes.
+        #[serde(serialize_with = "crate::serialize::base64")]
         data: Vec<u8>,
         /// Its MIME type, as the server said.
         mime_type: String,
@@ -111,6 +120,7 @@ pub enum Content {
     /// Audio, decoded.
     Audio {
         /// The bytes.
+        #[serde(serialize_with = "crate::serialize::base64")]
         data: Vec<u8>,
         /// Its MIME type, as the server said.
         mime_type: String,
@@ -142,35 +152,49 @@ pub enum Content {
 
 /// One item of a resource's contents. The URI is an opaque identifier, never
 /// resolved as a host path.
-#[derive(Debug, Clone, PartialEq, Default)]
+///
+/// Serialized with camelCase names; like the wire's text or blob item, it
+/// has `text` or `data` (base64), whichever it holds, and neither when a
+/// limit dropped the bytes: `{"uri": "demo://readme", "mimeType":
+/// "text/plain", "text": "…", "truncated": false}`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceContent {
     /// The item's URI.
     pub uri: String,
     /// Its MIME type, if the server said.
     pub mime_type: Option<String>,
     /// The text, for a text item.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// The bytes, for a binary item.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "crate::serialize::opt_base64")]
     pub data: Option<Vec<u8>>,
     /// Whether a limit cut the text, or dropped the bytes.
     pub truncated: bool,
 }
 
 /// The outcome of a tool call.
-#[derive(Debug, Clone, PartialEq, Default)]
+///
+/// Serialized with the wire's names: `{"isError": false, "content": [...],
+/// "structuredContent": null, "warnings": []}`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolResult {
     /// The tool itself reported failure. Its content says why.
     pub is_error: bool,
     /// The unstructured result.
     pub content: Vec<Content>,
     /// The structured result, when the server sent one within the bound.
+    #[serde(rename = "structuredContent")]
     pub structured: Option<Value>,
     /// Defects tolerated while converting the result.
     pub warnings: Vec<String>,
 }
 
 /// A prompt, rendered by the server.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PromptResult {
     /// The server's description.
     pub description: Option<String>,
@@ -181,7 +205,8 @@ pub struct PromptResult {
 }
 
 /// One message of a prompt.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PromptMessage {
     /// `user` or `assistant`.
     pub role: String,
@@ -190,7 +215,8 @@ pub struct PromptMessage {
 }
 
 /// A resource's contents, as read.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceResult {
     /// The items.
     pub contents: Vec<ResourceContent>,

@@ -7,6 +7,7 @@
 //! characters before they are stored, because much of what they quote comes
 //! from a server.
 
+use serde::{Serialize, Serializer};
 use std::fmt;
 
 /// The largest message, in bytes, an [`Error`] keeps. Longer text is cut at a
@@ -105,6 +106,13 @@ failure_classes! {
     Indeterminate => "indeterminate",
     /// The binding is closing or closed.
     Shutdown => "shutdown",
+}
+
+/// Serialized as its stable identifier ([`FailureClass::as_str`]).
+impl Serialize for FailureClass {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 impl fmt::Display for FailureClass {
@@ -238,6 +246,55 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// What an [`Error`] says, as data: the serializable view of an error, for
+/// a host that reports failures as JSON (a gateway's response, a CLI's
+/// `--json` output, a log record).
+///
+/// It holds what `Display` prints and nothing else: not the
+/// [source](std::error::Error::source), whose text this crate does not
+/// bound and which may quote what it should not. The message is already
+/// bounded and stripped of control characters.
+///
+/// ```
+/// use mcp_stack::{Error, FailureClass};
+///
+/// let e = Error::new(FailureClass::Deadline, "late").with_binding("files").with_op("call_tool");
+/// assert_eq!(
+///     serde_json::to_value(e.report()).unwrap(),
+///     serde_json::json!({"class": "deadline", "message": "late", "binding": "files", "op": "call_tool"})
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ErrorReport {
+    /// The stable class ([`Error::class`]), serialized as its snake_case id.
+    pub class: FailureClass,
+    /// The bounded description ([`Error::message`]).
+    pub message: String,
+    /// The binding, if known ([`Error::binding`]).
+    pub binding: Option<String>,
+    /// The operation that failed, if known ([`Error::op`]).
+    pub op: Option<String>,
+}
+
+impl Error {
+    /// The serializable view of this error (see [`ErrorReport`]).
+    pub fn report(&self) -> ErrorReport {
+        ErrorReport::from(self)
+    }
+}
+
+impl From<&Error> for ErrorReport {
+    fn from(e: &Error) -> Self {
+        ErrorReport {
+            class: e.class,
+            message: e.message.clone(),
+            binding: e.binding.clone(),
+            op: (!e.op.is_empty()).then(|| e.op.to_string()),
+        }
     }
 }
 

@@ -11,9 +11,11 @@ pub mod content;
 pub mod demo;
 pub mod era;
 pub mod error;
+pub mod events;
 pub mod layer;
 pub mod protocol;
 pub mod request;
+mod serialize;
 pub mod session;
 pub mod transport;
 
@@ -23,7 +25,7 @@ pub use binding::{
 };
 pub use config::{limits, Limits, Timeouts, ToolFilter};
 pub use content::{Content, ToolResult};
-pub use error::{Error, FailureClass, Result};
+pub use error::{Error, ErrorReport, FailureClass, Result};
 pub use layer::reconnect::ReconnectPolicy;
 pub use layer::retry::RetryPolicy;
 pub use request::{CallOpts, McpRequest, McpResponse, Progress};

@@ -3,6 +3,8 @@
 //! All of it is reported, nothing of it is trusted: the identity names a peer
 //! and never authorizes one, and the instructions are never applied.
 
+use serde::Serialize;
+
 use crate::protocol::lifecycle::{Implementation, ServerCapabilities};
 
 /// The longest identity field (name, version, title) kept from a server.
@@ -10,7 +12,7 @@ pub const MAX_IDENTITY_FIELD_BYTES: usize = 256;
 
 /// What the server claims to be. Cosmetic: it names a peer, it never
 /// authorizes one.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ServerIdentity {
     /// The server's name.
     pub name: String,
@@ -48,8 +50,9 @@ impl ServerIdentity {
     }
 }
 
-/// What one handshake established.
-#[derive(Debug, Clone, PartialEq)]
+/// What one handshake established. Serialized with camelCase names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
     /// The negotiated protocol version.
     pub protocol_version: String,

@@ -51,6 +51,7 @@ async fn post_tools_name_calls_the_tool_and_answers_json() {
         let body: Value = rsp.json().await.unwrap();
         assert_eq!(body["class"], class, "{tool}: {body}");
         assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert_eq!((&body["binding"], &body["op"]), (&json!("demo"), &json!("call_tool")), "{tool}: {body}");
     }
 
     // A body that is not JSON is the caller's mistake.
@@ -58,6 +59,7 @@ async fn post_tools_name_calls_the_tool_and_answers_json() {
     assert_eq!(rsp.status(), 400);
     let body: Value = rsp.json().await.unwrap();
     assert_eq!(body["class"], "invalid_config");
+    assert_eq!(body["binding"], Value::Null, "no binding was asked: {body}");
 
     server.abort();
     gateway.close().await;

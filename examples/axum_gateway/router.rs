@@ -3,17 +3,21 @@
 //!
 //! `POST /tools/{name}` calls the tool `name` on the gateway's default
 //! binding with the JSON body as its arguments (an empty body means none),
-//! and answers `200` with the result as JSON:
+//! and answers `200` with the result as JSON, the `serde` form of
+//! [`ToolResult`] (see `mcp_stack::content::Content` for each kind of
+//! content; bytes are base64):
 //!
 //! ```text
 //! {"isError": false, "content": [{"type": "text", "text": "hi", "truncated": false}],
 //!  "structuredContent": null, "warnings": []}
 //! ```
 //!
-//! A failed call answers `502` with `{"class": "tool_unavailable", "message":
-//! "..."}`: the class is the crate's stable failure id, for a program to act
-//! on; the message is bounded text for a person. A body that is not JSON
-//! answers `400` the same way, with class `invalid_config`.
+//! A failed call answers `502` with the error's [`ErrorReport`]:
+//! `{"class": "tool_unavailable", "message": "...", "binding": "demo", "op":
+//! "call_tool"}`. The class is the crate's stable failure id, for a program
+//! to act on; the message is bounded text for a person. A body that is not
+//! JSON answers `400` the same way, with class `invalid_config` (and
+//! `binding` and `op` null: no binding was asked).
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -21,10 +25,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use base64::Engine as _;
-use mcp_stack::content::ResourceContent;
-use mcp_stack::{Binding, CallOpts, Content, Error, FailureClass, ToolResult};
-use serde_json::{json, Value};
+use mcp_stack::{Binding, CallOpts, Error, ErrorReport, FailureClass, ToolResult};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -74,43 +76,11 @@ async fn call_tool(State(gateway): State<Gateway>, Path(name): Path<String>, bod
         }
     };
     match gateway.default_binding().call_tool(&name, arguments, CallOpts::default()).await {
-        Ok(result) => Json(result_json(&result)).into_response(),
+        Ok(result) => Json::<ToolResult>(result).into_response(),
         Err(e) => failure(StatusCode::BAD_GATEWAY, &e),
     }
 }
 
 fn failure(status: StatusCode, e: &Error) -> Response {
-    (status, Json(json!({ "class": e.class().as_str(), "message": e.message() }))).into_response()
-}
-
-fn result_json(result: &ToolResult) -> Value {
-    json!({
-        "isError": result.is_error,
-        "content": result.content.iter().map(content_json).collect::<Vec<_>>(),
-        "structuredContent": result.structured,
-        "warnings": result.warnings,
-    })
-}
-
-fn content_json(content: &Content) -> Value {
-    let b64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
-    match content {
-        Content::Text { text, truncated } => json!({ "type": "text", "text": text, "truncated": truncated }),
-        Content::Image { data, mime_type } => {
-            json!({ "type": "image", "data": b64(data), "mimeType": mime_type })
-        }
-        Content::Audio { data, mime_type } => {
-            json!({ "type": "audio", "data": b64(data), "mimeType": mime_type })
-        }
-        Content::Resource(ResourceContent { uri, mime_type, text, data, truncated }) => json!({
-            "type": "resource", "uri": uri, "mimeType": mime_type, "text": text,
-            "blob": data.as_deref().map(b64), "truncated": truncated,
-        }),
-        Content::ResourceLink { uri, name, mime_type, description } => json!({
-            "type": "resource_link", "uri": uri, "name": name, "mimeType": mime_type, "description": description,
-        }),
-        Content::Unsupported { kind, bytes } => {
-            json!({ "type": "unsupported", "kind": kind, "bytes": bytes })
-        }
-    }
+    (status, Json::<ErrorReport>(e.report())).into_response()
 }

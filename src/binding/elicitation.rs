@@ -59,11 +59,11 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use super::events::{Event, EventBus};
 use super::handlers::{ElicitationModes, ElicitationService};
 use super::inbound::rpc_error;
 use crate::config::limits::Limits;
 use crate::error::{normalize_message, Error, FailureClass};
+use crate::events::{Event, EventBus};
 use crate::protocol::elicitation::{ElicitRequestParams, ElicitResult as WireElicitResult};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::ErrorObject;

@@ -77,11 +77,11 @@ use tower::ServiceExt;
 use tower_service::Service;
 
 use super::elicitation::{ElicitRequest, ElicitResult};
-use super::events::{Event, EventHandler};
 use super::logging::LogMessage;
 use super::roots::ListRoots;
 use super::sampling::{SampleRequest, SampleResult};
 use crate::error::{BoxError, Error};
+use crate::events::{Event, EventHandler};
 use crate::protocol::roots::Root;
 
 /// Serves `elicitation/create`: asks a person.

@@ -15,7 +15,6 @@ use std::time::SystemTime;
 
 use super::definition::Definition;
 use super::elicitation::Elicitor;
-use super::events::{Event, EventBus};
 use super::handlers::Handlers;
 use super::logging::{bound_text, text_of, LogMessage, LogPump, MAX_LOGGER_BYTES};
 use super::roots::RootsServer;
@@ -24,6 +23,7 @@ use crate::catalog::{ChangeFeed, Family};
 use crate::config::limits::{Limits, Timeouts};
 use crate::connection::InboundHandler;
 use crate::error::{normalize_message, FailureClass};
+use crate::events::{Event, EventBus};
 use crate::layer::sampling_depth::DepthTracker;
 use crate::layer::ProgressRouter;
 use crate::protocol::jsonrpc::codes;

@@ -71,7 +71,6 @@
 mod catalog;
 mod definition;
 pub mod elicitation;
-mod events;
 pub mod handlers;
 mod inbound;
 pub mod logging;
@@ -82,9 +81,9 @@ mod status;
 mod transitions;
 
 pub use crate::config::ToolFilter;
+pub use crate::events::{Event, EventHandler, EventItem, EventStream, Failure, State, EVENT_QUEUE};
 pub use definition::{ClientCapabilities, Definition};
 pub use elicitation::{ElicitAction, ElicitRequest, ElicitResult, ElicitationMode};
-pub use events::{Event, EventHandler, EVENT_QUEUE};
 pub use handlers::{
     ElicitationModes, ElicitationService, Handlers, LogService, RootsService, SamplingService,
 };
@@ -95,7 +94,7 @@ pub use sampling::{
     sampling_denied, sampling_depth, with_sampling_depth, SampleOutcome, SampleRequest, SampleResult,
 };
 pub use stack::{BindingBuilder, BindingFuture, BindingService, StackParts};
-pub use status::{Failure, State, Status};
+pub use status::Status;
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
@@ -109,6 +108,7 @@ use crate::catalog::{BuildContext, CatalogCell, CatalogGuard, CatalogService, Ch
 use crate::config::limits::{Limits, Timeouts};
 use crate::content::{PromptResult, ResourceResult, ToolResult};
 use crate::error::{Error, FailureClass};
+pub(crate) use crate::events::EventBus;
 use crate::layer::entry::Entry;
 use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer};
 use crate::layer::{Deadline, DeadlineLayer, ProgressRouter, SafeRetry, SamplingDepthLayer, ToolFilterLayer};
@@ -121,7 +121,6 @@ use crate::protocol::tools::Tool;
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
-pub(crate) use events::EventBus;
 use inbound::{client_capabilities, BindingInbound};
 use transitions::Lifecycle;
 
@@ -416,6 +415,14 @@ impl Binding {
     /// [`Binding::call_tool`] returns.
     pub fn service(&self) -> BindingService {
         self.inner.service.clone()
+    }
+
+    /// A stream of the binding's events from now on, besides the handler
+    /// of [`Handlers::with_events`]. Bounded: a stream that falls more than
+    /// [`EVENT_QUEUE`] events behind is told how many it missed, and the
+    /// binding never waits for it (see [`EventStream`]).
+    pub fn events(&self) -> EventStream {
+        self.inner.lifecycle.events.subscribe()
     }
 
     /// The binding's state now.

@@ -14,10 +14,10 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 use tower::ServiceExt;
 
-use super::events::{Event, EventBus};
 use super::handlers::RootsService;
 use super::inbound::rpc_error;
 use crate::error::{normalize_message, Error, FailureClass};
+use crate::events::{Event, EventBus};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::roots::{ListRootsResult, Root};
 use crate::protocol::ErrorObject;

@@ -77,11 +77,12 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use super::events::{Event, EventBus};
 use super::handlers::SamplingService;
 use super::inbound::rpc_error;
 use crate::config::limits::Limits;
 use crate::error::{normalize_message, Error, FailureClass};
+pub use crate::events::SampleOutcome;
+use crate::events::{Event, EventBus};
 use crate::protocol::content::Role;
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::sampling::{
@@ -167,35 +168,6 @@ impl SampleResult {
             model: model.into(),
             content: vec![SamplingContent::text(text)],
             stop_reason: Some("endTurn".into()),
-        }
-    }
-}
-
-/// How a sampling request ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SampleOutcome {
-    /// The host's model answered and the answer was sent.
-    Completed,
-    /// The host refused (its service failed with `sampling_denied`).
-    Denied,
-    /// Over a budget: tokens, size, concurrency or depth.
-    OverBudget,
-    /// The request or the host's answer broke the protocol (undeclared
-    /// tools, a malformed request or result).
-    Invalid,
-    /// The host's service failed otherwise, or ran out of time.
-    Failed,
-}
-
-impl SampleOutcome {
-    /// The stable snake_case name of the outcome.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SampleOutcome::Completed => "completed",
-            SampleOutcome::Denied => "denied",
-            SampleOutcome::OverBudget => "over_budget",
-            SampleOutcome::Invalid => "invalid",
-            SampleOutcome::Failed => "failed",
         }
     }
 }

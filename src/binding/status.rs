@@ -1,111 +1,20 @@
-//! [`Status`]: a binding's state at a moment, and the lifecycle [`State`]s.
+//! [`Status`]: a binding's state at a moment. Its [`State`] and
+//! [`Failure`] live in [`crate::events`], which reports their changes.
 
-use std::fmt;
+use serde::Serialize;
 use std::time::SystemTime;
 
-use crate::error::FailureClass;
+use crate::events::{Failure, State};
 use crate::session::ServerIdentity;
-
-/// A binding's lifecycle state.
-///
-/// The moves a binding makes (each reported as [`Event::StateChanged`],
-/// after the event that explains it, if any):
-///
-/// ```text
-/// configured ─▶ starting ─▶ discovering ─▶ ready ◀──▶ reconnecting ─▶ failed
-///                  │             │           │
-///                  ▼             ▼           ▼
-///                failed        failed     degraded
-///
-/// any state after starting ─▶ closing ─▶ closed
-/// ```
-///
-/// | from | to | when |
-/// | --- | --- | --- |
-/// | configured | starting | [`Binding::connect`] begins |
-/// | starting | discovering | the first connect and handshake succeeded; the catalog is being read |
-/// | starting | failed | they failed or took longer than `Timeouts::startup` (`connect` returns the error; there is no binding to close) |
-/// | discovering | ready | the first catalog generation was adopted |
-/// | discovering | failed | discovery failed or took longer than `Timeouts::startup` (`connect` returns the error) |
-/// | ready | reconnecting | the connection was lost ([`Event::ConnectionLost`], `retrying`) |
-/// | ready | degraded | it was lost and [`ReconnectPolicy::disabled`] ([`Event::ConnectionLost`], not `retrying`): calls fail fast with `transport_closed` until the binding is closed |
-/// | reconnecting | ready | an attempt succeeded and the catalog has looked at the new connection's offering ([`Event::ConnectionRestored`]; calls already go through meanwhile) |
-/// | reconnecting | failed | the policy's attempts or total time are spent (the last [`Event::ConnectionLost`] is not `retrying`): calls fail fast with `transport_closed` |
-/// | any but closing, closed | closing | [`Binding::close`] begins |
-/// | closing | closed | the supervisor has stopped and the transport is closed |
-///
-/// `authenticating` is reserved for the authorization flow. A restored
-/// connection's catalog is read while the binding is still `reconnecting`
-/// (see [`Event::ConnectionRestored`]).
-///
-/// [`Event::StateChanged`]: crate::Event::StateChanged
-/// [`Event::ConnectionLost`]: crate::Event::ConnectionLost
-/// [`Event::ConnectionRestored`]: crate::Event::ConnectionRestored
-/// [`Binding::connect`]: crate::Binding::connect
-/// [`Binding::close`]: crate::Binding::close
-/// [`ReconnectPolicy::disabled`]: crate::layer::ReconnectPolicy::disabled
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum State {
-    /// Defined, not yet started.
-    Configured,
-    /// Connecting and running the handshake.
-    Starting,
-    /// Waiting for authorization.
-    Authenticating,
-    /// Handshake done; reading the catalog.
-    Discovering,
-    /// Serving calls.
-    Ready,
-    /// Usable only in part: the connection was lost and is not being
-    /// restored, or a refresh is failing.
-    Degraded,
-    /// Re-establishing a lost connection.
-    Reconnecting,
-    /// Could not start, or gave up reconnecting.
-    Failed,
-    /// Closing.
-    Closing,
-    /// Closed; every call fails with `shutdown`.
-    Closed,
-}
-
-impl State {
-    /// The stable snake_case name of the state.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Configured => "configured",
-            State::Starting => "starting",
-            State::Authenticating => "authenticating",
-            State::Discovering => "discovering",
-            State::Ready => "ready",
-            State::Degraded => "degraded",
-            State::Reconnecting => "reconnecting",
-            State::Failed => "failed",
-            State::Closing => "closing",
-            State::Closed => "closed",
-        }
-    }
-}
-
-impl fmt::Display for State {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The last failure, summarized.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// What kind of failure.
-    pub class: FailureClass,
-    /// A bounded description.
-    pub message: String,
-}
 
 /// A binding's state at the moment [`Binding::status`] was called.
 ///
+/// Serialized with camelCase names, `lastChange` as an RFC 3339 string (see
+/// [`Event`](crate::Event#as-json)).
+///
 /// [`Binding::status`]: crate::Binding::status
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Status {
     /// The binding's name.
     pub binding: String,
@@ -122,6 +31,7 @@ pub struct Status {
     /// The last failure, if any.
     pub failure: Option<Failure>,
     /// When the state last changed.
+    #[serde(serialize_with = "crate::serialize::rfc3339")]
     pub last_change: SystemTime,
     /// While reconnecting, the attempt being made or waited for, counting
     /// from 1; 0 otherwise. It tells "trying" from "stuck": a binding that

@@ -30,9 +30,8 @@
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::SystemTime;
 
-use super::events::{Event, EventBus};
-use super::status::{Failure, State};
 use crate::catalog::CatalogCell;
+use crate::events::{Event, EventBus, Failure, State};
 use crate::layer::reconnect::Report;
 use crate::session::{ServerIdentity, SessionInfo};
 

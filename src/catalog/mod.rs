@@ -128,6 +128,7 @@ mod discovery;
 mod generation;
 mod guard;
 
+pub use crate::protocol::family::Family;
 pub use profile::{Profile, Tolerance};
 
 pub(crate) use discovery::{page_through, BadPage, BuildContext};
@@ -140,12 +141,11 @@ pub(crate) use guard::CatalogGuard;
 /// request deadline (see [`crate::binding`]).
 pub(crate) type CatalogService = crate::layer::Deadline<crate::layer::entry::Entry>;
 
+use serde::Serialize;
 use serde_json::{Map, Value};
-use std::fmt;
 use std::time::Duration;
 
 use crate::protocol::lifecycle::ServerCapabilities;
-use crate::protocol::methods;
 use crate::protocol::tools::ToolAnnotations;
 use crate::session::ServerIdentity;
 
@@ -165,55 +165,13 @@ pub const MAX_MIME_TYPE_BYTES: usize = 256;
 /// The most arguments a prompt may declare.
 pub const MAX_PROMPT_ARGUMENTS: usize = 64;
 
-/// A catalog family: what one `list_changed` notification is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    /// Tools (`tools/list`).
-    Tools,
-    /// Prompts (`prompts/list`).
-    Prompts,
-    /// Resources and resource templates (`resources/list`,
-    /// `resources/templates/list`).
-    Resources,
-}
-
-impl Family {
-    /// Every family, in their stable order.
-    pub const ALL: [Family; 3] = [Family::Tools, Family::Prompts, Family::Resources];
-
-    /// The stable identifier: `tools`, `prompts` or `resources`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Family::Tools => "tools",
-            Family::Prompts => "prompts",
-            Family::Resources => "resources",
-        }
-    }
-
-    /// The family a `notifications/*/list_changed` method announces.
-    pub fn from_list_changed(method: &str) -> Option<Family> {
-        match method {
-            methods::NOTIFICATIONS_TOOLS_LIST_CHANGED => Some(Family::Tools),
-            methods::NOTIFICATIONS_PROMPTS_LIST_CHANGED => Some(Family::Prompts),
-            methods::NOTIFICATIONS_RESOURCES_LIST_CHANGED => Some(Family::Resources),
-            _ => None,
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-impl fmt::Display for Family {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// One generation of a binding's catalog: what the server offers, validated,
 /// with model names and a canonical digest.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// It and its entries serialize with camelCase names, absent values as
+/// `null`, tolerances as their snake_case ids.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Catalog {
     /// The binding's name.
     pub binding: String,
@@ -271,7 +229,8 @@ impl Catalog {
 }
 
 /// A tool, as the catalog offers it to a host and a model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolSpec {
     /// The server's name for the tool: what goes on the wire and what
     /// `call_tool` takes.
@@ -313,7 +272,8 @@ impl ToolSpec {
 }
 
 /// A prompt the server offers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PromptSpec {
     /// The prompt's name, sent back verbatim.
     pub name: String,
@@ -326,7 +286,8 @@ pub struct PromptSpec {
 }
 
 /// One argument of a prompt.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PromptArg {
     /// The argument's name.
     pub name: String,
@@ -339,7 +300,8 @@ pub struct PromptArg {
 }
 
 /// A concrete resource the server offers.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceSpec {
     /// The resource's opaque identifier: never a host path.
     pub uri: String,
@@ -356,7 +318,8 @@ pub struct ResourceSpec {
 }
 
 /// A family of resources described by a URI template.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceTemplateSpec {
     /// The RFC 6570 URI template.
     pub uri_template: String,

@@ -37,6 +37,7 @@
 //!
 //! [`Catalog::applied_tolerances`]: super::Catalog::applied_tolerances
 
+use serde::{Serialize, Serializer};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
@@ -67,6 +68,13 @@ macro_rules! tolerances {
             }
         }
     };
+}
+
+/// Serialized as its stable identifier ([`Tolerance::as_str`]).
+impl Serialize for Tolerance {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 tolerances! {

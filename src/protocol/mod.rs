@@ -9,6 +9,7 @@
 pub mod completion;
 pub mod content;
 pub mod elicitation;
+pub mod family;
 pub mod jsonrpc;
 pub mod lifecycle;
 pub mod logging;
@@ -23,6 +24,7 @@ pub mod sampling;
 pub mod tasks;
 pub mod tools;
 
+pub use family::Family;
 pub use jsonrpc::{ErrorObject, Message, Notification, Outcome, Request, RequestId, Response};
 
 pub use completion::{

@@ -1,0 +1,720 @@
+//! What a binding reports: [`Event`]s, the lifecycle [`State`]s they move
+//! between, and their non-blocking delivery.
+//!
+//! A host reads a binding's events in either of two ways, or both:
+//!
+//! - a handler (`Handlers::with_events`), called on a task of its own
+//!   through a bounded queue of [`EVENT_QUEUE`] entries. When it falls
+//!   behind and the queue is full, new events are dropped and counted
+//!   ([`crate::Status::dropped_events`]);
+//! - any number of [`EventStream`]s (`Binding::events`), each of which sees
+//!   every event emitted after it was made. One that falls more than
+//!   [`EVENT_QUEUE`] events behind loses the oldest ones and is told how
+//!   many ([`EventItem::Missed`]).
+//!
+//! Either way the connection never waits for the host to read its events:
+//! a slow reader loses events, it never slows the binding down.
+//!
+//! This module is a leaf: it imports nothing from the catalog or the
+//! binding, so that both can report through it. The types an event names
+//! live here or below (the wire model, the session, the error).
+
+use serde::{Serialize, Serializer};
+use std::fmt;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime};
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
+use tokio_stream::wrappers::BroadcastStream;
+use tokio_stream::Stream;
+
+use crate::error::FailureClass;
+use crate::protocol::elicitation::{ElicitAction, ElicitationMode};
+use crate::protocol::family::Family;
+use crate::request::Progress;
+use crate::session::ServerIdentity;
+
+/// Events queued before new ones are dropped.
+pub const EVENT_QUEUE: usize = 1024;
+
+/// Something that happened to a binding.
+///
+/// # As JSON
+///
+/// `Serialize` gives an object tagged with the event's kind in `type`, in
+/// snake_case like the crate's other stable ids (`"state_changed"`,
+/// `"catalog_candidate"`), and its fields in camelCase. Times are RFC 3339
+/// strings in UTC with milliseconds; durations are whole milliseconds in
+/// fields named `…Ms` (`retryInMs`, `durationMs`); states, classes,
+/// families and outcomes are their snake_case ids:
+///
+/// ```text
+/// {"type": "state_changed", "binding": "files", "from": "ready", "to": "closing",
+///  "at": "2025-06-18T09:30:00.125Z"}
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[non_exhaustive]
+pub enum Event {
+    /// The binding moved from one lifecycle state to another.
+    StateChanged {
+        /// The binding.
+        binding: String,
+        /// The state before.
+        from: State,
+        /// The state after.
+        to: State,
+        /// When it moved.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// The connection was lost (`attempt` 0), or reconnect attempt
+    /// `attempt` failed. One loss gives one report, then one per failed
+    /// attempt, so the attempts climb here as in
+    /// [`Status::reconnect_attempt`](crate::Status::reconnect_attempt).
+    ConnectionLost {
+        /// The binding.
+        binding: String,
+        /// Why.
+        class: FailureClass,
+        /// A bounded description.
+        message: String,
+        /// The ordinal of the catalog generation still in force: it
+        /// survives a lost connection (0 when the connection was lost before
+        /// the first generation was adopted, while connecting).
+        adopted: u64,
+        /// Whether the binding will try to reconnect. False when its policy
+        /// forbids it (the binding is then degraded), and on the last report
+        /// when the retry budget is spent (the binding has then failed).
+        retrying: bool,
+        /// 0 for the loss of the live connection, `n` for reconnect attempt
+        /// `n`.
+        attempt: u32,
+        /// How long until the next attempt, when `retrying`.
+        #[serde(rename = "retryInMs", serialize_with = "crate::serialize::opt_millis")]
+        retry_in: Option<Duration>,
+        /// When the loss was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A lost connection was restored: a new connection's handshake
+    /// succeeded, and the catalog has looked at what the server offers over
+    /// it. Reported once that refetch is done (within `Timeouts::startup`),
+    /// right before the binding's state moves to `ready`; calls go through
+    /// the new connection from the moment it is up.
+    ConnectionRestored {
+        /// The binding.
+        binding: String,
+        /// What the reconnected server claims to be. Cosmetic: it names a
+        /// peer, it never authorizes one.
+        server: ServerIdentity,
+        /// How its identity differs from the one the binding first connected
+        /// to, or `None` when it is the same. Reported, never enforced: a
+        /// restarted server with a new version is the ordinary reason to be
+        /// reconnecting.
+        drift: Option<String>,
+        /// The reconnect attempts it took, from 1.
+        attempts: u32,
+        /// The ordinal of the catalog generation still in force, which the
+        /// reconnect did not touch (0 when the connection was restored while
+        /// connecting, before the first generation was adopted).
+        adopted: u64,
+        /// The ordinal of the generation discovered over the new connection:
+        /// equal to `adopted` when the offering is the adopted one (nothing
+        /// to adopt), else the candidate's (see [`Event::CatalogCandidate`];
+        /// adopt it with `Binding::adopt`). 0 when the catalog could not be
+        /// read over the new connection (a [`Event::Warning`] says why; the
+        /// adopted generation stays in force) or, like `adopted`, while
+        /// connecting.
+        generation: u64,
+        /// When it was restored.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A call reported progress (also delivered to the call's own sink).
+    RequestProgress {
+        /// The report.
+        #[serde(serialize_with = "crate::serialize::progress")]
+        progress: Progress,
+        /// When it was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// The server logged a message (`notifications/message`).
+    ServerLog {
+        /// The binding.
+        binding: String,
+        /// The severity the server claimed.
+        level: String,
+        /// The server-side logger, if named.
+        logger: Option<String>,
+        /// The bounded message.
+        text: String,
+        /// When it was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// An elicitation reached the host's elicitation service.
+    ElicitationRequested {
+        /// The binding whose server asked.
+        binding: String,
+        /// The mode.
+        mode: ElicitationMode,
+        /// When it reached the service.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// An elicitation ended: answered, refused, invalid or timed out.
+    ElicitationResolved {
+        /// The binding whose server asked.
+        binding: String,
+        /// The mode, repeated so that an observer need not correlate.
+        mode: ElicitationMode,
+        /// What the server was told, or `None` when it got an error instead
+        /// (a refused request, an answer that broke the schema, a failed
+        /// service).
+        action: Option<ElicitAction>,
+        /// The failure class: `None` for an accepted answer;
+        /// `elicitation_declined`, `elicitation_cancelled`,
+        /// `elicitation_timeout` for those answers; `elicitation_invalid`
+        /// for a refused request or an invalid answer; the service's own
+        /// class otherwise.
+        class: Option<FailureClass>,
+        /// Why, bounded, when it did not simply succeed. Validation
+        /// reports name locations, never the values a person typed.
+        message: Option<String>,
+        /// How long the host's service took: the time a person was waited
+        /// on (zero for a request refused before it reached the service).
+        #[serde(rename = "durationMs", serialize_with = "crate::serialize::millis")]
+        duration: Duration,
+        /// When the outcome was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A server reported that a URL elicitation this binding accepted
+    /// finished out of band (`notifications/elicitation/complete`).
+    ElicitationComplete {
+        /// The binding.
+        binding: String,
+        /// The server's id of the elicitation.
+        elicitation_id: String,
+        /// When the notice arrived.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A sampling request arrived.
+    SamplingRequested {
+        /// The binding whose server asked.
+        binding: String,
+        /// Its place in a sampling chain (see [`crate::binding::sampling`]).
+        depth: u32,
+        /// How many messages the conversation carried.
+        messages: usize,
+        /// The tokens granted: the server's request capped at
+        /// `Limits::max_sampling_tokens`.
+        max_tokens: u64,
+        /// The tokens the server asked for.
+        requested_max_tokens: u64,
+        /// When it arrived.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A sampling request ended.
+    SamplingResolved {
+        /// The binding whose server asked.
+        binding: String,
+        /// Its place in a sampling chain.
+        depth: u32,
+        /// How it ended.
+        outcome: SampleOutcome,
+        /// The failure class, `None` when completed.
+        class: Option<FailureClass>,
+        /// The model the host used (bounded), or `None` when none answered.
+        model: Option<String>,
+        /// The tokens that were granted.
+        max_tokens: u64,
+        /// Why, bounded, when it did not complete.
+        message: Option<String>,
+        /// How long the host's service worked: what the server cost.
+        #[serde(rename = "durationMs", serialize_with = "crate::serialize::millis")]
+        duration: Duration,
+        /// When the outcome was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A resource the binding subscribed to changed
+    /// (`notifications/resources/updated`).
+    ResourceUpdated {
+        /// The binding.
+        binding: String,
+        /// The resource the server says changed; it may be a sub-resource
+        /// of the one subscribed to. An opaque identifier, never a host
+        /// path.
+        uri: String,
+        /// When the notice arrived.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A line the server wrote outside the protocol (a stdio child's stderr).
+    ServerStderr {
+        /// The binding.
+        binding: String,
+        /// The bounded line.
+        line: String,
+        /// When it was read.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A defect the binding tolerated (a damaged frame, a reply to an unknown
+    /// id).
+    Warning {
+        /// The binding.
+        binding: String,
+        /// A bounded description.
+        text: String,
+        /// When it happened.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// The server announced a change to a catalog family that was fresh.
+    /// Reported once per family until a refetch answers it, however many
+    /// notifications arrive.
+    CatalogStale {
+        /// The binding.
+        binding: String,
+        /// The family the server says changed.
+        family: Family,
+        /// When the notification was observed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A refetch found an offering that differs from the adopted generation
+    /// and published it as a candidate.
+    CatalogCandidate {
+        /// The binding.
+        binding: String,
+        /// The candidate's ordinal: what `Binding::adopt` takes.
+        generation: u64,
+        /// The candidate's hex catalog digest.
+        digest: String,
+        /// The ordinal of the generation still in force.
+        adopted: u64,
+        /// When the candidate was published.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A generation was adopted (generation 1 at connect, then each
+    /// `Binding::adopt`).
+    CatalogAdopted {
+        /// The binding.
+        binding: String,
+        /// The newly adopted ordinal.
+        generation: u64,
+        /// Its hex catalog digest.
+        digest: String,
+        /// The ordinal it replaced, or 0 if there was none.
+        previous: u64,
+        /// When adoption happened.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A refetch found the offering unchanged (identical to the adopted
+    /// generation, or to the candidate already waiting).
+    CatalogRefreshed {
+        /// The binding.
+        binding: String,
+        /// The ordinal of the generation still in force.
+        generation: u64,
+        /// Its hex catalog digest.
+        digest: String,
+        /// When the refresh completed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// A refetch failed; the adopted generation stays in force.
+    CatalogRejected {
+        /// The binding.
+        binding: String,
+        /// Why the refresh failed.
+        class: FailureClass,
+        /// A bounded description.
+        message: String,
+        /// The ordinal of the generation still in force.
+        adopted: u64,
+        /// Whether the binding will try again under `Definition::refresh`.
+        retrying: bool,
+        /// When the refresh failed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+}
+
+/// A binding's lifecycle state.
+///
+/// The moves a binding makes (each reported as [`Event::StateChanged`],
+/// after the event that explains it, if any):
+///
+/// ```text
+/// configured ─▶ starting ─▶ discovering ─▶ ready ◀──▶ reconnecting ─▶ failed
+///                  │             │           │
+///                  ▼             ▼           ▼
+///                failed        failed     degraded
+///
+/// any state after starting ─▶ closing ─▶ closed
+/// ```
+///
+/// | from | to | when |
+/// | --- | --- | --- |
+/// | configured | starting | [`Binding::connect`] begins |
+/// | starting | discovering | the first connect and handshake succeeded; the catalog is being read |
+/// | starting | failed | they failed or took longer than `Timeouts::startup` (`connect` returns the error; there is no binding to close) |
+/// | discovering | ready | the first catalog generation was adopted |
+/// | discovering | failed | discovery failed or took longer than `Timeouts::startup` (`connect` returns the error) |
+/// | ready | reconnecting | the connection was lost ([`Event::ConnectionLost`], `retrying`) |
+/// | ready | degraded | it was lost and [`ReconnectPolicy::disabled`] ([`Event::ConnectionLost`], not `retrying`): calls fail fast with `transport_closed` until the binding is closed |
+/// | reconnecting | ready | an attempt succeeded and the catalog has looked at the new connection's offering ([`Event::ConnectionRestored`]; calls already go through meanwhile) |
+/// | reconnecting | failed | the policy's attempts or total time are spent (the last [`Event::ConnectionLost`] is not `retrying`): calls fail fast with `transport_closed` |
+/// | any but closing, closed | closing | [`Binding::close`] begins |
+/// | closing | closed | the supervisor has stopped and the transport is closed |
+///
+/// `authenticating` is reserved for the authorization flow. A restored
+/// connection's catalog is read while the binding is still `reconnecting`
+/// (see [`Event::ConnectionRestored`]).
+///
+/// [`Event::StateChanged`]: crate::Event::StateChanged
+/// [`Event::ConnectionLost`]: crate::Event::ConnectionLost
+/// [`Event::ConnectionRestored`]: crate::Event::ConnectionRestored
+/// [`Binding::connect`]: crate::Binding::connect
+/// [`Binding::close`]: crate::Binding::close
+/// [`ReconnectPolicy::disabled`]: crate::layer::ReconnectPolicy::disabled
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Defined, not yet started.
+    Configured,
+    /// Connecting and running the handshake.
+    Starting,
+    /// Waiting for authorization.
+    Authenticating,
+    /// Handshake done; reading the catalog.
+    Discovering,
+    /// Serving calls.
+    Ready,
+    /// Usable only in part: the connection was lost and is not being
+    /// restored, or a refresh is failing.
+    Degraded,
+    /// Re-establishing a lost connection.
+    Reconnecting,
+    /// Could not start, or gave up reconnecting.
+    Failed,
+    /// Closing.
+    Closing,
+    /// Closed; every call fails with `shutdown`.
+    Closed,
+}
+
+impl State {
+    /// The stable snake_case name of the state.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Configured => "configured",
+            State::Starting => "starting",
+            State::Authenticating => "authenticating",
+            State::Discovering => "discovering",
+            State::Ready => "ready",
+            State::Degraded => "degraded",
+            State::Reconnecting => "reconnecting",
+            State::Failed => "failed",
+            State::Closing => "closing",
+            State::Closed => "closed",
+        }
+    }
+}
+
+/// Serialized as its stable name ([`State::as_str`]).
+impl Serialize for State {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The last failure, summarized. As JSON: `{"class": "deadline", "message":
+/// "..."}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// What kind of failure.
+    pub class: FailureClass,
+    /// A bounded description.
+    pub message: String,
+}
+
+/// How a sampling request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SampleOutcome {
+    /// The host's model answered and the answer was sent.
+    Completed,
+    /// The host refused (its service failed with `sampling_denied`).
+    Denied,
+    /// Over a budget: tokens, size, concurrency or depth.
+    OverBudget,
+    /// The request or the host's answer broke the protocol (undeclared
+    /// tools, a malformed request or result).
+    Invalid,
+    /// The host's service failed otherwise, or ran out of time.
+    Failed,
+}
+
+impl SampleOutcome {
+    /// The stable snake_case name of the outcome.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SampleOutcome::Completed => "completed",
+            SampleOutcome::Denied => "denied",
+            SampleOutcome::OverBudget => "over_budget",
+            SampleOutcome::Invalid => "invalid",
+            SampleOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// Serialized as its stable name ([`SampleOutcome::as_str`]).
+impl Serialize for SampleOutcome {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// Receives a binding's events. Runs on the event task; may take its time
+/// (events queue behind it, then drop), but should not block forever.
+pub type EventHandler = Arc<dyn Fn(Event) + Send + Sync>;
+
+/// One item of an [`EventStream`].
+///
+/// A stream reader that falls more than [`EVENT_QUEUE`] events behind loses
+/// the oldest ones; it is told how many, once, at the place where they were
+/// lost, and then reads on from the oldest event still held. A plain
+/// enum rather than a `Result`, because falling behind is not the end of
+/// the stream: `while let Some(Ok(event))` would stop reading at the first
+/// gap.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventItem {
+    /// The next event.
+    Event(Event),
+    /// This many events were lost here because this reader fell behind.
+    /// Other readers, and the handler of `Handlers::with_events`, are not
+    /// affected, and the loss is not counted in
+    /// [`Status::dropped_events`](crate::Status::dropped_events), which is
+    /// the handler's.
+    Missed(u64),
+}
+
+/// A binding's events as a [`Stream`] of
+/// [`EventItem`]s, from `Binding::events`.
+///
+/// Every stream sees every event emitted after it was made, in the order
+/// they were emitted, unless it falls more than [`EVENT_QUEUE`] events
+/// behind: then it gets an [`EventItem::Missed`] and goes on. The binding
+/// never waits for a stream, so a stream that is not read costs at most
+/// [`EVENT_QUEUE`] held events, shared by all streams of the binding. The
+/// stream ends when the binding and everything that reports on it are gone;
+/// after `Binding::close`, the last event is the `StateChanged` to
+/// [`State::Closed`].
+///
+/// Read it with any `StreamExt` (`tokio_stream`, `futures`), or with
+/// [`EventStream::recv`]:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), mcp_stack::Error> {
+/// use mcp_stack::events::EventItem;
+/// use mcp_stack::{Binding, Definition, Event, Handlers, State};
+///
+/// let binding = Binding::connect(Definition::new("demo", mcp_stack::demo::factory()), Handlers::default()).await?;
+/// let mut events = binding.events();
+/// binding.close().await;
+/// while let Some(item) = events.recv().await {
+///     match item {
+///         EventItem::Event(Event::StateChanged { to: State::Closed, .. }) => break,
+///         EventItem::Event(event) => println!("{event:?}"),
+///         EventItem::Missed(n) => println!("fell behind by {n} events"),
+///     }
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct EventStream {
+    inner: BroadcastStream<Event>,
+}
+
+impl EventStream {
+    /// The next item, or `None` once the binding is gone.
+    pub async fn recv(&mut self) -> Option<EventItem> {
+        std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
+    }
+}
+
+impl Stream for EventStream {
+    type Item = EventItem;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<EventItem>> {
+        Pin::new(&mut self.inner).poll_next(cx).map(|item| {
+            item.map(|item| match item {
+                Ok(event) => EventItem::Event(event),
+                Err(BroadcastStreamRecvError::Lagged(missed)) => EventItem::Missed(missed),
+            })
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+/// The sending side of a binding's events. Cheap to clone; clones share
+/// the queue, the broadcast and the count of dropped events.
+#[derive(Clone)]
+pub(crate) struct EventBus {
+    tx: Option<mpsc::Sender<Event>>,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    dropped: AtomicU64,
+    /// The streams' broadcast, made by the first `subscribe`: a broadcast
+    /// channel holds its [`EVENT_QUEUE`] slots from the start, which a
+    /// binding nobody streams from should not pay for.
+    broadcast: OnceLock<broadcast::Sender<Event>>,
+}
+
+impl fmt::Debug for EventBus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let streams = self.shared.broadcast.get().map_or(0, broadcast::Sender::receiver_count);
+        f.debug_struct("EventBus").field("dropped", &self.dropped()).field("streams", &streams).finish()
+    }
+}
+
+impl EventBus {
+    /// A bus delivering to `handler` on its own task, and to the streams
+    /// [`EventBus::subscribe`] makes; without either, events are discarded.
+    pub(crate) fn new(handler: Option<EventHandler>) -> Self {
+        let tx = handler.map(|handler| {
+            let (tx, mut rx) = mpsc::channel::<Event>(EVENT_QUEUE);
+            tokio::spawn(async move {
+                while let Some(event) = rx.recv().await {
+                    handler(event);
+                }
+            });
+            tx
+        });
+        let shared = Shared { dropped: AtomicU64::new(0), broadcast: OnceLock::new() };
+        EventBus { tx, shared: Arc::new(shared) }
+    }
+
+    /// Queues an event for the handler and the streams without waiting.
+    pub(crate) fn emit(&self, event: Event) {
+        // A stream that falls behind loses its oldest events in the
+        // broadcast itself (and is told so); sending never waits.
+        let streams = self.shared.broadcast.get().filter(|tx| tx.receiver_count() > 0);
+        match (&self.tx, streams) {
+            (Some(tx), Some(streams)) => {
+                let _ = streams.send(event.clone());
+                self.queue(tx, event);
+            }
+            (Some(tx), None) => self.queue(tx, event),
+            (None, Some(streams)) => {
+                let _ = streams.send(event);
+            }
+            (None, None) => {}
+        }
+    }
+
+    fn queue(&self, tx: &mpsc::Sender<Event>, event: Event) {
+        if tx.try_send(event).is_err() {
+            self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A stream of every event emitted from now on.
+    pub(crate) fn subscribe(&self) -> EventStream {
+        let tx = self.shared.broadcast.get_or_init(|| broadcast::channel(EVENT_QUEUE).0);
+        EventStream { inner: BroadcastStream::new(tx.subscribe()) }
+    }
+
+    pub(crate) fn dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_test::{assert_pending, task};
+
+    fn warning(i: usize) -> Event {
+        Event::Warning { binding: "b".into(), text: format!("w{i}"), at: SystemTime::UNIX_EPOCH }
+    }
+
+    #[tokio::test]
+    async fn each_stream_sees_every_event_emitted_after_it_was_made() {
+        let bus = EventBus::new(None);
+        let mut early = bus.subscribe();
+        bus.emit(warning(1));
+        let mut late = bus.subscribe();
+        bus.emit(warning(2));
+
+        assert_eq!(early.recv().await, Some(EventItem::Event(warning(1))));
+        assert_eq!(early.recv().await, Some(EventItem::Event(warning(2))));
+        assert_eq!(late.recv().await, Some(EventItem::Event(warning(2))));
+        let mut next = task::spawn(late.recv());
+        assert_pending!(next.poll());
+        drop(next);
+
+        // The stream ends once the bus is gone, after what it still holds.
+        bus.emit(warning(3));
+        drop(bus);
+        assert_eq!(late.recv().await, Some(EventItem::Event(warning(3))));
+        assert_eq!(late.recv().await, None);
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_falls_behind_is_told_how_many_it_missed_and_reads_on() {
+        let bus = EventBus::new(None);
+        let mut idle = bus.subscribe();
+        let mut reader = bus.subscribe();
+        let extra = 5;
+        // Emitting never waits for a stream: nobody reads `idle` meanwhile.
+        for i in 0..EVENT_QUEUE + extra {
+            bus.emit(warning(i));
+            assert_eq!(reader.recv().await, Some(EventItem::Event(warning(i))));
+        }
+
+        assert_eq!(idle.recv().await, Some(EventItem::Missed(extra as u64)));
+        for i in extra..EVENT_QUEUE + extra {
+            assert_eq!(idle.recv().await, Some(EventItem::Event(warning(i))), "event {i}");
+        }
+        bus.emit(warning(0));
+        assert_eq!(idle.recv().await, Some(EventItem::Event(warning(0))));
+        // A stream's loss is its own, not the handler's.
+        assert_eq!(bus.dropped(), 0);
+    }
+
+    #[tokio::test]
+    async fn the_handler_and_the_streams_get_the_same_events() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let bus = EventBus::new(Some(Arc::new(move |event| {
+            let _ = tx.send(event);
+        })));
+        let mut stream = bus.subscribe();
+        bus.emit(warning(1));
+        assert_eq!(rx.recv().await, Some(warning(1)));
+        assert_eq!(stream.recv().await, Some(EventItem::Event(warning(1))));
+    }
+}
