@@ -79,7 +79,7 @@
 //! own, and it applies to every binding the host connects.
 
 mod catalog;
-
+pub mod config_file;
 mod events;
 
 pub use catalog::{HostCatalog, Route};
