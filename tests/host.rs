@@ -2,18 +2,18 @@
 //! model name, failing closed, isolation between bindings, events and
 //! bounded closing.
 
+mod support;
+
 use async_trait::async_trait;
 use mcp_stack::host::{Host, HostEvent};
-use mcp_stack::protocol::{Message, Response};
 use mcp_stack::transport::memory::MemoryFactory;
-use mcp_stack::transport::{
-    ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory,
-};
+use mcp_stack::transport::{ConnectConfig, MessageSender, RedactedOrigin, Transport, TransportFactory};
 use mcp_stack::{CallOpts, Definition, Error, Event, FailureClass, State};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::ToolServer;
 use tokio::time::Instant;
 
 /// Counts the `tools/call` requests a binding sends.
@@ -104,58 +104,6 @@ impl TransportFactory for Hangs {
     }
 }
 
-/// A minimal server whose tool list the test changes: answers
-/// `initialize`, lists `tools`, and answers every call with
-/// `"<label>:<tool>"`.
-#[derive(Clone)]
-struct ToolServer {
-    tools: Arc<Mutex<Vec<Value>>>,
-}
-
-impl ToolServer {
-    fn new(names: &[&str]) -> ToolServer {
-        let server = ToolServer { tools: Arc::default() };
-        server.set(names);
-        server
-    }
-
-    fn set(&self, names: &[&str]) {
-        *self.tools.lock().unwrap() =
-            names.iter().map(|n| json!({"name": n, "inputSchema": {"type": "object"}})).collect();
-    }
-
-    fn factory(&self, label: &'static str) -> MemoryFactory {
-        let tools = self.tools.clone();
-        MemoryFactory::new(label, move |transport| {
-            let tools = tools.clone();
-            tokio::spawn(async move {
-                let Transport { sender, mut receiver } = transport;
-                while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
-                    let Ok(Message::Request(req)) = Message::parse(&text) else { continue };
-                    let result = match req.method.as_str() {
-                        "initialize" => json!({
-                            "protocolVersion": "2025-11-25",
-                            "capabilities": {"tools": {"listChanged": true}},
-                            "serverInfo": {"name": label, "version": "1"},
-                        }),
-                        "tools/list" => json!({"tools": tools.lock().unwrap().clone()}),
-                        "tools/call" => {
-                            let tool = req.params.as_ref().and_then(|p| p["name"].as_str()).unwrap_or("");
-                            json!({"content": [{"type": "text", "text": format!("{label}:{tool}")}]})
-                        }
-                        _ => json!({}),
-                    };
-                    let reply = Message::Response(Response::result(req.id.clone(), result)).to_json();
-                    if sender.send(reply).await.is_err() {
-                        break;
-                    }
-                }
-            });
-            Ok(())
-        })
-    }
-}
-
 fn text(result: &mcp_stack::ToolResult) -> &str {
     result.content[0].as_text().expect("text content")
 }
@@ -234,8 +182,8 @@ async fn model_names_that_meet_across_bindings_are_refused_for_all_of_them() {
     // `a` + `b__x` and `a__b` + `x` both make mcp__a__b__x.
     let host = Host::new();
     host.add_all([
-        Definition::new("a", ToolServer::new(&["b__x", "only_a"]).factory("a")),
-        Definition::new("a__b", ToolServer::new(&["x"]).factory("ab")),
+        Definition::new("a", ToolServer::named(&["b__x", "only_a"]).factory("a")),
+        Definition::new("a__b", ToolServer::named(&["x"]).factory("ab")),
         // Equal but for case: refused too (some providers fold case).
         Definition::new("Demo", mcp_stack::demo::factory()),
         Definition::new("demo", mcp_stack::demo::factory()),
@@ -425,8 +373,8 @@ async fn a_reader_that_falls_behind_loses_events_with_a_count_and_blocks_nobody(
 
 #[tokio::test]
 async fn candidates_stay_per_binding_and_are_adopted_per_binding() {
-    let one = ToolServer::new(&["first"]);
-    let two = ToolServer::new(&["first"]);
+    let one = ToolServer::named(&["first"]);
+    let two = ToolServer::named(&["first"]);
     let host = Host::new();
     host.add_all([Definition::new("one", one.factory("one")), Definition::new("two", two.factory("two"))])
         .await;
