@@ -104,7 +104,7 @@ fn vscode_servers_with_comments_inputs_and_editor_variables() {
     let loaded = config_file::load_with(fixture("vscode.json"), &env).unwrap();
     assert_eq!(names(&loaded), ["memory", "github", "legacy"]);
     let kinds: Vec<&str> = loaded.definitions.iter().map(|d| d.transport.kind()).collect();
-    assert_eq!(kinds, ["stdio", "streamable_http", "sse"]);
+    assert_eq!(kinds, ["stdio", "http", "sse"], "\"http\" falls back to HTTP+SSE, as VS Code does");
 
     assert!(loaded.warnings.iter().any(|w| w.entry.is_none() && w.message.contains("inputs")));
     assert!(has_warning(&loaded, Some("memory"), "envFile"));

@@ -317,12 +317,14 @@ impl Host {
         let (transport_kind, origin) =
             (definition.transport.kind(), definition.transport.redacted_origin().to_string());
         let compat = definition.compat.id();
-        let connect = (self.inner.connector)(definition, handlers);
+        let connector = self.inner.connector.clone();
         let weak = Arc::downgrade(&self.inner);
         let task_name = name.clone();
         // Spawned under the lock, so that the task's settle (which takes it)
-        // always finds the slot this call fills in.
+        // always finds the slot this call fills in; the connector runs on the
+        // task, so that it may use the host itself.
         let task = runtime.spawn(async move {
+            let connect = connector(definition, handlers);
             let outcome = match tokio::time::timeout(startup, connect).await {
                 Ok(outcome) => outcome,
                 Err(_) => Err(Error::new(

@@ -24,7 +24,8 @@ enum Kind {
     Stdio,
     StreamableHttp,
     Sse,
-    /// Remote, no `type`: streamable HTTP with the HTTP+SSE fallback.
+    /// `"http"`, or remote with no `type`: streamable HTTP with the
+    /// HTTP+SSE fallback where the profile allows it.
     Auto,
 }
 
@@ -104,7 +105,9 @@ fn kind(name: &str, obj: &mut Map<String, Value>) -> Result<Kind, Issue> {
     };
     match ty.as_deref() {
         Some("stdio") => Ok(Kind::Stdio),
-        Some("http" | "streamable-http" | "streamableHttp" | "streamable_http") => Ok(Kind::StreamableHttp),
+        // VS Code tries streamable HTTP and falls back to HTTP+SSE for "http".
+        Some("http") => Ok(Kind::Auto),
+        Some("streamable-http" | "streamableHttp" | "streamable_http") => Ok(Kind::StreamableHttp),
         Some("sse") => Ok(Kind::Sse),
         Some(_) => {
             Err(Issue::new(name, "type", "must be \"stdio\", \"http\", \"streamable-http\" or \"sse\""))

@@ -25,9 +25,9 @@
 //! | `type` | needs | transport |
 //! | --- | --- | --- |
 //! | `"stdio"`, or none with `command` | `command`; `args`, `env`, `cwd` optional | [`StdioFactory`] (the child still gets only the inherited allowlist plus `env`) |
-//! | `"http"`, `"streamable-http"`, `"streamableHttp"` | `url`; `headers` optional | streamable HTTP |
+//! | `"streamable-http"`, `"streamableHttp"` | `url`; `headers` optional | streamable HTTP |
+//! | `"http"`, or none with `url` | `url`; `headers` optional | streamable HTTP, falling back to HTTP+SSE (as VS Code does for `"http"`) when the profile allows `legacy_sse`; a fallback is reported in `applied_tolerances` |
 //! | `"sse"` | `url`; `headers` optional | HTTP+SSE (2024-11-05) |
-//! | none, with `url` | `url`; `headers` optional | streamable HTTP, falling back to HTTP+SSE when the profile allows `legacy_sse` |
 //!
 //! Files may hold `//` and `/* */` comments and trailing commas, as VS Code
 //! and Cursor allow. A file is at most [`MAX_CONFIG_BYTES`] and holds at most
