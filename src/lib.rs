@@ -12,8 +12,10 @@ pub mod demo;
 pub mod era;
 pub mod error;
 pub mod events;
+pub mod host;
 pub mod layer;
 pub mod protocol;
+pub mod providers;
 pub mod request;
 mod serialize;
 pub mod session;
@@ -26,6 +28,7 @@ pub use binding::{
 pub use config::{limits, Limits, Timeouts, ToolFilter};
 pub use content::{Content, ToolResult};
 pub use error::{Error, ErrorReport, FailureClass, Result};
+pub use host::Host;
 pub use layer::reconnect::ReconnectPolicy;
 pub use layer::retry::RetryPolicy;
 pub use request::{CallOpts, McpRequest, McpResponse, Progress};

@@ -1,0 +1,263 @@
+//! One entry of a server list, made into a [`Definition`].
+
+use serde_json::{Map, Value};
+
+use super::extension::{self, kind_of, unknown_key, Extension};
+use super::{take_string, vars, Issue, EXTENSION_KEY, MAX_LIST_ITEMS};
+use crate::binding::Definition;
+use crate::transport::stdio::StdioFactory;
+
+/// Fields some clients write that this crate has no use for. Ignored with a
+/// warning like any unknown field, but with a reason.
+const FOREIGN_FIELDS: &[(&str, &str)] = &[
+    ("autoApprove", "tool approval is the host's decision"),
+    ("alwaysAllow", "tool approval is the host's decision"),
+    ("timeout", "use x-mcp-stack.timeouts"),
+    ("description", "descriptive only"),
+    ("envFile", "a config file does not make this process read other files"),
+    ("dev", "VS Code's development mode"),
+];
+
+/// Which transport an entry asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Stdio,
+    StreamableHttp,
+    Sse,
+    /// `"http"`, or remote with no `type`: streamable HTTP with the
+    /// HTTP+SSE fallback where the profile allows it.
+    Auto,
+}
+
+/// Reads the entry `name`. `Ok(None)`: a disabled entry, skipped with a
+/// warning.
+pub(super) fn read(
+    name: &str,
+    value: Value,
+    env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<Issue>,
+) -> Result<Option<Definition>, Issue> {
+    let Value::Object(mut obj) = value else {
+        return Err(Issue::new(name, "", format!("must be a JSON object, not {}", kind_of(&value))));
+    };
+    if let Some(disabled) = obj.remove("disabled") {
+        match disabled {
+            Value::Bool(true) => {
+                warnings.push(Issue::new(name, "disabled", "the entry is disabled; not loaded"));
+                return Ok(None);
+            }
+            Value::Bool(false) => {}
+            other => {
+                return Err(Issue::new(
+                    name,
+                    "disabled",
+                    format!("must be a boolean, not {}", kind_of(&other)),
+                ))
+            }
+        }
+    }
+    let ext = match obj.remove(EXTENSION_KEY) {
+        Some(v) => extension::read(name, v, warnings)?,
+        None => Extension::default(),
+    };
+    let kind = kind(name, &mut obj)?;
+    let binding_name = ext.name.clone().unwrap_or_else(|| name.to_string());
+    check_binding_name(name, &binding_name, ext.name.is_some())?;
+    let mut definition = match kind {
+        Kind::Stdio => {
+            for ignored in ["url", "headers"] {
+                if obj.remove(ignored).is_some() {
+                    warnings.push(Issue::new(name, ignored, "is ignored for a stdio entry"));
+                }
+            }
+            Definition::new(binding_name, stdio(name, &mut obj, env)?)
+        }
+        remote => {
+            for ignored in ["command", "args", "env", "cwd"] {
+                if obj.remove(ignored).is_some() {
+                    warnings.push(Issue::new(name, ignored, "is ignored for a remote entry"));
+                }
+            }
+            remote_definition(name, binding_name, remote, &mut obj, &ext, env)?
+        }
+    };
+    ext.apply(&mut definition);
+    for (key, _) in obj {
+        match FOREIGN_FIELDS.iter().find(|(k, _)| *k == key) {
+            Some((_, why)) => warnings.push(Issue::new(name, &key, format!("is ignored: {why}"))),
+            None => warnings.push(unknown_key(name, &key)),
+        }
+    }
+    definition.validate().map_err(|e| {
+        let field = if ext.profile.is_some() { format!("{EXTENSION_KEY}.profile") } else { String::new() };
+        Issue::new(name, &field, e.message())
+    })?;
+    Ok(Some(definition))
+}
+
+fn kind(name: &str, obj: &mut Map<String, Value>) -> Result<Kind, Issue> {
+    let ty = match obj.remove("type") {
+        None => None,
+        Some(Value::String(t)) => Some(t),
+        Some(other) => {
+            return Err(Issue::new(name, "type", format!("must be a string, not {}", kind_of(&other))))
+        }
+    };
+    match ty.as_deref() {
+        Some("stdio") => Ok(Kind::Stdio),
+        // VS Code tries streamable HTTP and falls back to HTTP+SSE for "http".
+        Some("http") => Ok(Kind::Auto),
+        Some("streamable-http" | "streamableHttp" | "streamable_http") => Ok(Kind::StreamableHttp),
+        Some("sse") => Ok(Kind::Sse),
+        Some(_) => {
+            Err(Issue::new(name, "type", "must be \"stdio\", \"http\", \"streamable-http\" or \"sse\""))
+        }
+        None => match (obj.contains_key("command"), obj.contains_key("url")) {
+            (true, false) => Ok(Kind::Stdio),
+            (false, true) => Ok(Kind::Auto),
+            (true, true) => Err(Issue::new(
+                name,
+                "type",
+                "the entry has both \"command\" and \"url\"; say which with \"type\"",
+            )),
+            (false, false) => {
+                Err(Issue::new(name, "command", "the entry has neither \"command\" nor \"url\""))
+            }
+        },
+    }
+}
+
+fn check_binding_name(entry: &str, binding: &str, from_extension: bool) -> Result<(), Issue> {
+    let ok = !binding.is_empty()
+        && binding.len() <= crate::catalog::names::MAX_BINDING_NAME_BYTES
+        && binding.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        return Ok(());
+    }
+    let (field, hint) = match from_extension {
+        true => (format!("{EXTENSION_KEY}.name"), ""),
+        false => (String::new(), "; give it one with \"x-mcp-stack\": {\"name\": …}"),
+    };
+    Err(Issue::new(entry, &field, format!("a binding name must be 1 to 32 bytes of [A-Za-z0-9_-]{hint}")))
+}
+
+fn stdio(
+    name: &str,
+    obj: &mut Map<String, Value>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<StdioFactory, Issue> {
+    let command = take_string(name, obj, "command", env)?
+        .ok_or_else(|| Issue::new(name, "command", "is required for a stdio entry"))?;
+    if command.trim().is_empty() {
+        return Err(Issue::new(name, "command", "is empty"));
+    }
+    let mut factory = StdioFactory::new(command);
+    match obj.remove("args") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(args)) => {
+            if args.len() > MAX_LIST_ITEMS {
+                return Err(Issue::new(name, "args", format!("holds more than {MAX_LIST_ITEMS} items")));
+            }
+            for (i, arg) in args.into_iter().enumerate() {
+                let field = format!("args[{i}]");
+                let Value::String(arg) = arg else {
+                    return Err(Issue::new(name, &field, format!("must be a string, not {}", kind_of(&arg))));
+                };
+                factory = factory.arg(vars::substitute(&arg, env).map_err(|e| Issue::new(name, &field, e))?);
+            }
+        }
+        Some(other) => {
+            return Err(Issue::new(name, "args", format!("must be an array, not {}", kind_of(&other))))
+        }
+    }
+    for (key, value) in string_map(name, obj, "env", env)? {
+        if key.is_empty() || key.contains('=') || key.contains('\0') {
+            return Err(Issue::new(
+                name,
+                "env",
+                "holds a variable name that is empty or contains '=' or NUL",
+            ));
+        }
+        factory = factory.env(key, value);
+    }
+    if let Some(cwd) = take_string(name, obj, "cwd", env)? {
+        factory = factory.current_dir(cwd);
+    }
+    Ok(factory)
+}
+
+/// The object field `field` as name → substituted string value.
+fn string_map(
+    name: &str,
+    obj: &mut Map<String, Value>,
+    field: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, Issue> {
+    let map = match obj.remove(field) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(Issue::new(name, field, format!("must be an object, not {}", kind_of(&other))))
+        }
+    };
+    if map.len() > MAX_LIST_ITEMS {
+        return Err(Issue::new(name, field, format!("holds more than {MAX_LIST_ITEMS} items")));
+    }
+    let mut out = Vec::with_capacity(map.len());
+    for (key, value) in map {
+        let path = format!("{field}.{key}");
+        let Value::String(value) = value else {
+            return Err(Issue::new(name, &path, format!("must be a string, not {}", kind_of(&value))));
+        };
+        let value = vars::substitute(&value, env).map_err(|e| Issue::new(name, &path, e))?;
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
+#[cfg(feature = "http")]
+fn remote_definition(
+    name: &str,
+    binding: String,
+    kind: Kind,
+    obj: &mut Map<String, Value>,
+    ext: &Extension,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Definition, Issue> {
+    use crate::catalog::Tolerance;
+    use crate::transport::http::{HttpBuilder, SecretHeaders};
+
+    let url = take_string(name, obj, "url", env)?
+        .ok_or_else(|| Issue::new(name, "url", "is required for a remote entry"))?;
+    let mut headers = SecretHeaders::default();
+    for (key, value) in string_map(name, obj, "headers", env)? {
+        let path = format!("headers.{key}");
+        headers.insert(&key, &value).map_err(|e| Issue::new(name, &path, e.message()))?;
+    }
+    let builder =
+        HttpBuilder::new(url).headers(headers).allow_redirects(ext.allow_redirects.unwrap_or(false));
+    let url_issue = |e: crate::Error| Issue::new(name, "url", e.message());
+    let definition = match kind {
+        Kind::StreamableHttp => Definition::new(binding, builder.build().map_err(url_issue)?),
+        Kind::Sse => Definition::new(binding, builder.build_sse().map_err(url_issue)?),
+        _ => {
+            // The fallback is a tolerance: only where the profile allows it.
+            let profile = ext.profile.clone().unwrap_or_default();
+            let fallback = profile.allows(Tolerance::LegacySse);
+            Definition::new(binding, builder.build_auto(fallback).map_err(url_issue)?)
+        }
+    };
+    Ok(definition)
+}
+
+#[cfg(not(feature = "http"))]
+fn remote_definition(
+    name: &str,
+    _binding: String,
+    _kind: Kind,
+    _obj: &mut Map<String, Value>,
+    _ext: &Extension,
+    _env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Definition, Issue> {
+    Err(Issue::new(name, "url", "a remote server needs this crate's `http` feature"))
+}

@@ -1,0 +1,244 @@
+//! The entry key [`EXTENSION_KEY`](super::EXTENSION_KEY): what these files
+//! have no words for. The keys are documented in the
+//! [parent module](super#our-own-keys-x-mcp-stack).
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+use super::{Issue, EXTENSION_KEY};
+use crate::binding::{Definition, ToolFilter};
+use crate::catalog::Profile;
+use crate::limits::Limits;
+use crate::protocol::logging::LoggingLevel;
+
+/// The most names a tool filter list may hold.
+const MAX_FILTER_NAMES: usize = 1024;
+/// The longest timeout accepted: one day.
+const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// What the extension asks for, read before the definition exists.
+#[derive(Debug, Default)]
+pub(super) struct Extension {
+    pub(super) name: Option<String>,
+    pub(super) startup: Option<Duration>,
+    pub(super) request: Option<Duration>,
+    pub(super) elicitation: Option<Duration>,
+    pub(super) limits: Vec<(&'static str, usize)>,
+    pub(super) tool_filter: Option<ToolFilter>,
+    pub(super) profile: Option<Profile>,
+    pub(super) parallel_calls: Option<bool>,
+    pub(super) log_level: Option<LoggingLevel>,
+    pub(super) allow_redirects: Option<bool>,
+}
+
+/// Reads the extension object of entry `entry`. Unknown keys are warnings;
+/// a value of the wrong kind is an error naming its field.
+pub(super) fn read(entry: &str, value: Value, warnings: &mut Vec<Issue>) -> Result<Extension, Issue> {
+    let field = |f: &str| format!("{EXTENSION_KEY}.{f}");
+    let Value::Object(map) = value else {
+        return Err(Issue::new(entry, EXTENSION_KEY, "must be a JSON object"));
+    };
+    let mut ext = Extension::default();
+    for (key, value) in map {
+        match key.as_str() {
+            "name" => ext.name = Some(typed(entry, &field("name"), value)?),
+            "timeouts" => read_timeouts(entry, value, &mut ext, warnings)?,
+            "limits" => read_limits(entry, value, &mut ext, warnings)?,
+            "toolFilter" => {
+                let mut filter: Map<String, Value> = typed(entry, &field("toolFilter"), value)?;
+                let mut names = |list: &str| -> Result<Vec<String>, Issue> {
+                    let f = field(&format!("toolFilter.{list}"));
+                    let names: Vec<String> = match filter.remove(list) {
+                        Some(v) => typed(entry, &f, v)?,
+                        None => Vec::new(),
+                    };
+                    if names.len() > MAX_FILTER_NAMES {
+                        return Err(Issue::new(
+                            entry,
+                            &f,
+                            format!("holds more than {MAX_FILTER_NAMES} names"),
+                        ));
+                    }
+                    Ok(names)
+                };
+                let allow = names("allow")?;
+                let deny = names("deny")?;
+                for unknown in filter.keys() {
+                    warnings.push(unknown_key(entry, &field(&format!("toolFilter.{unknown}"))));
+                }
+                ext.tool_filter = Some(ToolFilter { allow, deny });
+            }
+            "profile" => {
+                let id: String = typed(entry, &field("profile"), value)?;
+                ext.profile = Some(match id.as_str() {
+                    "strict/v1" => Profile::strict_v1(),
+                    "default/v1" => Profile::default_v1(),
+                    "legacy/v1" => Profile::legacy_v1(),
+                    _ => {
+                        return Err(Issue::new(
+                            entry,
+                            &field("profile"),
+                            "must be one of \"strict/v1\", \"default/v1\", \"legacy/v1\"",
+                        ))
+                    }
+                });
+            }
+            "parallelCalls" => ext.parallel_calls = Some(typed(entry, &field("parallelCalls"), value)?),
+            "logLevel" => {
+                let level: String = typed(entry, &field("logLevel"), value)?;
+                let level = level.parse().map_err(|_| {
+                    Issue::new(
+                        entry,
+                        &field("logLevel"),
+                        "is not a logging level (debug, info, notice, warning, …)",
+                    )
+                })?;
+                ext.log_level = Some(level);
+            }
+            "allowRedirects" => ext.allow_redirects = Some(typed(entry, &field("allowRedirects"), value)?),
+            "protocol" => warnings.push(Issue::new(
+                entry,
+                &field("protocol"),
+                "is reserved for choosing the protocol era and not applied yet; ignored",
+            )),
+            _ => warnings.push(unknown_key(entry, &field(&key))),
+        }
+    }
+    Ok(ext)
+}
+
+fn read_timeouts(
+    entry: &str,
+    value: Value,
+    ext: &mut Extension,
+    warnings: &mut Vec<Issue>,
+) -> Result<(), Issue> {
+    let map: Map<String, Value> = typed(entry, &format!("{EXTENSION_KEY}.timeouts"), value)?;
+    for (key, value) in map {
+        let field = format!("{EXTENSION_KEY}.timeouts.{key}");
+        let slot = match key.as_str() {
+            "startupMs" => &mut ext.startup,
+            "requestMs" => &mut ext.request,
+            "elicitationMs" => &mut ext.elicitation,
+            _ => {
+                warnings.push(unknown_key(entry, &field));
+                continue;
+            }
+        };
+        let ms: u64 = typed(entry, &field, value)?;
+        if ms == 0 || ms > MAX_TIMEOUT_MS {
+            return Err(Issue::new(entry, &field, format!("must be 1 to {MAX_TIMEOUT_MS} milliseconds")));
+        }
+        *slot = Some(Duration::from_millis(ms));
+    }
+    Ok(())
+}
+
+fn read_limits(
+    entry: &str,
+    value: Value,
+    ext: &mut Extension,
+    warnings: &mut Vec<Issue>,
+) -> Result<(), Issue> {
+    let map: Map<String, Value> = typed(entry, &format!("{EXTENSION_KEY}.limits"), value)?;
+    for (key, value) in map {
+        let field = format!("{EXTENSION_KEY}.limits.{key}");
+        let Some(name) = LIMIT_KEYS.iter().map(|(k, _)| *k).find(|k| *k == key) else {
+            warnings.push(unknown_key(entry, &field));
+            continue;
+        };
+        let n: usize = typed(entry, &field, value)?;
+        if n == 0 {
+            // In a `Limits`, zero selects the default; in a file it reads
+            // like "no limit", which no limit here can be.
+            return Err(Issue::new(entry, &field, "must be at least 1 (leave it out for the default)"));
+        }
+        ext.limits.push((name, n));
+    }
+    Ok(())
+}
+
+/// Picks one field of a [`Limits`].
+type LimitField = fn(&mut Limits) -> &mut usize;
+
+/// The `limits` keys, and the field of [`Limits`] each sets.
+const LIMIT_KEYS: &[(&str, LimitField)] = &[
+    ("maxConcurrentRequests", |l| &mut l.max_concurrent_requests),
+    ("maxCatalogPages", |l| &mut l.max_catalog_pages),
+    ("maxCatalogItems", |l| &mut l.max_catalog_items),
+    ("maxFrameBytes", |l| &mut l.max_frame_bytes),
+    ("maxBodyBytes", |l| &mut l.max_body_bytes),
+    ("maxSchemaBytes", |l| &mut l.max_schema_bytes),
+    ("maxSchemaDepth", |l| &mut l.max_schema_depth),
+    ("maxTextResultBytes", |l| &mut l.max_text_result_bytes),
+    ("maxStructuredBytes", |l| &mut l.max_structured_bytes),
+    ("maxBinaryItemBytes", |l| &mut l.max_binary_item_bytes),
+    ("maxBinaryItems", |l| &mut l.max_binary_items),
+    ("maxLogMessageBytes", |l| &mut l.max_log_message_bytes),
+    ("maxElicitMessageBytes", |l| &mut l.max_elicit_message_bytes),
+    ("maxElicitSchemaBytes", |l| &mut l.max_elicit_schema_bytes),
+    ("maxPromptCount", |l| &mut l.max_prompt_count),
+    ("maxResourceCount", |l| &mut l.max_resource_count),
+    ("maxSamplingDepth", |l| &mut l.max_sampling_depth),
+    ("maxSamplingConcurrency", |l| &mut l.max_sampling_concurrency),
+    ("maxSamplingTokens", |l| &mut l.max_sampling_tokens),
+    ("maxSamplingMessages", |l| &mut l.max_sampling_messages),
+    ("maxSamplingRequestBytes", |l| &mut l.max_sampling_request_bytes),
+];
+
+impl Extension {
+    /// Applies everything but the name and the transport settings.
+    pub(super) fn apply(&self, def: &mut Definition) {
+        if let Some(d) = self.startup {
+            def.timeouts.startup = d;
+        }
+        if let Some(d) = self.request {
+            def.timeouts.request = d;
+        }
+        if let Some(d) = self.elicitation {
+            def.timeouts.elicitation = d;
+        }
+        for (key, n) in &self.limits {
+            if let Some((_, field)) = LIMIT_KEYS.iter().find(|(k, _)| k == key) {
+                *field(&mut def.limits) = *n;
+            }
+        }
+        if let Some(filter) = &self.tool_filter {
+            def.tool_filter = filter.clone();
+        }
+        if let Some(profile) = &self.profile {
+            def.compat = profile.clone();
+        }
+        if let Some(parallel) = self.parallel_calls {
+            def.allow_parallel_calls = parallel;
+        }
+        if let Some(level) = self.log_level {
+            def.log_level = level;
+        }
+    }
+}
+
+/// `value` as a `T`, or an error naming `field` (serde's message, which
+/// names the kind found, never the value).
+pub(super) fn typed<T: DeserializeOwned>(entry: &str, field: &str, value: Value) -> Result<T, Issue> {
+    let kind = kind_of(&value);
+    serde_json::from_value(value).map_err(|_| {
+        Issue::new(entry, field, format!("has the wrong type ({kind}) or an out-of-range value"))
+    })
+}
+
+pub(super) fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+pub(super) fn unknown_key(entry: &str, field: &str) -> Issue {
+    Issue::new(entry, field, "is not a field this crate knows; ignored")
+}

@@ -1,0 +1,226 @@
+//! The `mcpServers` / `servers` files users already have, read into
+//! definitions: one fixture in each of the Claude Desktop, Cursor and VS Code
+//! shapes, with variables and bad entries.
+
+use mcp_stack::host::config_file::{self, Issue, Loaded};
+use mcp_stack::{CallOpts, FailureClass, Host};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config").join(name)
+}
+
+fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+}
+
+fn names(loaded: &Loaded) -> Vec<&str> {
+    loaded.definitions.iter().map(|d| d.name.as_str()).collect()
+}
+
+fn error_for<'a>(loaded: &'a Loaded, entry: &str) -> &'a Issue {
+    loaded
+        .errors
+        .iter()
+        .find(|i| i.entry.as_deref() == Some(entry))
+        .unwrap_or_else(|| panic!("no error for {entry}: {:?}", loaded.errors))
+}
+
+fn has_warning(loaded: &Loaded, entry: Option<&str>, field: &str) -> bool {
+    loaded.warnings.iter().any(|w| w.entry.as_deref() == entry && w.field.as_deref() == Some(field))
+}
+
+/// Nothing the loader says or prints holds a secret from the file or the
+/// environment.
+fn assert_no_secret(loaded: &Loaded, secrets: &[&str]) {
+    let mut said = format!("{:?}", loaded.definitions);
+    for issue in loaded.warnings.iter().chain(&loaded.errors) {
+        said.push_str(&issue.to_string());
+    }
+    for secret in secrets {
+        assert!(!said.contains(secret), "{secret} leaked: {said}");
+    }
+}
+
+#[test]
+fn claude_desktop_stdio_entries_load_and_a_bad_entry_does_not_stop_the_others() {
+    let env = env_of(&[("PROJECTS_DIR", "/Users/me/projects"), ("GH_TOKEN", "ghp_s3cret")]);
+    let loaded = config_file::load_with(fixture("claude_desktop.json"), &env).unwrap();
+    assert_eq!(names(&loaded), ["filesystem", "github"]);
+    for d in &loaded.definitions {
+        assert_eq!(d.transport.kind(), "stdio");
+    }
+    assert_eq!(loaded.definitions[1].transport.redacted_origin().as_str(), "stdio:docker");
+
+    let sqlite = error_for(&loaded, "sqlite");
+    assert_eq!(sqlite.field.as_deref(), Some("args"));
+    let brave = error_for(&loaded, "brave-search");
+    assert_eq!(brave.field.as_deref(), Some("env.BRAVE_API_KEY"));
+    assert!(brave.message.contains("BRAVE_API_KEY") && brave.message.contains("not set"), "{brave}");
+    assert_eq!(loaded.errors.len(), 2);
+    assert_eq!(brave.to_error().class(), FailureClass::InvalidConfig);
+    assert!(loaded.warnings.iter().any(|w| w.entry.is_none() && w.message.contains("globalShortcut")));
+    assert_no_secret(&loaded, &["ghp_s3cret"]);
+}
+
+#[test]
+fn cursor_remote_entries_and_our_own_keys() {
+    let env = env_of(&[("CONTEXT7_API_KEY", "c7-s3cret"), ("DOCS_TOKEN", "docs-s3cret")]);
+    let loaded = config_file::load_with(fixture("cursor.json"), &env).unwrap();
+    assert_eq!(names(&loaded), ["linear", "context7", "internal-docs", "tickets"]);
+    let kinds: Vec<&str> = loaded.definitions.iter().map(|d| d.transport.kind()).collect();
+    // No `type` with a `url`: streamable HTTP with the HTTP+SSE fallback.
+    assert_eq!(kinds, ["sse", "http", "streamable_http", "stdio"]);
+    assert_eq!(loaded.definitions[2].transport.redacted_origin().as_str(), "https://docs.internal.example");
+
+    let docs = &loaded.definitions[2];
+    assert_eq!(docs.timeouts.startup, Duration::from_secs(10));
+    assert_eq!(docs.timeouts.request, Duration::from_secs(120));
+    assert_eq!(docs.timeouts.elicitation, Duration::ZERO, "left out: the default");
+    assert_eq!(docs.limits.max_concurrent_requests, 2);
+    assert_eq!(docs.limits.max_text_result_bytes, 65536);
+    assert_eq!(docs.limits.max_frame_bytes, 0, "left out: the default");
+    assert_eq!(docs.tool_filter.allow, ["search", "read_page"]);
+    assert_eq!(docs.tool_filter.deny, ["delete_page"]);
+    assert_eq!(docs.compat.id(), "strict/v1");
+    assert!(docs.allow_parallel_calls);
+    assert_eq!(docs.log_level.as_str(), "warning");
+    assert!(has_warning(&loaded, Some("internal-docs"), "x-mcp-stack.protocol"), "reserved, not applied");
+    assert!(has_warning(&loaded, Some("internal-docs"), "x-mcp-stack.colour"), "unknown: a warning");
+
+    let notion = error_for(&loaded, "notion");
+    assert_eq!(notion.field.as_deref(), Some("headers.Authorization"));
+    assert!(notion.message.contains("NOTION_TOKEN"));
+    let bad = error_for(&loaded, "bad-limit");
+    assert_eq!(bad.field.as_deref(), Some("x-mcp-stack.limits.maxFrameBytes"));
+    assert_eq!(loaded.errors.len(), 2);
+    assert_no_secret(&loaded, &["c7-s3cret", "docs-s3cret"]);
+}
+
+#[test]
+fn vscode_servers_with_comments_inputs_and_editor_variables() {
+    let env = env_of(&[("HOME", "/home/me"), ("GH_TOKEN", "ghp_s3cret")]);
+    let loaded = config_file::load_with(fixture("vscode.json"), &env).unwrap();
+    assert_eq!(names(&loaded), ["memory", "github", "legacy"]);
+    let kinds: Vec<&str> = loaded.definitions.iter().map(|d| d.transport.kind()).collect();
+    assert_eq!(kinds, ["stdio", "http", "sse"], "\"http\" falls back to HTTP+SSE, as VS Code does");
+
+    assert!(loaded.warnings.iter().any(|w| w.entry.is_none() && w.message.contains("inputs")));
+    assert!(has_warning(&loaded, Some("memory"), "envFile"));
+    assert!(has_warning(&loaded, Some("off"), "disabled"));
+    let perplexity = error_for(&loaded, "perplexity");
+    assert_eq!(perplexity.field.as_deref(), Some("env.PERPLEXITY_API_KEY"));
+    assert!(perplexity.message.contains("input"), "{perplexity}");
+    let files = error_for(&loaded, "workspace-files");
+    assert_eq!(files.field.as_deref(), Some("args[0]"));
+    assert!(files.message.contains("workspaceFolder"));
+    let ws = error_for(&loaded, "old-tool");
+    assert_eq!(ws.field.as_deref(), Some("type"));
+    assert_eq!(loaded.errors.len(), 3, "{:?}", loaded.errors);
+    assert_no_secret(&loaded, &["ghp_s3cret"]);
+}
+
+#[test]
+fn an_entry_name_that_cannot_be_a_binding_name_is_an_error_unless_renamed() {
+    let text = r#"{"mcpServers": {
+        "my server": {"command": "x"},
+        "renamed": {"command": "x", "x-mcp-stack": {"name": "also bad"}},
+        "ok": {"command": "x", "x-mcp-stack": {"name": "fine"}},
+        "dup": {"command": "x", "x-mcp-stack": {"name": "fine"}}
+    }}"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    assert_eq!(names(&loaded), ["fine"]);
+    assert!(error_for(&loaded, "my server").message.contains("x-mcp-stack"));
+    assert_eq!(error_for(&loaded, "renamed").field.as_deref(), Some("x-mcp-stack.name"));
+    assert!(error_for(&loaded, "dup").message.contains("earlier entry"));
+}
+
+#[test]
+fn wrong_kinds_of_values_name_their_field_without_quoting_the_value() {
+    let text = r#"{"mcpServers": {
+        "a": {"command": 7},
+        "b": {"command": "x", "env": {"K": 1}},
+        "c": {"command": "x", "url": "https://example.com"},
+        "d": {},
+        "e": "not an object",
+        "f": {"command": "x", "x-mcp-stack": {"timeouts": {"startupMs": "soon"}}},
+        "g": {"command": "x", "x-mcp-stack": {"profile": "lenient/v9"}},
+        "h": {"url": "not a url with s3cret"},
+        "i": {"url": "https://example.com", "headers": {"Host": "evil"}},
+        "j": {"command": "x", "x-mcp-stack": {"toolFilter": {"allow": "all"}}}
+    }}"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    assert!(loaded.definitions.is_empty());
+    let field = |entry: &str| error_for(&loaded, entry).field.clone();
+    assert_eq!(field("a").as_deref(), Some("command"));
+    assert_eq!(field("b").as_deref(), Some("env.K"));
+    assert_eq!(field("c").as_deref(), Some("type"));
+    assert_eq!(field("d").as_deref(), Some("command"));
+    assert_eq!(field("e"), None);
+    assert_eq!(field("f").as_deref(), Some("x-mcp-stack.timeouts.startupMs"));
+    assert_eq!(field("g").as_deref(), Some("x-mcp-stack.profile"));
+    assert_eq!(field("h").as_deref(), Some("url"));
+    assert_eq!(field("i").as_deref(), Some("headers.Host"));
+    assert_eq!(field("j").as_deref(), Some("x-mcp-stack.toolFilter.allow"));
+    assert_no_secret(&loaded, &["s3cret", "evil", "soon", "lenient"]);
+}
+
+#[test]
+fn a_strict_profile_turns_the_http_sse_fallback_off_instead_of_failing() {
+    let text = r#"{"mcpServers": {"r": {"url": "https://example.com/mcp", "x-mcp-stack": {"profile": "strict/v1"}}}}"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    let d = &loaded.definitions[0];
+    assert!(d.transport.tolerances().is_empty());
+    let text = r#"{"mcpServers": {"r": {"url": "https://example.com/mcp"}}}"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    assert_eq!(loaded.definitions[0].transport.tolerances().len(), 1);
+}
+
+#[test]
+fn a_file_that_is_not_a_server_list_fails_as_a_whole() {
+    for text in ["", "[1]", "{\"mcpServers\": ", "{\"other\": {}}", "{\"mcpServers\": {}, } trailing"] {
+        let e = config_file::parse(text, &|_| None).unwrap_err();
+        assert_eq!(e.class(), FailureClass::InvalidConfig, "{text}");
+    }
+    let big = format!("{{\"mcpServers\": {{}}, \"pad\": \"{}\"}}", "x".repeat(config_file::MAX_CONFIG_BYTES));
+    assert_eq!(config_file::parse(&big, &|_| None).unwrap_err().class(), FailureClass::InvalidConfig);
+    let missing = config_file::load(fixture("no-such-file.json")).unwrap_err();
+    assert_eq!(missing.class(), FailureClass::InvalidConfig);
+    // A list that is not an object is an error, the file still loads.
+    let loaded =
+        config_file::parse(r#"{"mcpServers": [], "servers": {"a": {"command": "x"}}}"#, &|_| None).unwrap();
+    assert_eq!(names(&loaded), ["a"]);
+    assert_eq!(loaded.errors.len(), 1);
+}
+
+#[test]
+fn entries_past_the_bound_are_errors() {
+    let entries: Vec<String> =
+        (0..config_file::MAX_ENTRIES + 3).map(|i| format!("\"s{i}\": {{\"command\": \"x\"}}")).collect();
+    let text = format!("{{\"mcpServers\": {{{}}}}}", entries.join(","));
+    let loaded = config_file::parse(&text, &|_| None).unwrap();
+    assert_eq!(loaded.definitions.len(), config_file::MAX_ENTRIES);
+    assert_eq!(loaded.errors.len(), 3);
+}
+
+#[tokio::test]
+async fn a_loaded_file_runs_as_a_host() {
+    let demo = env!("CARGO_BIN_EXE_mcp-stack-demo");
+    let text = r#"{"mcpServers": {
+            "demo": {"command": "${DEMO_BIN}", "args": [], "env": {"DEMO_FLAG": "${env:FLAG:-off}"}},
+            "broken": {"command": "x", "args": {}}
+        }}"#;
+    let env = move |name: &str| (name == "DEMO_BIN").then(|| demo.to_string());
+    let loaded = config_file::parse(text, &env).unwrap();
+    assert_eq!(loaded.errors.len(), 1);
+    let host = Host::new();
+    assert!(host.add_all(loaded.definitions).await.is_empty());
+    let result = host
+        .call_tool("mcp__demo__echo", serde_json::json!({"message": "from a file"}), CallOpts::default())
+        .await
+        .unwrap();
+    assert_eq!(result.content[0].as_text(), Some("from a file"));
+    host.close().await;
+}
