@@ -63,7 +63,7 @@ use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 
 use crate::era::{Era, Unnegotiated};
 use crate::error::{normalize_message, Error, FailureClass};
-use crate::protocol::jsonrpc::{codes, EnvelopeError};
+use crate::protocol::jsonrpc::{codes, EnvelopeError, TooDeep, MAX_MESSAGE_DEPTH};
 use crate::protocol::progress::CancelledParams;
 use crate::protocol::{methods, ErrorObject, Message, Notification, Outcome, Request, RequestId, Response};
 use crate::request::{McpRequest, McpResponse};
@@ -533,6 +533,7 @@ fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) {
             shared.inbound.notification(notification)
         }
         Ok(Message::Request(request)) => serve(shared, permits, request),
+        Err(EnvelopeError::TooDeep(deep)) => too_deep(shared, permits, deep),
         Err(EnvelopeError::ResultAndError(id)) => {
             let error =
                 Error::new(FailureClass::ServerProtocol, "the response carries both result and error");
@@ -550,6 +551,41 @@ fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) {
                     Error::new(FailureClass::ServerProtocol, format!("the reply was damaged: {e}")),
                 );
             }
+        }
+    }
+}
+
+/// A message deeper than [`MAX_MESSAGE_DEPTH`]: a reply ends its call with
+/// `limit_exceeded` and the [`TooDeep`] as the source (which keeps the raw
+/// result for a caller that reads it piece by piece); a server request gets
+/// an "invalid request" error; anything else is a warning.
+fn too_deep(shared: &Arc<Shared>, permits: &Arc<Semaphore>, deep: TooDeep) {
+    match (deep.method(), deep.id().cloned()) {
+        (None, Some(id)) => {
+            let error = Error::new(
+                FailureClass::LimitExceeded,
+                format!("the reply nests deeper than {MAX_MESSAGE_DEPTH} levels"),
+            )
+            .with_source(deep);
+            if !shared.fail(&id, error) {
+                shared.warn(format!("ignored a reply to unknown id {id} that nests too deep"));
+            }
+        }
+        (Some(method), Some(id)) => {
+            let method = method.to_string();
+            let _ = permits;
+            shared.warn(format!("refused a server request {method:?} that nests too deep"));
+            let text = format!("the request nests deeper than {MAX_MESSAGE_DEPTH} levels");
+            let error = ErrorObject::new(codes::INVALID_REQUEST, text);
+            let reply = Message::Response(Response::error(id, error)).to_json();
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                let _ = shared.enqueue(reply).await;
+            });
+        }
+        (method, None) => {
+            let what = method.map(|m| format!(" {m:?}")).unwrap_or_default();
+            shared.warn(format!("dropped a message{what} that nests deeper than {MAX_MESSAGE_DEPTH} levels"));
         }
     }
 }
