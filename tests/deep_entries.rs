@@ -86,12 +86,14 @@ async fn a_discovery_whose_only_page_failed_is_a_connect_failure() {
 }
 
 #[tokio::test]
-async fn a_first_page_without_its_list_is_catalog_invalid() {
-    let (factory, _rec) = scripted_lists(|wire, req| {
-        if req.method == "tools/list" {
-            wire.reply(&id_of(req), json!({"items": []}));
-        }
-    });
-    let err = Binding::connect(Definition::new("f", factory), Handlers::default()).await.unwrap_err();
-    assert_eq!(err.class(), FailureClass::CatalogInvalid, "{err}");
+async fn a_first_page_that_is_not_a_list_is_catalog_invalid() {
+    for result in [json!([]), json!({"tools": "none"})] {
+        let (factory, _rec) = scripted_lists(move |wire, req| {
+            if req.method == "tools/list" {
+                wire.reply(&id_of(req), result.clone());
+            }
+        });
+        let err = Binding::connect(Definition::new("f", factory), Handlers::default()).await.unwrap_err();
+        assert_eq!(err.class(), FailureClass::CatalogInvalid, "{err}");
+    }
 }

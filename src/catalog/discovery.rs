@@ -103,8 +103,11 @@ pub(crate) enum BadPage {
 /// nothing there: an empty list and a warning, whatever `bad_page` says. Any
 /// other bad answer to a later page follows `bad_page`; a bad first page
 /// fails either way (with the page's class, or `catalog_invalid` for a
-/// result without its list), since then every page failed and there is
-/// nothing to keep: an empty list would pass for "the server offers none".
+/// result that is not an object or whose list is not an array), since then
+/// every page failed and there is nothing to keep: an empty list would pass
+/// for "the server offers none". A first result that is an object without
+/// the list at all is read as empty, with a warning (servers that offer
+/// nothing have been seen to answer `{}`).
 /// A failed exchange (a lost connection, a passed deadline) always fails.
 ///
 /// A page that nests deeper than the connection parses
@@ -165,6 +168,15 @@ where
         };
         let (entries, next) = match read {
             Ok(read) => read,
+            Err(PageError::NoList) if bad_page == BadPage::Keep && page == 0 => {
+                // A result without its list at all reads as an empty list,
+                // as servers that offer nothing have been seen to send.
+                push_warning(
+                    &mut list.warnings,
+                    format!("{method}: page 0 has no {key} list; read as empty"),
+                );
+                return Ok(list);
+            }
             Err(why) if bad_page == BadPage::Keep && page > 0 => {
                 push_warning(&mut list.warnings, format!("{method}: page {page} {why}; stopped"));
                 return Ok(list);
@@ -199,16 +211,35 @@ where
 }
 
 /// A page's entries and its `nextCursor`, or why the page is malformed.
-type PageRead = Result<(Vec<Value>, Option<Value>), String>;
+type PageRead = Result<(Vec<Value>, Option<Value>), PageError>;
+
+/// Why a page is malformed.
+#[derive(Debug)]
+enum PageError {
+    /// The result is an object without the list's key.
+    NoList,
+    /// Anything else, said in words.
+    Malformed(String),
+}
+
+impl std::fmt::Display for PageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PageError::NoList => f.write_str("has no list"),
+            PageError::Malformed(why) => f.write_str(why),
+        }
+    }
+}
 
 fn read_page(result: Value, key: &str) -> PageRead {
     let Value::Object(mut result) = result else {
-        return Err("is not an object".into());
+        return Err(PageError::Malformed("is not an object".into()));
     };
-    let Some(Value::Array(entries)) = result.remove(key) else {
-        return Err(format!("has no {key} list"));
-    };
-    Ok((entries, result.remove("nextCursor")))
+    match result.remove(key) {
+        Some(Value::Array(entries)) => Ok((entries, result.remove("nextCursor"))),
+        None => Err(PageError::NoList),
+        Some(_) => Err(PageError::Malformed(format!("has a {key} member that is not a list"))),
+    }
 }
 
 /// The raw result of a reply that nested too deep for the connection, when
@@ -240,11 +271,12 @@ fn salvage_page(raw: &str, key: &str, dropped: &mut dyn FnMut(usize, String)) ->
         name: Option<String>,
     }
     let Ok(mut result) = serde_json::from_str::<HashMap<String, &RawValue>>(raw) else {
-        return Err("is not an object".into());
+        return Err(PageError::Malformed("is not an object".into()));
     };
-    let Some(Ok(raw_entries)) = result.remove(key).map(|v| serde_json::from_str::<Vec<&RawValue>>(v.get()))
-    else {
-        return Err(format!("has no {key} list"));
+    let raw_entries = match result.remove(key).map(|v| serde_json::from_str::<Vec<&RawValue>>(v.get())) {
+        Some(Ok(entries)) => entries,
+        None => return Err(PageError::NoList),
+        Some(Err(_)) => return Err(PageError::Malformed(format!("has a {key} member that is not a list"))),
     };
     let mut entries = Vec::with_capacity(raw_entries.len());
     for (i, entry) in raw_entries.into_iter().enumerate() {
