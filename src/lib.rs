@@ -10,6 +10,9 @@ pub mod content;
 pub mod demo;
 pub mod era;
 pub mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod layer;
 pub mod limits;
 pub mod protocol;

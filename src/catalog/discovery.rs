@@ -377,6 +377,20 @@ impl BuildContext {
     }
 }
 
+#[cfg(feature = "fuzzing")]
+impl BuildContext {
+    /// Lists the tools of `service` as discovery at connect does and builds
+    /// generation 1 from them (for [`crate::fuzzing`]).
+    pub(crate) async fn discover_tools<S>(&self, service: S) -> Result<Catalog, Error>
+    where
+        S: Service<McpRequest, Response = McpResponse, Error = Error> + Clone,
+    {
+        let mut offering = Offering::default();
+        self.fetch(service, Family::Tools, &mut offering, BadPage::Keep).await?;
+        Ok(build(self, &offering, 1))
+    }
+}
+
 /// Collects warnings and applied tolerances while building.
 struct Ledger<'a> {
     profile: &'a Profile,
