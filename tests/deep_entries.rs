@@ -97,3 +97,27 @@ async fn a_first_page_that_is_not_a_list_is_catalog_invalid() {
         assert_eq!(err.class(), FailureClass::CatalogInvalid, "{err}");
     }
 }
+
+#[tokio::test]
+async fn a_server_request_nested_too_deep_is_refused_as_an_invalid_request() {
+    let (factory, rec) = scripted_lists(|wire, req| match req.method.as_str() {
+        "tools/list" => wire.reply(&id_of(req), json!({"tools": [tool("t")]})),
+        "tools/call" => {
+            let mut deep = json!(1);
+            for _ in 0..200 {
+                deep = json!([deep]);
+            }
+            wire.raw(
+                json!({"jsonrpc": "2.0", "id": 900001, "method": "roots/list", "params": {"d": deep}})
+                    .to_string(),
+            );
+            wire.reply(&id_of(req), json!({"content": []}));
+        }
+        _ => {}
+    });
+    let binding = Binding::connect(Definition::new("deep", factory), Handlers::default()).await.unwrap();
+    binding.call_tool("t", json!({}), mcp_stack::CallOpts::default()).await.unwrap();
+    let reply = rec.reply_to(900001).await;
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    binding.close().await;
+}

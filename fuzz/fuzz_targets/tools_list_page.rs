@@ -9,7 +9,7 @@
 use libfuzzer_sys::fuzz_target;
 use mcp_stack::catalog::names::is_valid_model_name;
 use mcp_stack::catalog::schema::depth;
-use mcp_stack::connection::{Connection, NoInbound};
+use mcp_stack::connection::Connection;
 use mcp_stack::protocol::jsonrpc::Message;
 use mcp_stack::transport::memory::duplex;
 use mcp_stack::transport::Inbound;
@@ -42,7 +42,6 @@ fuzz_target!(|data: &[u8]| {
     };
     runtime().block_on(async move {
         let (client, mut server) = duplex(1 << 20);
-        let _ = NoInbound;
         let connection = Connection::start(client, Arc::new(Quiet));
         tokio::spawn(async move {
             let mut pages = pages.into_iter();
