@@ -12,6 +12,9 @@ pub mod demo;
 pub mod era;
 pub mod error;
 pub mod events;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 pub mod layer;
 pub mod protocol;

@@ -48,6 +48,21 @@
 //! message on the wire, and a reader, which dispatches. Server requests are
 //! handled on their own tasks, at most [`MAX_CONCURRENT_SERVER_REQUESTS`] at a
 //! time; beyond that the server gets an error reply at once.
+//!
+//! # Replies to the server are bounded
+//!
+//! Every reply to a server request (a `ping`'s, a handler's, a refusal) waits
+//! for the writer in one queue of at most [`MAX_REPLY_BACKLOG`] replies,
+//! never in a task of its own. A server that keeps sending requests while it
+//! does not read what the client writes (a stdio server that does not read
+//! its stdin, an HTTP server that holds the `POST`s that carry the answers)
+//! fills it. The reader then stops reading, which pushes back on the server,
+//! and waits up to [`REPLY_STALL`] for room; when none comes, the connection
+//! ends with `limit_exceeded` (and its calls, as always when a connection
+//! breaks, with `indeterminate`). A handler's task keeps its permit until its
+//! reply is queued, so the tasks stay bounded too: whatever the server sends,
+//! the connection holds at most [`MAX_REPLY_BACKLOG`] replies and
+//! [`MAX_CONCURRENT_SERVER_REQUESTS`] handler tasks.
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -63,7 +78,7 @@ use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 
 use crate::era::{Era, Unnegotiated};
 use crate::error::{normalize_message, Error, FailureClass};
-use crate::protocol::jsonrpc::{codes, EnvelopeError};
+use crate::protocol::jsonrpc::{codes, EnvelopeError, TooDeep, MAX_MESSAGE_DEPTH};
 use crate::protocol::progress::CancelledParams;
 use crate::protocol::{methods, ErrorObject, Message, Notification, Outcome, Request, RequestId, Response};
 use crate::request::{McpRequest, McpResponse};
@@ -73,6 +88,12 @@ use crate::transport::{Inbound, MessageSender, Transport};
 pub const MAX_CONCURRENT_SERVER_REQUESTS: usize = 16;
 /// Outgoing messages queued for the writer before senders wait.
 pub const OUTBOUND_QUEUE: usize = 256;
+/// Replies to server requests queued for the writer, at most; see
+/// [the module docs](self#replies-to-the-server-are-bounded).
+pub const MAX_REPLY_BACKLOG: usize = 64;
+/// How long the reader waits for room in a full reply backlog (reading
+/// nothing meanwhile) before the connection ends with `limit_exceeded`.
+pub const REPLY_STALL: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long a failed write waits for the reader to report the connection's
 /// end before the write error is reported instead.
 pub const WRITE_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -155,6 +176,8 @@ struct Pending {
 
 struct Shared {
     outbound: mpsc::Sender<String>,
+    /// Replies to server requests, for the writer: the bounded backlog.
+    replies: mpsc::Sender<String>,
     sender: Arc<dyn MessageSender>,
     pending: Mutex<HashMap<RequestId, Pending>>,
     next_id: AtomicI64,
@@ -207,9 +230,11 @@ impl Connection {
     /// on its own to `inbound`. Must be called within a tokio runtime.
     pub fn start(transport: Transport, inbound: Arc<dyn InboundHandler>) -> Connection {
         let (outbound, outbound_rx) = mpsc::channel(OUTBOUND_QUEUE);
+        let (replies, replies_rx) = mpsc::channel(MAX_REPLY_BACKLOG);
         let (state, _) = watch::channel(ConnectionState::Open);
         let shared = Arc::new(Shared {
             outbound,
+            replies,
             sender: transport.sender.clone(),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(1),
@@ -219,7 +244,7 @@ impl Connection {
             serving: Mutex::new(HashMap::new()),
             last_served: AtomicU64::new(0),
         });
-        tokio::spawn(write_loop(Arc::downgrade(&shared), transport.sender, outbound_rx));
+        tokio::spawn(write_loop(Arc::downgrade(&shared), transport.sender, outbound_rx, replies_rx));
         tokio::spawn(read_loop(shared.clone(), transport.receiver));
         Connection { _life: Arc::new(LastHandle(shared.clone())), shared }
     }
@@ -262,6 +287,12 @@ impl Connection {
     /// the stack above; exposed for tests and diagnostics.
     pub fn pending_count(&self) -> usize {
         self.shared.pending.lock().expect("pending lock").len()
+    }
+
+    /// How many replies to server requests wait for the writer: never more
+    /// than [`MAX_REPLY_BACKLOG`]. Exposed for tests and diagnostics.
+    pub fn reply_backlog(&self) -> usize {
+        MAX_REPLY_BACKLOG - self.shared.replies.capacity()
     }
 
     /// Sends a request and waits for its result. Dropping the future cancels
@@ -459,8 +490,16 @@ async fn write_loop(
     shared: std::sync::Weak<Shared>,
     sender: Arc<dyn MessageSender>,
     mut rx: mpsc::Receiver<String>,
+    mut replies: mpsc::Receiver<String>,
 ) {
-    while let Some(text) = rx.recv().await {
+    loop {
+        // Replies first: the server may be waiting on them to go on.
+        let text = tokio::select! {
+            biased;
+            Some(text) = replies.recv() => text,
+            Some(text) = rx.recv() => text,
+            else => return,
+        };
         if let Err(e) = sender.send(text).await {
             let Some(shared) = shared.upgrade() else { return };
             // A failed write usually means the server is gone, and the reader
@@ -486,7 +525,11 @@ async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::transport::
             _ = state.wait_for(|s| *s != ConnectionState::Open) => return,
         };
         match next {
-            Ok(Some(Inbound::Frame(text))) => dispatch(&shared, &permits, &text),
+            Ok(Some(Inbound::Frame(text))) => {
+                if !dispatch(&shared, &permits, &text).await {
+                    return;
+                }
+            }
             Ok(Some(Inbound::Damaged { reason, prefix, bytes })) => {
                 shared.warn(format!("dropped a damaged frame of {bytes} bytes: {reason}"));
                 if let Some(id) = sniff_id(&prefix) {
@@ -523,7 +566,9 @@ async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::transport::
     }
 }
 
-fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) {
+/// Handles one frame. Returns `false` when the connection ended meanwhile
+/// (the reply backlog stayed full).
+async fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) -> bool {
     match Message::parse(text) {
         Ok(Message::Response(response)) => shared.complete(response),
         Ok(Message::Notification(notification)) => {
@@ -532,7 +577,8 @@ fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) {
             }
             shared.inbound.notification(notification)
         }
-        Ok(Message::Request(request)) => serve(shared, permits, request),
+        Ok(Message::Request(request)) => return serve(shared, permits, request).await,
+        Err(EnvelopeError::TooDeep(deep)) => return too_deep(shared, deep).await,
         Err(EnvelopeError::ResultAndError(id)) => {
             let error =
                 Error::new(FailureClass::ServerProtocol, "the response carries both result and error");
@@ -552,20 +598,49 @@ fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) {
             }
         }
     }
+    true
 }
 
-fn serve(shared: &Arc<Shared>, permits: &Arc<Semaphore>, request: Request) {
-    let reply = |shared: Arc<Shared>, response: Response| async move {
-        let _ = shared.enqueue(Message::Response(response).to_json()).await;
-    };
+/// A message deeper than [`MAX_MESSAGE_DEPTH`]: a reply ends its call with
+/// `limit_exceeded` and the [`TooDeep`] as the source (which keeps the raw
+/// result for a caller that reads it piece by piece); a server request gets
+/// an "invalid request" error; anything else is a warning.
+async fn too_deep(shared: &Arc<Shared>, deep: TooDeep) -> bool {
+    match (deep.method(), deep.id().cloned()) {
+        (None, Some(id)) => {
+            let error = Error::new(
+                FailureClass::LimitExceeded,
+                format!("the reply nests deeper than {MAX_MESSAGE_DEPTH} levels"),
+            )
+            .with_source(deep);
+            if !shared.fail(&id, error) {
+                shared.warn(format!("ignored a reply to unknown id {id} that nests too deep"));
+            }
+        }
+        (Some(method), Some(id)) => {
+            shared.warn(format!("refused a server request {method:?} that nests too deep"));
+            let text = format!("the request nests deeper than {MAX_MESSAGE_DEPTH} levels");
+            let error = ErrorObject::new(codes::INVALID_REQUEST, text);
+            return shared.reply_from_reader(Response::error(id, error)).await;
+        }
+        (method, None) => {
+            let what = method.map(|m| format!(" {m:?}")).unwrap_or_default();
+            shared.warn(format!("dropped a message{what} that nests deeper than {MAX_MESSAGE_DEPTH} levels"));
+        }
+    }
+    true
+}
+
+/// Serves one server request: `ping` and refusals are answered by the
+/// reader itself, through the reply backlog; the rest on a handler task.
+/// Returns `false` when the connection ended meanwhile.
+async fn serve(shared: &Arc<Shared>, permits: &Arc<Semaphore>, request: Request) -> bool {
     if request.method == methods::PING {
-        tokio::spawn(reply(shared.clone(), Response::result(request.id, Value::Object(Map::new()))));
-        return;
+        return shared.reply_from_reader(Response::result(request.id, Value::Object(Map::new()))).await;
     }
     let Ok(permit) = permits.clone().try_acquire_owned() else {
         let error = ErrorObject::new(codes::INTERNAL_ERROR, "too many concurrent server requests");
-        tokio::spawn(reply(shared.clone(), Response::error(request.id, error)));
-        return;
+        return shared.reply_from_reader(Response::error(request.id, error)).await;
     };
     let id = request.id.clone();
     let number = shared.last_served.fetch_add(1, Ordering::Relaxed) + 1;
@@ -577,14 +652,63 @@ fn serve(shared: &Arc<Shared>, permits: &Arc<Semaphore>, request: Request) {
     let task = tokio::spawn(async move {
         let _serving = serving;
         let outcome = task_shared.inbound.request(&request.method, request.params).await;
-        drop(permit);
         let response = match outcome {
             Ok(result) => Response::result(request.id, result),
             Err(error) => Response::error(request.id, error),
         };
-        reply(task_shared, response).await;
+        // The permit is kept until the reply is queued, so that handler
+        // tasks stay bounded however long the backlog stays full.
+        task_shared.reply_from_task(response).await;
+        drop(permit);
     });
     table.insert(id, (number, task.abort_handle()));
+    true
+}
+
+impl Shared {
+    /// Queues a reply the reader makes. When the backlog is full the reader
+    /// waits for room (reading nothing, which pushes back on the server), up
+    /// to [`REPLY_STALL`]; then the connection ends with `limit_exceeded`.
+    /// Returns `false` when the connection has ended.
+    async fn reply_from_reader(&self, response: Response) -> bool {
+        let text = Message::Response(response).to_json();
+        let permit = match self.replies.try_reserve() {
+            Ok(permit) => permit,
+            Err(mpsc::error::TrySendError::Closed(())) => return false,
+            Err(mpsc::error::TrySendError::Full(())) => {
+                let mut state = self.state.subscribe();
+                tokio::select! {
+                    room = tokio::time::timeout(REPLY_STALL, self.replies.reserve()) => match room {
+                        Ok(Ok(permit)) => permit,
+                        Ok(Err(_)) => return false,
+                        Err(_) => {
+                            let text = format!(
+                                "the server sent requests faster than it read the replies: {MAX_REPLY_BACKLOG} \
+                                 replies waited {} s for the writer",
+                                REPLY_STALL.as_secs()
+                            );
+                            self.finish(FailureClass::LimitExceeded, &text);
+                            return false;
+                        }
+                    },
+                    _ = state.wait_for(|s| *s != ConnectionState::Open) => return false,
+                }
+            }
+        };
+        permit.send(text);
+        true
+    }
+
+    /// Queues a handler's reply, waiting for room as long as the connection
+    /// is open.
+    async fn reply_from_task(&self, response: Response) {
+        let text = Message::Response(response).to_json();
+        let mut state = self.state.subscribe();
+        tokio::select! {
+            _ = self.replies.send(text) => {}
+            _ = state.wait_for(|s| *s != ConnectionState::Open) => {}
+        }
+    }
 }
 
 /// A served request's entry in [`Shared::serving`], removed when its task

@@ -4,13 +4,31 @@
 //! envelope (what kind of message this is) and lax about everything else:
 //! unknown fields are ignored, and `params` / `result` stay raw
 //! [`serde_json::Value`]s for the typed layers above to interpret.
+//!
+//! # Depth
+//!
+//! A message may nest at most [`MAX_MESSAGE_DEPTH`] levels: serde_json's own
+//! recursion limit, which keeps parsing (and everything that walks a
+//! [`Value`] afterwards: dropping, cloning, digests, schema checks) off deep
+//! stacks. A deeper message is not lost whole: its envelope is read without
+//! building values (which has no depth limit), and [`Message::parse`]
+//! returns [`EnvelopeError::TooDeep`] with the id, the method and the raw
+//! text of the `result` ([`TooDeep`]). The connection ends that request with
+//! `limit_exceeded` and the [`TooDeep`] as the error's source, so that a
+//! caller that can use part of the result (catalog discovery reads a list
+//! entry by entry) still can.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::fmt;
 
 /// The `jsonrpc` member every message carries.
 pub const JSONRPC_VERSION: &str = "2.0";
+
+/// The deepest nesting a message (or one value of it parsed alone) may have:
+/// a flat object is 1 deep. serde_json refuses the 128th level.
+pub const MAX_MESSAGE_DEPTH: usize = 127;
 
 /// A request id: a string or an integer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -175,12 +193,126 @@ pub enum EnvelopeError {
     /// contradictory things, so neither can be believed.
     #[error("response to id {0} carries both result and error")]
     ResultAndError(RequestId),
+    /// The message is well-formed JSON but nests deeper than
+    /// [`MAX_MESSAGE_DEPTH`]; what its envelope says is kept.
+    #[error("{0}")]
+    TooDeep(TooDeep),
+}
+
+/// A message that nests deeper than [`MAX_MESSAGE_DEPTH`], as far as its
+/// envelope could be read without building values.
+///
+/// The connection ends the request it answers with `limit_exceeded` and
+/// this as the error's source: [`TooDeep::result`] holds the raw text of the
+/// `result`, for a caller that can read it piece by piece (each piece parsed
+/// alone is bounded again by [`MAX_MESSAGE_DEPTH`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the message nests deeper than {} levels", MAX_MESSAGE_DEPTH)]
+pub struct TooDeep {
+    id: Option<RequestId>,
+    method: Option<String>,
+    result: Option<String>,
+}
+
+impl TooDeep {
+    /// The message's id: the request it answers, or the server request's
+    /// own id.
+    pub fn id(&self) -> Option<&RequestId> {
+        self.id.as_ref()
+    }
+
+    /// The method, for a request or a notification.
+    pub fn method(&self) -> Option<&str> {
+        self.method.as_deref()
+    }
+
+    /// The raw JSON text of a response's `result`.
+    pub fn result(&self) -> Option<&str> {
+        self.result.as_deref()
+    }
+
+    /// Reads the envelope of `frame` without building values, if it is JSON
+    /// that nests deeper than [`MAX_MESSAGE_DEPTH`].
+    fn of(frame: &str) -> Option<TooDeep> {
+        #[derive(Deserialize)]
+        struct Envelope<'a> {
+            jsonrpc: Option<&'a str>,
+            #[serde(default, deserialize_with = "lenient_id")]
+            id: Option<RequestId>,
+            #[serde(default)]
+            method: Option<String>,
+            #[serde(borrow, default)]
+            result: Option<&'a RawValue>,
+        }
+        if !nests_deeper_than(frame.as_bytes(), MAX_MESSAGE_DEPTH) {
+            return None;
+        }
+        let envelope: Envelope<'_> = serde_json::from_str(frame).ok()?;
+        if envelope.jsonrpc != Some(JSONRPC_VERSION) {
+            return None;
+        }
+        let result = envelope.result.map(|raw| raw.get().to_string());
+        Some(TooDeep { id: envelope.id, method: envelope.method, result })
+    }
+}
+
+/// An id that is neither a string nor an integer reads as none.
+fn lenient_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Lenient {
+        Id(RequestId),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Lenient::deserialize(d)? {
+        Lenient::Id(id) => Some(id),
+        Lenient::Other(_) => None,
+    })
+}
+
+/// Whether the JSON text `bytes` opens more than `max` arrays or objects
+/// inside one another. Strings are skipped (brackets in them do not count);
+/// the text is not otherwise checked. One pass, no allocation.
+pub fn nests_deeper_than(bytes: &[u8], max: usize) -> bool {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 impl Message {
     /// Classifies one frame.
+    ///
+    /// A frame deeper than [`MAX_MESSAGE_DEPTH`] is
+    /// [`EnvelopeError::TooDeep`] when its envelope is readable (see the
+    /// [module docs](self)); the depth is looked at only once parsing failed.
     pub fn parse(frame: &str) -> Result<Message, EnvelopeError> {
-        let value: Value = serde_json::from_str(frame).map_err(|e| EnvelopeError::NotJson(e.to_string()))?;
+        let value: Value = serde_json::from_str(frame).map_err(|e| match TooDeep::of(frame) {
+            Some(deep) => EnvelopeError::TooDeep(deep),
+            None => EnvelopeError::NotJson(e.to_string()),
+        })?;
         Self::from_value(value)
     }
 
@@ -268,6 +400,44 @@ mod tests {
         assert!(Message::parse(r#"{"id":1,"method":"x"}"#).is_err());
         assert!(Message::parse(r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#).is_err());
         assert!(Message::parse(r#"{"jsonrpc":"2.0","id":1}"#).is_err());
+    }
+
+    fn nested(depth: usize) -> String {
+        format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn the_depth_bound_is_serde_jsons() {
+        // The envelope is one level; the result holds the rest.
+        let at = |depth: usize| format!(r#"{{"jsonrpc":"2.0","id":4,"result":{}}}"#, nested(depth - 1));
+        assert!(Message::parse(&at(MAX_MESSAGE_DEPTH)).is_ok());
+        match Message::parse(&at(MAX_MESSAGE_DEPTH + 1)) {
+            Err(EnvelopeError::TooDeep(deep)) => {
+                assert_eq!(deep.id(), Some(&RequestId::Number(4)));
+                assert_eq!(deep.method(), None);
+                assert_eq!(deep.result(), Some(nested(MAX_MESSAGE_DEPTH).as_str()));
+            }
+            other => panic!("expected TooDeep, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_deep_request_keeps_its_id_and_method_and_broken_json_is_not_deep() {
+        let text = format!(r#"{{"params":{},"jsonrpc":"2.0","id":"s","method":"m"}}"#, nested(500));
+        let Err(EnvelopeError::TooDeep(deep)) = Message::parse(&text) else { panic!("TooDeep") };
+        assert_eq!((deep.id(), deep.method()), (Some(&RequestId::String("s".into())), Some("m")));
+        // Deep but not JSON, or without the envelope: not a message at all.
+        assert!(matches!(Message::parse(&"[".repeat(500)), Err(EnvelopeError::NotJson(_))));
+        assert!(matches!(Message::parse(&nested(500)), Err(EnvelopeError::NotJson(_))));
+    }
+
+    #[test]
+    fn nesting_skips_strings() {
+        assert!(!nests_deeper_than(br#"{"a":"[[[[[[\"[[[","b":"\\"}"#, 1));
+        assert!(nests_deeper_than(br#"{"a":"\\","b":[]}"#, 1));
+        assert!(nests_deeper_than(br#"{"a":[[]]}"#, 2));
+        assert!(!nests_deeper_than(br#"{"a":[[]]}"#, 3));
+        assert!(!nests_deeper_than(b"]]]]}}}", 0));
     }
 
     #[test]

@@ -9,11 +9,37 @@
 //! is not UTF-8. Empty and whitespace-only lines are skipped. The reader does
 //! not look inside a frame: telling JSON from anything else is the engine's
 //! job.
+//!
+//! # Messages split over lines
+//!
+//! A server that pretty-prints its JSON sends one message over several lines,
+//! which newline-delimited framing cannot carry: each line alone is no
+//! message. [`SplitCheck`] (which the stdio transport runs over its frames)
+//! recognises it, so that the request it answered fails at once instead of
+//! at its deadline. The decision: such a message is **not** reassembled and
+//! used (the specification says a message has no embedded newline, and a
+//! client that joined lines would also join a torn line with whatever came
+//! next); it is reported once, as one [`Inbound::Damaged`] frame (a warning)
+//! whose reason says it was split over lines, and when it was a response,
+//! its request ends with `framing` ([`Inbound::RequestFailed`]). The
+//! connection goes on.
+//!
+//! A line starts a split message when it opens a JSON object or array that
+//! it does not close (its last character is not the closing one, and
+//! counting brackets outside strings leaves some open). The lines after it
+//! are joined to it (at most `max_frame_bytes` of them are kept) until the
+//! brackets balance. A line that is a whole JSON-RPC message by itself ends
+//! the joining early: what was joined is reported as damaged, and the line
+//! is delivered as usual. A line that starts with `{` and ends with `}` is
+//! always taken as a whole message, without counting, so a well-behaved
+//! server costs no scan.
 
 use std::io;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{Inbound, DAMAGED_PREFIX_BYTES};
+use crate::error::FailureClass;
+use crate::protocol::jsonrpc::{EnvelopeError, Message};
 
 /// The size of a [`FrameReader`]'s fixed read buffer, in bytes.
 pub const READ_BUFFER_BYTES: usize = 16 << 10;
@@ -196,6 +222,208 @@ fn damaged(reason: &str, start: &[u8], bytes: u64) -> Inbound {
     Inbound::Damaged { reason: reason.to_string(), prefix, bytes }
 }
 
+/// Recognises messages split over several lines (see the
+/// [module docs](self)): fed every frame a [`FrameReader`] returns, it hands
+/// back what to deliver instead.
+#[derive(Debug)]
+pub struct SplitCheck {
+    max_frame_bytes: usize,
+    split: Option<Split>,
+}
+
+/// A split message being joined.
+#[derive(Debug)]
+struct Split {
+    /// The lines joined by `\n`, while they fit in the frame bound.
+    text: String,
+    over: bool,
+    bytes: u64,
+    lines: usize,
+    brackets: Brackets,
+}
+
+/// Counts open brackets outside strings, across lines.
+#[derive(Debug, Default, Clone, Copy)]
+struct Brackets {
+    open: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Brackets {
+    fn scan(&mut self, line: &str) {
+        for &b in line.as_bytes() {
+            if self.in_string {
+                match (self.escaped, b) {
+                    (true, _) => self.escaped = false,
+                    (false, b'\\') => self.escaped = true,
+                    (false, b'"') => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'[' | b'{' => self.open += 1,
+                b']' | b'}' => self.open = self.open.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+}
+
+impl SplitCheck {
+    /// A check that keeps at most `max_frame_bytes` of one split message.
+    pub fn new(max_frame_bytes: usize) -> Self {
+        SplitCheck { max_frame_bytes: max_frame_bytes.max(1), split: None }
+    }
+
+    /// Whether lines are being joined (a split message has begun).
+    pub fn is_joining(&self) -> bool {
+        self.split.is_some()
+    }
+
+    /// Takes one frame; what to deliver goes to `out` (nothing while a split
+    /// message is being joined, at most two items otherwise).
+    pub fn feed(&mut self, inbound: Inbound, out: &mut Vec<Inbound>) {
+        let Inbound::Frame(line) = inbound else {
+            // A damaged line inside a split message is part of it.
+            if let (Some(split), Inbound::Damaged { bytes, .. }) = (&mut self.split, &inbound) {
+                split.over = true;
+                split.bytes += bytes;
+                split.lines += 1;
+                return;
+            }
+            out.push(inbound);
+            return;
+        };
+        if self.split.is_some() {
+            if is_whole_message(&line) {
+                self.abandon(out);
+                out.push(Inbound::Frame(line));
+                return;
+            }
+            self.join(line, out);
+            return;
+        }
+        if let Some(brackets) = opens_a_split(&line) {
+            self.split =
+                Some(Split { bytes: line.len() as u64, text: line, over: false, lines: 1, brackets });
+            return;
+        }
+        out.push(Inbound::Frame(line));
+    }
+
+    /// The stream ended: a split message still being joined is reported.
+    pub fn finish(&mut self, out: &mut Vec<Inbound>) {
+        self.abandon(out);
+    }
+
+    fn join(&mut self, line: String, out: &mut Vec<Inbound>) {
+        let Some(split) = &mut self.split else { return };
+        split.bytes += 1 + line.len() as u64;
+        split.lines += 1;
+        split.brackets.scan(&line);
+        if !split.over && split.text.len() + 1 + line.len() <= self.max_frame_bytes {
+            split.text.push('\n');
+            split.text.push_str(&line);
+        } else if !split.over {
+            split.over = true;
+            // Release the memory now rather than when the message ends.
+            split.text = String::new();
+        }
+        if split.brackets.open == 0 && !split.brackets.in_string {
+            if let Some(split) = self.split.take() {
+                report(split, out);
+            }
+        }
+    }
+
+    /// Reports what was joined as lines that form no message.
+    fn abandon(&mut self, out: &mut Vec<Inbound>) {
+        if let Some(split) = self.split.take() {
+            let lines = match split.lines {
+                1 => "1 line that forms".to_string(),
+                n => format!("{n} lines that form"),
+            };
+            let reason = format!(
+                "{lines} no message: the start of a message split over several lines \
+                 (pretty-printed JSON?) that did not end"
+            );
+            out.push(Inbound::Damaged { reason, prefix: String::new(), bytes: split.bytes });
+        }
+    }
+}
+
+/// Reports a split message that ended: a warning, and for a response, the
+/// failure of its request.
+fn report(split: Split, out: &mut Vec<Inbound>) {
+    let Split { text, over, bytes, lines, .. } = split;
+    let what = if over {
+        None
+    } else {
+        match Message::parse(&text) {
+            Ok(Message::Response(response)) => Some(Ok(response.id)),
+            Err(EnvelopeError::ResultAndError(id)) => Some(Ok(id)),
+            Err(EnvelopeError::TooDeep(deep)) if deep.method().is_none() => deep.id().cloned().map(Ok),
+            Ok(Message::Request(_)) => Some(Err("a server request")),
+            Ok(Message::Notification(_)) => Some(Err("a notification")),
+            Err(EnvelopeError::TooDeep(_)) => Some(Err("a server message")),
+            Err(_) => None,
+        }
+    };
+    let over_text = if over { ", over max_frame_bytes once joined" } else { "" };
+    let rule = "(pretty-printed JSON?); stdio carries one message per line";
+    match what {
+        Some(Ok(id)) => {
+            let reason = format!("a reply to request {id} split over several lines ({lines} lines) {rule}");
+            out.push(Inbound::Damaged { reason, prefix: String::new(), bytes });
+            let message = format!("the server split its reply over {lines} lines {rule}");
+            out.push(Inbound::RequestFailed { id, class: FailureClass::Framing, message });
+        }
+        Some(Err(kind)) => {
+            let reason = format!("{kind} split over several lines ({lines} lines) {rule}; dropped");
+            out.push(Inbound::Damaged { reason, prefix: String::new(), bytes });
+        }
+        None => {
+            let reason = format!(
+                "a message split over several lines ({lines} lines) that is no message{over_text} {rule}"
+            );
+            out.push(Inbound::Damaged { reason, prefix: String::new(), bytes });
+        }
+    }
+}
+
+/// The bracket count after `line`, when it starts a split message: it opens
+/// an object or array and leaves some open (outside a string).
+fn opens_a_split(line: &str) -> Option<Brackets> {
+    let trimmed = line.trim();
+    let (first, last) = (trimmed.as_bytes().first()?, trimmed.as_bytes().last()?);
+    let closes = match first {
+        b'{' => b'}',
+        b'[' => b']',
+        _ => return None,
+    };
+    if *last == closes {
+        return None;
+    }
+    let mut brackets = Brackets::default();
+    brackets.scan(trimmed);
+    (brackets.open > 0 && !brackets.in_string).then_some(brackets)
+}
+
+/// Whether `line` is a whole JSON-RPC message by itself.
+fn is_whole_message(line: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        jsonrpc: Option<serde::de::IgnoredAny>,
+    }
+    let trimmed = line.trim();
+    trimmed.starts_with('{')
+        && trimmed.ends_with('}')
+        && serde_json::from_str::<Envelope>(trimmed).is_ok_and(|e| e.jsonrpc.is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,6 +438,92 @@ mod tests {
 
     fn frame(text: &str) -> Inbound {
         Inbound::Frame(text.to_string())
+    }
+
+    fn check_all(lines: &[&str], max: usize) -> Vec<Inbound> {
+        let mut check = SplitCheck::new(max);
+        let mut out = Vec::new();
+        for line in lines {
+            check.feed(frame(line), &mut out);
+        }
+        check.finish(&mut out);
+        out
+    }
+
+    #[test]
+    fn a_pretty_printed_reply_fails_its_request_with_framing() {
+        let lines = [
+            "{",
+            "  \"jsonrpc\": \"2.0\",",
+            "  \"id\": 9,",
+            "  \"result\": {\"a\": [",
+            "    {}",
+            "  ]}",
+            "}",
+        ];
+        let out = check_all(&lines, 1024);
+        match &out[..] {
+            [Inbound::Damaged { reason, prefix, .. }, Inbound::RequestFailed { id, class, message }] => {
+                assert!(reason.contains("split over several lines (7 lines)"), "{reason}");
+                assert!(prefix.is_empty(), "no prefix: the engine must not guess an id from it");
+                assert_eq!(*id, crate::protocol::RequestId::Number(9));
+                assert_eq!(*class, FailureClass::Framing);
+                assert!(message.contains("7 lines"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn whole_lines_pass_and_brackets_in_strings_do_not_count() {
+        let whole = r#"{"jsonrpc":"2.0","id":1,"result":{"t":"{["}}"#;
+        assert_eq!(
+            check_all(&[whole, "not json", "[1, 2]"], 1024),
+            vec![frame(whole), frame("not json"), frame("[1, 2]")]
+        );
+        // A string holding a bracket that would close the message.
+        let lines = ["{\"jsonrpc\": \"2.0\", \"method\": \"x\",", "\"params\": {\"s\": \"}}\\\"}\"}", "}"];
+        let out = check_all(&lines, 1024);
+        assert!(
+            matches!(&out[..], [Inbound::Damaged { reason, .. }] if reason.starts_with("a notification split")),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn a_torn_start_does_not_swallow_the_next_message() {
+        let next = r#"{"jsonrpc":"2.0","id":2,"result":{}}"#;
+        let out = check_all(&["{\"jsonrpc\":\"2.0\",\"id\":1,", "garbage", next, "{\"open\": ["], 1024);
+        match &out[..] {
+            [Inbound::Damaged { reason: a, bytes: 32, .. }, f, Inbound::Damaged { reason: b, .. }] => {
+                assert!(a.starts_with("2 lines that form no message"), "{a}");
+                assert_eq!(*f, frame(next));
+                assert!(b.starts_with("1 line that forms no message"), "{b}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_split_message_is_kept_within_the_frame_bound() {
+        let long = format!("\"{}\",", "x".repeat(100));
+        let mut lines = vec!["["];
+        lines.extend(std::iter::repeat_n(long.as_str(), 50));
+        lines.push("1]");
+        let mut check = SplitCheck::new(256);
+        let mut out = Vec::new();
+        for line in &lines {
+            check.feed(frame(line), &mut out);
+            let held = check.split.as_ref().map_or(0, |s| s.text.capacity());
+            assert!(held <= 512, "held {held}");
+        }
+        match &out[..] {
+            [Inbound::Damaged { reason, bytes, .. }] => {
+                assert!(reason.contains("over max_frame_bytes"), "{reason}");
+                assert_eq!(*bytes, 1 + 50 * (1 + 103) + 1 + 2);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[tokio::test]

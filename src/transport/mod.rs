@@ -20,8 +20,12 @@
 //!
 //! - A failure that concerns one request alone (an HTTP exchange refused
 //!   with an error status, a reply stream that broke and could not be
-//!   resumed) is reported as [`Inbound::RequestFailed`] for that request's
-//!   id; the connection goes on.
+//!   resumed, a reply that does not answer it, a stdio reply split over
+//!   lines) is reported as [`Inbound::RequestFailed`] for that request's
+//!   id; the connection goes on. The engine ignores it for a request that
+//!   already ended, so a transport that cannot tell whether the reply it
+//!   delivered was usable (an HTTP JSON body) reports the failure after it:
+//!   the request ends at once either way, never at its deadline.
 //! - A server that forgot the session (HTTP 404 on a request that carried
 //!   `Mcp-Session-Id`) is reported as [`Inbound::SessionExpired`]; see
 //!   [`SessionExpired`] for what the engine and the binding do with it.

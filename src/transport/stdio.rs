@@ -15,7 +15,11 @@
 //!   group id), so that closing can signal everything it started.
 //! - **stdin / stdout**: piped. Each message is written as one line
 //!   (`message + "\n"`); replies are read by a [`FrameReader`], which bounds
-//!   every frame to [`ConnectConfig::max_frame_bytes`] while reading.
+//!   every frame to [`ConnectConfig::max_frame_bytes`] while reading. A
+//!   message the server splits over several lines (pretty-printed JSON) is
+//!   recognised by a [`SplitCheck`]: reported once as a damaged frame, and
+//!   when it was a reply, its request ends at once with `framing` (see
+//!   [`super::framing`] for the decision).
 //! - **stderr**: piped, never inherited, and drained continuously by a task,
 //!   so a chatty child can never block on a full pipe. Each line (cut at
 //!   [`STDERR_LINE_BYTES`]) goes to [`ConnectConfig::diagnostics`] if set, and
@@ -61,7 +65,7 @@ use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{watch, Mutex, OnceCell};
 use tokio::time::{timeout, timeout_at, Instant};
 
-use super::framing::FrameReader;
+use super::framing::{FrameReader, SplitCheck};
 use super::{
     ConnectConfig, Inbound, MessageReceiver, MessageSender, RedactedOrigin, Transport, TransportFactory,
 };
@@ -309,6 +313,8 @@ impl TransportFactory for StdioFactory {
         };
         let receiver = StdioReceiver {
             reader: FrameReader::new(stdout, config.max_frame_bytes),
+            split: SplitCheck::new(config.max_frame_bytes),
+            ready: VecDeque::new(),
             shared,
             finished: false,
         };
@@ -559,6 +565,10 @@ impl MessageSender for StdioSender {
 
 struct StdioReceiver {
     reader: FrameReader<ChildStdout>,
+    split: SplitCheck,
+    /// What the split check handed back and is not yet delivered (at most
+    /// two items).
+    ready: VecDeque<Inbound>,
     shared: Arc<Shared>,
     finished: bool,
 }
@@ -566,13 +576,32 @@ struct StdioReceiver {
 #[async_trait]
 impl MessageReceiver for StdioReceiver {
     async fn recv(&mut self) -> Result<Option<Inbound>, Error> {
-        if self.finished {
-            return Ok(None);
-        }
-        let end = match self.reader.next_frame().await {
-            Ok(Some(inbound)) => return Ok(Some(inbound)),
-            Ok(None) => "closed its stdout".to_string(),
-            Err(err) => format!("stdout read failed: {err}"),
+        let mut out = Vec::new();
+        // Each turn delivers, or reads one frame from the child, or ends;
+        // the state changes only after a read completes, so this stays
+        // cancel-safe.
+        let end = loop {
+            if let Some(ready) = self.ready.pop_front() {
+                return Ok(Some(ready));
+            }
+            if self.finished {
+                return Ok(None);
+            }
+            let end = match self.reader.next_frame().await {
+                Ok(Some(inbound)) => {
+                    self.split.feed(inbound, &mut out);
+                    self.ready.extend(out.drain(..));
+                    continue;
+                }
+                Ok(None) => "closed its stdout".to_string(),
+                Err(err) => format!("stdout read failed: {err}"),
+            };
+            // A split message cut short by the end is reported before it.
+            self.split.finish(&mut out);
+            if out.is_empty() {
+                break end;
+            }
+            self.ready.extend(out.drain(..));
         };
         self.finished = true;
         if self.shared.closing.load(Ordering::SeqCst) {

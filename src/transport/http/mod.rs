@@ -636,7 +636,14 @@ struct PeekParams {
 
 impl Peek {
     pub(crate) fn of(text: &str) -> Peek {
-        serde_json::from_str(text).unwrap_or_default()
+        Self::parse(text).unwrap_or_default()
+    }
+
+    /// The routing fields of `text`, or `None` when it is not a JSON object
+    /// they can be read from. Reading them builds no values, so a message of
+    /// any depth can be peeked at.
+    pub(crate) fn parse(text: &str) -> Option<Peek> {
+        serde_json::from_str(text).ok()
     }
 
     /// The id of a request (a message with a method and an id).

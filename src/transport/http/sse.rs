@@ -190,7 +190,7 @@ pub enum End {
     Failed(Error),
 }
 
-type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
+pub(crate) type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
 
 /// Reads events from one SSE response body within the frame and body bounds,
 /// keeping the last event id and the server's retry advice.
@@ -231,7 +231,7 @@ impl EventReader {
         Self::from_stream(Box::pin(response.bytes_stream()), max_frame, max_body)
     }
 
-    fn from_stream(body: ByteStream, max_frame: usize, max_body: Option<usize>) -> Self {
+    pub(crate) fn from_stream(body: ByteStream, max_frame: usize, max_body: Option<usize>) -> Self {
         EventReader {
             body,
             splitter: EventSplitter::new(max_frame.saturating_add(EVENT_OVERHEAD_BYTES)),

@@ -24,6 +24,21 @@
 //! # Replies
 //!
 //! A JSON reply is read whole within `min(max_body_bytes, max_frame_bytes)`.
+//! It must be the response to its request: a body that is empty, not JSON,
+//! not UTF-8, or that carries no response to that request (a response to
+//! another id, which is dropped, or only notifications) ends the request at
+//! once with `server_protocol`, rather than leaving it to its deadline. So
+//! does a response to it that the connection cannot use (no `result` nor
+//! `error`): after the messages of a JSON body, and after the event of an
+//! SSE reply that answered, the transport reports the request failed, which
+//! the connection ignores when the response did end it.
+//!
+//! A `202 Accepted` to a request is not an answer. It is tolerated only
+//! while the listening stream is open, which may carry the reply; without
+//! one (turned off, refused by the server, or ended) the request ends at
+//! once with `server_protocol`, and requests waiting on a listening stream
+//! end so when it stops.
+//!
 //! An SSE reply is read event by event: requests and notifications the
 //! server sends before the response are delivered in order; the priming
 //! event (an id with empty data) and other empty events only advance the
@@ -77,7 +92,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, StatusCode};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -216,7 +231,7 @@ impl StreamableHttpFactory {
             inbound,
             closed,
             closing: AtomicBool::new(false),
-            listener: Mutex::new(None),
+            listening: Mutex::new(Listening::default()),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             streams: Mutex::new(HashMap::new()),
         }))
@@ -250,6 +265,22 @@ struct SessionState {
     expired: bool,
 }
 
+/// The listening stream, and the requests the server answered with 202
+/// whose replies only it can carry.
+#[derive(Default)]
+struct Listening {
+    task: Option<JoinHandle<()>>,
+    /// The listening task runs (it clears this as its last act).
+    live: bool,
+    /// Requests answered with 202 while the stream was live, oldest first.
+    /// An entry leaves when the stream carries its reply, when its caller
+    /// abandons it, or when the stream ends; at most [`MAX_IN_FLIGHT`] are
+    /// kept (a reply the stream carried before its 202 arrived leaves one
+    /// behind), and past that the oldest is failed, which the connection
+    /// ignores when it was answered.
+    parked: VecDeque<RequestId>,
+}
+
 /// What one streamable HTTP connection shares between its sender and its
 /// tasks.
 pub(crate) struct Core {
@@ -267,7 +298,7 @@ pub(crate) struct Core {
     inbound: InboundTx,
     closed: Arc<watch::Sender<bool>>,
     closing: AtomicBool,
-    listener: Mutex<Option<JoinHandle<()>>>,
+    listening: Mutex<Listening>,
     in_flight: Arc<Semaphore>,
     /// The reply streams being read, by request: dropping an entry's sender
     /// ends its task (and closes its HTTP response).
@@ -448,6 +479,64 @@ impl Core {
     /// response is dropped, which closes that stream.
     pub(crate) fn abandon(&self, id: &RequestId) {
         self.streams.lock().expect("streams lock").remove(id);
+        self.listening.lock().expect("listening lock").parked.retain(|p| p != id);
+    }
+
+    /// A 202 to the request `id`: its reply can only come on the listening
+    /// stream. Without one it never comes, and the request ends now.
+    async fn park(&self, id: RequestId) {
+        let (parked, evicted) = {
+            let mut listening = self.listening.lock().expect("listening lock");
+            if listening.live {
+                let evicted =
+                    (listening.parked.len() >= MAX_IN_FLIGHT).then(|| listening.parked.pop_front()).flatten();
+                listening.parked.push_back(id.clone());
+                (true, evicted)
+            } else {
+                (false, None)
+            }
+        };
+        if let Some(evicted) = evicted {
+            let text = "the server answered the request with 202 Accepted, and too many others wait for \
+                        their replies on the listening stream";
+            self.fail(&evicted, FailureClass::ServerProtocol, text).await;
+        }
+        if !parked {
+            let text = format!(
+                "the server at {} answered the request with 202 Accepted, and no stream can carry its \
+                 reply (there is no listening stream)",
+                self.origin()
+            );
+            self.fail(&id, FailureClass::ServerProtocol, text).await;
+        }
+    }
+
+    /// A message the listening stream carried: a reply to a parked request
+    /// unparks it.
+    fn unpark(&self, text: &str) {
+        let mut listening = self.listening.lock().expect("listening lock");
+        if listening.parked.is_empty() {
+            return;
+        }
+        let peek = Peek::of(text);
+        if let (None, Some(id)) = (&peek.method, &peek.id) {
+            listening.parked.retain(|p| p != id);
+        }
+    }
+
+    /// The listening stream stopped: the requests parked on it have nothing
+    /// left to carry their replies.
+    async fn listener_ended(&self) {
+        let parked = {
+            let mut listening = self.listening.lock().expect("listening lock");
+            listening.live = false;
+            std::mem::take(&mut listening.parked)
+        };
+        for id in parked {
+            let text = "the server answered the request with 202 Accepted, and the listening stream \
+                        that could carry its reply has ended";
+            self.fail(&id, FailureClass::ServerProtocol, text).await;
+        }
     }
 
     async fn exchange(self: Arc<Self>, message: String, id: RequestId, _permit: OwnedSemaphorePermit) {
@@ -481,8 +570,7 @@ impl Core {
             }
         }
         if status == StatusCode::ACCEPTED {
-            // The reply will come on another stream.
-            return;
+            return self.park(id).await;
         }
         if !status.is_success() {
             return self.refused(id, response).await;
@@ -530,11 +618,13 @@ impl Core {
         let max = self.max_body.min(self.max_frame);
         match read_body_bounded(&self.client, response, max).await {
             Ok(body) => match String::from_utf8(body.to_vec()) {
-                Ok(text) => self.deliver_json(text).await,
+                Ok(text) => self.deliver_json(id, text).await,
                 Err(_) => {
-                    let bytes = body.len() as u64;
-                    let reason = "the reply is not UTF-8".to_string();
-                    self.deliver(Inbound::Damaged { reason, prefix: id_prefix(&id), bytes }).await;
+                    let text = format!(
+                        "the server at {} answered with a JSON body that is not UTF-8",
+                        self.origin()
+                    );
+                    self.fail(&id, FailureClass::ServerProtocol, text).await
                 }
             },
             Err(BodyError::TooLarge { read }) => {
@@ -554,19 +644,57 @@ impl Core {
         }
     }
 
-    /// One JSON body: a message, or a batch of them (2025-03-26).
-    async fn deliver_json(&self, text: String) {
-        if text.trim_start().starts_with('[') {
-            if let Ok(batch) = serde_json::from_str::<Vec<Box<serde_json::value::RawValue>>>(&text) {
-                for message in batch {
-                    if !self.deliver(Inbound::Frame(message.get().to_string())).await {
-                        return;
+    /// The JSON body answering `id`: one message, or a batch of them
+    /// (2025-03-26). Its messages are delivered, but for responses to other
+    /// ids, which are dropped; then the request is reported failed, which
+    /// the connection ignores when a delivered response ended it (see the
+    /// [module docs](self)).
+    async fn deliver_json(&self, id: RequestId, text: String) {
+        let why = if text.trim().is_empty() {
+            "the JSON body is empty".to_string()
+        } else if text.trim_start().starts_with('[') {
+            match serde_json::from_str::<Vec<&serde_json::value::RawValue>>(&text) {
+                Ok(batch) => {
+                    let mut why = JsonBody::default();
+                    for message in batch {
+                        if !self.deliver_one(&id, message.get().to_string(), &mut why).await {
+                            return;
+                        }
                     }
+                    why.describe()
                 }
+                Err(_) => "the JSON body is not a JSON-RPC message".to_string(),
+            }
+        } else {
+            let mut why = JsonBody::default();
+            if !self.deliver_one(&id, text, &mut why).await {
                 return;
             }
+            why.describe()
+        };
+        let text = format!("the server at {} did not answer the request: {why}", self.origin());
+        self.fail(&id, FailureClass::ServerProtocol, text).await;
+    }
+
+    /// One message of a JSON body answering `id`. Returns `false` when
+    /// nobody reads any more.
+    async fn deliver_one(&self, id: &RequestId, text: String, why: &mut JsonBody) -> bool {
+        let Some(peek) = Peek::parse(&text) else {
+            why.unreadable = true;
+            return true;
+        };
+        if peek.method.is_none() {
+            match &peek.id {
+                Some(answered) if answered == id => why.answered = true,
+                Some(other) => {
+                    tracing::warn!(target: "mcp_stack::http", binding = %self.binding, origin = %self.origin(), "dropped a JSON body's response to id {other}: it answers another request");
+                    why.other = Some(other.clone());
+                    return true;
+                }
+                None => {}
+            }
         }
-        self.deliver(Inbound::Frame(text)).await;
+        self.deliver(Inbound::Frame(text)).await
     }
 
     /// An SSE reply to `id`, resumed as the specification says when it ends
@@ -583,8 +711,15 @@ impl Core {
                 match reader.next().await {
                     Ok(Item::Message(text)) => {
                         let answered = Peek::of(&text).answers(&id);
-                        if !self.deliver(Inbound::Frame(text)).await || answered {
+                        if !self.deliver(Inbound::Frame(text)).await {
                             return;
+                        }
+                        if answered {
+                            // Ignored by the connection unless that response
+                            // could not end the request.
+                            let text =
+                                "the server's response to the request is not a usable JSON-RPC response";
+                            return self.fail(&id, FailureClass::ServerProtocol, text).await;
                         }
                         delivered = true;
                     }
@@ -693,17 +828,19 @@ impl Core {
         if !self.listen || self.is_closing() {
             return;
         }
-        let mut slot = self.listener.lock().expect("listener lock");
-        if slot.as_ref().is_some_and(|task| !task.is_finished()) {
+        let mut listening = self.listening.lock().expect("listening lock");
+        if listening.live {
             return;
         }
+        listening.live = true;
         let core = self.clone();
-        *slot = Some(tokio::spawn(async move {
+        listening.task = Some(tokio::spawn(async move {
             let inbound = core.inbound.clone();
             tokio::select! {
                 _ = core.listen_loop() => {}
                 _ = inbound.closed() => {}
             }
+            core.listener_ended().await;
         }));
     }
 
@@ -742,6 +879,7 @@ impl Core {
                         match reader.next().await {
                             Ok(Item::Message(text)) => {
                                 delivered = true;
+                                self.unpark(&text);
                                 if !self.deliver(Inbound::Frame(text)).await {
                                     return;
                                 }
@@ -784,7 +922,7 @@ impl Core {
             return Ok(());
         }
         let _ = self.closed.send(true);
-        if let Some(task) = self.listener.lock().expect("listener lock").take() {
+        if let Some(task) = self.listening.lock().expect("listening lock").task.take() {
             task.abort();
         }
         let session = {
@@ -808,6 +946,28 @@ impl Core {
             }
         }
         Ok(())
+    }
+}
+
+/// What the messages of a JSON body said about the request they answer.
+#[derive(Debug, Default)]
+struct JsonBody {
+    answered: bool,
+    unreadable: bool,
+    other: Option<RequestId>,
+}
+
+impl JsonBody {
+    fn describe(&self) -> String {
+        if self.answered {
+            "its response is not a usable JSON-RPC response".into()
+        } else if let Some(other) = &self.other {
+            format!("the JSON body answers another request (id {other})")
+        } else if self.unreadable {
+            "the JSON body is not a JSON-RPC message".into()
+        } else {
+            "the JSON body carries no response to it".into()
+        }
     }
 }
 
