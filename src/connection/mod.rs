@@ -268,7 +268,7 @@ impl Connection {
     /// The compatibility tolerances this connection's transport needed
     /// ([`MessageSender::applied_tolerances`]): `legacy_sse` after an
     /// automatic HTTP connection fell back to HTTP+SSE.
-    pub fn applied_tolerances(&self) -> Vec<crate::catalog::Tolerance> {
+    pub fn applied_tolerances(&self) -> Vec<crate::compat::Tolerance> {
         self.shared.sender.applied_tolerances()
     }
 
