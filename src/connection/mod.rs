@@ -284,13 +284,13 @@ impl Connection {
     }
 
     /// How many calls await their reply. Bounded by the concurrency limit of
-    /// the stack above; exposed for tests and diagnostics.
+    /// the stack above; a diagnostic.
     pub fn pending_count(&self) -> usize {
         self.shared.pending.lock().expect("pending lock").len()
     }
 
     /// How many replies to server requests wait for the writer: never more
-    /// than [`MAX_REPLY_BACKLOG`]. Exposed for tests and diagnostics.
+    /// than [`MAX_REPLY_BACKLOG`]: a diagnostic of a server that does not read.
     pub fn reply_backlog(&self) -> usize {
         MAX_REPLY_BACKLOG - self.shared.replies.capacity()
     }
