@@ -62,7 +62,8 @@ const IN_FLIGHT: usize = 32;
 
 /// The CPU time this process has used.
 fn process_cpu() -> Duration {
-    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID).expect("process CPU clock");
+    let t =
+        nix::time::clock_gettime(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID).expect("process CPU clock");
     Duration::new(t.tv_sec() as u64, t.tv_nsec() as u32)
 }
 

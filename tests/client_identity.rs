@@ -29,7 +29,9 @@ fn recording_server(seen: Arc<Mutex<Vec<Value>>>) -> MemoryFactory {
                             "serverInfo": { "name": "recording", "version": "1" },
                         })
                     }
-                    "tools/list" => json!({ "tools": [{ "name": "die", "inputSchema": { "type": "object" } }] }),
+                    "tools/list" => {
+                        json!({ "tools": [{ "name": "die", "inputSchema": { "type": "object" } }] })
+                    }
                     "tools/call" => return,
                     _ => json!({}),
                 };
@@ -64,7 +66,11 @@ async fn the_definitions_client_identity_is_sent_in_every_handshake() {
     };
     tokio::time::timeout(Duration::from_secs(30), restored).await.expect("reconnected");
     let expected = json!({ "name": "my-agent", "version": "4.2.0", "title": "My Agent" });
-    assert_eq!(*seen.lock().unwrap(), vec![expected.clone(), expected], "the first handshake and the reconnect's");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![expected.clone(), expected],
+        "the first handshake and the reconnect's"
+    );
     binding.close().await;
 }
 

@@ -76,13 +76,15 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 
-use crate::era::{Era, Unnegotiated};
+pub mod era;
+
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::{codes, EnvelopeError, TooDeep, MAX_MESSAGE_DEPTH};
 use crate::protocol::progress::CancelledParams;
 use crate::protocol::{methods, ErrorObject, Message, Notification, Outcome, Request, RequestId, Response};
 use crate::request::{McpRequest, McpResponse};
 use crate::transport::{Inbound, MessageSender, Transport};
+use era::{Era, Unnegotiated};
 
 /// Server requests handled at once per connection.
 pub const MAX_CONCURRENT_SERVER_REQUESTS: usize = 16;
