@@ -35,7 +35,7 @@
 //! change is a new version, so that a record of `default/v1` keeps meaning
 //! what it meant. [`Profile::digest`] is the checkable form.
 //!
-//! [`Catalog::applied_tolerances`]: super::Catalog::applied_tolerances
+//! [`Catalog::applied_tolerances`]: crate::catalog::Catalog::applied_tolerances
 
 use serde::{Serialize, Serializer};
 use sha2::{Digest, Sha256};
@@ -155,7 +155,7 @@ impl Profile {
 
     /// The hex digest of the profile: SHA-256 over the domain tag, the name,
     /// the version and the sorted, de-duplicated tolerance identifiers (see
-    /// [`super::digest`]).
+    /// [`crate::catalog::digest`]).
     pub fn digest(&self) -> String {
         let mut ids: Vec<&str> = self.tolerances.iter().map(|t| t.as_str()).collect();
         ids.sort_unstable();
