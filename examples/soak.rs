@@ -40,6 +40,9 @@
 //!   waited for; the table shows how many there were right at close).
 //!
 //! It exits 1 when a check fails.
+//!
+//! With `--serve-http ADDR` it only serves the HTTP server, until killed:
+//! `scripts/netfaults.sh` runs it in a network namespace.
 
 #![forbid(unsafe_code)]
 
@@ -103,6 +106,10 @@ struct Args {
     /// Run as the stdio server (internal).
     #[arg(long, hide = true)]
     serve: bool,
+    /// Serve the HTTP server alone on this address until killed (for the
+    /// network-namespace tests of `scripts/netfaults.sh`).
+    #[arg(long, value_name = "ADDR")]
+    serve_http: Option<std::net::SocketAddr>,
     /// Marks this soak's stdio servers, to find any left behind (internal).
     #[arg(long, hide = true, default_value = "")]
     token: String,
@@ -194,6 +201,14 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime");
+    if let Some(addr) = args.serve_http {
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind(addr).await.expect("the address to serve on");
+            println!("serving on http://{addr}/mcp");
+            let _ = axum::serve(listener, http_router()).await;
+        });
+        return;
+    }
     let ok = rt.block_on(soak(args));
     drop(rt);
     std::process::exit(if ok { 0 } else { 1 });
@@ -384,8 +399,12 @@ fn sse_response(body: Body) -> Response {
     Response::builder().header(header::CONTENT_TYPE, "text/event-stream").body(body).unwrap()
 }
 
+fn http_router() -> Router {
+    Router::new().route("/mcp", any(http_endpoint)).with_state(Arc::new(Http::default()))
+}
+
 async fn start_http() -> String {
-    let router = Router::new().route("/mcp", any(http_endpoint)).with_state(Arc::new(Http::default()));
+    let router = http_router();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a free loopback port");
     let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
     tokio::spawn(async move {
