@@ -29,6 +29,9 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// The bound on every test.
 const LIMIT: Duration = Duration::from_secs(30);
+/// How long past its deadline a call may take to be seen ending, on a
+/// shared, loaded machine.
+const SLACK: Duration = Duration::from_millis(1000);
 
 async fn within<F: Future>(what: &str, fut: F) -> F::Output {
     tokio::time::timeout(LIMIT, fut).await.unwrap_or_else(|_| panic!("not within {LIMIT:?}: {what}"))
@@ -355,7 +358,7 @@ async fn a_connection_gone_silent_mid_reply_ends_the_call_by_its_deadline() {
         let (r, took) = fault_mid_stream(&s, Mode::Silent, deadline).await;
         let err = r.unwrap_err();
         assert_eq!(err.class(), FailureClass::Deadline, "{err}");
-        assert!(took >= deadline && took < deadline + Duration::from_millis(500), "{took:?}");
+        assert!(took >= deadline && took < deadline + SLACK, "{took:?}");
 
         // The silent connection stays open and useless; a new one works.
         s.proxy.set(Mode::Pass);
@@ -376,7 +379,7 @@ async fn a_blackhole_ends_calls_and_connects_by_their_deadlines() {
             let (r, took) = call(&s.binding, json!({"size": size}), deadline).await;
             let err = r.unwrap_err();
             assert_eq!(err.class(), FailureClass::Deadline, "{err}");
-            assert!(took >= deadline && took < deadline + Duration::from_millis(500), "{took:?}");
+            assert!(took >= deadline && took < deadline + SLACK, "{took:?}");
         }
 
         let startup = Duration::from_millis(700);
@@ -384,7 +387,7 @@ async fn a_blackhole_ends_calls_and_connects_by_their_deadlines() {
         let err = connect(&s.proxy.url(), startup).await.expect_err("no server behind a blackhole");
         let took = start.elapsed();
         assert_eq!(err.class(), FailureClass::StartupTimeout, "{err}");
-        assert!(took >= startup && took < startup + Duration::from_millis(500), "{took:?}");
+        assert!(took >= startup && took < startup + SLACK, "{took:?}");
 
         s.proxy.set(Mode::Pass);
         let (r, _) = call(&s.binding, json!({"size": 6}), Duration::from_secs(5)).await;

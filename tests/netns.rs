@@ -23,6 +23,9 @@ use tokio::io::AsyncBufReadExt;
 
 /// The bound on the whole test.
 const LIMIT: Duration = Duration::from_secs(60);
+/// How long past its deadline a call may take to be seen ending, on a
+/// shared, loaded machine.
+const SLACK: Duration = Duration::from_millis(1000);
 
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run scripts/netfaults.sh"))
@@ -93,7 +96,7 @@ async fn after_a_partition_heals_the_binding_reconnects_and_the_next_call_works(
                     matches!(class, FailureClass::Deadline | FailureClass::TransportClosed),
                     "round {round}: {err}"
                 );
-                assert!(took < deadline + Duration::from_millis(300), "round {round}: ended late, {took:?}");
+                assert!(took < deadline + SLACK, "round {round}: ended late, {took:?}");
                 println!("partition {round}, call {n}: {} after {took:?}", class.as_str());
             }
             link(&iface, "up");
@@ -137,7 +140,7 @@ async fn a_server_restarted_during_a_partition_is_reconnected_to_once_it_heals()
         let (r, took) = call(&binding, 2, deadline).await;
         let err = r.expect_err("no call crosses a partition");
         assert!(matches!(err.class(), FailureClass::Deadline | FailureClass::TransportClosed), "{err}");
-        assert!(took < deadline + Duration::from_millis(300), "ended late, {took:?}");
+        assert!(took < deadline + SLACK, "ended late, {took:?}");
         // The server loses its sessions and its connections meanwhile. The
         // timed-out call's cancellation is a POST that needs a new TCP
         // connection, which cannot be made during the partition: the call
