@@ -238,6 +238,7 @@ limit_flags!(
     max_structured_bytes,
     max_binary_item_bytes,
     max_binary_items,
+    max_content_items,
     max_log_message_bytes,
     max_elicit_message_bytes,
     max_elicit_schema_bytes,

@@ -10,7 +10,7 @@
 //! | --- | --- | --- |
 //! | `invalid_output_schema` | a tool whose output schema is unusable (not an object schema, does not compile, over a bound) is kept without it | the tool is refused |
 //! | `legacy_sse` | the HTTP transport may fall back to the 2024-11-05 HTTP+SSE transport | no fallback |
-//! | `display_name_normalization` | a title, description or resource name holding control characters, or a title with surrounding blanks, is normalized (control characters become spaces; titles are trimmed) | that field is dropped and the entry kept (a resource's or template's required name: the entry is refused) |
+//! | `display_name_normalization` | a title, description or resource name holding control characters (C0, C1) or bidirectional formatting characters, or a title with surrounding blanks, is normalized (those characters become spaces; titles are trimmed) | that field is dropped and the entry kept (a resource's or template's required name: the entry is refused) |
 //! | `loose_input_schema` | a tool without an input schema is given `{"type":"object"}`; one without `"type"` is kept as sent | the tool is refused |
 //! | `structured_content_mismatch` | a call result whose `structuredContent` fails the tool's output schema (or is missing) loses its structured content, with a warning | the call fails with `server_protocol` |
 //!

@@ -51,6 +51,18 @@ pub const KIND_RESOURCE_LINK: &str = "resource_link";
 pub struct ResultMarks {
     pub(crate) items: std::collections::BTreeMap<usize, Mark>,
     pub(crate) structured_dropped: Option<usize>,
+    pub(crate) dropped: Dropped,
+}
+
+/// The items a limit removed from a result (beyond `max_content_items`, or
+/// binary items beyond `max_binary_items`): how many, and their size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// How many items were removed.
+    pub items: usize,
+    /// Their size: decoded bytes for binary payloads, compact JSON bytes for
+    /// any other item.
+    pub bytes: usize,
 }
 
 /// What a limit did to one item.
@@ -70,7 +82,12 @@ pub enum Mark {
 impl ResultMarks {
     /// Whether the limit changed nothing.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty() && self.structured_dropped.is_none()
+        self.items.is_empty() && self.structured_dropped.is_none() && self.dropped.items == 0
+    }
+
+    /// The items the limit removed from the result, if it removed any.
+    pub fn dropped(&self) -> Option<Dropped> {
+        (self.dropped.items > 0).then_some(self.dropped)
     }
 
     /// What the limit did to item `index`, if anything.
@@ -141,8 +158,15 @@ pub enum Content {
     },
     /// Content that was not kept: an unknown kind, undecodable data, or an
     /// item a limit refused.
+    ///
+    /// Items a limit removed from a tool result (past `max_content_items`,
+    /// or binary items past `max_binary_items`) are represented by one
+    /// stand-in at the end of the content, whose `kind` counts them
+    /// (`"9984 items"`, `"1 item"`; [`dropped_kind`]) and whose `bytes` is
+    /// their total size; [`ResultMarks::dropped`] has the same figures typed.
     Unsupported {
-        /// The content kind that was refused.
+        /// The content kind that was refused, or for the stand-in of removed
+        /// items, their count.
         kind: String,
         /// The size of the refused payload: exact for an item dropped on a
         /// size bound, a diagnostic lower bound otherwise.
@@ -222,6 +246,16 @@ pub struct ResourceResult {
     pub contents: Vec<ResourceContent>,
     /// Defects tolerated while converting.
     pub warnings: Vec<String>,
+}
+
+/// The `kind` of the one [`Content::Unsupported`] stand-in for `items`
+/// removed items: `"1 item"`, `"9984 items"`.
+pub fn dropped_kind(items: usize) -> String {
+    if items == 1 {
+        "1 item".to_owned()
+    } else {
+        format!("{items} items")
+    }
 }
 
 pub(crate) fn decode_base64(data: &str) -> Option<Vec<u8>> {
@@ -352,12 +386,17 @@ impl ToolResult {
         let marks = marks_of(&mut rsp);
         let result: crate::protocol::tools::CallToolResult = parse(&mut rsp, "tools/call")?;
         let mut warnings = rsp.warnings;
-        let content = result
+        let mut content: Vec<Content> = result
             .content
             .into_iter()
             .enumerate()
             .map(|(i, block)| Content::from_marked_block(block, marks.item(i), &mut warnings))
             .collect();
+        // One stand-in for everything removed; the layer's warning counts
+        // them already.
+        if let Some(dropped) = marks.dropped() {
+            content.push(Content::Unsupported { kind: dropped_kind(dropped.items), bytes: dropped.bytes });
+        }
         Ok(ToolResult {
             is_error: result.is_error.unwrap_or(false),
             content,
@@ -419,6 +458,7 @@ mod tests {
         let marks = ResultMarks {
             items: [(1, Mark::Refused { kind: KIND_IMAGE, bytes: 12345 })].into(),
             structured_dropped: None,
+            dropped: Dropped::default(),
         };
         let result = json!({"content": [
             {"type": "text", "text": "a"},
@@ -432,7 +472,11 @@ mod tests {
 
     #[test]
     fn a_truncated_mark_sets_truncated_on_text_and_resources() {
-        let marks = ResultMarks { items: [(0, Mark::Truncated)].into(), structured_dropped: None };
+        let marks = ResultMarks {
+            items: [(0, Mark::Truncated)].into(),
+            structured_dropped: None,
+            dropped: Dropped::default(),
+        };
         let tool = ToolResult::from_response(response(
             json!({"content": [{"type": "text", "text": "ab"}]}),
             marks.clone(),
@@ -463,6 +507,17 @@ mod tests {
         assert!(
             matches!(&tool.content[0], Content::Unsupported { kind, .. } if kind == "x-mcp-stack/unsupported")
         );
+    }
+
+    #[test]
+    fn dropped_items_become_one_stand_in_at_the_end() {
+        let marks = ResultMarks { dropped: Dropped { items: 9984, bytes: 99840 }, ..ResultMarks::default() };
+        let result = json!({"content": [{"type": "text", "text": "a"}]});
+        let tool = ToolResult::from_response(response(result, marks)).unwrap();
+        assert_eq!(tool.content.len(), 2);
+        assert_eq!(tool.content[1], Content::Unsupported { kind: "9984 items".into(), bytes: 99840 });
+        assert!(tool.warnings.is_empty(), "the layer warns, not the conversion");
+        assert_eq!(dropped_kind(1), "1 item");
     }
 
     #[test]

@@ -301,13 +301,25 @@ impl From<&Error> for ErrorReport {
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Whether `c` must not reach a terminal from server text: a control
+/// character (Unicode Cc: C0, DEL and the C1 controls U+0080–U+009F, which
+/// include the 8-bit escape introducers) or a bidirectional formatting
+/// character (the embeddings and overrides U+202A–U+202E, the isolates
+/// U+2066–U+2069, the marks U+200E, U+200F and U+061C), which can make text
+/// display in an order other than the one it has ("Trojan Source").
+pub fn is_display_hazard(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
 /// Bounds `text` to `max` bytes (cut at a UTF-8 boundary, marked with `…`)
-/// and replaces control characters with spaces, so that text quoted from a
-/// server can neither flood a log nor forge lines in it.
+/// and replaces control characters and bidirectional formatting characters
+/// ([`is_display_hazard`]) with spaces, so that text quoted from a server
+/// can neither flood a log, forge lines in it, nor reorder what it shows.
 pub fn normalize_message(text: &str, max: usize) -> String {
     let mut out = String::with_capacity(text.len().min(max));
     for ch in text.chars() {
-        let ch = if ch.is_control() { ' ' } else { ch };
+        let ch = if is_display_hazard(ch) { ' ' } else { ch };
         if out.len() + ch.len_utf8() > max {
             // Leave room for the ellipsis (3 bytes) within the bound.
             while out.len() + '…'.len_utf8() > max {

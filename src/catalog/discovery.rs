@@ -430,11 +430,16 @@ fn display(
     spec_warnings: Option<&mut Vec<String>>,
 ) -> Option<String> {
     let text = text?;
-    let bad_char = |c: char| c.is_control() && !(multiline && matches!(c, '\n' | '\t' | '\r'));
+    // Control characters (C0, DEL, C1) and bidi formatting characters;
+    // a description may keep its line breaks and tabs.
+    let bad_char =
+        |c: char| crate::error::is_display_hazard(c) && !(multiline && matches!(c, '\n' | '\t' | '\r'));
     let untidy = !multiline && text.trim() != text;
     let mut out = if text.chars().any(bad_char) || untidy {
         if !ledger.bend(Tolerance::DisplayNameNormalization) {
-            let w = format!("{what}: dropped, it holds control characters or surrounding blanks");
+            let w = format!(
+                "{what}: dropped, it holds control or bidi formatting characters or surrounding blanks"
+            );
             if let Some(sw) = spec_warnings {
                 push_warning(sw, w.clone());
             }

@@ -3,7 +3,9 @@
 //! A **raw name** is the server's identifier for a tool (or prompt). It goes
 //! back on the wire verbatim, so it is checked, never changed:
 //! [`check_raw_name`] refuses one that is empty, longer than
-//! [`MAX_RAW_NAME_BYTES`], or holds a control character. (Invalid UTF-8 cannot
+//! [`MAX_RAW_NAME_BYTES`], or holds a control character or a bidirectional
+//! formatting character (an override or isolate that would make one tool's
+//! name display as another's; [`crate::error::is_display_hazard`]). (Invalid UTF-8 cannot
 //! reach a Rust `String` at all: serde refuses a JSON string holding a lone
 //! surrogate such as `"\ud800"`, so the message carrying it is refused by the
 //! connection before the catalog sees it; see [`crate::catalog`].)
@@ -64,7 +66,8 @@ pub enum RawNameError {
     Empty,
     /// The name is longer than [`MAX_RAW_NAME_BYTES`]; the value is its length.
     TooLong(usize),
-    /// The name holds a control character (Unicode category Cc).
+    /// The name holds a control character (Unicode category Cc) or a
+    /// bidirectional formatting character.
     ControlCharacter,
 }
 
@@ -73,7 +76,9 @@ impl fmt::Display for RawNameError {
         match self {
             RawNameError::Empty => f.write_str("is empty"),
             RawNameError::TooLong(n) => write!(f, "is {n} bytes, over {MAX_RAW_NAME_BYTES}"),
-            RawNameError::ControlCharacter => f.write_str("contains a control character"),
+            RawNameError::ControlCharacter => {
+                f.write_str("contains a control character or a bidirectional formatting character")
+            }
         }
     }
 }
@@ -81,7 +86,7 @@ impl fmt::Display for RawNameError {
 impl std::error::Error for RawNameError {}
 
 /// Checks a raw name: non-empty, at most [`MAX_RAW_NAME_BYTES`] bytes, no
-/// control character.
+/// control or bidirectional formatting character.
 pub fn check_raw_name(name: &str) -> Result<(), RawNameError> {
     if name.is_empty() {
         return Err(RawNameError::Empty);
@@ -89,7 +94,7 @@ pub fn check_raw_name(name: &str) -> Result<(), RawNameError> {
     if name.len() > MAX_RAW_NAME_BYTES {
         return Err(RawNameError::TooLong(name.len()));
     }
-    if name.chars().any(char::is_control) {
+    if name.chars().any(crate::error::is_display_hazard) {
         return Err(RawNameError::ControlCharacter);
     }
     Ok(())

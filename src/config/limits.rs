@@ -35,6 +35,8 @@ pub const DEFAULT_MAX_STRUCTURED_BYTES: usize = 1 << 20;
 pub const DEFAULT_MAX_BINARY_ITEM_BYTES: usize = 8 << 20;
 /// Default [`Limits::max_binary_items`].
 pub const DEFAULT_MAX_BINARY_ITEMS: usize = 16;
+/// Default [`Limits::max_content_items`].
+pub const DEFAULT_MAX_CONTENT_ITEMS: usize = 256;
 /// Default [`Limits::max_log_message_bytes`]: 8 KiB.
 pub const DEFAULT_MAX_LOG_MESSAGE_BYTES: usize = 8 << 10;
 /// Default [`Limits::max_elicit_message_bytes`]: 4 KiB.
@@ -128,6 +130,11 @@ limits! {
     max_binary_item_bytes = DEFAULT_MAX_BINARY_ITEM_BYTES,
     /// Caps how many binary items one result may carry.
     max_binary_items = DEFAULT_MAX_BINARY_ITEMS,
+    /// Caps how many items one result may carry: a tool result's content
+    /// blocks, a prompt's messages, a resource's contents (default
+    /// [`DEFAULT_MAX_CONTENT_ITEMS`], 256). Items beyond it are removed, not
+    /// replaced one for one.
+    max_content_items = DEFAULT_MAX_CONTENT_ITEMS,
     /// Caps one server log message.
     max_log_message_bytes = DEFAULT_MAX_LOG_MESSAGE_BYTES,
     /// Caps one elicitation prompt (message, URL and id).
@@ -160,6 +167,7 @@ mod tests {
         assert_eq!(l.max_frame_bytes, 10);
         assert_eq!(l.max_body_bytes, DEFAULT_MAX_BODY_BYTES);
         assert_eq!(l.max_sampling_tokens, 8192);
+        assert_eq!(l.max_content_items, 256);
         let t = Timeouts::default().resolved();
         assert_eq!(t.startup, Duration::from_secs(30));
         assert_eq!(t.request, Duration::from_secs(60));

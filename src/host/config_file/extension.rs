@@ -175,6 +175,7 @@ const LIMIT_KEYS: &[(&str, LimitField)] = &[
     ("maxStructuredBytes", |l| &mut l.max_structured_bytes),
     ("maxBinaryItemBytes", |l| &mut l.max_binary_item_bytes),
     ("maxBinaryItems", |l| &mut l.max_binary_items),
+    ("maxContentItems", |l| &mut l.max_content_items),
     ("maxLogMessageBytes", |l| &mut l.max_log_message_bytes),
     ("maxElicitMessageBytes", |l| &mut l.max_elicit_message_bytes),
     ("maxElicitSchemaBytes", |l| &mut l.max_elicit_schema_bytes),

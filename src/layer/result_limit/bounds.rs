@@ -50,10 +50,7 @@ pub(crate) fn apply(
                 match key.as_str() {
                     "content" => {
                         if let Value::Array(items) = value {
-                            for (i, item) in items.iter_mut().enumerate() {
-                                walk.at = i;
-                                walk.block(item);
-                            }
+                            walk.tool_content(items);
                         }
                     }
                     "structuredContent" if !value.is_null() => {
@@ -69,12 +66,17 @@ pub(crate) fn apply(
         }
         Family::Prompt => {
             if let Some(Value::Array(messages)) = result.get_mut("messages") {
+                walk.drop_past_count(messages);
                 for (i, message) in messages.iter_mut().enumerate() {
                     walk.at = i;
                     match message.get_mut("content") {
                         // Not the specification's shape; bounded all the same.
-                        Some(Value::Array(items)) => items.iter_mut().for_each(|item| walk.block(item)),
-                        Some(item) => walk.block(item),
+                        Some(Value::Array(items)) => items.iter_mut().for_each(|item| {
+                            walk.block(item, false);
+                        }),
+                        Some(item) => {
+                            walk.block(item, false);
+                        }
                         None => {}
                     }
                 }
@@ -82,6 +84,7 @@ pub(crate) fn apply(
         }
         Family::Resource => {
             if let Some(Value::Array(items)) = result.get_mut("contents") {
+                walk.drop_past_count(items);
                 for (i, item) in items.iter_mut().enumerate() {
                     walk.at = i;
                     if let Some(item) = item.as_object_mut() {
@@ -102,6 +105,10 @@ struct Walk<'a> {
     text_cut: bool,
     binary_kept: usize,
     binary_over_count: usize,
+    /// Items removed past `max_content_items`, and binary items removed
+    /// past `max_binary_items` (tool results only).
+    dropped_past_items: usize,
+    dropped_binary: usize,
     warnings: Vec<String>,
     /// The index of the item being walked, in the result's list.
     at: usize,
@@ -111,7 +118,17 @@ struct Walk<'a> {
 /// What to do with one binary payload.
 enum Binary {
     Keep,
+    /// Over its size: emptied in place.
     Refuse,
+    /// Past the count of binary items.
+    PastCount,
+}
+
+/// What to do with one content block once walked.
+enum Block {
+    Keep,
+    /// A binary item past the count, in a tool result: removed.
+    Remove(usize),
 }
 
 impl<'a> Walk<'a> {
@@ -123,6 +140,8 @@ impl<'a> Walk<'a> {
             text_cut: false,
             binary_kept: 0,
             binary_over_count: 0,
+            dropped_past_items: 0,
+            dropped_binary: 0,
             warnings: Vec::new(),
             at: 0,
             marks: ResultMarks::default(),
@@ -131,6 +150,47 @@ impl<'a> Walk<'a> {
 
     fn warn(&mut self, text: String) {
         push_warning(&mut self.warnings, text);
+    }
+
+    /// A tool result's content blocks: walked in order; binary items past
+    /// the count and every item past `max_content_items` are removed, and
+    /// the marks use the indices of what is kept.
+    fn tool_content(&mut self, items: &mut Vec<Value>) {
+        let max = self.bounds.max_content_items;
+        let mut kept = Vec::with_capacity(items.len().min(max));
+        for mut item in items.drain(..) {
+            if kept.len() >= max {
+                self.dropped_past_items += 1;
+                self.add_dropped_bytes(item_size(&item));
+                continue;
+            }
+            self.at = kept.len();
+            match self.block(&mut item, true) {
+                Block::Keep => kept.push(item),
+                Block::Remove(bytes) => {
+                    self.dropped_binary += 1;
+                    self.add_dropped_bytes(bytes);
+                }
+            }
+        }
+        *items = kept;
+    }
+
+    /// Removes the items of a prompt's messages or a resource's contents
+    /// past `max_content_items`.
+    fn drop_past_count(&mut self, items: &mut Vec<Value>) {
+        let max = self.bounds.max_content_items;
+        if items.len() <= max {
+            return;
+        }
+        for item in items.drain(max..) {
+            self.dropped_past_items += 1;
+            self.marks.dropped.bytes = self.marks.dropped.bytes.saturating_add(item_size(&item));
+        }
+    }
+
+    fn add_dropped_bytes(&mut self, bytes: usize) {
+        self.marks.dropped.bytes = self.marks.dropped.bytes.saturating_add(bytes);
     }
 
     /// Drops a tool result's structured content of `size` bytes, over its
@@ -143,9 +203,11 @@ impl<'a> Walk<'a> {
         self.warn(format!("dropped structured content of {size} bytes: over the bound of {bound} bytes"));
     }
 
-    /// One content block (a tool result's item, a prompt message's content).
-    fn block(&mut self, item: &mut Value) {
-        let Some(obj) = item.as_object_mut() else { return };
+    /// One content block (a tool result's item, a prompt message's
+    /// content). With `remove_past_count`, a binary item past the count is
+    /// to be removed; without, it is refused in place.
+    fn block(&mut self, item: &mut Value, remove_past_count: bool) -> Block {
+        let Some(obj) = item.as_object_mut() else { return Block::Keep };
         // The common block, text, is bounded in one pass over its members.
         let (mut kind, mut text) = (None, None);
         for (key, value) in obj.iter_mut() {
@@ -159,46 +221,56 @@ impl<'a> Walk<'a> {
             if self.spend_text(text) {
                 self.mark(Mark::Truncated);
             }
+            Block::Keep
         } else {
-            self.other_block(item);
+            self.other_block(item, remove_past_count)
         }
     }
 
     /// A content block other than text: out of line, to keep the common
     /// path short.
     #[inline(never)]
-    fn other_block(&mut self, item: &mut Value) {
-        let Some(obj) = item.as_object_mut() else { return };
-        match obj.get("type").and_then(Value::as_str) {
+    fn other_block(&mut self, item: &mut Value, remove_past_count: bool) -> Block {
+        let Some(obj) = item.as_object_mut() else { return Block::Keep };
+        let (kind, holder, field) = match obj.get("type").and_then(Value::as_str) {
             Some(kind @ ("image" | "audio")) => {
-                let kind = if kind == "image" { KIND_IMAGE } else { KIND_AUDIO };
-                if let Some(size) = obj.get("data").and_then(Value::as_str).map(decoded_len) {
-                    if let Binary::Refuse = self.binary(kind, size) {
-                        obj.insert("data".into(), Value::String(String::new()));
-                        self.mark(Mark::Refused { kind, bytes: size });
-                    }
-                }
+                (if kind == "image" { KIND_IMAGE } else { KIND_AUDIO }, obj, "data")
             }
             Some("resource") => {
-                let Some(resource) = obj.get_mut("resource").and_then(Value::as_object_mut) else { return };
-                if let Some(size) = resource.get("blob").and_then(Value::as_str).map(decoded_len) {
-                    if let Binary::Refuse = self.binary(KIND_RESOURCE, size) {
-                        resource.insert("blob".into(), Value::String(String::new()));
-                        self.mark(Mark::Refused { kind: KIND_RESOURCE, bytes: size });
-                    }
-                } else {
+                let Some(resource) = obj.get_mut("resource").and_then(Value::as_object_mut) else {
+                    return Block::Keep;
+                };
+                if !resource.get("blob").is_some_and(Value::is_string) {
                     self.text_in(resource, "text");
+                    return Block::Keep;
                 }
+                (KIND_RESOURCE, resource, "blob")
             }
-            _ => {}
+            _ => return Block::Keep,
+        };
+        let Some(size) = holder.get(field).and_then(Value::as_str).map(decoded_len) else {
+            return Block::Keep;
+        };
+        match self.binary(kind, size) {
+            Binary::Keep => return Block::Keep,
+            Binary::PastCount if remove_past_count => return Block::Remove(size),
+            Binary::PastCount => self.binary_over_count += 1,
+            Binary::Refuse => {}
         }
+        holder.insert(field.into(), Value::String(String::new()));
+        self.mark(Mark::Refused { kind, bytes: size });
+        Block::Keep
     }
 
     /// One item of `resources/read`. A refused blob is emptied and marked
     /// truncated: a resource's item has no stand-in.
     fn resource_item(&mut self, item: &mut Map<String, Value>) {
         if let Some(size) = item.get("blob").and_then(Value::as_str).map(decoded_len) {
-            if let Binary::Refuse = self.binary("blob", size) {
+            let verdict = self.binary("blob", size);
+            if let Binary::PastCount = verdict {
+                self.binary_over_count += 1;
+            }
+            if let Binary::Refuse | Binary::PastCount = verdict {
                 item.insert("blob".into(), Value::String(String::new()));
                 self.mark(Mark::Truncated);
             }
@@ -251,8 +323,7 @@ impl<'a> Walk<'a> {
             ));
             Binary::Refuse
         } else if self.binary_kept >= self.bounds.max_binary_items {
-            self.binary_over_count += 1;
-            Binary::Refuse
+            Binary::PastCount
         } else {
             self.binary_kept += 1;
             Binary::Keep
@@ -268,6 +339,20 @@ impl<'a> Walk<'a> {
             let (n, max) = (self.binary_over_count, self.bounds.max_binary_items);
             self.warn(format!("replaced {n} binary items beyond the first {max}"));
         }
+        let dropped = self.dropped_past_items + self.dropped_binary;
+        if dropped > 0 {
+            let (max, bytes) = (self.bounds.max_content_items, self.marks.dropped.bytes);
+            let mut why = Vec::new();
+            if self.dropped_binary > 0 {
+                let max_binary = self.bounds.max_binary_items;
+                why.push(format!("{} binary items beyond the first {max_binary}", self.dropped_binary));
+            }
+            if self.dropped_past_items > 0 {
+                why.push(format!("{} items beyond the first {max}", self.dropped_past_items));
+            }
+            self.warn(format!("dropped {dropped} items of {bytes} bytes: {}", why.join(", ")));
+            self.marks.dropped.items = dropped;
+        }
         for w in self.warnings {
             push_warning(warnings, w);
         }
@@ -282,6 +367,19 @@ pub(crate) fn decoded_len(data: &str) -> usize {
     let data = data.trim();
     let unpadded = data.trim_end_matches('=').len();
     unpadded / 4 * 3 + (unpadded % 4 * 3) / 4
+}
+
+/// The size of a removed item: its binary payload decoded, else its JSON.
+fn item_size(item: &Value) -> usize {
+    let binary = item
+        .get("data")
+        .or_else(|| item.get("blob"))
+        .or_else(|| item.get("resource").and_then(|r| r.get("blob")))
+        .and_then(Value::as_str);
+    match binary {
+        Some(data) => decoded_len(data),
+        None => serialized_len(item),
+    }
 }
 
 /// The size of `value` serialized as compact JSON, without building the text.

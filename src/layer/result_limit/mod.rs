@@ -31,7 +31,17 @@
 //!   refused item keeps its place with its payload emptied (`data` or `blob`
 //!   becomes `""`), so the JSON stays the shape the specification gives.
 //!   Each refusal is a warning (refusals past the count, one warning for
-//!   all).
+//!   all). In a tool result, an item past the count is not refused in place
+//!   but removed, as below.
+//! - **Item count** (`max_content_items`): a result keeps at most that many
+//!   items — a tool result's content blocks, a prompt's messages, a
+//!   resource's contents — and the rest are removed from the JSON. Removed
+//!   items cost the host nothing: a tool result with 10,000 images keeps
+//!   `max_binary_items` of them, not 9,984 stand-ins. One warning counts
+//!   what was removed; [`ResultMarks::dropped`] carries the count and size,
+//!   and the conversion of a tool result appends **one**
+//!   [`Content::Unsupported`] stand-in for all of them. Items refused for
+//!   their size still keep their place.
 //!
 //! # What the conversion learns: typed marks, not JSON
 //!
@@ -78,6 +88,7 @@
 //! [`Content::Unsupported`]: crate::Content::Unsupported
 //! [`ResultMarks`]: crate::content::ResultMarks
 //! [`ToolResult::from_response`]: crate::content::ToolResult::from_response
+//! [`ResultMarks::dropped`]: crate::content::ResultMarks::dropped
 
 mod bounds;
 pub mod future;
@@ -92,13 +103,14 @@ use crate::config::limits::Limits;
 use crate::request::{McpRequest, McpResponse};
 use bounds::Family;
 
-/// The four bounds this layer applies, resolved (never zero).
+/// The five bounds this layer applies, resolved (never zero).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ResultBounds {
     pub(crate) max_text_result_bytes: usize,
     pub(crate) max_structured_bytes: usize,
     pub(crate) max_binary_item_bytes: usize,
     pub(crate) max_binary_items: usize,
+    pub(crate) max_content_items: usize,
 }
 
 impl ResultBounds {
@@ -109,6 +121,7 @@ impl ResultBounds {
             max_structured_bytes: limits.max_structured_bytes,
             max_binary_item_bytes: limits.max_binary_item_bytes,
             max_binary_items: limits.max_binary_items,
+            max_content_items: limits.max_content_items,
         }
     }
 }

@@ -4,7 +4,7 @@ use tower_test::mock;
 
 use super::bounds::{decoded_len, serialized_len};
 use super::*;
-use crate::content::{Content, Mark, ResourceResult, ResultMarks, ToolResult, KIND_IMAGE};
+use crate::content::{Content, Dropped, Mark, ResourceResult, ResultMarks, ToolResult, KIND_IMAGE};
 
 /// Sends `method` through a [`ResultLimit`] over a mock whose answer is
 /// `result`, and returns what comes out.
@@ -159,22 +159,74 @@ async fn a_binary_item_over_its_size_is_refused() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn binary_items_beyond_the_count_are_replaced() {
+async fn binary_items_beyond_the_count_are_removed_from_a_tool_result() {
     let limits = Limits { max_binary_items: 2, max_binary_item_bytes: 8, ..Limits::default() };
     let result = json!({"content": [
         {"type": "image", "data": b64(9), "mimeType": "image/png"},   // over size: no place used
         {"type": "image", "data": b64(1), "mimeType": "image/png"},
         {"type": "text", "text": "between"},
         {"type": "audio", "data": b64(2), "mimeType": "audio/wav"},
-        {"type": "image", "data": b64(3), "mimeType": "image/png"},   // third kept-able: refused
-        {"type": "resource", "resource": {"uri": "x:r", "blob": b64(4)}},
+        {"type": "image", "data": b64(3), "mimeType": "image/png"},   // third kept-able: removed
+        {"type": "resource", "resource": {"uri": "x:r", "blob": b64(4)}}, // removed
+        {"type": "text", "text": "after"},
     ]});
     let rsp = through(limits, "tools/call", result).await;
-    let kinds: Vec<&str> = (0..6).map(|i| refused(&rsp, i).map_or("kept", |(kind, _)| kind)).collect();
-    assert_eq!(kinds, ["image", "kept", "kept", "kept", "image", "resource"]);
-    assert_eq!(refused(&rsp, 4), Some((KIND_IMAGE, 3)));
+    let items = rsp.result["content"].as_array().unwrap();
+    let types: Vec<&str> = items.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["image", "image", "text", "audio", "text"]);
+    // The one refused for its size keeps its place; marks use kept indices.
+    assert_eq!(refused(&rsp, 0), Some((KIND_IMAGE, 9)));
+    assert_eq!(items[4]["text"], "after");
+    assert_eq!(marks(&rsp).dropped(), Some(Dropped { items: 2, bytes: 7 }));
     assert_eq!(rsp.warnings.len(), 2);
-    assert_eq!(rsp.warnings[1], "replaced 2 binary items beyond the first 2");
+    assert_eq!(rsp.warnings[1], "dropped 2 items of 7 bytes: 2 binary items beyond the first 2");
+
+    let content = tool_content(&rsp);
+    assert_eq!(content.len(), 6);
+    assert_eq!(content[0], Content::Unsupported { kind: "image".into(), bytes: 9 });
+    assert_eq!(content[5], Content::Unsupported { kind: "2 items".into(), bytes: 7 });
+}
+
+/// Issue 13, item 4: a result with 10,000 images kept 16 and 9,984
+/// one-for-one stand-ins.
+#[tokio::test(start_paused = true)]
+async fn ten_thousand_images_keep_sixteen_and_one_stand_in() {
+    let image = json!({"type": "image", "data": b64(3), "mimeType": "image/png"});
+    let result = json!({"content": vec![image; 10_000]});
+    let rsp = through(Limits::default(), "tools/call", result).await;
+    assert_eq!(rsp.result["content"].as_array().unwrap().len(), 16);
+    assert_eq!(marks(&rsp).dropped(), Some(Dropped { items: 9984, bytes: 9984 * 3 }));
+    assert_eq!(rsp.warnings, ["dropped 9984 items of 29952 bytes: 9984 binary items beyond the first 16"]);
+    let content = tool_content(&rsp);
+    assert_eq!(content.len(), 17);
+    assert!(content[..16].iter().all(|c| matches!(c, Content::Image { data, .. } if data.len() == 3)));
+    assert_eq!(content[16], Content::Unsupported { kind: "9984 items".into(), bytes: 29952 });
+}
+
+#[tokio::test(start_paused = true)]
+async fn items_beyond_the_item_count_are_removed() {
+    let limits = Limits { max_content_items: 3, ..Limits::default() };
+    let text = |t: &str| json!({"type": "text", "text": t});
+    let result = json!({"content": [text("a"), text("b"), text("c"), text("d"), text("e")]});
+    let rsp = through(limits, "tools/call", result).await;
+    assert_eq!(rsp.result["content"].as_array().unwrap().len(), 3);
+    let bytes = 2 * serialized_len(&text("d"));
+    assert_eq!(marks(&rsp).dropped(), Some(Dropped { items: 2, bytes }));
+    assert_eq!(rsp.warnings, [format!("dropped 2 items of {bytes} bytes: 2 items beyond the first 3")]);
+    let content = tool_content(&rsp);
+    assert_eq!(content.last(), Some(&Content::Unsupported { kind: "2 items".into(), bytes }));
+
+    // Resources and prompts: the same count; no stand-in is invented.
+    let read = json!({"contents": [{"uri": "x:1", "text": "1"}, {"uri": "x:2", "text": "2"},
+        {"uri": "x:3", "text": "3"}, {"uri": "x:4", "text": "4"}]});
+    let rsp = through(limits, "resources/read", read).await;
+    assert_eq!(rsp.result["contents"].as_array().unwrap().len(), 3);
+    assert_eq!(marks(&rsp).dropped().map(|d| d.items), Some(1));
+    assert_eq!(ResourceResult::from_response(rsp).unwrap().contents.len(), 3);
+    let m = json!({"role": "user", "content": {"type": "text", "text": "hi"}});
+    let rsp = through(limits, "prompts/get", json!({"messages": vec![m; 5]})).await;
+    assert_eq!(rsp.result["messages"].as_array().unwrap().len(), 3);
+    assert_eq!(rsp.warnings.len(), 1);
 }
 
 #[tokio::test(start_paused = true)]
