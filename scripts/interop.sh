@@ -35,9 +35,9 @@ node_v="$("$MCP_NODE" --version)" || die "$MCP_NODE --version failed"
 [ -f "$ROOT/tests/fixtures/py_server.py" ] || die "tests/fixtures/py_server.py missing"
 
 # ---- stdio interop tests ----------------------------------------------------
-log "cargo build --example mcp (the CLI under test)"
-cargo build --example mcp
-export MCP_CLI="$ROOT/target/debug/examples/mcp"
+log "cargo build --features cli --bin mcp (the CLI under test)"
+cargo build --features cli --bin mcp
+export MCP_CLI="$ROOT/target/debug/mcp"
 [ -x "$MCP_CLI" ] || die "the CLI was not built at $MCP_CLI"
 log "cargo test --features interop --test interop_stdio -- --test-threads=1"
 cargo test --features interop --test interop_stdio -- --test-threads=1

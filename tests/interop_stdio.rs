@@ -177,7 +177,7 @@ async fn python_sdk_tools_progress_and_structured_output() {
     b.close().await;
 }
 
-/// Runs the CLI example against server-everything.
+/// Runs the `mcp` command against server-everything.
 fn cli(args: &[&str]) -> (i32, Value) {
     let node = peer("MCP_NODE");
     let js = peer("MCP_EVERYTHING_JS");
@@ -194,8 +194,12 @@ fn cli(args: &[&str]) -> (i32, Value) {
 
 #[test]
 fn cli_lists_every_tool_and_calls_echo() {
-    let (code, doc) = cli(&["tools", "--json", "--binding", "ev-1"]);
+    let (code, all) = cli(&["tools", "--json", "--binding", "ev-1"]);
     assert_eq!(code, 0);
+    // One server: one catalog.
+    assert_eq!(all["catalogs"].as_array().map(Vec::len), Some(1), "{all}");
+    let doc = &all["catalogs"][0];
+    assert_eq!(doc["binding"], "ev-1");
     assert_eq!(doc["protocolVersion"], "2025-11-25");
     assert_eq!(doc["server"]["name"], "mcp-servers/everything");
     assert_eq!(doc["generation"], 1);
@@ -205,6 +209,8 @@ fn cli_lists_every_tool_and_calls_echo() {
     assert_eq!(doc["appliedTolerances"], json!([]), "server-everything needs no tolerance over stdio");
     let tools = doc["tools"].as_array().unwrap();
     assert!(tools.len() >= 13, "{doc}");
+    // Every tool's _meta is there (null when it has none).
+    assert!(tools.iter().all(|t| t.get("meta").is_some()), "{doc}");
     assert!(tools.iter().all(|t| t["rawName"].is_string() && t["inputSchema"].is_object()));
     let mut model_names = std::collections::HashSet::new();
     for t in tools {
@@ -224,9 +230,13 @@ fn cli_lists_every_tool_and_calls_echo() {
     assert!(hex64(&structured["outputSchemaDigest"]), "{structured}");
     // The same offering, read again, has the same digest.
     let (_, again) = cli(&["tools", "--json", "--binding", "ev-1"]);
-    assert_eq!(again["digest"], doc["digest"]);
+    assert_eq!(again["catalogs"][0]["digest"], doc["digest"]);
 
+    // By raw name (one server) and by model name (through the host).
     let (code, doc) = cli(&["call", "echo", r#"{"message":"hi"}"#, "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(doc["content"][0]["text"], "Echo: hi");
+    let (code, doc) = cli(&["--binding", "ev-1", "call", "mcp__ev-1__echo", r#"{"message":"hi"}"#, "--json"]);
     assert_eq!(code, 0);
     assert_eq!(doc["isError"], false);
     assert_eq!(doc["content"][0]["text"], "Echo: hi");
