@@ -88,7 +88,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     println!("{} tools:", tools.items.len());
     for t in &tools.items {
         let description = t.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
-        println!("  {:<32} {}", shown(&t.name), shown(&description));
+        println!("  {:<32} {}", shown(&t.name), shown(description));
     }
 
     if stdio.is_none() {
@@ -151,7 +151,7 @@ async fn call(binding: &Binding, name: &str, arguments: Value) -> Result<ToolRes
 fn print_result(result: &ToolResult) {
     for content in &result.content {
         match content {
-            Content::Text { text, .. } => println!("result: {}", shown(&text)),
+            Content::Text { text, .. } => println!("result: {}", shown(text)),
             other => println!("result: {}", describe(other)),
         }
     }
