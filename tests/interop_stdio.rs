@@ -244,3 +244,56 @@ fn cli_lists_every_tool_and_calls_echo() {
     let (code, doc) = cli(&["call", "get-structured-content", "{}", "--json"]);
     assert_eq!(code, 5, "a tool error exits 5: {doc}");
 }
+
+/// The installed-command path of the README: a config file in the
+/// `mcpServers` shape naming server-everything and the Python server.
+#[test]
+fn cli_with_a_config_of_server_everything_and_the_python_server() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/py_server.py");
+    let config = json!({
+        "mcpServers": {
+            "everything": { "command": peer("MCP_NODE"), "args": [peer("MCP_EVERYTHING_JS"), "stdio"] },
+            "py": { "command": peer("MCP_PYTHON"), "args": [script] },
+        }
+    });
+    let path = std::env::temp_dir().join(format!("mcp-interop-config-{}.json", std::process::id()));
+    std::fs::write(&path, config.to_string()).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(peer("MCP_CLI"))
+            .arg("--config")
+            .arg(&path)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the CLI");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let doc: Value =
+            serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+        (out.status.code().unwrap_or(-1), doc)
+    };
+
+    let (code, doc) = run(&["servers", "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    let servers = doc["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 2, "{doc}");
+    assert!(servers.iter().all(|s| s["state"] == "ready" && s["toolCount"].as_u64() > Some(0)), "{doc}");
+
+    let (code, doc) = run(&["tools", "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    let names: Vec<&str> = doc["catalogs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["tools"].as_array().unwrap())
+        .map(|t| t["modelName"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"mcp__everything__echo") && names.contains(&"mcp__py__add"), "{names:?}");
+
+    let (code, doc) = run(&["call", "mcp__py__add", r#"{"a":2,"b":3}"#, "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["structuredContent"]["result"], 5, "{doc}");
+    let (code, doc) = run(&["call", "mcp__everything__echo", r#"{"message":"both"}"#, "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["content"][0]["text"], "Echo: both");
+    let _ = std::fs::remove_file(&path);
+}
