@@ -9,10 +9,10 @@
 //! Against the demo server it calls `count`, then asks the server to log.
 //! Against another server it calls `--tool NAME` with `--args JSON`; without
 //! `--args` it builds arguments that satisfy the tool's input schema (see
-//! [`sample_arguments`]), and without `--tool` it picks a tool it can call
+//! `sample_arguments`), and without `--tool` it picks a tool it can call
 //! that way (read-only ones first). It prints what it sends. When the server
 //! refuses a call or the tool reports an error, it says so (that is not a
-//! result) and tries the next candidate, at most [`MAX_ATTEMPTS`] in all.
+//! result) and tries the next candidate, at most `MAX_ATTEMPTS` in all.
 //!
 //! It also shows the host's side of the conversation: the server's log
 //! records are printed as they arrive (`--log-level LEVEL`, default `info`),

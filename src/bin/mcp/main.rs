@@ -174,7 +174,7 @@ struct Cli {
     /// servers JSON file.
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Run this server as a child process ("<command> <args>", split like a
+    /// Run this server as a child process ("COMMAND ARGS", split like a
     /// shell).
     #[arg(long, global = true, value_name = "COMMAND")]
     stdio: Option<String>,
@@ -204,7 +204,7 @@ struct Cli {
     allow_redirects: bool,
     /// The binding name of the --stdio/--http/--sse server ([A-Za-z0-9_-],
     /// 1 to 32 bytes): part of every tool's model name,
-    /// mcp__<binding>__<tool>.
+    /// mcp__BINDING__TOOL.
     #[arg(long, global = true, default_value = "server")]
     binding: String,
     /// The server a single-server command (prompts, get-prompt, resources,
@@ -241,7 +241,7 @@ enum Command {
     Tools,
     /// Call a tool with JSON arguments.
     Call {
-        /// The tool's model name (mcp__<binding>__<tool>), or its raw name
+        /// The tool's model name (mcp__BINDING__TOOL), or its raw name
         /// with one server or --server.
         name: String,
         /// The arguments, a JSON object.
@@ -647,21 +647,30 @@ fn connected(cli: &Cli, host: &Host) -> Result<(), Failure> {
 
 /// What was dropped on the way to this process, on stderr.
 fn report_dropped(statuses: &[Status]) {
+    for line in dropped_lines(statuses) {
+        err_line(&line);
+    }
+}
+
+/// One line per binding that dropped log records, events or progress
+/// notifications (because this process fell behind), none for the others.
+fn dropped_lines(statuses: &[Status]) -> Vec<String> {
+    let mut lines = Vec::new();
     for s in statuses {
-        let mut parts = Vec::new();
-        for (n, what) in [
+        let parts: Vec<String> = [
             (s.dropped_logs, "log records"),
             (s.dropped_events, "events"),
             (s.dropped_progress, "progress notifications"),
-        ] {
-            if n > 0 {
-                parts.push(format!("{n} {what}"));
-            }
-        }
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
         if !parts.is_empty() {
-            err_line(&format!("warning: server {} dropped {}", s.binding, parts.join(", ")));
+            lines.push(format!("warning: server {} dropped {}", s.binding, parts.join(", ")));
         }
     }
+    lines
 }
 
 /// What a command prints: the `--json` document, or lines of text already
@@ -766,7 +775,13 @@ async fn command(cli: &Cli, host: &Host, arguments: Option<Map<String, Value>>) 
             // name, sent to the one server (or --server).
             let binding = match (&cli.server, host.route(name)) {
                 (None, Ok(_)) => None,
-                (_, Err(e)) if cli.server.is_none() && host.names().len() > 1 => return Err(call_failed(e)),
+                (_, Err(e)) if cli.server.is_none() && host.names().len() > 1 => {
+                    // Not a model name any server lists; a raw name needs
+                    // to know its server.
+                    let hint =
+                        format!("{} (a raw name needs --server NAME with several servers)", e.message());
+                    return Err(call_failed(Error::new(e.class(), hint).with_op("call_tool")));
+                }
                 _ => Some(one_server(cli, host).await?),
             };
             let progress = ProgressDisplay::new(cli.json);
@@ -914,6 +929,28 @@ mod tests {
             assert_eq!(code, EXIT_USAGE);
             assert!(!report.message.contains("novalue"));
         }
+    }
+
+    #[tokio::test]
+    async fn what_was_dropped_is_reported_per_server_and_nothing_when_nothing_was() {
+        let binding =
+            Binding::connect(Definition::new("demo", mcp_stack::demo::factory()), Handlers::default())
+                .await
+                .unwrap();
+        let quiet = binding.status();
+        binding.close().await;
+        assert_eq!(dropped_lines(std::slice::from_ref(&quiet)), Vec::<String>::new());
+        let mut logs = quiet.clone();
+        logs.dropped_logs = 3;
+        let mut all = quiet.clone();
+        (all.binding, all.dropped_logs, all.dropped_events, all.dropped_progress) = ("b".into(), 1, 2, 5);
+        assert_eq!(
+            dropped_lines(&[logs, quiet, all]),
+            [
+                "warning: server demo dropped 3 log records",
+                "warning: server b dropped 1 log records, 2 events, 5 progress notifications",
+            ]
+        );
     }
 
     #[test]
