@@ -5,8 +5,12 @@
 //! cargo run --example custom_stack
 //! ```
 //!
-//! [`Binding::connect`](mcp_stack::Binding::connect) does the same with its
-//! default stack; doing it by hand lets you reorder, drop or add layers.
+//! Each layer works alone, over any service of `McpRequest`. A binding
+//! assembles them for you, with its catalog, events, handlers and reconnect
+//! around them; to add layers of your own to a live binding, or to replace
+//! its default stack, see `examples/user_layer.rs` (`Binding::builder`).
+//! Doing it by hand over a bare connection, as here, lets you reorder, drop
+//! or add layers and see each one's effect.
 //! Here tower's `RateLimit` (two requests a second) goes on the outside, and
 //! a `MapRequest` just above the connection prints what actually goes on the
 //! wire — so you can see that the filtered call never does, and that only
@@ -56,9 +60,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let limits = Limits { max_text_result_bytes: 40, ..Limits::default() };
     let mut stack = ServiceBuilder::new()
-        // tower's rate limit is not Clone, and every layer below the deadline
-        // must be (each call drives its own clone), so it goes on the outside,
-        // where every request counts against it, refused ones included.
+        // tower's rate limit is not Clone, and the tool-call gate clones the
+        // service below it for each call, so it goes above the gate: here on
+        // the outside, where every request counts against it, refused ones
+        // included. (Inside a live binding, with its catalog, events and
+        // reconnect, see examples/user_layer.rs.)
         .rate_limit(2, Duration::from_secs(1))
         .layer(ToolFilterLayer::new(ToolFilter { allow: vec![], deny: vec!["add".into()] }))
         .layer(DeadlineLayer::new(Duration::from_secs(10)))

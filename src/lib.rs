@@ -3,7 +3,9 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 pub mod binding;
+mod canonical;
 pub mod catalog;
+pub mod compat;
 pub mod config;
 pub mod connection;
 pub mod content;

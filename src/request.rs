@@ -12,7 +12,7 @@
 //!   between layers as keys inside the JSON payload, which is the server's.
 //!
 //! A response carries extensions too, for what a layer learnt on the way
-//! up: [`ResultMarks`](crate::layer::result_limit::ResultMarks), say, which
+//! up: [`ResultMarks`](crate::content::ResultMarks), say, which
 //! the conversion into [`crate::content`] reads.
 
 use serde_json::{Map, Value};

@@ -68,7 +68,7 @@ pub struct SessionInfo {
     /// over this connection (`legacy_sse`, when an automatic HTTP factory fell
     /// back to HTTP+SSE; none otherwise). A fact of this connection: the next
     /// connection of the same binding may need different ones.
-    pub transport_tolerances: Vec<crate::catalog::Tolerance>,
+    pub transport_tolerances: Vec<crate::compat::Tolerance>,
 }
 
 /// What the client tells a server it is (`clientInfo`), in every handshake

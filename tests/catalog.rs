@@ -168,7 +168,10 @@ async fn the_digest_is_identical_across_two_connections_to_the_demo_server() {
     assert_eq!(ca.digest.len(), 64);
     assert_eq!(ca.digest, cb.digest, "the binding name is host policy, not offering");
     let raw: Vec<&str> = ca.tools.iter().map(|t| t.raw_name.as_str()).collect();
-    assert_eq!(raw, ["add", "big_text", "count", "echo", "log", "sleep", "tiny_image", "touch"]);
+    assert_eq!(
+        raw,
+        ["add", "announce", "big_text", "count", "crash", "echo", "log", "sleep", "tiny_image", "touch"]
+    );
     let models: Vec<&str> = ca.tools.iter().map(|t| t.model_name.as_str()).collect();
     let expected: Vec<String> = raw.iter().map(|r| format!("mcp__demo__{r}")).collect();
     assert_eq!(models, expected);

@@ -29,7 +29,10 @@ async fn tools_are_listed_and_called() {
     let b = demo().await;
     let tools = b.list_tools().await.unwrap();
     let names: Vec<_> = tools.items.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["echo", "add", "count", "tiny_image", "log", "touch", "big_text", "sleep"]);
+    assert_eq!(
+        names,
+        ["echo", "add", "count", "tiny_image", "log", "touch", "announce", "crash", "big_text", "sleep"]
+    );
     assert!(tools.warnings.is_empty());
 
     let r = b.call_tool("echo", json!({"message": "hi"}), CallOpts::default()).await.unwrap();

@@ -364,6 +364,10 @@ async fn a_forgotten_session_is_initialized_again_and_the_call_succeeds() {
     let sessions: Vec<_> = calls.iter().map(|c| c.header("mcp-session-id").unwrap()).collect();
     assert_eq!(sessions, ["session-1", "session-1", "session-2", "session-2"]);
     assert_eq!(mock.rpc("initialize").len(), 2);
+    // The renewal names the client as the first handshake did.
+    let identities: Vec<Value> = mock.rpc("initialize").iter().map(|i| i.body["params"]["clientInfo"].clone()).collect();
+    assert_eq!(identities[0]["name"], "mcp-stack");
+    assert_eq!(identities[0], identities[1]);
     assert_eq!(mock.rpc("notifications/initialized").len(), 2);
     assert!(calls.iter().all(|c| c.header("mcp-protocol-version").as_deref() == Some("2025-11-25")));
     eventually("events", || {

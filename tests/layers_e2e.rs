@@ -137,7 +137,7 @@ async fn a_long_tool_call_does_not_hold_up_list_tools_or_ping() {
     tokio::task::yield_now().await;
 
     let listed = binding.list_tools().await.unwrap();
-    assert_eq!(listed.items.len(), 8);
+    assert_eq!(listed.items.len(), 10);
     binding.ping().await.unwrap();
     let readme = binding.read_resource("demo://readme", mcp_stack::CallOpts::default()).await.unwrap();
     assert!(readme.contents[0].text.as_deref().unwrap().contains("demo server"));

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::catalog::Profile;
+use crate::compat::Profile;
 use crate::config::{Limits, Timeouts, ToolFilter};
 use crate::layer::reconnect::ReconnectPolicy;
 use crate::layer::retry::RetryPolicy;
@@ -57,7 +57,7 @@ pub struct Definition {
     /// handler is installed and the server advertises logging.
     pub log_level: LoggingLevel,
     /// The compatibility profile: how far the binding bends for a server that
-    /// does not follow the specification (see [`crate::catalog::profile`]).
+    /// does not follow the specification (see [`crate::compat`]).
     /// The default is `default/v1`.
     pub compat: Profile,
     /// Bounds the retries of a catalog refresh that failed. A failed refresh

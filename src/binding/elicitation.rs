@@ -59,14 +59,36 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use super::handlers::{ElicitationModes, ElicitationService};
-use super::inbound::rpc_error;
+use super::rpc::rpc_error;
 use crate::config::limits::Limits;
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::events::{Event, EventBus};
 use crate::protocol::elicitation::{ElicitRequestParams, ElicitResult as WireElicitResult};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::ErrorObject;
+use tower::util::BoxCloneSyncService;
+
+/// Serves `elicitation/create`: asks a person.
+pub type ElicitationService = BoxCloneSyncService<ElicitRequest, ElicitResult, Error>;
+
+/// The elicitation modes a host can carry out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElicitationModes {
+    /// Form mode: the host shows a form built from a schema and sends the
+    /// answer back.
+    pub form: bool,
+    /// URL mode (2025-11-25): the host shows a URL and, with the person's
+    /// consent, opens it out of band. The URL is passed to the handler as
+    /// data and never vetted or opened by this crate.
+    pub url: bool,
+}
+
+impl Default for ElicitationModes {
+    /// Form mode only: URL mode needs a host that can show a URL safely.
+    fn default() -> Self {
+        ElicitationModes { form: true, url: false }
+    }
+}
 
 pub use crate::protocol::elicitation::{ElicitAction, ElicitationMode};
 

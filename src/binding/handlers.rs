@@ -76,6 +76,11 @@ use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
 use tower_service::Service;
 
+pub use super::elicitation::{ElicitationModes, ElicitationService};
+pub use super::logging::LogService;
+pub use super::roots::RootsService;
+pub use super::sampling::SamplingService;
+
 use super::elicitation::{ElicitRequest, ElicitResult};
 use super::logging::LogMessage;
 use super::roots::ListRoots;
@@ -83,34 +88,6 @@ use super::sampling::{SampleRequest, SampleResult};
 use crate::error::{BoxError, Error};
 use crate::events::{Event, EventHandler};
 use crate::protocol::roots::Root;
-
-/// Serves `elicitation/create`: asks a person.
-pub type ElicitationService = BoxCloneSyncService<ElicitRequest, ElicitResult, Error>;
-/// Serves `sampling/createMessage`: asks the host's model.
-pub type SamplingService = BoxCloneSyncService<SampleRequest, SampleResult, Error>;
-/// Serves `roots/list`: the host's roots for this server.
-pub type RootsService = BoxCloneSyncService<ListRoots, Vec<Root>, Error>;
-/// Receives the server's log messages, one at a time, on a task of its own.
-pub type LogService = BoxCloneSyncService<LogMessage, (), Error>;
-
-/// The elicitation modes a host can carry out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ElicitationModes {
-    /// Form mode: the host shows a form built from a schema and sends the
-    /// answer back.
-    pub form: bool,
-    /// URL mode (2025-11-25): the host shows a URL and, with the person's
-    /// consent, opens it out of band. The URL is passed to the handler as
-    /// data and never vetted or opened by this crate.
-    pub url: bool,
-}
-
-impl Default for ElicitationModes {
-    /// Form mode only: URL mode needs a host that can show a URL safely.
-    fn default() -> Self {
-        ElicitationModes { form: true, url: false }
-    }
-}
 
 /// The host's services for what a server starts on its own: elicitation,
 /// sampling, roots, logs and the binding's events. See the

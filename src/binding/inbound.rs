@@ -9,7 +9,7 @@
 //! the log pump and the events, resource updates and elicitation
 //! completions to the events.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
@@ -22,7 +22,7 @@ use super::sampling::Sampler;
 use crate::catalog::{ChangeFeed, Family};
 use crate::config::limits::{Limits, Timeouts};
 use crate::connection::InboundHandler;
-use crate::error::{normalize_message, FailureClass};
+use crate::error::normalize_message;
 use crate::events::{Event, EventBus};
 use crate::layer::sampling_depth::DepthTracker;
 use crate::layer::ProgressRouter;
@@ -36,13 +36,6 @@ pub(crate) const MAX_STDERR_LINE_BYTES: usize = 1024;
 /// The longest resource URI reported in a [`Event::ResourceUpdated`]; a
 /// longer one is dropped with a warning (a cut URI names another resource).
 pub const MAX_RESOURCE_URI_BYTES: usize = 8 << 10;
-
-/// A JSON-RPC error for the server, carrying the failure class in `data`.
-pub(crate) fn rpc_error(code: i64, class: FailureClass, message: &str) -> ErrorObject {
-    let mut error = ErrorObject::new(code, normalize_message(&format!("{class}: {message}"), 512));
-    error.data = Some(json!({ "class": class.as_str() }));
-    error
-}
 
 pub(crate) struct BindingInbound {
     binding: String,

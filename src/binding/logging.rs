@@ -37,9 +37,13 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tower::ServiceExt;
 
-use super::handlers::LogService;
 use crate::error::normalize_message;
+use crate::error::Error;
 use crate::protocol::logging::LoggingLevel;
+use tower::util::BoxCloneSyncService;
+
+/// Receives the server's log messages, one at a time, on a task of its own.
+pub type LogService = BoxCloneSyncService<LogMessage, (), Error>;
 
 /// Log records queued for the log service before new ones are dropped.
 pub const LOG_QUEUE: usize = 256;

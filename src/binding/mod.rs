@@ -1,58 +1,120 @@
 //! [`Binding`]: a live, named connection to one server, built from a
-//! [`Definition`] as a stack of tower layers.
+//! [`Definition`] as a stack of tower layers, with user layers inside it.
 //!
 //! # The stack
 //!
-//! Outermost first, each position chosen for a reason:
+//! Outermost first, each position chosen for a reason. Every layer passes
+//! readiness through as tower's middleware do, except where said.
 //!
-//! 1. [`ToolFilterLayer`]: outermost, so that a call to a filtered tool is
-//!    refused (`tool_unavailable`) before anything else happens: no deadline
-//!    timer, no progress token or route, no place at the gate, no
-//!    concurrency permit, nothing on the wire. It is always ready, so the
-//!    refusal never waits for capacity below. `tools/list` results pass
-//!    through it last, so what a caller lists is what the filter permits.
-//! 2. [`DeadlineLayer`]: right below, so that the whole life of a permitted
-//!    call — waiting for the tool-call gate, for a concurrency permit, for a
-//!    reconnect, for retries and their delays, the exchange itself, bounding the result — is bounded by
-//!    one absolute deadline fixed on entry. On expiry it drops everything
-//!    below, which releases the gate and the permit and cancels on the wire.
-//! 3. [`ResultLimitLayer`]: inside the deadline, so bounding is part of the
-//!    call it bounds, and above everything that holds a shared resource: by
-//!    the time it walks a large result, the reply has come up through the
-//!    gate and the concurrency limit, which have let the next call go.
-//! 4. [`ProgressLayer`]: attaches the token and registers its route before
+//! 1. [`ToolFilterLayer`]: refuses a call to a filtered tool
+//!    (`tool_unavailable`) before anything else happens: no deadline, no
+//!    progress route, no place at the gate, no permit, nothing on the wire,
+//!    and nothing seen by user layers. `tools/list` results pass through it
+//!    last, so what a caller lists is what the filter permits.
+//! 2. The catalog's call checks ([`crate::catalog`]): a `tools/call` is
+//!    checked against the adopted generation (`tool_schema_changed` before
+//!    any I/O when a waiting candidate changes the tool) and its structured
+//!    result validated against the tool's output schema on the way up.
+//! 3. [`SamplingDepthLayer`]: counts a request made from the host's
+//!    sampling service in its chain until the reply, and passes the depth
+//!    down as a typed extension (see [`sampling`]). It reads a task-local,
+//!    so it runs here, on the caller's task, before anything can move the
+//!    call to another one.
+//! 4. [`DeadlineLayer`]: fixes one absolute deadline when the call enters
+//!    (the caller's [`CallOpts`], a timeout counting from this moment, or
+//!    `Timeouts::request`). Everything below — waiting for a user layer's
+//!    capacity, the tool-call gate, a concurrency permit, a reconnect,
+//!    retries and their delays, the exchange, bounding the result — is
+//!    inside it. On expiry it drops everything below at once, which releases
+//!    the gate and the permit and cancels on the wire.
+//! 5. The entry point: the stack below is driven to readiness *inside* each
+//!    call's future (tower's `svc.clone().oneshot(req)`), so that every wait
+//!    of the layers below counts against the deadline above while each of
+//!    them passes readiness through. Everything above it is always ready,
+//!    which is why a refusal (1, 2) is immediate whatever the connection is
+//!    doing.
+//! 6. **User layers** ([`BindingBuilder::layer`]), the first added
+//!    outermost. See [User layers](#user-layers).
+//! 7. [`ResultLimitLayer`]: bounds results (what it did travels up as typed
+//!    marks), above everything that holds a shared resource: by the time it
+//!    walks a large result, the reply has come up through the gate and the
+//!    concurrency limit, which have let the next call go.
+//! 8. [`ProgressLayer`]: attaches the token and registers its route before
 //!    the call can queue at the gate or be sent, so no report can arrive
-//!    before its route exists; the route lives exactly as long as the call
-//!    as the deadline sees it: when the deadline drops the call, the route
-//!    goes with it.
-//! 5. [`ToolCallGateLayer`]: one tool call at a time unless
-//!    [`Definition::allow_parallel_calls`]. Below the deadline, so waiting
-//!    for the gate counts against it; above the concurrency limit, and it
-//!    takes the gate *before* asking the limit for a permit, so queued tool
-//!    calls hold no permit and listing, reading and ping are never held
-//!    behind a long tool call (see [`crate::layer::tool_gate`]).
-//! 6. `ConcurrencyLimit` (tower's): bounds in-flight requests per
-//!    connection at `Limits::max_concurrent_requests`. Just above the
-//!    connection, so a permit covers the exchange on the wire, not a wait at
-//!    the gate; below the deadline, so a call waiting for a permit still
-//!    times out.
-//! 7. `Retry` (tower's) with [`SafeRetry`]: repeats a request safe to repeat
-//!    after a loss (never a `tools/call` that left the client). Below the
-//!    concurrency limit, so a retry keeps its caller's permit: it is the same
-//!    logical request, and the server never sees more than the limit in
-//!    flight. Above the reconnect layer, so a retry waits for the restored
-//!    connection. From the retry layer down the request is an
-//!    `Arc<McpRequest>`: what the retry layer keeps to send again is a
-//!    reference to the request, not a copy of its params.
-//! 8. [`Reconnect`]: whichever connection is live, replaced by a supervisor
-//!    when it is lost (re-dial, re-run the handshake, with backoff per
-//!    [`Definition::reconnect`]). While it reconnects, callers wait in its
-//!    readiness, inside their own deadlines.
-//! 9. [`Connection`](crate::connection::Connection): the JSON-RPC engine,
-//!    one per transport life.
+//!    before its route exists; the route lives exactly as long as the call.
+//! 9. [`ToolCallGateLayer`]: one tool call at a time unless
+//!    [`Definition::allow_parallel_calls`]. The one layer that does not pass
+//!    readiness through: it takes the gate *before* asking the concurrency
+//!    limit for a permit, so queued tool calls hold no permit and listing,
+//!    reading and ping are never held behind a long tool call (see
+//!    [`crate::layer::tool_gate`]).
+//! 10. `ConcurrencyLimit` (tower's): at most
+//!     `Limits::max_concurrent_requests` in flight, just above the
+//!     connection, so a permit covers the exchange, not a wait at the gate.
+//! 11. `Retry` (tower's) with [`SafeRetry`]: repeats a request safe to repeat
+//!     after a loss (never a `tools/call` that left the client). Below the
+//!     concurrency limit, so a retry keeps its caller's permit; from here down
+//!     the request is shared (`Arc<McpRequest>`), so keeping it to send again
+//!     is a reference count.
+//! 12. [`Reconnect`]: whichever connection is live, replaced by a supervisor
+//!     when it is lost (re-dial, re-run the handshake, with backoff per
+//!     [`Definition::reconnect`]); it also renews a session an HTTP server
+//!     forgot, once, at once (see [`crate::layer::reconnect`]).
+//! 13. [`Connection`](crate::connection::Connection): the JSON-RPC engine,
+//!     one per transport life.
 //!
-//! The binding's methods build an [`McpRequest`], send it through a clone of
-//! the stack, and convert the reply into the crate's bounded result types.
+//! One call path: the binding's methods are [`Binding::service`] plus a
+//! conversion ([`ToolResult::from_response`] and its siblings), so a host
+//! that sends through the service gets the same checks and results. The
+//! catalog's own list calls (discovery, and the refetch after a
+//! `list_changed` or a reconnect) enter at 4: below the filter and the call
+//! checks, since the catalog describes the server's whole offering, and
+//! above the user layers, which see them.
+//!
+//! # User layers
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), mcp_stack::Error> {
+//! use mcp_stack::{Binding, CallOpts, Definition};
+//! use tower::limit::ConcurrencyLimitLayer;
+//!
+//! let binding = Binding::builder(Definition::new("demo", mcp_stack::demo::factory()))
+//!     .layer(ConcurrencyLimitLayer::new(2)) // at most two requests of this host at once
+//!     .connect()
+//!     .await?;
+//! let echoed = binding.call_tool("echo", serde_json::json!({"message": "hi"}), CallOpts::default()).await?;
+//! assert_eq!(echoed.content[0].as_text(), Some("hi"));
+//! # binding.close().await;
+//! # Ok(()) }
+//! ```
+//!
+//! A user layer (a rate limit, an audit log, metrics, a policy check) is
+//! any `tower::Layer` over [`BoxMcpService`](crate::request::BoxMcpService)
+//! whose service takes [`McpRequest`] to [`McpResponse`] with the crate's
+//! [`Error`]; [`BindingBuilder::layer`] says what it costs. It sits at 6, and
+//! so:
+//!
+//! - it sees every request the binding sends for the host — tool calls,
+//!   prompts, resources, completions, subscriptions, ping — and the
+//!   catalog's list calls; not the handshake, which is the connection's own
+//!   (after a reconnect, the catalog's refetch passes through it again);
+//! - it sees each request once: below it, retries and a renewed session
+//!   send the same request again without it;
+//! - it never sees a call the tool filter or the catalog refused;
+//! - it runs inside the deadline: the request it sees has its absolute
+//!   deadline in [`CallOpts::deadline`], a wait it imposes counts against
+//!   it, and it cannot extend it;
+//! - it sees bounded results (the result limit is below it) and the
+//!   response's typed extensions; it can attach typed data to the
+//!   request's [extensions](McpRequest::extensions) for the layers and the
+//!   transport below.
+//!
+//! Reconnecting, candidates and events work with user layers in place: they
+//! live below them (the reconnect layer) or around the stack (the catalog,
+//! the lifecycle). [`BindingBuilder::stack`] replaces 7–11 with a stack of
+//! the host's own, made from the binding's [`StackParts`], and keeps all of
+//! that.
 //!
 //! # Lifecycle
 //!
@@ -67,7 +129,12 @@
 //! records). Each module says what it bounds and how it fails. A binding
 //! also keeps the server's resource subscriptions
 //! ([`Binding::subscribe`]), reported as [`Event::ResourceUpdated`].
+//!
+//! [`ResultLimitLayer`]: crate::layer::ResultLimitLayer
+//! [`ProgressLayer`]: crate::layer::ProgressLayer
+//! [`ToolCallGateLayer`]: crate::layer::ToolCallGateLayer
 
+mod builder;
 mod catalog;
 mod definition;
 pub mod elicitation;
@@ -75,6 +142,7 @@ pub mod handlers;
 mod inbound;
 pub mod logging;
 pub mod roots;
+mod rpc;
 pub mod sampling;
 mod stack;
 mod status;
@@ -82,6 +150,7 @@ mod transitions;
 
 pub use crate::config::ToolFilter;
 pub use crate::events::{Event, EventHandler, EventItem, EventStream, Failure, State, EVENT_QUEUE};
+pub use builder::BindingBuilder;
 pub use definition::{ClientCapabilities, Definition};
 pub use elicitation::{ElicitAction, ElicitRequest, ElicitResult, ElicitationMode};
 pub use handlers::{
@@ -93,7 +162,7 @@ pub use roots::{root_for_path, ListRoots};
 pub use sampling::{
     sampling_denied, sampling_depth, with_sampling_depth, SampleOutcome, SampleRequest, SampleResult,
 };
-pub use stack::{BindingBuilder, BindingFuture, BindingService, StackParts};
+pub use stack::{BindingFuture, BindingService, StackParts};
 pub use status::Status;
 
 use serde::de::DeserializeOwned;
@@ -198,6 +267,8 @@ impl Binding {
     }
 
     async fn connect_with(builder: BindingBuilder) -> Result<Binding, Error> {
+        // The steps, in order: dial and handshake, the stack (with the user
+        // layers), discovery through it, the front with the checks.
         let (definition, handlers, layers, custom) = builder.into_parts();
         definition.validate()?;
         let name = definition.name.clone();
@@ -570,7 +641,7 @@ impl Binding {
     /// A tool the binding's [`ToolFilter`] does not permit is refused with
     /// `tool_unavailable` before anything is sent. The result is bounded by
     /// the binding's [`Limits`] (see [`crate::layer::result_limit`]): cut
-    /// text is `truncated`, refused items are [`Content::Unsupported`], and
+    /// text is `truncated`, refused items are [`Content::Unsupported`](crate::Content::Unsupported), and
     /// `warnings` says what was done. Unless
     /// [`Definition::allow_parallel_calls`], tool calls on one binding run
     /// one at a time.
@@ -787,6 +858,13 @@ impl Binding {
         if first {
             lifecycle.force(State::Closed);
         }
+    }
+}
+
+impl BindingBuilder {
+    /// Connects (see [`Binding::connect`]).
+    pub async fn connect(self) -> Result<Binding, Error> {
+        Binding::connect_with(self).await
     }
 }
 

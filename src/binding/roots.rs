@@ -14,13 +14,16 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 use tower::ServiceExt;
 
-use super::handlers::RootsService;
-use super::inbound::rpc_error;
+use super::rpc::rpc_error;
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::events::{Event, EventBus};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::roots::{ListRootsResult, Root};
 use crate::protocol::ErrorObject;
+use tower::util::BoxCloneSyncService;
+
+/// Serves `roots/list`: the host's roots for this server.
+pub type RootsService = BoxCloneSyncService<ListRoots, Vec<Root>, Error>;
 
 /// A server's `roots/list`, as the host's roots service sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -77,8 +77,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tower::ServiceExt;
 
-use super::handlers::SamplingService;
-use super::inbound::rpc_error;
+use super::rpc::rpc_error;
 use crate::config::limits::Limits;
 use crate::error::{normalize_message, Error, FailureClass};
 pub use crate::events::SampleOutcome;
@@ -91,6 +90,10 @@ use crate::protocol::sampling::{
 };
 use crate::protocol::tools::Tool;
 use crate::protocol::ErrorObject;
+use tower::util::BoxCloneSyncService;
+
+/// Serves `sampling/createMessage`: asks the host's model.
+pub type SamplingService = BoxCloneSyncService<SampleRequest, SampleResult, Error>;
 
 /// The JSON-RPC code the specification gives a refused sampling request.
 pub const SAMPLING_REFUSED_CODE: i64 = -1;

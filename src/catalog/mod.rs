@@ -121,7 +121,9 @@
 pub mod digest;
 pub mod meta;
 pub mod names;
-pub mod profile;
+/// The compatibility profile, re-exported from [`crate::compat`] where it
+/// lives (below the transport, which applies tolerances too).
+pub use crate::compat as profile;
 pub mod schema;
 
 mod discovery;

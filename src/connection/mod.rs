@@ -268,7 +268,7 @@ impl Connection {
     /// The compatibility tolerances this connection's transport needed
     /// ([`MessageSender::applied_tolerances`]): `legacy_sse` after an
     /// automatic HTTP connection fell back to HTTP+SSE.
-    pub fn applied_tolerances(&self) -> Vec<crate::catalog::Tolerance> {
+    pub fn applied_tolerances(&self) -> Vec<crate::compat::Tolerance> {
         self.shared.sender.applied_tolerances()
     }
 
@@ -284,13 +284,13 @@ impl Connection {
     }
 
     /// How many calls await their reply. Bounded by the concurrency limit of
-    /// the stack above; exposed for tests and diagnostics.
+    /// the stack above; a diagnostic.
     pub fn pending_count(&self) -> usize {
         self.shared.pending.lock().expect("pending lock").len()
     }
 
     /// How many replies to server requests wait for the writer: never more
-    /// than [`MAX_REPLY_BACKLOG`]. Exposed for tests and diagnostics.
+    /// than [`MAX_REPLY_BACKLOG`]: a diagnostic of a server that does not read.
     pub fn reply_backlog(&self) -> usize {
         MAX_REPLY_BACKLOG - self.shared.replies.capacity()
     }

@@ -13,8 +13,10 @@
 //!   (answers after that long, up to [`MAX_SLEEP_MS`], for exercising
 //!   deadlines and the tool-call gate);
 //!   `log {count, level, text}` (sends log records, honouring
-//!   `logging/setLevel`) and `touch {uri}` (announces a change of a
-//!   subscribed resource);
+//!   `logging/setLevel`), `touch {uri}` (announces a change of a
+//!   subscribed resource), `announce` (announces a change of the tool
+//!   list, which stays the same) and `crash` (ends the connection without
+//!   answering, as a server that dies mid-call);
 //! - tools that ask the client, listed only when the client declared the
 //!   capability (as the reference server does): `elicit {message, schema,
 //!   mode, url, elicitation_id, complete}`, `sample {prompt, max_tokens,
@@ -180,6 +182,11 @@ async fn serve_connection(transport: Transport, own_process: bool) {
             }
             _ => continue,
         };
+        if is_crash(&request) {
+            // Dies: nothing is answered, nothing in flight finishes.
+            in_flight.abort_all();
+            return;
+        }
         let sender = sender.clone();
         let peer = peer.clone();
         in_flight.spawn(async move {
@@ -197,11 +204,17 @@ async fn serve_connection(transport: Transport, own_process: bool) {
     let _ = tokio::time::timeout(Duration::from_secs(5), drain).await;
 }
 
+/// Whether `request` calls the `crash` tool.
+fn is_crash(request: &Request) -> bool {
+    request.method == methods::TOOLS_CALL
+        && request.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str) == Some("crash")
+}
+
 fn initialize_result() -> Value {
     json!({
         "protocolVersion": LATEST_LEGACY_VERSION,
         "capabilities": {
-            "tools": { "listChanged": false },
+            "tools": { "listChanged": true },
             "prompts": { "listChanged": false },
             "resources": { "subscribe": true, "listChanged": false },
             "completions": {},
@@ -396,6 +409,16 @@ fn base_tools() -> Value {
             "inputSchema": { "type": "object", "properties": { "uri": { "type": "string" } }, "required": ["uri"] },
         },
         {
+            "name": "announce",
+            "description": "Announces that the tool list changed (notifications/tools/list_changed); the list stays the same",
+            "inputSchema": { "type": "object", "properties": {} },
+        },
+        {
+            "name": "crash",
+            "description": "Ends the connection at once without answering, as a server that dies mid-call",
+            "inputSchema": { "type": "object", "properties": {} },
+        },
+        {
             "name": "big_text",
             "description": "Returns `bytes` bytes of text",
             "inputSchema": {
@@ -494,6 +517,10 @@ async fn call_tool(params: &Value, peer: &Peer) -> Result<Value, ErrorObject> {
             Ok(
                 json!({ "content": [{ "type": "text", "text": format!("sent {sent} records") }], "structuredContent": { "sent": sent } }),
             )
+        }
+        "announce" => {
+            peer.notify(Notification::new(methods::NOTIFICATIONS_TOOLS_LIST_CHANGED, None)).await;
+            Ok(json!({ "content": [{ "type": "text", "text": "announced" }] }))
         }
         "touch" => {
             let uri = args["uri"].as_str().unwrap_or_default();

@@ -41,7 +41,7 @@ use async_trait::async_trait;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::catalog::Tolerance;
+use crate::compat::Tolerance;
 use crate::error::{Error, FailureClass};
 use crate::protocol::RequestId;
 

@@ -224,7 +224,7 @@ fn remote_definition(
     ext: &Extension,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Definition, Issue> {
-    use crate::catalog::Tolerance;
+    use crate::compat::Tolerance;
     use crate::transport::http::{HttpBuilder, SecretHeaders};
 
     let url = take_string(name, obj, "url", env)?

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::{Issue, EXTENSION_KEY};
 use crate::binding::{Definition, ToolFilter};
-use crate::catalog::Profile;
+use crate::compat::Profile;
 use crate::limits::Limits;
 use crate::protocol::logging::LoggingLevel;
 

@@ -1,6 +1,6 @@
 //! Progress tokens and routing.
 //!
-//! [`Progress`](Progress) attaches a progress token to a request only
+//! [`Progress`] attaches a progress token to a request only
 //! when the caller installed a progress sink ([`CallOpts::progress`]):
 //! installing it is what asks the server for progress, and a call without a
 //! sink carries no token, so the server sends nothing for it.

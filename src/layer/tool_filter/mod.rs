@@ -1,6 +1,6 @@
 //! The binding's tool filter, enforced at call time.
 //!
-//! [`ToolFilter`](crate::layer::tool_filter::ToolFilter) applies a [`ToolFilter`](crate::ToolFilter) (raw names; a non-empty
+//! [`ToolFilter`] applies a [`ToolFilter`](crate::ToolFilter) (raw names; a non-empty
 //! `allow` is the complete set, `deny` always wins):
 //!
 //! - a `tools/call` to a tool the filter does not permit ends at once with

@@ -39,7 +39,7 @@ use tokio::sync::{watch, OnceCell};
 use super::legacy::LegacyCore;
 use super::streamable::{Core, Started, StreamableSender};
 use super::{inbound_channel, InboundTx, Peek, SseFactory, StreamOptions, StreamableHttpFactory};
-use crate::catalog::Tolerance;
+use crate::compat::Tolerance;
 use crate::error::Error;
 use crate::transport::{ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory};
 

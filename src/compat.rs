@@ -41,7 +41,10 @@ use serde::{Serialize, Serializer};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
-use super::digest::{hex, Encoder, PROFILE_DOMAIN};
+use crate::canonical::{hex, Encoder};
+
+/// The domain tag of a profile digest.
+pub const PROFILE_DOMAIN: &str = "mcp-stack/profile/v1";
 
 macro_rules! tolerances {
     ($( $(#[$doc:meta])* $variant:ident => $id:literal, )*) => {
