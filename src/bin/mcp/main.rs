@@ -68,7 +68,8 @@
 //! - **Roots.** `--root DIR` (repeatable) offers DIR as a `file://` root.
 //! - **Logs.** `--log-level LEVEL` (`debug` … `emergency`) turns the
 //!   servers' logs on and prints them on stderr as `[binding] level logger:
-//!   text`.
+//!   text`. Without it no logs are asked for (a config entry's `logLevel`
+//!   alone does not turn them on; `--log-level` overrides it).
 //!
 //! # Output
 //!
