@@ -35,14 +35,34 @@ node_v="$("$MCP_NODE" --version)" || die "$MCP_NODE --version failed"
 [ -f "$ROOT/tests/fixtures/py_server.py" ] || die "tests/fixtures/py_server.py missing"
 
 # ---- stdio interop tests ----------------------------------------------------
-log "cargo build --example mcp (the CLI under test)"
-cargo build --example mcp
-export MCP_CLI="$ROOT/target/debug/examples/mcp"
+log "cargo build --features cli --bin mcp (the CLI under test)"
+cargo build --features cli --bin mcp
+export MCP_CLI="$ROOT/target/debug/mcp"
 [ -x "$MCP_CLI" ] || die "the CLI was not built at $MCP_CLI"
 log "cargo test --features interop --test interop_stdio -- --test-threads=1"
 cargo test --features interop --test interop_stdio -- --test-threads=1
 log "cargo test --features interop --test interop_handlers -- --test-threads=1"
 cargo test --features interop --test interop_handlers -- --test-threads=1
+
+# ---- the README's first commands against server-everything ----------------
+EVERYTHING_CMD="$MCP_NODE $MCP_EVERYTHING_JS stdio"
+log "cargo run --example quickstart -- --stdio <server-everything>: a successful tool result"
+quickstart_out="$(cargo run --quiet --example quickstart -- --stdio "$EVERYTHING_CMD")" \
+  || die "the quickstart failed against server-everything"
+printf '%s\n' "$quickstart_out" | tail -n 3 >&2
+printf '%s\n' "$quickstart_out" | grep -q '^result: ' || die "the quickstart printed no tool result"
+if printf '%s\n' "$quickstart_out" | grep -q 'not a result'; then die "the quickstart's first call was refused"; fi
+
+# `cargo install` as the README says (--debug reuses this target dir's build).
+INSTALL_ROOT="$(mktemp -d)"
+log "cargo install --path . --features cli --root $INSTALL_ROOT --debug"
+CARGO_TARGET_DIR="$ROOT/target" cargo install --quiet --locked --path . --features cli --root "$INSTALL_ROOT" --debug
+[ -x "$INSTALL_ROOT/bin/mcp" ] || die "cargo install did not install $INSTALL_ROOT/bin/mcp"
+# A closed stdout (head) ends the command quietly, exit 0.
+first_tool="$("$INSTALL_ROOT/bin/mcp" --stdio "$EVERYTHING_CMD" tools | head -n 1; echo "rc=${PIPESTATUS[0]}")"
+log "mcp tools | head -n 1: $first_tool"
+[[ "$first_tool" == *"rc=0" ]] || die "mcp tools | head -n 1 did not exit 0"
+rm -rf "$INSTALL_ROOT"
 
 # ---- HTTP interop tests -----------------------------------------------------
 # server-everything in streamableHttp and sse modes, the Python server over

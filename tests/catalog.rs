@@ -669,3 +669,24 @@ async fn the_tool_filter_shapes_the_tools_but_not_the_digest_or_the_names() {
     all.close().await;
     filtered.close().await;
 }
+
+#[tokio::test]
+async fn listing_a_family_the_server_does_not_advertise_sends_nothing_and_does_not_warn() {
+    // initialize_result() advertises tools only.
+    let (factory, rec) = common::scripted(|wire, req| {
+        let id = id_of(req);
+        wire.raw(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}}).to_string());
+    });
+    let binding = Binding::connect(Definition::new("f", factory), Handlers::default()).await.unwrap();
+    let before = rec.methods().len();
+    let prompts = binding.list_prompts().await.unwrap();
+    let resources = binding.list_resources().await.unwrap();
+    let templates = binding.list_resource_templates().await.unwrap();
+    assert!(prompts.items.is_empty() && prompts.warnings.is_empty(), "{prompts:?}");
+    assert!(resources.items.is_empty() && resources.warnings.is_empty(), "{resources:?}");
+    assert!(templates.items.is_empty() && templates.warnings.is_empty(), "{templates:?}");
+    let after = rec.methods();
+    assert_eq!(after.len(), before, "sent {:?}", &after[before..]);
+    assert!(!after.iter().any(|m| m.starts_with("prompts/") || m.starts_with("resources/")), "{after:?}");
+    binding.close().await;
+}

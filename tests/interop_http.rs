@@ -5,8 +5,8 @@
 //! HTTP, including a session the server forgets because it was restarted.
 //!
 //! Run through `scripts/interop.sh`, which installs the pinned peers and sets
-//! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_CLI` (the CLI
-//! example, also driven here with `--http`, `--sse` and `--header`). These tests never skip:
+//! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_CLI` (the `mcp`
+//! command, also driven here with `--http`, `--sse` and `--header`). These tests never skip:
 //! a missing peer is a failure. Each server is started on a free port and
 //! killed when its test ends.
 
@@ -230,7 +230,7 @@ async fn python_over_streamable_http_survives_a_forgotten_session() {
     drop(server);
 }
 
-/// Runs the CLI example (`MCP_CLI`, built by scripts/interop.sh) and parses
+/// Runs the `mcp` command (`MCP_CLI`, built by scripts/interop.sh) and parses
 /// its JSON document.
 fn cli(args: &[&str]) -> (i32, serde_json::Value) {
     let out = Command::new(peer("MCP_CLI")).args(args).output().expect("run the CLI");
@@ -245,7 +245,8 @@ async fn cli_over_http_and_sse() {
     let url = format!("http://127.0.0.1:{}/mcp", server.port);
     let (code, doc) = cli(&["--http", &url, "--header", "X-Api-Key: not-shown", "tools", "--json"]);
     assert_eq!(code, 0, "{doc}");
-    assert_eq!(doc["server"]["name"], "mcp-servers/everything");
+    assert_eq!(doc["catalogs"][0]["server"]["name"], "mcp-servers/everything");
+    assert_eq!(doc["catalogs"][0]["appliedTolerances"], serde_json::json!([]), "{doc}");
     assert!(!doc.to_string().contains("not-shown"));
     let (code, doc) = cli(&["--http", &url, "call", "echo", r#"{"message":"cli"}"#, "--json"]);
     assert_eq!(code, 0, "{doc}");
@@ -257,6 +258,14 @@ async fn cli_over_http_and_sse() {
     let (code, doc) = cli(&["--sse", &url, "call", "echo", r#"{"message":"sse"}"#, "--json"]);
     assert_eq!(code, 0, "{doc}");
     assert_eq!(doc["content"][0]["text"], "Echo: sse");
+
+    // --http against an HTTP+SSE-only server falls back, and says so.
+    let (code, doc) = cli(&["--http", &url, "tools", "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["catalogs"][0]["appliedTolerances"], serde_json::json!(["legacy_sse"]), "{doc}");
+    let (code, doc) = cli(&["--http", &url, "call", "echo", r#"{"message":"auto"}"#, "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["content"][0]["text"], "Echo: auto");
 
     // A malformed header is a usage error that does not quote it.
     let (code, doc) = cli(&["--sse", &url, "--header", "no colon s3cret", "tools", "--json"]);

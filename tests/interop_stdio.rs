@@ -177,7 +177,7 @@ async fn python_sdk_tools_progress_and_structured_output() {
     b.close().await;
 }
 
-/// Runs the CLI example against server-everything.
+/// Runs the `mcp` command against server-everything.
 fn cli(args: &[&str]) -> (i32, Value) {
     let node = peer("MCP_NODE");
     let js = peer("MCP_EVERYTHING_JS");
@@ -194,8 +194,12 @@ fn cli(args: &[&str]) -> (i32, Value) {
 
 #[test]
 fn cli_lists_every_tool_and_calls_echo() {
-    let (code, doc) = cli(&["tools", "--json", "--binding", "ev-1"]);
+    let (code, all) = cli(&["tools", "--json", "--binding", "ev-1"]);
     assert_eq!(code, 0);
+    // One server: one catalog.
+    assert_eq!(all["catalogs"].as_array().map(Vec::len), Some(1), "{all}");
+    let doc = &all["catalogs"][0];
+    assert_eq!(doc["binding"], "ev-1");
     assert_eq!(doc["protocolVersion"], "2025-11-25");
     assert_eq!(doc["server"]["name"], "mcp-servers/everything");
     assert_eq!(doc["generation"], 1);
@@ -205,6 +209,8 @@ fn cli_lists_every_tool_and_calls_echo() {
     assert_eq!(doc["appliedTolerances"], json!([]), "server-everything needs no tolerance over stdio");
     let tools = doc["tools"].as_array().unwrap();
     assert!(tools.len() >= 13, "{doc}");
+    // Every tool's _meta is there (null when it has none).
+    assert!(tools.iter().all(|t| t.get("meta").is_some()), "{doc}");
     assert!(tools.iter().all(|t| t["rawName"].is_string() && t["inputSchema"].is_object()));
     let mut model_names = std::collections::HashSet::new();
     for t in tools {
@@ -224,13 +230,70 @@ fn cli_lists_every_tool_and_calls_echo() {
     assert!(hex64(&structured["outputSchemaDigest"]), "{structured}");
     // The same offering, read again, has the same digest.
     let (_, again) = cli(&["tools", "--json", "--binding", "ev-1"]);
-    assert_eq!(again["digest"], doc["digest"]);
+    assert_eq!(again["catalogs"][0]["digest"], doc["digest"]);
 
+    // By raw name (one server) and by model name (through the host).
     let (code, doc) = cli(&["call", "echo", r#"{"message":"hi"}"#, "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(doc["content"][0]["text"], "Echo: hi");
+    let (code, doc) = cli(&["--binding", "ev-1", "call", "mcp__ev-1__echo", r#"{"message":"hi"}"#, "--json"]);
     assert_eq!(code, 0);
     assert_eq!(doc["isError"], false);
     assert_eq!(doc["content"][0]["text"], "Echo: hi");
 
     let (code, doc) = cli(&["call", "get-structured-content", "{}", "--json"]);
     assert_eq!(code, 5, "a tool error exits 5: {doc}");
+}
+
+/// The installed-command path of the README: a config file in the
+/// `mcpServers` shape naming server-everything and the Python server.
+#[test]
+fn cli_with_a_config_of_server_everything_and_the_python_server() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/py_server.py");
+    let config = json!({
+        "mcpServers": {
+            "everything": { "command": peer("MCP_NODE"), "args": [peer("MCP_EVERYTHING_JS"), "stdio"] },
+            "py": { "command": peer("MCP_PYTHON"), "args": [script] },
+        }
+    });
+    let path = std::env::temp_dir().join(format!("mcp-interop-config-{}.json", std::process::id()));
+    std::fs::write(&path, config.to_string()).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(peer("MCP_CLI"))
+            .arg("--config")
+            .arg(&path)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the CLI");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let doc: Value =
+            serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+        (out.status.code().unwrap_or(-1), doc)
+    };
+
+    let (code, doc) = run(&["servers", "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    let servers = doc["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 2, "{doc}");
+    assert!(servers.iter().all(|s| s["state"] == "ready" && s["toolCount"].as_u64() > Some(0)), "{doc}");
+
+    let (code, doc) = run(&["tools", "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    let names: Vec<&str> = doc["catalogs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["tools"].as_array().unwrap())
+        .map(|t| t["modelName"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"mcp__everything__echo") && names.contains(&"mcp__py__add"), "{names:?}");
+
+    let (code, doc) = run(&["call", "mcp__py__add", r#"{"a":2,"b":3}"#, "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["structuredContent"]["result"], 5, "{doc}");
+    let (code, doc) = run(&["call", "mcp__everything__echo", r#"{"message":"both"}"#, "--json"]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["content"][0]["text"], "Echo: both");
+    let _ = std::fs::remove_file(&path);
 }

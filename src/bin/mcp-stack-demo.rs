@@ -2,7 +2,7 @@
 //!
 //! Tests and examples use it as a real child-process server that needs
 //! nothing installed: `cargo run --bin mcp-stack-demo`, or through the CLI,
-//! `cargo run --example mcp -- --stdio "target/debug/mcp-stack-demo" tools`.
+//! `cargo run --features cli --bin mcp -- --stdio target/debug/mcp-stack-demo tools`.
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {

@@ -569,20 +569,35 @@ impl Binding {
         self.list_all(methods::TOOLS_LIST, "tools", self.inner.limits.max_catalog_items, "list_tools").await
     }
 
-    /// Lists every prompt, within `Limits::max_prompt_count`.
+    /// Lists every prompt, within `Limits::max_prompt_count`. A server
+    /// whose current session does not advertise `prompts` is not asked:
+    /// the list is empty, without a warning (as connect-time discovery).
     pub async fn list_prompts(&self) -> Result<Listing<Prompt>, Error> {
+        if self.current_session().capabilities.prompts.is_none() {
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new() });
+        }
         self.list_all(methods::PROMPTS_LIST, "prompts", self.inner.limits.max_prompt_count, "list_prompts")
             .await
     }
 
-    /// Lists every resource, within `Limits::max_resource_count`.
+    /// Lists every resource, within `Limits::max_resource_count`. A server
+    /// whose current session does not advertise `resources` is not asked:
+    /// the list is empty, without a warning.
     pub async fn list_resources(&self) -> Result<Listing<Resource>, Error> {
+        if self.current_session().capabilities.resources.is_none() {
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new() });
+        }
         let max = self.inner.limits.max_resource_count;
         self.list_all(methods::RESOURCES_LIST, "resources", max, "list_resources").await
     }
 
     /// Lists every resource template, within `Limits::max_resource_count`.
+    /// A server whose current session does not advertise `resources` is not
+    /// asked: the list is empty, without a warning.
     pub async fn list_resource_templates(&self) -> Result<Listing<ResourceTemplate>, Error> {
+        if self.current_session().capabilities.resources.is_none() {
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new() });
+        }
         let max = self.inner.limits.max_resource_count;
         self.list_all(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates", max, "list_resource_templates")
             .await

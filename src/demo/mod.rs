@@ -24,6 +24,9 @@
 //!   client, waits for the answer (at most [`CLIENT_REQUEST_TIMEOUT`], at
 //!   most [`MAX_CLIENT_REQUESTS`] at once) and returns it as structured
 //!   content, or the client's error as a tool error;
+//! - over stdio only (`mcp-stack-demo`, a process of its own): `env {name}`,
+//!   the server process's environment variable `name`, or null (with a
+//!   `_meta` entry, for clients that show tools' `_meta`);
 //! - a prompt `greeting {name}`, with completion of `name`;
 //! - a resource `demo://readme` (subscribable) and a template
 //!   `demo://notes/{id}`; capabilities `logging` and `resources.subscribe`.
@@ -81,10 +84,13 @@ struct Peer {
     client_capabilities: Mutex<Value>,
     log_level: Mutex<Option<LoggingLevel>>,
     subscriptions: Mutex<HashSet<String>>,
+    /// Whether this server runs in a process of its own (`mcp-stack-demo`),
+    /// whose environment the `env` tool may read.
+    own_process: bool,
 }
 
 impl Peer {
-    fn new(sender: Arc<dyn MessageSender>) -> Self {
+    fn new(sender: Arc<dyn MessageSender>, own_process: bool) -> Self {
         Peer {
             sender,
             // The reference server numbers its own requests from 0 too.
@@ -93,6 +99,7 @@ impl Peer {
             client_capabilities: Mutex::new(Value::Null),
             log_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),
+            own_process,
         }
     }
 
@@ -157,8 +164,12 @@ pub fn factory() -> MemoryFactory {
 /// Serves one connection until the client goes away, then finishes the
 /// requests already taken.
 pub async fn serve(transport: Transport) {
+    serve_connection(transport, false).await
+}
+
+async fn serve_connection(transport: Transport, own_process: bool) {
     let Transport { sender, mut receiver } = transport;
-    let peer = Arc::new(Peer::new(sender.clone()));
+    let peer = Arc::new(Peer::new(sender.clone(), own_process));
     let mut in_flight = tokio::task::JoinSet::new();
     while let Ok(Some(inbound)) = receiver.recv().await {
         while in_flight.try_join_next().is_some() {}
@@ -326,6 +337,15 @@ fn tools(peer: &Peer) -> Value {
             },
         }));
     }
+    if peer.own_process {
+        list.push(json!({
+            "name": "env",
+            "description": "Returns the environment variable `name` of the server's process, or null",
+            "inputSchema": { "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"] },
+            "annotations": { "readOnlyHint": true },
+            "_meta": { "dev.mcp-stack.demo/reads": "environment" },
+        }));
+    }
     if peer.declared("roots") {
         list.push(json!({
             "name": "roots",
@@ -440,6 +460,13 @@ fn client_answer(answer: Result<Value, ErrorObject>) -> Value {
 async fn call_tool(params: &Value, peer: &Peer) -> Result<Value, ErrorObject> {
     let args = &params["arguments"];
     match params["name"].as_str().unwrap_or_default() {
+        "env" if peer.own_process => {
+            let value = args["name"].as_str().and_then(|name| std::env::var(name).ok());
+            let text = value.clone().unwrap_or_else(|| "null".into());
+            Ok(
+                json!({ "content": [{ "type": "text", "text": text }], "structuredContent": { "value": value } }),
+            )
+        }
         "echo" => {
             let message = args["message"].as_str().unwrap_or_default();
             Ok(json!({ "content": [{ "type": "text", "text": message }] }))
@@ -612,5 +639,5 @@ pub async fn serve_stdio() {
             crate::config::limits::DEFAULT_MAX_FRAME_BYTES,
         ))),
     };
-    serve(transport).await
+    serve_connection(transport, true).await
 }

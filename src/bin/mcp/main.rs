@@ -1,0 +1,970 @@
+//! `mcp`: a command-line MCP client for people and scripts, built on
+//! mcp-stack's [`Host`].
+//!
+//! ```text
+//! cargo install --path . --features cli          # installs `mcp`
+//! mcp --config ~/.cursor/mcp.json servers        # every server in an mcpServers file
+//! mcp --config mcp.json tools                    # every server's tools, by model name
+//! mcp --config mcp.json call mcp__files__read_file '{"path":"README.md"}'
+//! mcp --stdio "<command> <args>" --env TOKEN=… tools --json
+//! mcp --http https://host/mcp --header 'Authorization: Bearer …' tools
+//! mcp --sse https://host/sse tools               # 2024-11-05 HTTP+SSE
+//! mcp tools                                      # the built-in demo server
+//! ```
+//!
+//! # Servers
+//!
+//! `--config FILE` reads the `mcpServers` (Claude Desktop, Cursor, Claude
+//! Code) or `servers` (VS Code) file users already keep, through
+//! [`config_file`]: every readable entry becomes a binding; an entry that
+//! cannot be read, and every ignored field, is reported on stderr and the
+//! others still load. `--stdio`, `--http` or `--sse` adds one more server,
+//! named by `--binding NAME` (default `server`). With none of these, the
+//! command talks to the built-in demo server.
+//!
+//! - `--stdio "<command> <args>"` runs the server as a child process (split
+//!   like a shell). The child inherits only a small allowlist of this
+//!   process's environment; `--env KEY=VALUE` (repeatable) gives it more.
+//! - `--http URL` speaks streamable HTTP and falls back to HTTP+SSE when the
+//!   server refuses it, as the specification describes; a fallback is
+//!   reported as `legacy_sse` in the catalog's `appliedTolerances`.
+//! - `--sse URL` speaks the 2024-11-05 HTTP+SSE transport only.
+//! - `--header 'Name: value'` (repeatable) adds a header to every HTTP
+//!   request; its value is never printed. Redirects are refused unless
+//!   `--allow-redirects`, and then credentials never follow one to another
+//!   origin.
+//!
+//! Every server connects concurrently, each within its startup timeout.
+//! Every timeout and limit of a definition is a flag named after its field
+//! (`--startup-timeout-ms`, `--max-frame-bytes`, …); `--help` shows each
+//! default. A flag overrides the value of every server, the config file's
+//! `x-mcp-stack` settings included.
+//!
+//! # Commands
+//!
+//! - `servers`: each binding's state, transport, protocol version, tool
+//!   count and last failure. It reports a server that could not connect
+//!   instead of failing.
+//! - `tools`: every connected server's tools, by model name
+//!   (`mcp__<binding>__<tool>`).
+//! - `call NAME 'JSON'`: calls a tool by model name, routed by the host
+//!   (fail closed: an unknown or ambiguous name is refused before anything
+//!   is sent). A raw name (the server's own) works when there is one server,
+//!   or with `--server NAME`.
+//! - `prompts`, `get-prompt NAME 'JSON'`, `resources`, `templates`,
+//!   `read URI`: against one server (`--server NAME` when there are
+//!   several). A server that does not advertise prompts or resources is not
+//!   asked; its list is empty.
+//!
+//! # What the server may ask
+//!
+//! - **Elicitation.** The CLI asks on the terminal (stderr for the
+//!   questions, stdin for the answers), field by field from the requested
+//!   schema; an empty line takes the default or skips an optional field;
+//!   `:decline` or `:cancel` at any prompt answers that. A URL request shows
+//!   the URL in full (never opened) and asks for consent. With
+//!   `--accept-defaults` it accepts the schema's defaults (and consents to a
+//!   URL) without prompting, or cancels when a required field has none.
+//! - **Roots.** `--root DIR` (repeatable) offers DIR as a `file://` root.
+//! - **Logs.** `--log-level LEVEL` (`debug` … `emergency`) turns the
+//!   servers' logs on and prints them on stderr as `[binding] level logger:
+//!   text`. Without it no logs are asked for (a config entry's `logLevel`
+//!   alone does not turn them on; `--log-level` overrides it).
+//!
+//! # Output
+//!
+//! Server text is untrusted: wherever the CLI prints it for a person, escape
+//! sequences, other control characters (but line breaks and tabs) and
+//! bidirectional overrides, isolates and marks are shown as visible escapes
+//! (`\u{1b}`), never sent to the terminal raw. `--json` output is exact.
+//!
+//! A call that reports progress shows a bar when stderr is a terminal, plain
+//! `progress N/T message` lines on stderr otherwise, nothing with `--json`.
+//! Log records, events or progress notifications the CLI had to drop are
+//! counted on stderr at exit. A closed stdout (`mcp tools | head -1`) ends
+//! the command quietly, with the exit code it would have had.
+//! `RUST_LOG=mcp_stack=debug` turns the crate's tracing on, on stderr.
+//!
+//! # `--json`
+//!
+//! One JSON document on stdout, serde's form of the crate's types
+//! (camelCase, `null` for what is absent):
+//!
+//! - `servers`: `{ servers: [Status & {toolCount}] }` — each binding's
+//!   `Status` (`binding`, `state`, `protocolVersion`, `server`,
+//!   `transportKind`, `redactedOrigin`, `failure`, `droppedLogs`, …) and
+//!   its adopted tool count.
+//! - `tools`: `{ catalogs: [Catalog], warnings }` — each connected binding's
+//!   adopted catalog (`binding`, `generation`, `digest`, `protocolVersion`,
+//!   `server`, `capabilities`, `instructions`, `tools: [{rawName, modelName,
+//!   title, description, inputSchema, outputSchema, inputSchemaDigest,
+//!   outputSchemaDigest, annotations, meta, warnings}]`, `prompts`,
+//!   `resources`, `resourceTemplates`, `warnings`, `appliedTolerances`);
+//!   a tool's `meta` is its `_meta`. `warnings` are the merged catalog's.
+//! - `call`: a `ToolResult`, `{ isError, content, structuredContent,
+//!   warnings }`.
+//! - `prompts`: `{ prompts, warnings }`; `get-prompt`: `{ description,
+//!   messages, warnings }`; `resources`: `{ resources, warnings }`;
+//!   `templates`: `{ resourceTemplates, warnings }`; `read`: `{ contents,
+//!   warnings }`.
+//!
+//! A failure prints `{ error: {class, message, binding, op} }` with `--json`,
+//! else `error: <class>: <message>` on stderr.
+//!
+//! # Exit codes
+//!
+//! `0` ok; `2` usage (flags, arguments, config file); `3` could not connect
+//! or complete the handshake; `4` the request failed; `5` the tool returned
+//! `isError`.
+//!
+//! [`Host`]: mcp_stack::host::Host
+//! [`config_file`]: mcp_stack::host::config_file
+
+#![forbid(unsafe_code)]
+
+mod elicit;
+mod progress;
+mod terminal;
+
+use clap::{Args, Parser, Subcommand};
+use mcp_stack::binding::{root_for_path, ElicitRequest, ElicitationModes, LogMessage};
+use mcp_stack::host::{config_file, Host};
+use mcp_stack::protocol::logging::LoggingLevel;
+#[cfg(feature = "http")]
+use mcp_stack::transport::http::{HttpBuilder, SecretHeaders};
+use mcp_stack::transport::stdio::StdioFactory;
+use mcp_stack::transport::TransportFactory;
+use mcp_stack::{
+    Binding, CallOpts, ClientCapabilities, Content, Definition, Error, ErrorReport, FailureClass, Handlers,
+    Limits, State, Status, Timeouts,
+};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use progress::ProgressDisplay;
+use terminal::{clean, clean_line, err_line, out_line};
+
+const EXIT_USAGE: u8 = 2;
+const EXIT_CONNECT: u8 = 3;
+const EXIT_CALL: u8 = 4;
+const EXIT_TOOL_ERROR: u8 = 5;
+
+const AFTER_HELP: &str = "\
+Servers: --config FILE (an mcpServers or VS Code servers file) and/or one of
+--stdio, --http (streamable HTTP, falling back to HTTP+SSE) or --sse; with
+none, the built-in demo server. Timeouts and limits apply to every server.
+
+Server text is printed with escape sequences, control characters and bidi
+overrides made visible (\\u{1b}); --json output is exact.
+
+Exit codes:
+  0  ok
+  2  usage: flags, arguments or the config file
+  3  could not connect or complete the handshake
+  4  the request failed
+  5  the tool returned isError";
+
+#[derive(Parser, Debug)]
+#[command(name = "mcp", version, about = "A bounded MCP client for people and scripts", after_help = AFTER_HELP)]
+struct Cli {
+    /// Read servers from this mcpServers (Claude Desktop, Cursor) or VS Code
+    /// servers JSON file.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Run this server as a child process ("COMMAND ARGS", split like a
+    /// shell).
+    #[arg(long, global = true, value_name = "COMMAND")]
+    stdio: Option<String>,
+    /// An environment variable for the --stdio server, KEY=VALUE
+    /// (repeatable). The child inherits only a small allowlist otherwise.
+    /// The value is never printed.
+    #[arg(long = "env", global = true, value_name = "KEY=VALUE")]
+    envs: Vec<EnvArg>,
+    /// Connect over streamable HTTP to this URL, falling back to HTTP+SSE
+    /// when the server refuses it (reported in appliedTolerances).
+    #[cfg(feature = "http")]
+    #[arg(long, global = true, value_name = "URL")]
+    http: Option<String>,
+    /// Connect over the 2024-11-05 HTTP+SSE transport to this SSE URL.
+    #[cfg(feature = "http")]
+    #[arg(long, global = true, value_name = "URL")]
+    sse: Option<String>,
+    /// A header for every HTTP request, as 'Name: value' (repeatable). The
+    /// value is never printed.
+    #[cfg(feature = "http")]
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE")]
+    headers: Vec<HeaderArg>,
+    /// Follow HTTP redirects (refused otherwise); credentials never follow
+    /// one to another origin.
+    #[cfg(feature = "http")]
+    #[arg(long, global = true)]
+    allow_redirects: bool,
+    /// The binding name of the --stdio/--http/--sse server ([A-Za-z0-9_-],
+    /// 1 to 32 bytes): part of every tool's model name,
+    /// mcp__BINDING__TOOL.
+    #[arg(long, global = true, default_value = "server")]
+    binding: String,
+    /// The server a single-server command (prompts, get-prompt, resources,
+    /// templates, read, a call by raw name) talks to, when there are several.
+    #[arg(long, global = true, value_name = "NAME")]
+    server: Option<String>,
+    /// Print one JSON document on stdout.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Answer elicitation with the schema's defaults, without prompting.
+    #[arg(long, global = true)]
+    accept_defaults: bool,
+    /// Offer this directory to the servers as a root (repeatable).
+    #[arg(long = "root", value_name = "DIR", global = true)]
+    roots: Vec<PathBuf>,
+    /// Print the servers' logs at this level and above on stderr (debug,
+    /// info, notice, warning, error, critical, alert, emergency).
+    #[arg(long, value_name = "LEVEL", global = true)]
+    log_level: Option<String>,
+    #[command(flatten)]
+    timeouts: TimeoutFlags,
+    #[command(flatten)]
+    limits: LimitFlags,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Each server's state, transport, protocol version, tool count and last
+    /// failure.
+    Servers,
+    /// Every server's tools, by model name.
+    Tools,
+    /// Call a tool with JSON arguments.
+    Call {
+        /// The tool's model name (mcp__BINDING__TOOL), or its raw name
+        /// with one server or --server.
+        name: String,
+        /// The arguments, a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// List a server's prompts.
+    Prompts,
+    /// Render a prompt with JSON arguments.
+    GetPrompt {
+        /// The prompt's name.
+        name: String,
+        /// The arguments, a JSON object of strings.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// List a server's resources.
+    Resources,
+    /// List a server's resource templates.
+    Templates,
+    /// Read a resource.
+    Read {
+        /// The resource's URI (passed to the server verbatim).
+        uri: String,
+    },
+}
+
+fn millis_help(field: &str, default: Duration) -> String {
+    format!("{field} in milliseconds [default: {} = {} s]", default.as_millis(), default.as_secs())
+}
+
+#[derive(Args, Debug)]
+struct TimeoutFlags {
+    #[arg(long, global = true, value_name = "MS",
+          help = millis_help("Timeouts.startup (connect, handshake, discovery)", Timeouts::default().resolved().startup))]
+    startup_timeout_ms: Option<u64>,
+    #[arg(long, global = true, value_name = "MS",
+          help = millis_help("Timeouts.request (one request)", Timeouts::default().resolved().request))]
+    request_timeout_ms: Option<u64>,
+    #[arg(long, global = true, value_name = "MS",
+          help = millis_help("Timeouts.elicitation (one question)", Timeouts::default().resolved().elicitation))]
+    elicitation_timeout_ms: Option<u64>,
+}
+
+impl TimeoutFlags {
+    fn apply(&self, timeouts: &mut Timeouts) {
+        let set = |field: &mut Duration, flag: Option<u64>| {
+            if let Some(ms) = flag {
+                *field = Duration::from_millis(ms);
+            }
+        };
+        set(&mut timeouts.startup, self.startup_timeout_ms);
+        set(&mut timeouts.request, self.request_timeout_ms);
+        set(&mut timeouts.elicitation, self.elicitation_timeout_ms);
+    }
+}
+
+/// `Limits.<field> [default: N]`, with N in KiB or MiB too for a byte count.
+fn limit_help(field: &str, default: usize) -> String {
+    let human = match default {
+        n if field.ends_with("_bytes") && n >= 1 << 20 && n % (1 << 20) == 0 => format!(" = {} MiB", n >> 20),
+        n if field.ends_with("_bytes") && n >= 1 << 10 && n % (1 << 10) == 0 => format!(" = {} KiB", n >> 10),
+        _ => String::new(),
+    };
+    format!("Limits.{field} [default: {default}{human}]")
+}
+
+macro_rules! limit_flags {
+    ($($field:ident),* $(,)?) => {
+        #[derive(Args, Debug)]
+        struct LimitFlags {
+            $(
+                #[arg(long, global = true, value_name = "N",
+                      help = limit_help(stringify!($field), Limits::default().resolved().$field))]
+                $field: Option<usize>,
+            )*
+        }
+
+        impl LimitFlags {
+            fn apply(&self, limits: &mut Limits) {
+                $( if let Some(n) = self.$field { limits.$field = n; } )*
+            }
+        }
+    };
+}
+
+limit_flags!(
+    max_concurrent_requests,
+    max_catalog_pages,
+    max_catalog_items,
+    max_frame_bytes,
+    max_body_bytes,
+    max_schema_bytes,
+    max_schema_depth,
+    max_text_result_bytes,
+    max_structured_bytes,
+    max_binary_item_bytes,
+    max_binary_items,
+    max_content_items,
+    max_log_message_bytes,
+    max_elicit_message_bytes,
+    max_elicit_schema_bytes,
+    max_prompt_count,
+    max_resource_count,
+    max_sampling_depth,
+    max_sampling_concurrency,
+    max_sampling_tokens,
+    max_sampling_messages,
+    max_sampling_request_bytes,
+);
+
+/// A `--env` value: `KEY=VALUE`. Its `Debug` shows the key only; it is
+/// checked after parsing so that no error quotes the value.
+#[derive(Clone)]
+struct EnvArg {
+    text: String,
+}
+
+impl std::fmt::Debug for EnvArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let key = self.text.split('=').next().unwrap_or("");
+        write!(f, "EnvArg({key:?}=…)")
+    }
+}
+
+impl std::str::FromStr for EnvArg {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(EnvArg { text: text.to_string() })
+    }
+}
+
+impl EnvArg {
+    fn pair(&self) -> Result<(&str, &str), Failure> {
+        match self.text.split_once('=') {
+            Some((key, value)) if !key.is_empty() && !key.contains('\0') && !value.contains('\0') => {
+                Ok((key, value))
+            }
+            _ => Err(usage("--env takes KEY=VALUE, with a non-empty KEY".into())),
+        }
+    }
+}
+
+/// A `--header` value: `Name: value`. Its `Debug` shows the name only.
+#[cfg(feature = "http")]
+#[derive(Clone)]
+struct HeaderArg {
+    line: String,
+}
+
+#[cfg(feature = "http")]
+impl std::fmt::Debug for HeaderArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = self.line.split(':').next().unwrap_or("");
+        write!(f, "HeaderArg({name:?}: …)")
+    }
+}
+
+#[cfg(feature = "http")]
+impl std::str::FromStr for HeaderArg {
+    type Err = std::convert::Infallible;
+
+    /// Never fails: the header is checked when the transport is built, by
+    /// an error that never quotes the value.
+    fn from_str(line: &str) -> Result<Self, Self::Err> {
+        Ok(HeaderArg { line: line.to_string() })
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
+    let cli = Cli::parse();
+    let json_out = cli.json;
+    match run(cli).await {
+        Ok(code) => ExitCode::from(code),
+        Err((code, report)) => {
+            if json_out {
+                let _ = out_line(&json!({ "error": report }).to_string());
+            } else {
+                err_line(&format!("error: {}: {}", report.class, clean(&report.message)));
+            }
+            ExitCode::from(code)
+        }
+    }
+}
+
+type Failure = (u8, ErrorReport);
+
+fn failure(code: u8, e: &Error) -> Failure {
+    (code, e.report())
+}
+
+fn usage(message: String) -> Failure {
+    failure(EXIT_USAGE, &Error::new(FailureClass::InvalidConfig, message))
+}
+
+fn parse_object(text: &str) -> Result<Map<String, Value>, Failure> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(usage("arguments must be a JSON object".into())),
+        Err(e) => Err(usage(format!("arguments are not JSON: {e}"))),
+    }
+}
+
+/// The server the transport flags name, if any.
+fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Failure> {
+    #[cfg(feature = "http")]
+    if [cli.stdio.is_some(), cli.http.is_some(), cli.sse.is_some()].iter().filter(|given| **given).count() > 1
+    {
+        return Err(usage("give at most one of --stdio, --http and --sse".into()));
+    }
+    if !cli.envs.is_empty() && cli.stdio.is_none() {
+        return Err(usage("--env needs --stdio (a config file entry has its own \"env\")".into()));
+    }
+    if let Some(line) = &cli.stdio {
+        let mut factory = StdioFactory::from_command_line(line).map_err(|e| usage(e.to_string()))?;
+        for env in &cli.envs {
+            let (key, value) = env.pair()?;
+            factory = factory.env(key, value);
+        }
+        return Ok(Some(Arc::new(factory)));
+    }
+    #[cfg(feature = "http")]
+    if let Some(url) = cli.http.as_ref().or(cli.sse.as_ref()) {
+        let mut headers = SecretHeaders::default();
+        for header in &cli.headers {
+            headers.insert_line(&header.line).map_err(|e| usage(e.message().to_string()))?;
+        }
+        let builder = HttpBuilder::new(url.as_str()).headers(headers).allow_redirects(cli.allow_redirects);
+        let built: Result<Arc<dyn TransportFactory>, Error> = if cli.http.is_some() {
+            builder.build_auto(true).map(|f| Arc::new(f) as Arc<dyn TransportFactory>)
+        } else {
+            builder.build_sse().map(|f| Arc::new(f) as Arc<dyn TransportFactory>)
+        };
+        return built.map(Some).map_err(|e| usage(e.to_string()));
+    }
+    #[cfg(feature = "http")]
+    if !cli.headers.is_empty() {
+        return Err(usage(
+            "--header needs --http or --sse (a config file entry has its own \"headers\")".into(),
+        ));
+    }
+    Ok(None)
+}
+
+/// Every server the flags and the config file name, with the flags'
+/// timeouts, limits, capabilities and log level applied.
+fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<Definition>, Failure> {
+    let mut definitions = Vec::new();
+    if let Some(path) = &cli.config {
+        let loaded = config_file::load(path).map_err(|e| failure(EXIT_USAGE, &e))?;
+        for issue in &loaded.warnings {
+            err_line(&format!("warning: {}: {}", path.display(), clean_line(&issue.to_string())));
+        }
+        for issue in &loaded.errors {
+            err_line(&format!(
+                "error: {}: {} (entry skipped)",
+                path.display(),
+                clean_line(&issue.to_string())
+            ));
+        }
+        if loaded.definitions.is_empty() {
+            return Err(usage(format!("{}: no server could be read from the config file", path.display())));
+        }
+        definitions.extend(loaded.definitions);
+    }
+    match flag_server(cli)? {
+        Some(factory) => definitions.push(Definition::with_factory(cli.binding.clone(), factory)),
+        None if cli.config.is_none() => {
+            definitions.push(Definition::new(cli.binding.clone(), mcp_stack::demo::factory()))
+        }
+        None => {}
+    }
+    let log_level = match &cli.log_level {
+        Some(level) => Some(level.parse::<LoggingLevel>().map_err(|_| {
+            usage(format!(
+                "--log-level {:?}: one of debug, info, notice, warning, error, critical, alert, emergency",
+                clean_line(level)
+            ))
+        })?),
+        None => None,
+    };
+    for definition in &mut definitions {
+        cli.timeouts.apply(&mut definition.timeouts);
+        cli.limits.apply(&mut definition.limits);
+        definition.capabilities = capabilities;
+        if let Some(level) = log_level {
+            definition.log_level = level;
+        }
+        definition.validate().map_err(|e| failure(EXIT_USAGE, &e))?;
+    }
+    Ok(definitions)
+}
+
+/// The host's side: elicitation on the terminal, `--root`, `--log-level`.
+fn handlers(cli: &Cli) -> Result<(Handlers, ClientCapabilities), Failure> {
+    let mut roots = Vec::new();
+    for dir in &cli.roots {
+        let dir = dir
+            .canonicalize()
+            .ok()
+            .filter(|d| d.is_dir())
+            .ok_or_else(|| usage(format!("--root {}: not a directory", dir.display())))?;
+        roots.push(root_for_path(&dir).map_err(|e| usage(e.to_string()))?);
+    }
+    let capabilities = ClientCapabilities { elicitation: true, sampling: false, roots: !roots.is_empty() };
+    let accept_defaults = cli.accept_defaults;
+    // One question at a time, whatever the servers ask at once.
+    let terminal = Arc::new(tokio::sync::Mutex::new(()));
+    let mut handlers = Handlers::default()
+        .elicitation(move |req: ElicitRequest| {
+            let terminal = terminal.clone();
+            async move {
+                let _turn = terminal.lock().await;
+                tokio::task::spawn_blocking(move || elicit::ask(&req, accept_defaults))
+                    .await
+                    .map_err(|e| Error::new(FailureClass::Cancelled, e.to_string()))
+            }
+        })
+        .elicitation_modes(ElicitationModes { form: true, url: true })
+        .with_roots(roots);
+    if cli.log_level.is_some() {
+        handlers = handlers.log(|m: LogMessage| async move {
+            let logger = m.logger.map(|l| format!(" {}:", clean_line(&l))).unwrap_or_default();
+            err_line(&format!("[{}] {}{} {}", m.binding, m.level, logger, clean(&m.text)));
+            Ok(())
+        });
+    }
+    Ok((handlers, capabilities))
+}
+
+async fn run(cli: Cli) -> Result<u8, Failure> {
+    // Everything is checked before connecting, so a typo costs no child
+    // process.
+    let arguments = match &cli.command {
+        Command::Call { arguments, .. } | Command::GetPrompt { arguments, .. } => {
+            Some(parse_object(arguments)?)
+        }
+        _ => None,
+    };
+    let (handlers, capabilities) = handlers(&cli)?;
+    let definitions = definitions(&cli, capabilities)?;
+
+    let host = Host::builder().handlers(handlers).build();
+    if let Some((name, e)) = host.add_all(definitions).await.into_iter().next() {
+        host.close().await;
+        return Err(failure(EXIT_USAGE, &e.with_binding(&name)));
+    }
+    let outcome = match connected(&cli, &host) {
+        Ok(()) => command(&cli, &host, arguments).await,
+        Err(e) => Err(e),
+    };
+    report_dropped(&host.status());
+    host.close().await;
+    let output = outcome?;
+    if cli.json {
+        let _ = out_line(&output.document.to_string());
+    } else {
+        for line in &output.lines {
+            if out_line(line).is_err() {
+                break;
+            }
+        }
+    }
+    Ok(output.code)
+}
+
+/// After connecting: a server that could not connect is reported on stderr
+/// (by `servers` in its table instead); when none connected, the command
+/// fails with the first one's failure.
+fn connected(cli: &Cli, host: &Host) -> Result<(), Failure> {
+    if matches!(cli.command, Command::Servers) {
+        return Ok(());
+    }
+    let statuses = host.status();
+    let failed: Vec<&Status> = statuses.iter().filter(|s| s.state == State::Failed).collect();
+    if failed.len() == statuses.len() {
+        if let Some(status) = failed.first() {
+            let f = status.failure.clone().unwrap_or_else(|| mcp_stack::binding::Failure {
+                class: FailureClass::TransportClosed,
+                message: "could not connect".into(),
+            });
+            let e = Error::new(f.class, f.message).with_binding(&status.binding).with_op("connect");
+            return Err(failure(EXIT_CONNECT, &e));
+        }
+    }
+    for status in failed {
+        let why = status.failure.as_ref().map(|f| format!("{}: {}", f.class, clean_line(&f.message)));
+        err_line(&format!(
+            "warning: server {} is not connected: {}",
+            status.binding,
+            why.unwrap_or_else(|| "failed".into())
+        ));
+    }
+    Ok(())
+}
+
+/// What was dropped on the way to this process, on stderr.
+fn report_dropped(statuses: &[Status]) {
+    for line in dropped_lines(statuses) {
+        err_line(&line);
+    }
+}
+
+/// One line per binding that dropped log records, events or progress
+/// notifications (because this process fell behind), none for the others.
+fn dropped_lines(statuses: &[Status]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for s in statuses {
+        let parts: Vec<String> = [
+            (s.dropped_logs, "log records"),
+            (s.dropped_events, "events"),
+            (s.dropped_progress, "progress notifications"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        if !parts.is_empty() {
+            lines.push(format!("warning: server {} dropped {}", s.binding, parts.join(", ")));
+        }
+    }
+    lines
+}
+
+/// What a command prints: the `--json` document, or lines of text already
+/// made safe for a terminal; and its exit code.
+struct Output {
+    document: Value,
+    lines: Vec<String>,
+    code: u8,
+}
+
+impl Output {
+    fn ok(document: Value, lines: Vec<String>) -> Output {
+        Output { document, lines, code: 0 }
+    }
+}
+
+/// A row of `servers --json`: the binding's status and its tool count.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ServerRow<'a> {
+    #[serde(flatten)]
+    status: &'a Status,
+    tool_count: usize,
+}
+
+/// The one server a single-server command talks to.
+async fn one_server(cli: &Cli, host: &Host) -> Result<Binding, Failure> {
+    let name = match &cli.server {
+        Some(name) => name.clone(),
+        None => {
+            let names = host.names();
+            match names.as_slice() {
+                [one] => one.clone(),
+                _ => {
+                    return Err(usage(format!(
+                        "{} servers: choose one with --server NAME ({})",
+                        names.len(),
+                        names.join(", ")
+                    )))
+                }
+            }
+        }
+    };
+    host.ready(&name).await.map_err(|e| match e.class() {
+        FailureClass::NotFound => usage(format!("no server named {:?}", clean_line(&name))),
+        _ => failure(EXIT_CONNECT, &e),
+    })
+}
+
+async fn command(cli: &Cli, host: &Host, arguments: Option<Map<String, Value>>) -> Result<Output, Failure> {
+    let call_failed = |e: Error| failure(EXIT_CALL, &e);
+    Ok(match &cli.command {
+        Command::Servers => {
+            let statuses = host.status();
+            let catalog = host.catalog();
+            let tool_count = |name: &str| catalog.catalog(name).map_or(0, |c| c.tools.len());
+            let rows: Vec<ServerRow<'_>> = statuses
+                .iter()
+                .map(|s| ServerRow { status: s, tool_count: tool_count(&s.binding) })
+                .collect();
+            let mut lines = vec![format!(
+                "{:<20} {:<12} {:<10} {:<12} {:>5}  LAST FAILURE",
+                "NAME", "STATE", "TRANSPORT", "PROTOCOL", "TOOLS"
+            )];
+            for row in &rows {
+                let s = row.status;
+                let protocol = if s.protocol_version.is_empty() { "-" } else { &s.protocol_version };
+                let failure = s
+                    .failure
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |f| format!("{}: {}", f.class, clean_line(&f.message)));
+                lines.push(format!(
+                    "{:<20} {:<12} {:<10} {:<12} {:>5}  {failure}",
+                    s.binding,
+                    s.state.to_string(),
+                    s.transport_kind,
+                    clean_line(protocol),
+                    row.tool_count
+                ));
+            }
+            Output::ok(json!({ "servers": rows }), lines)
+        }
+        Command::Tools => {
+            // The adopted catalogs, discovered while connecting: the tools
+            // as a host shows them to a model.
+            let catalog = host.catalog();
+            let mut lines: Vec<String> = catalog
+                .tools()
+                .map(|t| format!("{:<48} {}", t.model_name, clean_line(first_line(t.description.as_deref()))))
+                .collect();
+            for c in catalog.catalogs() {
+                lines.extend(c.warnings.iter().map(|w| format!("warning: {}: {}", c.binding, clean_line(w))));
+            }
+            lines.extend(catalog.warnings().iter().map(|w| format!("warning: {}", clean_line(w))));
+            let catalogs: Vec<&mcp_stack::catalog::Catalog> =
+                catalog.catalogs().iter().map(|c| &**c).collect();
+            Output::ok(json!({ "catalogs": catalogs, "warnings": catalog.warnings() }), lines)
+        }
+        Command::Call { name, .. } => {
+            let arguments = Value::Object(arguments.unwrap_or_default());
+            // A model name is routed by the host; anything else is a raw
+            // name, sent to the one server (or --server).
+            let binding = match (&cli.server, host.route(name)) {
+                (None, Ok(_)) => None,
+                (_, Err(e)) if cli.server.is_none() && host.names().len() > 1 => {
+                    // Not a model name any server lists; a raw name needs
+                    // to know its server.
+                    let hint =
+                        format!("{} (a raw name needs --server NAME with several servers)", e.message());
+                    return Err(call_failed(Error::new(e.class(), hint).with_op("call_tool")));
+                }
+                _ => Some(one_server(cli, host).await?),
+            };
+            let progress = ProgressDisplay::new(cli.json);
+            let result = match &binding {
+                None => host.call_tool(name, arguments, progress.opts()).await,
+                Some(binding) => {
+                    let raw = match host.route(name) {
+                        Ok(route) if route.binding == binding.name() => route.raw_name,
+                        _ => name.clone(),
+                    };
+                    binding.call_tool(&raw, arguments, progress.opts()).await
+                }
+            };
+            progress.finish();
+            let result = result.map_err(call_failed)?;
+            let mut lines: Vec<String> = result.content.iter().map(|c| clean(&content_text(c))).collect();
+            if let Some(s) = &result.structured {
+                lines.push(format!("structured: {}", clean(&s.to_string())));
+            }
+            lines.extend(result.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+            let code = if result.is_error { EXIT_TOOL_ERROR } else { 0 };
+            Output { document: json!(result), lines, code }
+        }
+        Command::Prompts => {
+            let prompts = one_server(cli, host).await?.list_prompts().await.map_err(call_failed)?;
+            let mut lines: Vec<String> = prompts
+                .items
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{:<32} {}",
+                        clean_line(&p.name),
+                        clean_line(first_line(p.description.as_deref()))
+                    )
+                })
+                .collect();
+            lines.extend(prompts.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+            Output::ok(json!({ "prompts": prompts.items, "warnings": prompts.warnings }), lines)
+        }
+        Command::GetPrompt { name, .. } => {
+            let binding = one_server(cli, host).await?;
+            let prompt = binding
+                .get_prompt(name, arguments.unwrap_or_default(), CallOpts::default())
+                .await
+                .map_err(call_failed)?;
+            let lines = prompt
+                .messages
+                .iter()
+                .map(|m| format!("{}: {}", clean_line(&m.role.to_string()), clean(&content_text(&m.content))))
+                .collect();
+            Output::ok(json!(prompt), lines)
+        }
+        Command::Resources => {
+            let resources = one_server(cli, host).await?.list_resources().await.map_err(call_failed)?;
+            let mut lines: Vec<String> = resources
+                .items
+                .iter()
+                .map(|r| format!("{:<40} {}", clean_line(&r.uri), clean_line(&r.name)))
+                .collect();
+            lines.extend(resources.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+            Output::ok(json!({ "resources": resources.items, "warnings": resources.warnings }), lines)
+        }
+        Command::Templates => {
+            let templates =
+                one_server(cli, host).await?.list_resource_templates().await.map_err(call_failed)?;
+            let mut lines: Vec<String> = templates
+                .items
+                .iter()
+                .map(|t| format!("{:<40} {}", clean_line(&t.uri_template), clean_line(&t.name)))
+                .collect();
+            lines.extend(templates.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+            Output::ok(json!({ "resourceTemplates": templates.items, "warnings": templates.warnings }), lines)
+        }
+        Command::Read { uri } => {
+            let binding = one_server(cli, host).await?;
+            let resource = binding.read_resource(uri, CallOpts::default()).await.map_err(call_failed)?;
+            let lines = resource
+                .contents
+                .iter()
+                .map(|c| match &c.text {
+                    Some(text) => clean(text),
+                    None => format!("<{} bytes>", c.data.as_ref().map_or(0, Vec::len)),
+                })
+                .collect();
+            Output::ok(json!(resource), lines)
+        }
+    })
+}
+
+fn first_line(text: Option<&str>) -> &str {
+    text.unwrap_or("").lines().next().unwrap_or("")
+}
+
+/// One content item as text (not yet made safe for a terminal).
+fn content_text(content: &Content) -> String {
+    match content {
+        Content::Text { text, truncated: false } => text.clone(),
+        Content::Text { text, truncated: true } => format!("{text}… (truncated)"),
+        Content::Image { data, mime_type } => format!("<image {mime_type}, {} bytes>", data.len()),
+        Content::Audio { data, mime_type } => format!("<audio {mime_type}, {} bytes>", data.len()),
+        Content::Resource(c) => match &c.text {
+            Some(text) => format!("<resource {}>\n{text}", c.uri),
+            None => format!("<resource {}, {} bytes>", c.uri, c.data.as_ref().map_or(0, Vec::len)),
+        },
+        Content::ResourceLink { uri, name, .. } => format!("<link {name}: {uri}>"),
+        Content::Unsupported { kind, bytes } => format!("<{kind} dropped, {bytes} bytes>"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_help_shows_real_defaults_and_the_exit_codes() {
+        let help = Cli::command().render_long_help().to_string();
+        assert!(help.contains("[default: 30000 = 30 s]"), "{help}");
+        assert!(help.contains("[default: 60000 = 60 s]"), "{help}");
+        assert!(help.contains("[default: 4194304 = 4 MiB]"), "{help}");
+        assert!(!help.contains("[default: 0]"), "{help}");
+        for code in [
+            "0  ok",
+            "2  usage",
+            "3  could not connect",
+            "4  the request failed",
+            "5  the tool returned isError",
+        ] {
+            assert!(help.contains(code), "{code}: {help}");
+        }
+    }
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn an_env_argument_needs_a_key_and_never_shows_its_value() {
+        let arg: EnvArg = "TOKEN=s3cret".parse().unwrap();
+        assert_eq!(arg.pair().unwrap(), ("TOKEN", "s3cret"));
+        assert!(!format!("{arg:?}").contains("s3cret"));
+        for bad in ["=x", "novalue", ""] {
+            let (code, report) = bad.parse::<EnvArg>().unwrap().pair().unwrap_err();
+            assert_eq!(code, EXIT_USAGE);
+            assert!(!report.message.contains("novalue"));
+        }
+    }
+
+    #[tokio::test]
+    async fn what_was_dropped_is_reported_per_server_and_nothing_when_nothing_was() {
+        let binding =
+            Binding::connect(Definition::new("demo", mcp_stack::demo::factory()), Handlers::default())
+                .await
+                .unwrap();
+        let quiet = binding.status();
+        binding.close().await;
+        assert_eq!(dropped_lines(std::slice::from_ref(&quiet)), Vec::<String>::new());
+        let mut logs = quiet.clone();
+        logs.dropped_logs = 3;
+        let mut all = quiet.clone();
+        (all.binding, all.dropped_logs, all.dropped_events, all.dropped_progress) = ("b".into(), 1, 2, 5);
+        assert_eq!(
+            dropped_lines(&[logs, quiet, all]),
+            [
+                "warning: server demo dropped 3 log records",
+                "warning: server b dropped 1 log records, 2 events, 5 progress notifications",
+            ]
+        );
+    }
+
+    #[test]
+    fn byte_limits_read_in_binary_units() {
+        assert_eq!(
+            limit_help("max_frame_bytes", 4 << 20),
+            "Limits.max_frame_bytes [default: 4194304 = 4 MiB]"
+        );
+        assert_eq!(
+            limit_help("max_schema_bytes", 256 << 10),
+            "Limits.max_schema_bytes [default: 262144 = 256 KiB]"
+        );
+        assert_eq!(limit_help("max_binary_items", 16), "Limits.max_binary_items [default: 16]");
+    }
+}

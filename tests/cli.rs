@@ -1,0 +1,252 @@
+//! The `mcp` command, run as a built binary against the stdio demo server
+//! (`mcp-stack-demo`): nothing to install.
+//!
+//! `cargo test --features cli --test cli`
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+const DEMO: &str = env!("CARGO_BIN_EXE_mcp-stack-demo");
+
+fn mcp(args: &[&str]) -> Output {
+    Command::new(MCP).args(args).stdin(Stdio::null()).output().expect("run mcp")
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().expect("an exit code, not a signal")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn json_of(out: &Output) -> Value {
+    let text = stdout(out);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text}\n{}", stderr(out)))
+}
+
+/// A config file, in the Claude Desktop shape, of two demo servers over
+/// stdio; deleted when dropped.
+struct Config {
+    path: std::path::PathBuf,
+}
+
+impl Config {
+    fn two_demos(tag: &str) -> Config {
+        let path = std::env::temp_dir().join(format!("mcp-cli-test-{}-{tag}.json", std::process::id()));
+        let text = json!({
+            "mcpServers": {
+                "alpha": { "command": DEMO },
+                "beta": { "command": DEMO, "env": { "DEMO_GREETING": "from-config" } },
+            }
+        });
+        std::fs::File::create(&path).unwrap().write_all(text.to_string().as_bytes()).unwrap();
+        Config { path }
+    }
+
+    fn arg(&self) -> &str {
+        self.path.to_str().unwrap()
+    }
+}
+
+impl Drop for Config {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[test]
+fn servers_lists_each_binding_with_state_transport_protocol_and_tool_count() {
+    let config = Config::two_demos("servers");
+    let out = mcp(&["--config", config.arg(), "servers", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let doc = json_of(&out);
+    let servers = doc["servers"].as_array().unwrap();
+    let names: Vec<&str> = servers.iter().map(|s| s["binding"].as_str().unwrap()).collect();
+    assert_eq!(names, ["alpha", "beta"]);
+    for s in servers {
+        assert_eq!(s["state"], "ready", "{s}");
+        assert_eq!(s["transportKind"], "stdio", "{s}");
+        assert_eq!(s["protocolVersion"], "2025-11-25", "{s}");
+        assert_eq!(s["failure"], Value::Null, "{s}");
+        assert!(s["toolCount"].as_u64().unwrap() >= 9, "{s}");
+    }
+
+    let out = mcp(&["--config", config.arg(), "servers"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("NAME") && lines[0].contains("LAST FAILURE"), "{text}");
+    assert!(
+        lines[1].starts_with("alpha") && lines[1].contains("ready") && lines[1].contains("stdio"),
+        "{text}"
+    );
+    assert!(lines[2].starts_with("beta") && lines[2].contains("2025-11-25"), "{text}");
+}
+
+#[test]
+fn servers_reports_a_server_that_could_not_connect() {
+    let out = mcp(&["--stdio", "/nonexistent/mcp-server", "--binding", "gone", "servers", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let s = &json_of(&out)["servers"][0];
+    assert_eq!(s["binding"], "gone");
+    assert_eq!(s["state"], "failed");
+    assert!(s["failure"]["class"].is_string(), "{s}");
+    assert_eq!(s["toolCount"], 0);
+}
+
+#[test]
+fn tools_json_lists_every_servers_tools_by_model_name_with_their_meta() {
+    let config = Config::two_demos("tools");
+    let out = mcp(&["--config", config.arg(), "tools", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let doc = json_of(&out);
+    let catalogs = doc["catalogs"].as_array().unwrap();
+    assert_eq!(catalogs.len(), 2);
+    let model_names: Vec<&str> = catalogs
+        .iter()
+        .flat_map(|c| c["tools"].as_array().unwrap())
+        .map(|t| t["modelName"].as_str().unwrap())
+        .collect();
+    for name in ["mcp__alpha__echo", "mcp__beta__echo", "mcp__alpha__env", "mcp__beta__add"] {
+        assert!(model_names.contains(&name), "{name} in {model_names:?}");
+    }
+    let env = catalogs[0]["tools"].as_array().unwrap().iter().find(|t| t["rawName"] == "env").unwrap();
+    assert_eq!(env["meta"], json!({ "dev.mcp-stack.demo/reads": "environment" }), "{env}");
+    assert_eq!(catalogs[0]["appliedTolerances"], json!([]));
+
+    // The text form: one line per tool, model name first.
+    let out = mcp(&["--config", config.arg(), "tools"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.lines().any(|l| l.starts_with("mcp__beta__echo ")), "{text}");
+}
+
+#[test]
+fn call_routes_a_model_name_through_the_host() {
+    let config = Config::two_demos("call");
+    let out =
+        mcp(&["--config", config.arg(), "call", "mcp__beta__env", r#"{"name":"DEMO_GREETING"}"#, "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["content"][0]["text"], "from-config");
+    let out =
+        mcp(&["--config", config.arg(), "call", "mcp__alpha__env", r#"{"name":"DEMO_GREETING"}"#, "--json"]);
+    assert_eq!(json_of(&out)["content"][0]["text"], "null", "alpha has no such variable");
+
+    // A raw name is ambiguous with two servers, and an unknown name is
+    // refused: both are failed calls.
+    let out = mcp(&["--config", config.arg(), "call", "echo", r#"{"message":"hi"}"#]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(stderr(&out).contains("not_found"), "{}", stderr(&out));
+    // ... unless --server names one.
+    let out = mcp(&["--config", config.arg(), "--server", "alpha", "call", "echo", r#"{"message":"hi"}"#]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "hi\n");
+}
+
+#[test]
+fn a_raw_name_works_with_one_server_and_the_exit_codes_are_as_documented() {
+    let out = mcp(&["--stdio", DEMO, "call", "add", r#"{"a":2,"b":3}"#]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("5\n"), "{}", stdout(&out));
+    // The tool's isError is 5.
+    let out = mcp(&["--stdio", DEMO, "call", "add", r#"{"a":"x"}"#, "--json"]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["isError"], true);
+    // Arguments that are not a JSON object are a usage error, found before
+    // connecting.
+    let out = mcp(&["--stdio", DEMO, "call", "add", "[1]"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    // A server that cannot be started is 3.
+    let out = mcp(&["--stdio", "/nonexistent/mcp-server", "tools"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    // A help that documents them.
+    let out = mcp(&["--help"]);
+    assert_eq!(code(&out), 0);
+    assert!(stdout(&out).contains("5  the tool returned isError"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("[default: 30000 = 30 s]"), "{}", stdout(&out));
+}
+
+#[test]
+fn env_reaches_the_stdio_server_and_nothing_else_does() {
+    let out = Command::new(MCP)
+        .args(["--stdio", DEMO, "--env", "MCP_CLI_TEST_VALUE=given", "--json", "call", "env"])
+        .arg(r#"{"name":"MCP_CLI_TEST_VALUE"}"#)
+        .env("MCP_CLI_TEST_SECRET", "not-for-the-server")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["structuredContent"], json!({ "value": "given" }));
+    // The CLI's own environment stays behind the allowlist.
+    let out = Command::new(MCP)
+        .args(["--stdio", DEMO, "--json", "call", "env", r#"{"name":"MCP_CLI_TEST_SECRET"}"#])
+        .env("MCP_CLI_TEST_SECRET", "not-for-the-server")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["structuredContent"], json!({ "value": null }));
+    // --env is for --stdio only, and needs KEY=VALUE.
+    assert_eq!(code(&mcp(&["--env", "A=b", "tools"])), 2);
+    let out = mcp(&["--stdio", DEMO, "--env", "no-equals-s3cret", "tools"]);
+    assert_eq!(code(&out), 2);
+    assert!(!stderr(&out).contains("s3cret"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_closed_stdout_ends_the_command_quietly_without_a_panic() {
+    for args in [&["--stdio", DEMO, "tools"][..], &["--stdio", DEMO, "tools", "--json"][..]] {
+        let mut child = Command::new(MCP)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Close the read end before the command can have written anything:
+        // it connects to a child server first.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(code(&out), 0, "{err}");
+    }
+}
+
+#[test]
+fn server_text_reaches_the_terminal_with_escapes_made_visible_and_json_stays_exact() {
+    let hostile = "\u{1b}[2J\u{1b}]0;pwned\u{7}red\u{9b}31m \u{202e}txt.exe\u{2066}x\u{2069}\u{200f}\u{61c}";
+    let args = json!({ "message": hostile }).to_string();
+    let out = mcp(&["--stdio", DEMO, "call", "echo", &args]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    for c in ['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}', '\u{2066}', '\u{2069}', '\u{200f}', '\u{61c}'] {
+        assert!(!text.contains(c), "{c:?} reached the terminal: {text:?}");
+    }
+    assert_eq!(
+        text,
+        "\\u{1b}[2J\\u{1b}]0;pwned\\u{7}red\\u{9b}31m \\u{202e}txt.exe\\u{2066}x\\u{2069}\\u{200f}\\u{61c}\n"
+    );
+
+    let out = mcp(&["--stdio", DEMO, "call", "echo", &args, "--json"]);
+    assert_eq!(json_of(&out)["content"][0]["text"], hostile);
+}
+
+#[test]
+fn single_server_commands_need_server_when_there_are_several() {
+    let config = Config::two_demos("prompts");
+    let out = mcp(&["--config", config.arg(), "prompts"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--server"), "{}", stderr(&out));
+    let out = mcp(&["--config", config.arg(), "--server", "beta", "prompts", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["prompts"][0]["name"], "greeting");
+    let out = mcp(&["--config", config.arg(), "--server", "beta", "read", "demo://readme"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stdout(&out).is_empty());
+}
