@@ -1,13 +1,13 @@
 //! Result conversion with the limits: an arbitrary JSON result through the
 //! public `ResultLimitLayer` over a `tower::service_fn`, then converted as
-//! the binding converts it (`Content::from_block`). What comes out stays
-//! within the limits the input bytes chose.
+//! the binding converts it (`ToolResult::from_response`, which reads the
+//! layer's typed marks). What comes out stays within the limits the input
+//! bytes chose.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_stack::content::Content;
+use mcp_stack::content::{Content, ToolResult};
 use mcp_stack::layer::ResultLimitLayer;
-use mcp_stack::protocol::tools::CallToolResult;
 use mcp_stack::request::{McpRequest, McpResponse};
 use mcp_stack::Limits;
 use serde_json::Value;
@@ -51,14 +51,13 @@ fuzz_target!(|data: &[u8]| {
     if method != "tools/call" {
         return;
     }
-    let Ok(call) = serde_json::from_value::<CallToolResult>(response.result) else { return };
-    if let Some(structured) = &call.structured_content {
+    let Ok(call) = ToolResult::from_response(response) else { return };
+    if let Some(structured) = &call.structured {
         assert!(encoded_len(structured) <= limits.max_structured_bytes, "structured content over its bound");
     }
-    let mut warnings = Vec::new();
     let (mut text_bytes, mut binaries) = (0, 0);
-    for block in call.content {
-        match Content::from_block(block, &mut warnings) {
+    for content in call.content {
+        match content {
             Content::Text { text, .. } => text_bytes += text.len(),
             Content::Image { data, .. } | Content::Audio { data, .. } => {
                 assert!(data.len() <= limits.max_binary_item_bytes, "an item of {} bytes", data.len());
