@@ -7,18 +7,52 @@
 //!
 //! - how a request is decorated before it is sent ([`Era::decorate`]);
 //! - how an abandoned request is cancelled ([`Era::cancel_notice`]);
-//! - how the server announces catalog changes ([`ChangeStyle`]).
+//! - how the server announces catalog changes ([`ChangeStyle`]);
+//! - how a JSON-RPC error becomes a classified [`Error`]
+//!   ([`Era::classify_error`]);
+//! - what a result means ([`Era::reply`]: complete, or asking for input);
+//! - which HTTP headers mirror a request ([`Era::wire_headers`]).
 //!
-//! The handshake that picks the era lives in [`legacy`] (and, later, the
-//! modern module beside it).
+//! The handshakes live beside it: [`legacy`] (`initialize`) and [`modern`]
+//! (`server/discover` and per-request `_meta`); [`ProtocolChoice`] says
+//! which a binding may speak, and the dialer
+//! ([`crate::layer::Dialer`]) runs the choice.
 
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::connection::RpcError;
+use crate::error::Error;
 use crate::protocol::{methods, Notification, RequestId};
+use crate::transport::WireHeaders;
 
+pub mod choice;
 pub mod legacy;
+pub mod modern;
+
+pub use choice::{ProtocolChoice, DEFAULT_DISCOVER_TIMEOUT};
+
+/// What a result means, as the era reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The request is done; this is its result.
+    Complete(Value),
+    /// The server needs input from the client before it can answer (a
+    /// modern `input_required` result): fulfil the requests and send the
+    /// request again.
+    InputRequired(InputRequired),
+}
+
+/// A modern `input_required` result: what the server asks, and the state it
+/// wants back verbatim.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InputRequired {
+    /// The input requests by key: each `{ "method": .., "params": .. }`.
+    pub input_requests: Map<String, Value>,
+    /// The opaque state to echo unchanged, if the server sent one.
+    pub request_state: Option<Value>,
+}
 
 /// How a server tells the client its lists changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +89,32 @@ pub trait Era: Send + Sync + fmt::Debug + 'static {
     /// How this era announces catalog changes.
     fn change_style(&self) -> ChangeStyle {
         ChangeStyle::Notifications
+    }
+
+    /// The classified error for a JSON-RPC error the server answered with.
+    fn classify_error(&self, error: RpcError) -> Error {
+        error.into_error()
+    }
+
+    /// What the result of `method` means. The default: every result is
+    /// complete.
+    fn reply(&self, method: &str, result: Value) -> Result<Reply, Error> {
+        let _ = method;
+        Ok(Reply::Complete(result))
+    }
+
+    /// The HTTP headers that mirror a request of `method` with `params`
+    /// (sent by transports that carry headers; others ignore them), plus
+    /// the per-request ones a layer put in the request's `extensions`. The
+    /// default: none.
+    fn wire_headers(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        extensions: &http::Extensions,
+    ) -> WireHeaders {
+        let _ = (method, params, extensions);
+        WireHeaders::default()
     }
 }
 

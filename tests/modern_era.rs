@@ -1,0 +1,371 @@
+//! The 2026-07-28 era end to end over the in-memory transport: choosing the
+//! era, per-request `_meta`, `resultType`, modern errors and multi
+//! round-trip requests, against scripted servers.
+
+use mcp_stack::binding::{ElicitRequest, ElicitResult};
+use mcp_stack::era::ProtocolChoice;
+use mcp_stack::transport::memory::MemoryFactory;
+use mcp_stack::transport::{Inbound, Transport};
+use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What the scripted server answers: `Some(response fields)` (`result` or
+/// `error`), or `None` to stay silent.
+type Script = dyn Fn(&str, &Value) -> Option<Value> + Send + Sync;
+
+/// A server that answers each request with `script`, recording every
+/// message it got.
+fn server(script: impl Fn(&str, &Value) -> Option<Value> + Send + Sync + 'static) -> (MemoryFactory, Seen) {
+    let seen = Seen::default();
+    let script: Arc<Script> = Arc::new(script);
+    let record = seen.clone();
+    let factory = MemoryFactory::new("modern", move |transport: Transport| {
+        let script = script.clone();
+        let record = record.clone();
+        tokio::spawn(async move {
+            let Transport { sender, mut receiver } = transport;
+            while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
+                let message: Value = serde_json::from_str(&text).unwrap();
+                record.0.lock().unwrap().push(message.clone());
+                let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
+                    continue;
+                };
+                let Some(mut reply) = script(method, &message["params"]) else { continue };
+                reply["jsonrpc"] = json!("2.0");
+                reply["id"] = id.clone();
+                if sender.send(reply.to_string()).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(())
+    });
+    (factory, seen)
+}
+
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<Vec<Value>>>);
+
+impl Seen {
+    fn requests(&self, method: &str) -> Vec<Value> {
+        self.0.lock().unwrap().iter().filter(|m| m["method"] == method).cloned().collect()
+    }
+    fn methods(&self) -> Vec<String> {
+        self.0.lock().unwrap().iter().filter_map(|m| m["method"].as_str().map(String::from)).collect()
+    }
+}
+
+fn discover_result() -> Value {
+    json!({ "result": {
+        "resultType": "complete",
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": { "tools": {} },
+        "serverInfo": { "name": "modern-test", "version": "1.0" }
+    }})
+}
+
+fn initialize_result() -> Value {
+    json!({ "result": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": { "tools": {} },
+        "serverInfo": { "name": "legacy-test", "version": "1.0" }
+    }})
+}
+
+fn tools_list() -> Value {
+    json!({ "result": { "tools": [ { "name": "t", "inputSchema": { "type": "object" } } ] } })
+}
+
+/// A server of both eras' lists and calls, with `discover` and `call`
+/// deciding what matters to a test.
+fn both(
+    discover: impl Fn(&Value) -> Option<Value> + Send + Sync + 'static,
+    call: impl Fn(&Value) -> Option<Value> + Send + Sync + 'static,
+) -> (MemoryFactory, Seen) {
+    server(move |method, params| match method {
+        "server/discover" => discover(params),
+        "initialize" => Some(initialize_result()),
+        "tools/list" => Some(tools_list()),
+        "tools/call" => call(params),
+        _ => Some(json!({ "result": {} })),
+    })
+}
+
+fn definition(factory: MemoryFactory, protocol: ProtocolChoice) -> Definition {
+    let mut definition = Definition::new("modern", factory);
+    definition.protocol = protocol;
+    definition
+}
+
+fn done() -> Option<Value> {
+    Some(json!({ "result": { "content": [ { "type": "text", "text": "done" } ] } }))
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_falls_back_to_initialize_when_discover_is_never_answered() {
+    let (factory, seen) = both(|_| None, |_| done());
+    let start = Instant::now();
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    let waited = start.elapsed();
+    assert_eq!(binding.session().protocol_version, "2025-11-25");
+    assert!(waited >= mcp_stack::era::DEFAULT_DISCOVER_TIMEOUT, "waited {waited:?}");
+    assert!(waited < Duration::from_secs(30), "within the startup timeout: {waited:?}");
+    assert_eq!(&seen.methods()[..2], ["server/discover", "initialize"]);
+    // The legacy era sends no `_meta` of the modern one.
+    let init = &seen.requests("initialize")[0];
+    assert!(init["params"]
+        .get("_meta")
+        .is_none_or(|m| m.get("io.modelcontextprotocol/protocolVersion").is_none()));
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_falls_back_at_once_on_a_non_modern_error() {
+    let (factory, seen) =
+        both(|_| Some(json!({ "error": { "code": -32601, "message": "Method not found" } })), |_| done());
+    let start = Instant::now();
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    assert!(start.elapsed() < Duration::from_secs(1));
+    assert_eq!(binding.status().protocol_version, "2025-11-25");
+    assert_eq!(binding.catalog().protocol_version, "2025-11-25");
+    assert_eq!(seen.requests("initialize").len(), 1);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_speaks_modern_with_meta_on_every_request() {
+    let (factory, seen) = both(|_| Some(discover_result()), |_| done());
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    assert_eq!(binding.session().protocol_version, "2026-07-28");
+    assert_eq!(binding.session().server.name, "modern-test");
+    assert_eq!(binding.catalog().protocol_version, "2026-07-28");
+    assert_eq!(binding.status().protocol_version, "2026-07-28");
+    binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
+    assert!(seen.requests("initialize").is_empty(), "no initialize on a modern server");
+    let calls = seen.0.lock().unwrap().clone();
+    for request in calls.iter().filter(|m| m.get("id").is_some()) {
+        let meta = &request["params"]["_meta"];
+        assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "{request}");
+        assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object(), "{request}");
+        assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "mcp-stack", "{request}");
+        assert!(meta.get("io.modelcontextprotocol/logLevel").is_none(), "no log handler, no log level");
+    }
+    assert!(seen.requests("logging/setLevel").is_empty());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unsupported_version_is_retried_once_with_a_supported_one() {
+    let first = Arc::new(Mutex::new(true));
+    let (factory, seen) = both(
+        move |_| {
+            let mut first = first.lock().unwrap();
+            if std::mem::take(&mut *first) {
+                let data = json!({ "supported": ["2026-07-28"], "requested": "x" });
+                return Some(json!({ "error": { "code": -32022, "message": "Unsupported", "data": data } }));
+            }
+            Some(discover_result())
+        },
+        |_| done(),
+    );
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    assert_eq!(binding.session().protocol_version, "2026-07-28");
+    assert_eq!(seen.requests("server/discover").len(), 2);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_modern_error_never_falls_back_and_names_what_was_offered() {
+    let (factory, seen) = both(
+        |_| {
+            let data = json!({ "supported": ["2030-01-01"] });
+            Some(json!({ "error": { "code": -32022, "message": "Unsupported", "data": data } }))
+        },
+        |_| done(),
+    );
+    let e =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::UnsupportedProtocol, "{e}");
+    assert!(e.message().contains("2030-01-01"), "{e}");
+    assert!(seen.requests("initialize").is_empty(), "a modern error never falls back");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_legacy_binding_refused_every_version_fails_unsupported_protocol() {
+    let (factory, _seen) = server(|method, _| match method {
+        "initialize" => {
+            let data = json!({ "supported": ["2026-07-28"] });
+            Some(
+                json!({ "error": { "code": -32022, "message": "Unsupported protocol version", "data": data } }),
+            )
+        }
+        _ => Some(json!({ "result": {} })),
+    });
+    let e =
+        Binding::connect(definition(factory, ProtocolChoice::Legacy), Handlers::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::UnsupportedProtocol, "{e}");
+    assert!(e.message().contains("2026-07-28"), "{e}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_modern_only_binding_refuses_a_legacy_server() {
+    let (factory, seen) =
+        both(|_| Some(json!({ "error": { "code": -32601, "message": "Method not found" } })), |_| done());
+    let e =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::UnsupportedProtocol, "{e}");
+    assert!(seen.requests("initialize").is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn result_types_and_modern_errors_are_classified() {
+    let (factory, _seen) = both(
+        |_| Some(discover_result()),
+        |params| match params["arguments"]["case"].as_str() {
+            Some("unknown") => Some(json!({ "result": { "resultType": "eventually", "content": [] } })),
+            Some("capability") => Some(json!({ "error": { "code": -32021, "message": "needs sampling",
+                "data": { "requiredCapabilities": { "sampling": {} } } } })),
+            _ => Some(json!({ "result": { "content": [] } })),
+        },
+    );
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    binding.call_tool("t", json!({}), CallOpts::default()).await.expect("no resultType is complete");
+    let e = binding.call_tool("t", json!({ "case": "unknown" }), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    let e = binding.call_tool("t", json!({ "case": "capability" }), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::InvalidConfig, "{e}");
+    assert!(e.message().contains("sampling"), "{e}");
+    binding.close().await;
+}
+
+fn elicit_input(state: Option<&str>) -> Value {
+    let mut result = json!({
+        "resultType": "input_required",
+        "inputRequests": { "confirm": { "method": "elicitation/create", "params": {
+            "message": "Confirm?",
+            "requestedSchema": { "type": "object", "properties": { "ok": { "type": "boolean", "default": true } } }
+        } } }
+    });
+    if let Some(state) = state {
+        result["requestState"] = json!(state);
+    }
+    json!({ "result": result })
+}
+
+fn accepting() -> Handlers {
+    Handlers::default()
+        .elicitation(|req: ElicitRequest| async move { Ok(ElicitResult::accept(req.defaults())) })
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_required_is_fulfilled_and_resent_with_the_state_verbatim() {
+    // A state with characters a re-encoding would change.
+    const STATE: &str = "{\"n\": 1,  \"é\":\"\\u00e9\"}";
+    let (factory, seen) = both(
+        |_| Some(discover_result()),
+        |params| match (params.get("inputResponses"), params["arguments"]["state"].as_bool()) {
+            (None, Some(true)) => Some(elicit_input(Some(STATE))),
+            (None, _) => Some(elicit_input(None)),
+            (Some(_), _) => done(),
+        },
+    );
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.elicitation = true;
+    let binding = Binding::connect(def, accepting()).await.unwrap();
+    let result = binding.call_tool("t", json!({ "state": true }), CallOpts::default()).await.unwrap();
+    assert!(!result.is_error);
+    binding.call_tool("t", json!({ "state": false }), CallOpts::default()).await.unwrap();
+    let calls = seen.requests("tools/call");
+    assert_eq!(calls.len(), 4);
+    assert_ne!(calls[0]["id"], calls[1]["id"], "a re-send has a new id");
+    assert_eq!(calls[1]["params"]["requestState"], STATE, "echoed verbatim");
+    assert_eq!(calls[1]["params"]["inputResponses"]["confirm"]["action"], "accept");
+    assert_eq!(calls[1]["params"]["inputResponses"]["confirm"]["content"]["ok"], true);
+    assert_eq!(calls[1]["params"]["arguments"], json!({ "state": true }), "same params");
+    assert!(calls[2]["params"].get("inputResponses").is_none(), "the next call starts clean");
+    assert!(calls[3]["params"].get("requestState").is_none(), "no state given, none sent");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_rounds_are_bounded() {
+    let (factory, seen) = both(|_| Some(discover_result()), |_| Some(elicit_input(Some("again"))));
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.elicitation = true;
+    let binding = Binding::connect(def, accepting()).await.unwrap();
+    let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::LimitExceeded, "{e}");
+    assert_eq!(seen.requests("tools/call").len(), mcp_stack::connection::MAX_INPUT_ROUNDS + 1);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_rounds_never_outlive_the_deadline() {
+    // The server takes no time; the host's elicitation takes 4 s a round.
+    let (factory, _seen) = both(|_| Some(discover_result()), |_| Some(elicit_input(Some("again"))));
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.elicitation = true;
+    let slow = Handlers::default().elicitation(|req: ElicitRequest| async move {
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        Ok(ElicitResult::accept(req.defaults()))
+    });
+    let binding = Binding::connect(def, slow).await.unwrap();
+    let start = Instant::now();
+    let opts = CallOpts { timeout: Some(Duration::from_secs(10)), ..CallOpts::default() };
+    let e = binding.call_tool("t", json!({}), opts).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::Deadline, "{e}");
+    assert!(start.elapsed() <= Duration::from_secs(10) + Duration::from_millis(10), "{:?}", start.elapsed());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn parallel_input_rounds_keep_their_own_state() {
+    let (factory, seen) = both(
+        |_| Some(discover_result()),
+        |params| match params.get("requestState") {
+            None => {
+                let who = params["arguments"]["who"].as_str().unwrap().to_string();
+                Some(elicit_input(Some(&format!("state-of-{who}"))))
+            }
+            Some(_) => done(),
+        },
+    );
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.elicitation = true;
+    def.allow_parallel_calls = true;
+    let binding = Binding::connect(def, accepting()).await.unwrap();
+    let (a, b) = tokio::join!(
+        binding.call_tool("t", json!({ "who": "a" }), CallOpts::default()),
+        binding.call_tool("t", json!({ "who": "b" }), CallOpts::default()),
+    );
+    a.unwrap();
+    b.unwrap();
+    for call in seen.requests("tools/call") {
+        if let Some(state) = call["params"].get("requestState") {
+            let who = call["params"]["arguments"]["who"].as_str().unwrap();
+            assert_eq!(state, &json!(format!("state-of-{who}")), "{call}");
+        }
+    }
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_log_handler_asks_for_logs_per_request_and_never_sets_the_level() {
+    let (factory, seen) = both(|_| Some(discover_result()), |_| done());
+    let def = definition(factory, ProtocolChoice::Modern);
+    let handlers = Handlers::default().log(|_| async { Ok(()) });
+    let binding = Binding::connect(def, handlers).await.unwrap();
+    binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
+    let call = &seen.requests("tools/call")[0];
+    assert_eq!(call["params"]["_meta"]["io.modelcontextprotocol/logLevel"], "info");
+    assert!(seen.requests("logging/setLevel").is_empty());
+    binding.close().await;
+}
