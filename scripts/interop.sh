@@ -71,4 +71,19 @@ conformance_rc=0
 sed -n '/=== SUITE SUMMARY ===/,$p' "$CONFORMANCE_OUT/run.log"
 [ "$conformance_rc" -eq 0 ] || { tail -n 60 "$CONFORMANCE_OUT/run.log" >&2; die "conformance suite failed (exit $conformance_rc)"; }
 
+# ---- conformance suite (client side, 2026-07-28) ----------------------------
+# The same client, pinned to 2026-07-28 by MCP_CONFORMANCE_PROTOCOL_VERSION
+# (set by the harness); conformance-baseline-2026-07-28.yml may list only
+# auth/* scenarios, each with its reason.
+MODERN_OUT="$ROOT/target/conformance/2026-07-28"
+rm -rf "$MODERN_OUT"
+mkdir -p "$MODERN_OUT"
+log "conformance suite: --suite all --spec-version 2026-07-28 (results in $MODERN_OUT)"
+modern_rc=0
+"$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
+  --suite all --spec-version 2026-07-28 -o "$MODERN_OUT" \
+  --expected-failures "$ROOT/conformance-baseline-2026-07-28.yml" > "$MODERN_OUT/run.log" 2>&1 || modern_rc=$?
+sed -n '/=== SUITE SUMMARY ===/,$p' "$MODERN_OUT/run.log"
+[ "$modern_rc" -eq 0 ] || { tail -n 60 "$MODERN_OUT/run.log" >&2; die "conformance suite 2026-07-28 failed (exit $modern_rc)"; }
+
 log "interop OK"
