@@ -51,6 +51,14 @@ cargo test --features interop --test interop_handlers -- --test-threads=1
 log "cargo test --features interop --test interop_http -- --test-threads=1"
 cargo test --features interop --test interop_http -- --test-threads=1
 
+# ---- 2026-07-28 interop -----------------------------------------------------
+# The Python SDK's modern server (tests/fixtures/py_modern_server.py) over
+# stdio and streamable HTTP with the automatic protocol choice: discover,
+# _meta, MRTR elicitation and roots, an x-mcp-header argument; and
+# server-everything (legacy only) through the fallback.
+log "cargo test --features interop --test interop_modern -- --test-threads=1"
+cargo test --features interop --test interop_modern -- --test-threads=1
+
 # ---- conformance suite (client side, 2025-11-25) ----------------------------
 # examples/conformance.rs is the client under test; conformance-baseline.yml
 # lists the scenarios it cannot pass yet, each with its reason. The suite exits

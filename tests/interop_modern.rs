@@ -1,0 +1,155 @@
+//! Interop in the 2026-07-28 era with a modern peer written by others: the
+//! Python SDK `mcp` 2.3.0 (tests/fixtures/py_modern_server.py), over stdio
+//! and streamable HTTP, with the automatic protocol choice; and
+//! server-everything (legacy only), which must still connect through the
+//! fallback over stdio and HTTP.
+//!
+//! Run through `scripts/interop.sh`, which installs the pinned peers and sets
+//! `MCP_NODE`, `MCP_EVERYTHING_JS` and `MCP_PYTHON`. These tests never skip:
+//! a missing peer is a failure. Each HTTP server runs on a free port and is
+//! killed when its test ends.
+
+mod peers;
+
+use mcp_stack::binding::{ElicitRequest, ElicitResult};
+use mcp_stack::era::ProtocolChoice;
+use mcp_stack::protocol::roots::Root;
+use mcp_stack::transport::http::StreamableHttpFactory;
+use mcp_stack::transport::stdio::StdioFactory;
+use mcp_stack::transport::TransportFactory;
+use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
+use peers::peer;
+use serde_json::{json, Value};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The bound on every wait.
+const LIMIT: Duration = Duration::from_secs(30);
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/py_modern_server.py");
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+async fn start(mut command: Command, port: u16) -> Server {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the server");
+    let start = Instant::now();
+    loop {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return Server(child);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the server exited before listening on {port}: {status}");
+        }
+        assert!(start.elapsed() < LIMIT, "nothing listens on port {port}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn handlers() -> Handlers {
+    Handlers::default()
+        .elicitation(|req: ElicitRequest| async move { Ok(ElicitResult::accept(req.defaults())) })
+        .roots(|_| async move {
+            Ok(vec![
+                Root { uri: "file:///tmp/a".into(), name: Some("a".into()), meta: None },
+                Root { uri: "file:///tmp/b".into(), name: None, meta: None },
+            ])
+        })
+}
+
+async fn connect(factory: impl TransportFactory) -> Binding {
+    let mut definition = Definition::new("pymodern", factory);
+    definition.protocol = ProtocolChoice::Auto;
+    definition.capabilities.elicitation = true;
+    definition.capabilities.roots = true;
+    tokio::time::timeout(LIMIT, Binding::connect(definition, handlers()))
+        .await
+        .expect("in time")
+        .expect("connect")
+}
+
+fn text_of(result: &mcp_stack::ToolResult) -> String {
+    result.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
+}
+
+async fn call(b: &Binding, tool: &str, arguments: Value) -> String {
+    let result = tokio::time::timeout(LIMIT, b.call_tool(tool, arguments, CallOpts::default()))
+        .await
+        .expect("in time")
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert!(!result.is_error, "{tool}: {}", text_of(&result));
+    text_of(&result)
+}
+
+/// What the modern Python server must do for either transport.
+async fn exercise_python(b: &Binding) {
+    assert_eq!(b.session().protocol_version, "2026-07-28");
+    assert_eq!(b.catalog().protocol_version, "2026-07-28");
+    assert_eq!(b.session().server.name, "py-modern-server");
+    assert_eq!(call(b, "add", json!({ "a": 2, "b": 3 })).await, "5");
+    // Asked of the host through MRTR, answered by the same handlers as a
+    // legacy server's requests.
+    assert_eq!(call(b, "confirm", json!({})).await, "go=True");
+    assert_eq!(call(b, "roots_count", json!({})).await, "roots=2");
+}
+
+#[tokio::test]
+async fn python_modern_over_stdio() {
+    let b = connect(StdioFactory::new(peer("MCP_PYTHON")).arg(SCRIPT)).await;
+    exercise_python(&b).await;
+    assert_eq!(call(&b, "where", json!({ "region": "us-west1" })).await, "region us-west1");
+    b.close().await;
+}
+
+#[tokio::test]
+async fn python_modern_over_streamable_http_with_param_headers() {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_PYTHON"));
+    command.arg(SCRIPT).arg("--http").arg(port.to_string());
+    let _server = start(command, port).await;
+    let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    let b = connect(factory).await;
+    exercise_python(&b).await;
+    // The server checks Mcp-Param-Region against the body: a missing or
+    // wrong header would be refused (-32020).
+    assert_eq!(call(&b, "where", json!({ "region": "Zürich " })).await, "region Zürich ");
+    b.close().await;
+}
+
+#[tokio::test]
+async fn everything_still_connects_through_the_fallback_over_stdio() {
+    let factory = StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_EVERYTHING_JS")).arg("stdio");
+    let b = connect(factory).await;
+    assert_eq!(b.session().protocol_version, "2025-11-25");
+    assert!(call(&b, "echo", json!({ "message": "hi" })).await.contains("hi"));
+    b.close().await;
+}
+
+#[tokio::test]
+async fn everything_still_connects_through_the_fallback_over_http() {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_NODE"));
+    command.arg(peer("MCP_EVERYTHING_JS")).arg("streamableHttp").env("PORT", port.to_string());
+    let _server = start(command, port).await;
+    let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    let b = connect(factory).await;
+    assert_eq!(b.session().protocol_version, "2025-11-25");
+    assert!(call(&b, "echo", json!({ "message": "hi" })).await.contains("hi"));
+    b.close().await;
+}
