@@ -369,3 +369,35 @@ async fn a_log_handler_asks_for_logs_per_request_and_never_sets_the_level() {
     assert!(seen.requests("logging/setLevel").is_empty());
     binding.close().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_header_mismatch_refetches_the_tools_and_retries_once() {
+    let calls = Arc::new(Mutex::new(0u32));
+    let count = calls.clone();
+    let always = Arc::new(Mutex::new(false));
+    let keep_refusing = always.clone();
+    let (factory, seen) = both(
+        |_| Some(discover_result()),
+        move |_| {
+            let mut n = count.lock().unwrap();
+            *n += 1;
+            if *n == 1 || *keep_refusing.lock().unwrap() {
+                return Some(
+                    json!({ "error": { "code": -32020, "message": "Header mismatch: Mcp-Param-Region" } }),
+                );
+            }
+            done()
+        },
+    );
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    let lists_before = seen.requests("tools/list").len();
+    binding.call_tool("t", json!({}), CallOpts::default()).await.expect("the retry succeeds");
+    assert_eq!(seen.requests("tools/call").len(), 2);
+    assert!(seen.requests("tools/list").len() > lists_before, "the tools were fetched again");
+    *always.lock().unwrap() = true;
+    let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    assert_eq!(seen.requests("tools/call").len(), 4, "retried once, not more");
+    binding.close().await;
+}
