@@ -34,6 +34,19 @@ fn server(script: impl Fn(&str, &Value) -> Option<Value> + Send + Sync + 'static
                     continue;
                 };
                 let Some(mut reply) = script(method, &message["params"]) else { continue };
+                // `{"notify": [..]}`: send these notifications (with the
+                // request's id as their subscription id), answer nothing.
+                if let Some(notes) = reply.get("notify").and_then(Value::as_array) {
+                    for note in notes {
+                        let mut note = note.clone();
+                        note["jsonrpc"] = json!("2.0");
+                        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] = id.clone();
+                        if sender.send(note.to_string()).await.is_err() {
+                            return;
+                        }
+                    }
+                    continue;
+                }
                 reply["jsonrpc"] = json!("2.0");
                 reply["id"] = id.clone();
                 if sender.send(reply.to_string()).await.is_err() {
@@ -399,5 +412,48 @@ async fn a_header_mismatch_refetches_the_tools_and_retries_once() {
     let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
     assert_eq!(seen.requests("tools/call").len(), 4, "retried once, not more");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_list_changed_on_the_listen_stream_becomes_a_candidate() {
+    let listed = Arc::new(Mutex::new(0u32));
+    let count = listed.clone();
+    let (factory, seen) = server(move |method, _params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": { "listChanged": true } },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "tools/list" => {
+            let mut n = count.lock().unwrap();
+            *n += 1;
+            let mut tools = vec![json!({ "name": "t", "inputSchema": { "type": "object" } })];
+            if *n > 1 {
+                tools.push(json!({ "name": "u", "inputSchema": { "type": "object" } }));
+            }
+            Some(json!({ "result": { "tools": tools } }))
+        }
+        "subscriptions/listen" => Some(json!({ "notify": [
+            { "method": "notifications/subscriptions/acknowledged",
+              "params": { "notifications": { "toolsListChanged": true } } },
+            { "method": "notifications/tools/list_changed", "params": {} }
+        ]})),
+        _ => Some(json!({ "result": {} })),
+    });
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    let mut waited = 0;
+    while binding.candidate().is_none() {
+        assert!(waited < 100, "no candidate after the list_changed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    let candidate = binding.candidate().unwrap();
+    assert!(candidate.tool("u").is_some());
+    assert!(binding.catalog().tool("u").is_none(), "adopted only when the host says so");
+    let listen = &seen.requests("subscriptions/listen")[0];
+    assert_eq!(listen["params"]["notifications"], json!({ "toolsListChanged": true }));
+    assert_eq!(listen["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
     binding.close().await;
 }

@@ -73,6 +73,7 @@ mod definition;
 pub mod elicitation;
 pub mod handlers;
 mod inbound;
+pub mod listen;
 pub mod logging;
 pub mod roots;
 pub mod sampling;
@@ -170,6 +171,8 @@ struct Inner {
     subscriptions: std::sync::Mutex<BTreeSet<String>>,
     /// The server log level the definition asks for.
     log_level: LoggingLevel,
+    /// The task of the 2026-07-28 listen stream, if one runs.
+    listen: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
 }
 
 impl fmt::Debug for Binding {
@@ -311,6 +314,7 @@ impl Binding {
                 inbound,
                 subscriptions: std::sync::Mutex::new(BTreeSet::new()),
                 log_level: definition.log_level,
+                listen: std::sync::Mutex::new(None),
             }),
         };
         let _ = restored.set(Arc::downgrade(&binding.inner));
@@ -379,6 +383,9 @@ impl Binding {
     /// handler is installed and the server advertises logging. A failure is
     /// a warning event, never the end of the binding.
     async fn configure_session(&self) {
+        if self.speaks_modern() {
+            self.start_listening();
+        }
         if !self.inner.inbound.has_log_handler() || self.current_session().capabilities.logging.is_none() {
             return;
         }
@@ -854,6 +861,9 @@ impl Binding {
     /// group are ended); later calls fail with `shutdown`. Returns once that
     /// is done. Idempotent.
     pub async fn close(&self) {
+        if let Some(listen) = self.inner.listen.lock().expect("listen lock").take() {
+            listen.abort();
+        }
         let lifecycle = &self.inner.lifecycle;
         let first = lifecycle.update(|_| (State::Closing, None)).is_some();
         self.inner.reconnect.close().await;
