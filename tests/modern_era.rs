@@ -457,3 +457,34 @@ async fn a_list_changed_on_the_listen_stream_becomes_a_candidate() {
     assert_eq!(listen["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
     binding.close().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_verdict_is_kept_for_the_next_dial() {
+    use mcp_stack::connection::NoInbound;
+    use mcp_stack::layer::Dialer;
+    use mcp_stack::transport::ConnectConfig;
+    let (factory, seen) =
+        both(|_| Some(json!({ "error": { "code": -32601, "message": "Method not found" } })), |_| done());
+    let dialer = Dialer::new(Arc::new(factory), ConnectConfig::new("t"), Arc::new(NoInbound))
+        .protocol(ProtocolChoice::Auto);
+    let (first, session) = dialer.dial().await.unwrap();
+    assert_eq!(session.protocol_version, "2025-11-25");
+    assert_eq!(dialer.verdict(), Some(false));
+    first.close().await;
+    let (second, session) = dialer.clone().dial().await.unwrap();
+    assert_eq!(session.protocol_version, "2025-11-25");
+    assert_eq!(seen.requests("server/discover").len(), 1, "the reconnect does not probe again");
+    assert_eq!(seen.requests("initialize").len(), 2);
+    second.close().await;
+
+    let (factory, seen) = both(|_| Some(discover_result()), |_| done());
+    let dialer = Dialer::new(Arc::new(factory), ConnectConfig::new("t"), Arc::new(NoInbound))
+        .protocol(ProtocolChoice::Auto);
+    for _ in 0..2 {
+        let (connection, session) = dialer.dial().await.unwrap();
+        assert_eq!(session.protocol_version, "2026-07-28");
+        connection.close().await;
+    }
+    assert_eq!(dialer.verdict(), Some(true));
+    assert!(seen.requests("initialize").is_empty());
+}
