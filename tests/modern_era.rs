@@ -488,3 +488,50 @@ async fn the_verdict_is_kept_for_the_next_dial() {
     assert_eq!(dialer.verdict(), Some(true));
     assert!(seen.requests("initialize").is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn subscribe_changes_the_listen_request_and_updates_arrive() {
+    let (factory, seen) = server(move |method, params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "resources": { "subscribe": true } },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "resources/list" => {
+            Some(json!({ "result": { "resources": [ { "uri": "demo://a", "name": "a" } ] } }))
+        }
+        "subscriptions/listen" => {
+            let uris =
+                params["notifications"]["resourceSubscriptions"].as_array().cloned().unwrap_or_default();
+            let notes: Vec<Value> = uris
+                .iter()
+                .map(|uri| json!({ "method": "notifications/resources/updated", "params": { "uri": uri } }))
+                .collect();
+            Some(json!({ "notify": notes }))
+        }
+        _ => Some(json!({ "result": {} })),
+    });
+    let updates = Arc::new(Mutex::new(Vec::new()));
+    let sink = updates.clone();
+    let handlers = Handlers::default().with_events(move |e| {
+        if let mcp_stack::Event::ResourceUpdated { uri, .. } = e {
+            sink.lock().unwrap().push(uri);
+        }
+    });
+    let binding = Binding::connect(definition(factory, ProtocolChoice::Modern), handlers).await.unwrap();
+    assert!(seen.requests("subscriptions/listen").is_empty(), "nothing to listen for yet");
+    binding.subscribe("demo://a").await.unwrap();
+    let mut waited = 0;
+    while updates.lock().unwrap().is_empty() {
+        assert!(waited < 100, "no update");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    assert_eq!(updates.lock().unwrap()[0], "demo://a");
+    assert!(seen.requests("resources/subscribe").is_empty(), "no resources/subscribe in this era");
+    let listen = seen.requests("subscriptions/listen");
+    assert_eq!(listen[0]["params"]["notifications"]["resourceSubscriptions"], json!(["demo://a"]));
+    binding.unsubscribe("demo://a").await.unwrap();
+    assert!(binding.subscriptions().is_empty());
+    binding.close().await;
+}

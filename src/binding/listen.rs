@@ -20,9 +20,14 @@
 //! it holds one of the binding's `max_concurrent_requests` while open, and
 //! it is bounded by [`LISTEN_TIMEOUT`], after which it is opened again.
 //!
-//! Not yet here: resource subscriptions (`resourceSubscriptions`, which in
-//! this era change the listen request instead of sending
-//! `resources/subscribe`) and comparing the acknowledgement with the filter.
+//! Resource subscriptions ride the same request: in this era
+//! [`Binding::subscribe`] and [`Binding::unsubscribe`] change the listen
+//! request's `resourceSubscriptions` (the stream is opened again with the
+//! new filter) instead of sending `resources/subscribe`; updates arrive as
+//! `notifications/resources/updated` and become `ResourceUpdated` events as
+//! in the legacy era.
+//!
+//! Not yet here: comparing the acknowledgement with the filter.
 
 use serde_json::{json, Map, Value};
 use std::time::Duration;
@@ -47,9 +52,9 @@ pub const LISTEN_STABLE: Duration = Duration::from_secs(60);
 /// How long one listen request may stay open before it is opened anew.
 pub const LISTEN_TIMEOUT: Duration = Duration::from_secs(3600);
 
-/// The notification filter for what `capabilities` can announce, or `None`
-/// when it announces nothing.
-pub(crate) fn filter(capabilities: &ServerCapabilities) -> Option<Map<String, Value>> {
+/// The notification filter for what `capabilities` can announce and the
+/// resources subscribed to, or `None` when there is nothing to listen for.
+pub(crate) fn filter(capabilities: &ServerCapabilities, resources: &[String]) -> Option<Map<String, Value>> {
     let mut filter = Map::new();
     if capabilities.tools.as_ref().and_then(|c| c.list_changed) == Some(true) {
         filter.insert("toolsListChanged".into(), json!(true));
@@ -60,6 +65,9 @@ pub(crate) fn filter(capabilities: &ServerCapabilities) -> Option<Map<String, Va
     if capabilities.resources.as_ref().and_then(|c| c.list_changed) == Some(true) {
         filter.insert("resourcesListChanged".into(), json!(true));
     }
+    if !resources.is_empty() {
+        filter.insert("resourceSubscriptions".into(), json!(resources));
+    }
     (!filter.is_empty()).then_some(filter)
 }
 
@@ -67,7 +75,12 @@ impl Binding {
     /// Opens the listen stream of a modern session (replacing any earlier
     /// one); see the [module docs](self).
     pub(crate) fn start_listening(&self) {
-        let Some(filter) = filter(&self.current_session().capabilities) else { return };
+        let Some(filter) = filter(&self.current_session().capabilities, &self.subscriptions()) else {
+            if let Some(previous) = self.inner.listen.lock().expect("listen lock").take() {
+                previous.abort();
+            }
+            return;
+        };
         let weak = std::sync::Arc::downgrade(&self.inner);
         let task = tokio::spawn(async move {
             let mut backoff = LISTEN_BACKOFF;

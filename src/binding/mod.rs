@@ -797,6 +797,12 @@ impl Binding {
                 .with_op("subscribe"));
             }
         }
+        if self.speaks_modern() {
+            // 2026-07-28: the listen request carries the subscriptions.
+            self.inner.subscriptions.lock().expect("subscriptions lock").insert(uri.to_string());
+            self.start_listening();
+            return Ok(());
+        }
         self.request(
             McpRequest::with_value(methods::RESOURCES_SUBSCRIBE, json!({ "uri": uri })),
             "subscribe",
@@ -811,6 +817,10 @@ impl Binding {
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
         self.check_subscription(uri, "unsubscribe")?;
         self.inner.subscriptions.lock().expect("subscriptions lock").remove(uri);
+        if self.speaks_modern() {
+            self.start_listening();
+            return Ok(());
+        }
         let params = json!({ "uri": uri });
         self.request(McpRequest::with_value(methods::RESOURCES_UNSUBSCRIBE, params), "unsubscribe")
             .await
@@ -845,6 +855,10 @@ impl Binding {
     /// were none.
     pub async fn resubscribe_all(&self) -> Vec<(String, Error)> {
         let mut failures = Vec::new();
+        if self.speaks_modern() {
+            // The listen stream, opened again for the new session, carries them.
+            return failures;
+        }
         for uri in self.subscriptions() {
             let params = json!({ "uri": uri });
             if let Err(e) =
