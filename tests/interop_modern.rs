@@ -14,7 +14,7 @@ mod peers;
 use mcp_stack::binding::{ElicitRequest, ElicitResult};
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::protocol::roots::Root;
-use mcp_stack::transport::http::StreamableHttpFactory;
+use mcp_stack::transport::http::{HttpFactory, HttpMode, StreamableHttpFactory};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
@@ -149,6 +149,22 @@ async fn everything_still_connects_through_the_fallback_over_http() {
     let _server = start(command, port).await;
     let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
     let b = connect(factory).await;
+    assert_eq!(b.session().protocol_version, "2025-11-25");
+    assert!(call(&b, "echo", json!({ "message": "hi" })).await.contains("hi"));
+    b.close().await;
+}
+
+#[tokio::test]
+async fn everything_sse_is_reached_through_both_fallbacks() {
+    // Modern POST refused, then initialize refused by POST (404), then the
+    // HTTP+SSE GET: auto era, auto transport.
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_NODE"));
+    command.arg(peer("MCP_EVERYTHING_JS")).arg("sse").env("PORT", port.to_string());
+    let _server = start(command, port).await;
+    let auto = HttpFactory::new(&format!("http://127.0.0.1:{port}/sse"), true).unwrap();
+    let b = connect(auto.clone()).await;
+    assert_eq!(auto.mode(), Some(HttpMode::LegacySse));
     assert_eq!(b.session().protocol_version, "2025-11-25");
     assert!(call(&b, "echo", json!({ "message": "hi" })).await.contains("hi"));
     b.close().await;
