@@ -22,7 +22,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -f "$val" ] || die "$var points to a missing file: $val"
@@ -55,7 +55,8 @@ cargo test --features interop --test interop_http -- --test-threads=1
 # The Python SDK's modern server (tests/fixtures/py_modern_server.py) over
 # stdio and streamable HTTP with the automatic protocol choice: discover,
 # _meta, MRTR elicitation and roots, an x-mcp-header argument; and
-# server-everything (legacy only) through the fallback.
+# the TypeScript SDK v2 server (tests/fixtures/ts_server.mjs) the same way, and
+# refusing the legacy era; server-everything (legacy only) through the fallback.
 log "cargo test --features interop --test interop_modern -- --test-threads=1"
 cargo test --features interop --test interop_modern -- --test-threads=1
 

@@ -1,11 +1,12 @@
-//! Interop in the 2026-07-28 era with a modern peer written by others: the
-//! Python SDK `mcp` 2.3.0 (tests/fixtures/py_modern_server.py), over stdio
-//! and streamable HTTP, with the automatic protocol choice; and
+//! Interop in the 2026-07-28 era with modern peers written by others: the
+//! Python SDK `mcp` 2.3.0 (tests/fixtures/py_modern_server.py) and the
+//! TypeScript SDK v2 server (tests/fixtures/ts_server.mjs), over stdio and
+//! streamable HTTP, with the automatic protocol choice; and
 //! server-everything (legacy only), which must still connect through the
 //! fallback over stdio and HTTP.
 //!
 //! Run through `scripts/interop.sh`, which installs the pinned peers and sets
-//! `MCP_NODE`, `MCP_EVERYTHING_JS` and `MCP_PYTHON`. These tests never skip:
+//! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_TS_SERVER_JS`. These tests never skip:
 //! a missing peer is a failure. Each HTTP server runs on a free port and is
 //! killed when its test ends.
 
@@ -168,4 +169,62 @@ async fn everything_sse_is_reached_through_both_fallbacks() {
     assert_eq!(b.session().protocol_version, "2025-11-25");
     assert!(call(&b, "echo", json!({ "message": "hi" })).await.contains("hi"));
     b.close().await;
+}
+
+/// Handlers for the TypeScript server, whose form requires `ok`.
+fn ts_handlers() -> Handlers {
+    Handlers::default()
+        .elicitation(|_req: ElicitRequest| async move {
+            let mut content = serde_json::Map::new();
+            content.insert("ok".into(), json!(true));
+            Ok(ElicitResult::accept(content))
+        })
+        .roots(|_| async move { Ok(vec![Root { uri: "file:///tmp/a".into(), name: None, meta: None }]) })
+}
+
+async fn connect_ts(
+    factory: impl TransportFactory,
+    protocol: ProtocolChoice,
+) -> Result<Binding, mcp_stack::Error> {
+    let mut definition = Definition::new("tsmodern", factory);
+    definition.protocol = protocol;
+    definition.capabilities.elicitation = true;
+    definition.capabilities.roots = true;
+    tokio::time::timeout(LIMIT, Binding::connect(definition, ts_handlers())).await.expect("in time")
+}
+
+async fn exercise_ts(b: &Binding) {
+    assert_eq!(b.session().protocol_version, "2026-07-28");
+    assert_eq!(b.session().server.name, "ts-test-server");
+    assert_eq!(call(b, "add", json!({ "a": 2, "b": 3 })).await, "5");
+    assert_eq!(call(b, "confirm", json!({})).await, "confirmed ok=true");
+    assert_eq!(call(b, "roots_count", json!({})).await, "roots=1");
+}
+
+#[tokio::test]
+async fn typescript_v2_over_stdio() {
+    let factory = StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_TS_SERVER_JS"));
+    let b = connect_ts(factory, ProtocolChoice::Auto).await.expect("connect");
+    exercise_ts(&b).await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn typescript_v2_over_streamable_http() {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_NODE"));
+    command.arg(peer("MCP_TS_SERVER_JS")).arg("--http").arg(port.to_string());
+    let _server = start(command, port).await;
+    let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    let b = connect_ts(factory, ProtocolChoice::Auto).await.expect("connect");
+    exercise_ts(&b).await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn a_legacy_binding_to_a_modern_only_server_fails_unsupported_protocol() {
+    let factory = StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_TS_SERVER_JS")).arg("--reject");
+    let e = connect_ts(factory, ProtocolChoice::Legacy).await.expect_err("refused");
+    assert_eq!(e.class(), mcp_stack::FailureClass::UnsupportedProtocol, "{e}");
+    assert!(e.message().contains("2026-07-28"), "names what was offered: {e}");
 }
