@@ -206,6 +206,15 @@ async fn typescript_v2_over_stdio() {
     let factory = StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_TS_SERVER_JS"));
     let b = connect_ts(factory, ProtocolChoice::Auto).await.expect("connect");
     exercise_ts(&b).await;
+    // A tool added on the server is announced on the listen stream and
+    // becomes a candidate.
+    assert!(b.catalog().tool("grown").is_none());
+    assert_eq!(call(&b, "grow", json!({})).await, "grew");
+    let start = Instant::now();
+    while b.candidate().is_none_or(|c| c.tool("grown").is_none()) {
+        assert!(start.elapsed() < LIMIT, "no candidate with the new tool");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     b.close().await;
 }
 
