@@ -535,3 +535,24 @@ async fn subscribe_changes_the_listen_request_and_updates_arrive() {
     assert!(binding.subscriptions().is_empty());
     binding.close().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_modern_call_is_cancelled_by_notice_off_http() {
+    // The in-memory transport is message-oriented like stdio: the era
+    // cancels with notifications/cancelled (over HTTP it closes the stream).
+    let (factory, seen) = both(|_| Some(discover_result()), |_| None);
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    let call = binding.call_tool("t", json!({}), CallOpts::default());
+    let outcome = tokio::time::timeout(Duration::from_secs(1), call).await;
+    assert!(outcome.is_err(), "the server never answers");
+    let mut waited = 0;
+    while seen.requests("notifications/cancelled").is_empty() {
+        assert!(waited < 50, "no cancellation");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        waited += 1;
+    }
+    let id = seen.requests("tools/call")[0]["id"].clone();
+    assert_eq!(seen.requests("notifications/cancelled")[0]["params"]["requestId"], id);
+    binding.close().await;
+}
