@@ -556,3 +556,34 @@ async fn a_dropped_modern_call_is_cancelled_by_notice_off_http() {
     assert_eq!(seen.requests("notifications/cancelled")[0]["params"]["requestId"], id);
     binding.close().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_acknowledgement_short_of_the_filter_is_a_warning() {
+    let (factory, _seen) = server(move |method, _params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": { "listChanged": true } },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "tools/list" => Some(tools_list()),
+        "subscriptions/listen" => Some(json!({ "notify": [
+            { "method": "notifications/subscriptions/acknowledged", "params": { "notifications": {} } }
+        ]})),
+        _ => Some(json!({ "result": {} })),
+    });
+    let warnings = Arc::new(Mutex::new(Vec::new()));
+    let sink = warnings.clone();
+    let handlers = Handlers::default().with_events(move |e| {
+        if let mcp_stack::Event::Warning { text, .. } = e {
+            sink.lock().unwrap().push(text);
+        }
+    });
+    let binding = Binding::connect(definition(factory, ProtocolChoice::Modern), handlers).await.unwrap();
+    let mut waited = 0;
+    while !warnings.lock().unwrap().iter().any(|w| w.contains("acknowledged")) {
+        assert!(waited < 100, "no warning: {:?}", warnings.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    binding.close().await;
+}

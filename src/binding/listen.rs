@@ -27,7 +27,9 @@
 //! `notifications/resources/updated` and become `ResourceUpdated` events as
 //! in the legacy era.
 //!
-//! Not yet here: comparing the acknowledgement with the filter.
+//! The acknowledgement names what the server honours; when it differs from
+//! what was asked (an asked family missing or off), the binding emits a
+//! warning event.
 
 use serde_json::{json, Map, Value};
 use std::time::Duration;
@@ -39,6 +41,20 @@ use crate::request::{CallOpts, McpRequest};
 
 /// `subscriptions/listen`.
 pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// The first message of a listen stream: what the server honours.
+pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+
+/// Whether the acknowledged filter `granted` leaves out something `asked`
+/// wants (a family not `true`, a resource not listed).
+pub(crate) fn differs(asked: &Map<String, Value>, granted: &Map<String, Value>) -> bool {
+    asked.iter().any(|(key, want)| match want {
+        Value::Array(uris) => {
+            let got = granted.get(key).and_then(Value::as_array);
+            uris.iter().any(|u| !got.is_some_and(|g| g.contains(u)))
+        }
+        other => granted.get(key) != Some(other),
+    })
+}
 /// The first wait before a listen stream that ended is opened again.
 pub const LISTEN_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest wait between two attempts.
@@ -81,6 +97,7 @@ impl Binding {
             }
             return;
         };
+        self.inner.inbound.set_listen_filter(Some(filter.clone()));
         let weak = std::sync::Arc::downgrade(&self.inner);
         let task = tokio::spawn(async move {
             let mut backoff = LISTEN_BACKOFF;
@@ -128,5 +145,26 @@ impl Binding {
         if let Some(previous) = previous {
             previous.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_acknowledgement_that_leaves_something_out_differs() {
+        let asked: Map<String, Value> =
+            serde_json::from_value(json!({ "toolsListChanged": true, "resourceSubscriptions": ["a", "b"] }))
+                .unwrap();
+        let same = asked.clone();
+        assert!(!differs(&asked, &same));
+        let fewer: Map<String, Value> =
+            serde_json::from_value(json!({ "toolsListChanged": true, "resourceSubscriptions": ["a"] }))
+                .unwrap();
+        assert!(differs(&asked, &fewer));
+        let off: Map<String, Value> =
+            serde_json::from_value(json!({ "resourceSubscriptions": ["a", "b"] })).unwrap();
+        assert!(differs(&asked, &off));
     }
 }
