@@ -587,3 +587,106 @@ async fn an_acknowledgement_short_of_the_filter_is_a_warning() {
     }
     binding.close().await;
 }
+
+/// A transport that loses the first request of each method in `lose` the way
+/// a broken HTTP response stream does: not delivered, reported
+/// `indeterminate` for its id while the connection stays up.
+struct Lossy {
+    inner: MemoryFactory,
+    lose: &'static [&'static str],
+}
+
+struct LossySender {
+    inner: Arc<dyn mcp_stack::transport::MessageSender>,
+    lost: Mutex<Vec<String>>,
+    lose: &'static [&'static str],
+    inject: tokio::sync::mpsc::UnboundedSender<Inbound>,
+}
+
+struct LossyReceiver {
+    inner: Box<dyn mcp_stack::transport::MessageReceiver>,
+    inject: tokio::sync::mpsc::UnboundedReceiver<Inbound>,
+}
+
+#[async_trait::async_trait]
+impl mcp_stack::transport::MessageSender for LossySender {
+    async fn send(&self, message: String) -> Result<(), mcp_stack::Error> {
+        let parsed: Value = serde_json::from_str(&message).unwrap();
+        if let Some(method) = parsed["method"].as_str().filter(|m| self.lose.contains(m)) {
+            let mut lost = self.lost.lock().unwrap();
+            if !lost.iter().any(|m| m == method) {
+                lost.push(method.to_string());
+                let id = serde_json::from_value(parsed["id"].clone()).unwrap();
+                let class = FailureClass::Indeterminate;
+                let _ =
+                    self.inject.send(Inbound::RequestFailed { id, class, message: "stream broke".into() });
+                return Ok(());
+            }
+        }
+        self.inner.send(message).await
+    }
+    async fn close(&self) -> Result<(), mcp_stack::Error> {
+        self.inner.close().await
+    }
+}
+
+#[async_trait::async_trait]
+impl mcp_stack::transport::MessageReceiver for LossyReceiver {
+    async fn recv(&mut self) -> Result<Option<Inbound>, mcp_stack::Error> {
+        tokio::select! {
+            Some(item) = self.inject.recv() => Ok(Some(item)),
+            item = self.inner.recv() => item,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl mcp_stack::transport::TransportFactory for Lossy {
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+    fn redacted_origin(&self) -> mcp_stack::transport::RedactedOrigin {
+        self.inner.redacted_origin()
+    }
+    async fn connect(
+        &self,
+        config: &mcp_stack::transport::ConnectConfig,
+    ) -> Result<Transport, mcp_stack::Error> {
+        let Transport { sender, receiver } = self.inner.connect(config).await?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        Ok(Transport {
+            sender: Arc::new(LossySender {
+                inner: sender,
+                lost: Mutex::new(Vec::new()),
+                lose: self.lose,
+                inject: tx,
+            }),
+            receiver: Box::new(LossyReceiver { inner: receiver, inject: rx }),
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_read_is_reissued_and_a_lost_tool_call_is_indeterminate() {
+    let (inner, seen) = server(|method, _| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": {}, "resources": {} },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "tools/list" => Some(tools_list()),
+        "resources/read" => Some(json!({ "result": { "contents": [ { "uri": "demo://a", "text": "a" } ] } })),
+        "tools/call" => done(),
+        _ => Some(json!({ "result": {} })),
+    });
+    let factory = Lossy { inner, lose: &["resources/read", "tools/call"] };
+    let mut def = Definition::new("lossy", factory);
+    def.protocol = ProtocolChoice::Modern;
+    let binding = Binding::connect(def, Handlers::default()).await.unwrap();
+    binding.read_resource("demo://a", CallOpts::default()).await.expect("re-issued with a new id");
+    assert_eq!(seen.requests("resources/read").len(), 1, "the lost one never reached the server");
+    let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::Indeterminate, "{e}");
+    assert!(seen.requests("tools/call").is_empty(), "a tool call is never sent again");
+    binding.close().await;
+}

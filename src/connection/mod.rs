@@ -102,6 +102,9 @@ pub const WRITE_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_s
 /// input (`input_required`, 2026-07-28) before it fails `limit_exceeded`.
 /// All rounds stay inside the call's one deadline.
 pub const MAX_INPUT_ROUNDS: usize = 8;
+/// How many times a request whose reply was lost is sent again, when the
+/// era re-issues it ([`Era::reissue_on_loss`]).
+pub const MAX_REISSUES: usize = 2;
 /// The longest warning text passed to [`InboundHandler::warning`].
 pub const MAX_WARNING_BYTES: usize = 512;
 
@@ -387,8 +390,8 @@ impl Shared {
         params: Cow<'_, Map<String, Value>>,
         extensions: &http::Extensions,
     ) -> Result<Value, Error> {
-        let result = self.clone().request(method, params.clone(), extensions).await?;
         let era = self.era.read().expect("era lock").clone();
+        let result = self.clone().request_reissuing(&*era, method, params.clone(), extensions).await?;
         let mut reply = era.reply(method, result)?;
         let mut rounds = 0usize;
         loop {
@@ -410,8 +413,36 @@ impl Shared {
                 ));
             }
             let again = self.fulfil(&params, input).await?;
-            let result = self.clone().request(method, Cow::Owned(again), extensions).await?;
+            let result = self.clone().request_reissuing(&*era, method, Cow::Owned(again), extensions).await?;
             reply = era.reply(method, result)?;
+        }
+    }
+
+    /// [`Shared::request`], sent again with a new id (at most
+    /// [`MAX_REISSUES`] times) when its reply was lost while the connection
+    /// stayed up and the era re-issues such a request
+    /// ([`Era::reissue_on_loss`]).
+    async fn request_reissuing(
+        self: Arc<Self>,
+        era: &dyn Era,
+        method: &str,
+        params: Cow<'_, Map<String, Value>>,
+        extensions: &http::Extensions,
+    ) -> Result<Value, Error> {
+        let mut reissued = 0;
+        loop {
+            match self.clone().request(method, params.clone(), extensions).await {
+                Err(e)
+                    if e.class() == FailureClass::Indeterminate
+                        && reissued < MAX_REISSUES
+                        && era.reissue_on_loss(method)
+                        && self.check_open().is_ok() =>
+                {
+                    reissued += 1;
+                    tracing::debug!(target: "mcp_stack::connection", "re-issuing {method}: {e}");
+                }
+                other => return other,
+            }
         }
     }
 

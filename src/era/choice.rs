@@ -13,6 +13,10 @@ use crate::protocol::{is_modern_version, is_supported_version};
 /// timeout.
 pub const DEFAULT_DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// `subscriptions/listen`: a stream the binding re-opens itself (with
+/// backoff), never re-issued by the connection.
+pub(crate) const SUBSCRIPTIONS_LISTEN_METHOD: &str = "subscriptions/listen";
+
 /// Which protocol era, or which version, a binding speaks.
 ///
 /// - [`Auto`](ProtocolChoice::Auto): try the modern era first

@@ -91,6 +91,15 @@ pub trait Era: Send + Sync + fmt::Debug + 'static {
         ChangeStyle::Notifications
     }
 
+    /// Whether a request of `method` whose reply was lost while the
+    /// connection stayed up (an HTTP response stream that broke: the
+    /// transport reports it `indeterminate`) is sent again with a new id.
+    /// The default: never (the legacy era resumes streams instead).
+    fn reissue_on_loss(&self, method: &str) -> bool {
+        let _ = method;
+        false
+    }
+
     /// The classified error for a JSON-RPC error the server answered with.
     fn classify_error(&self, error: RpcError) -> Error {
         error.into_error()

@@ -28,6 +28,12 @@
 //! `resources/read`, and `Mcp-Param-*` from the [`ParamHeaders`] a layer put
 //! in the request's extensions (see [`crate::catalog::mcp_header`]); values
 //! are encoded by [`encode_header_value`].
+//!
+//! A request whose HTTP response stream broke is lost (streams are not
+//! resumable in this era): every method but `tools/call` is sent again with
+//! a new id, at most [`MAX_REISSUES`](crate::connection::MAX_REISSUES)
+//! times and within the call's deadline ([`Modern::reissue_on_loss`]); a
+//! tool call ends `indeterminate`, since it may have acted.
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -141,6 +147,14 @@ impl Era for Modern {
 
     fn classify_error(&self, error: RpcError) -> Error {
         classify_modern_error(error)
+    }
+
+    /// 2026-07-28 streams are not resumable, and the specification asks a
+    /// client to re-issue what it lost. Everything but `tools/call` is
+    /// re-issued: a tool call may have acted, and the binding never runs a
+    /// tool twice behind the host's back (it ends `indeterminate`).
+    fn reissue_on_loss(&self, method: &str) -> bool {
+        method != methods::TOOLS_CALL && method != super::choice::SUBSCRIPTIONS_LISTEN_METHOD
     }
 
     fn reply(&self, method: &str, result: Value) -> Result<Reply, Error> {
