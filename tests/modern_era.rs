@@ -690,3 +690,16 @@ async fn a_lost_read_is_reissued_and_a_lost_tool_call_is_indeterminate() {
     assert!(seen.requests("tools/call").is_empty(), "a tool call is never sent again");
     binding.close().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn roots_changes_send_nothing_on_the_modern_era() {
+    let (factory, seen) = both(|_| Some(discover_result()), |_| done());
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.roots = true;
+    let handlers = Handlers::default().roots(|_| async move { Ok(Vec::new()) });
+    let binding = Binding::connect(def, handlers).await.unwrap();
+    binding.notify_roots_changed().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(seen.requests("notifications/roots/list_changed").is_empty());
+    binding.close().await;
+}

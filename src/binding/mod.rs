@@ -757,12 +757,20 @@ impl Binding {
     /// Tells the server the host's roots changed
     /// (`notifications/roots/list_changed`); it will ask for them again.
     /// Fails with `invalid_config`, sending nothing, when the binding did
-    /// not advertise roots.
+    /// not advertise roots. On 2026-07-28 it sends nothing and succeeds:
+    /// that era has no such notification, the server asks for the roots
+    /// whenever it needs them.
     pub async fn notify_roots_changed(&self) -> Result<(), Error> {
         if !self.inner.inbound.serves_roots() {
             return Err(Error::new(FailureClass::InvalidConfig, "this binding did not advertise roots")
                 .with_binding(&self.inner.name)
                 .with_op("notify_roots_changed"));
+        }
+        if self.speaks_modern() {
+            // 2026-07-28 has no roots/list_changed: a server asks for the
+            // roots with each request that needs them (an input request), so
+            // it always gets the current ones.
+            return Ok(());
         }
         let connection =
             self.inner.reconnect.connection().ok_or_else(|| {
