@@ -703,3 +703,16 @@ async fn roots_changes_send_nothing_on_the_modern_era() {
     assert!(seen.requests("notifications/roots/list_changed").is_empty());
     binding.close().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_input_kind_the_client_did_not_declare_is_refused() {
+    let (factory, seen) = both(|_| Some(discover_result()), |_| Some(elicit_input(Some("s"))));
+    // No elicitation declared, no handler.
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    assert!(e.message().contains("elicitation/create"), "{e}");
+    assert_eq!(seen.requests("tools/call").len(), 1, "not sent again");
+    binding.close().await;
+}
