@@ -31,6 +31,7 @@
 //! stderr).
 
 use mcp_stack::binding::{ElicitRequest, ElicitResult};
+use mcp_stack::era::ProtocolChoice;
 use mcp_stack::transport::http::StreamableHttpFactory;
 use mcp_stack::{Binding, CallOpts, Definition, Error, Handlers, Timeouts};
 use serde_json::{json, Value};
@@ -66,7 +67,17 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
         request: Duration::from_secs(10),
         ..Timeouts::default()
     };
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
+    let modern = mcp_stack::protocol::is_modern_version(&version);
+    if modern {
+        definition.protocol = ProtocolChoice::Pinned(version);
+    }
     let handlers = match scenario {
+        _ if modern => {
+            definition.capabilities.elicitation = true;
+            Handlers::default()
+                .elicitation(|req: ElicitRequest| async move { Ok(ElicitResult::accept(req.defaults())) })
+        }
         ELICITATION_DEFAULTS => {
             // What this server may ask of the host, and what the host does:
             // a person who accepts every form as it is filled in by default.
@@ -91,6 +102,14 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
 const ELICITATION_DEFAULTS: &str = "elicitation-sep1034-client-defaults";
 
 async fn scenario_steps(scenario: &str, binding: &Binding) -> Result<(), Error> {
+    if let Some(calls) = context_tool_calls() {
+        binding.list_tools().await?;
+        for (name, arguments) in calls {
+            let result = binding.call_tool(&name, arguments, CallOpts::default()).await?;
+            report(&name, &result);
+        }
+        return Ok(());
+    }
     match scenario {
         "initialize" => Ok(()),
         "tools_call" => {
@@ -127,19 +146,79 @@ async fn scenario_steps(scenario: &str, binding: &Binding) -> Result<(), Error> 
             report("json_schema_echo", &result);
             Ok(())
         }
-        _ => {
+        "http-standard-headers" => {
+            call_argless_tools(binding).await?;
+            let catalog = binding.catalog();
+            for prompt in &catalog.prompts {
+                if prompt.arguments.iter().all(|a| !a.required) {
+                    binding.get_prompt(&prompt.name, Default::default(), CallOpts::default()).await?;
+                }
+            }
+            for resource in &catalog.resources {
+                binding.read_resource(&resource.uri, CallOpts::default()).await?;
+            }
+            Ok(())
+        }
+        "http-invalid-tool-headers" => {
+            // Every tool the catalog kept, with simple values for its
+            // required arguments: the ones with invalid annotations are not
+            // there to call.
             let tools = binding.list_tools().await?;
             for tool in &tools.items {
-                let required = tool.input_schema.get("required").and_then(Value::as_array);
-                if required.is_some_and(|r| !r.is_empty()) {
-                    continue;
-                }
-                let result = binding.call_tool(&tool.name, json!({}), CallOpts::default()).await?;
+                let arguments = simple_arguments(&tool.input_schema);
+                let result = binding.call_tool(&tool.name, arguments, CallOpts::default()).await?;
                 report(&tool.name, &result);
             }
             Ok(())
         }
+        _ => call_argless_tools(binding).await,
     }
+}
+
+/// A value of the right primitive type for each required property.
+fn simple_arguments(schema: &Value) -> Value {
+    let mut arguments = serde_json::Map::new();
+    let required = schema.get("required").and_then(Value::as_array).cloned().unwrap_or_default();
+    for name in required.iter().filter_map(Value::as_str) {
+        let kind = schema.pointer(&format!("/properties/{name}/type")).and_then(Value::as_str);
+        let value = match kind {
+            Some("integer") | Some("number") => json!(1),
+            Some("boolean") => json!(true),
+            Some("object") => json!({}),
+            Some("array") => json!([]),
+            _ => json!("x"),
+        };
+        arguments.insert(name.to_string(), value);
+    }
+    Value::Object(arguments)
+}
+
+/// The calls `MCP_CONFORMANCE_CONTEXT` asks for, if it names `toolCalls`.
+fn context_tool_calls() -> Option<Vec<(String, Value)>> {
+    let context: Value = serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
+    let calls = context.get("toolCalls")?.as_array()?;
+    Some(
+        calls
+            .iter()
+            .filter_map(|c| {
+                Some((c.get("name")?.as_str()?.to_string(), c.get("arguments").cloned().unwrap_or(json!({}))))
+            })
+            .collect(),
+    )
+}
+
+/// Lists the tools and calls each one that takes no required argument.
+async fn call_argless_tools(binding: &Binding) -> Result<(), Error> {
+    let tools = binding.list_tools().await?;
+    for tool in &tools.items {
+        let required = tool.input_schema.get("required").and_then(Value::as_array);
+        if required.is_some_and(|r| !r.is_empty()) {
+            continue;
+        }
+        let result = binding.call_tool(&tool.name, json!({}), CallOpts::default()).await?;
+        report(&tool.name, &result);
+    }
+    Ok(())
 }
 
 fn report(tool: &str, result: &mcp_stack::ToolResult) {

@@ -5,9 +5,12 @@
 #   server-everything ...... .peers/npm      (@modelcontextprotocol/server-everything)
 #   conformance suite ...... .peers/npm      (@modelcontextprotocol/conformance)
 #   Python SDK ............. .peers/venv     (mcp==2.3.0)
+#   TypeScript SDK v2 ...... .peers/ts       (@modelcontextprotocol/server 2.4.0,
+#                                              @modelcontextprotocol/node 2.1.2, zod 4)
+#                                              with tests/fixtures/ts_server.mjs copied in
 #
-# Writes .peers/env.sh exporting MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS
-# and MCP_PYTHON (absolute paths). Idempotent: every step checks the installed
+# Writes .peers/env.sh exporting MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS,
+# MCP_PYTHON and MCP_TS_SERVER_JS (absolute paths). Idempotent: every step checks the installed
 # version first and is skipped when it already matches, so a second run takes
 # about a second. Any failure exits non-zero with a message saying what broke.
 set -Eeuo pipefail
@@ -19,6 +22,11 @@ EVERYTHING_VERSION=2026.8.31
 CONFORMANCE_PKG=@modelcontextprotocol/conformance
 CONFORMANCE_VERSION=0.2.0-alpha.12
 PY_MCP_VERSION=2.3.0
+TS_SERVER_PKG=@modelcontextprotocol/server
+TS_SERVER_VERSION=2.4.0
+TS_NODE_PKG=@modelcontextprotocol/node
+TS_NODE_VERSION=2.1.2
+ZOD_MAJOR=4
 
 # ---- paths (relative to the repo root, computed from this script) ----------
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,6 +40,11 @@ CONFORMANCE_DIR="$NPM_PREFIX/node_modules/$CONFORMANCE_PKG"
 EVERYTHING_JS="$EVERYTHING_DIR/dist/index.js"
 CONFORMANCE_JS="$CONFORMANCE_DIR/dist/index.js"
 VENV_PY="$VENV/bin/python"
+TS_PREFIX="$PEERS/ts"
+TS_SERVER_DIR="$TS_PREFIX/node_modules/$TS_SERVER_PKG"
+TS_NODE_DIR="$TS_PREFIX/node_modules/$TS_NODE_PKG"
+# The fixture runs from inside the prefix so that Node resolves the packages.
+TS_SERVER_JS="$TS_PREFIX/ts_server.mjs"
 HOST_PYTHON="${PYTHON:-python3}"
 
 log() { printf '[install-peers] %s\n' "$*" >&2; }
@@ -114,8 +127,25 @@ else
     || die "mcp $PY_MCP_VERSION installed but 'from mcp.server.mcpserver import MCPServer, Context' fails"
 fi
 
+# ---- 3b. TypeScript SDK v2 server --------------------------------------------
+ts_have="$(pkg_version "$TS_SERVER_DIR")"
+tn_have="$(pkg_version "$TS_NODE_DIR")"
+if [ "$ts_have" = "$TS_SERVER_VERSION" ] && [ "$tn_have" = "$TS_NODE_VERSION" ]; then
+  log "$TS_SERVER_PKG@$ts_have and $TS_NODE_PKG@$tn_have present"
+else
+  log "installing $TS_SERVER_PKG@$TS_SERVER_VERSION, $TS_NODE_PKG@$TS_NODE_VERSION and zod@$ZOD_MAJOR into $TS_PREFIX (had: '${ts_have:-none}', '${tn_have:-none}')"
+  mkdir -p "$TS_PREFIX"
+  PATH="$(dirname "$NODE_BIN"):$PATH" npm install --prefix "$TS_PREFIX" --no-audit --no-fund --loglevel=error \
+    "$TS_SERVER_PKG@$TS_SERVER_VERSION" "$TS_NODE_PKG@$TS_NODE_VERSION" "zod@$ZOD_MAJOR" \
+    || die "npm install of $TS_SERVER_PKG / $TS_NODE_PKG failed"
+  installed_any=1
+  ts_have="$(pkg_version "$TS_SERVER_DIR")"
+  [ "$ts_have" = "$TS_SERVER_VERSION" ] || die "$TS_SERVER_PKG is '${ts_have:-missing}', wanted $TS_SERVER_VERSION"
+fi
+cp -f "$ROOT/tests/fixtures/ts_server.mjs" "$TS_SERVER_JS" || die "could not copy tests/fixtures/ts_server.mjs into $TS_PREFIX"
+
 # ---- 4. final checks + env.sh ----------------------------------------------
-for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY"; do
+for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS"; do
   [ -e "$f" ] || die "expected file missing after install: $f"
 done
 node_v="$("$NODE_BIN" --version)" || die "$NODE_BIN --version failed"
@@ -129,6 +159,7 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
   printf 'export MCP_EVERYTHING_JS=%q\n' "$EVERYTHING_JS"
   printf 'export MCP_CONFORMANCE_JS=%q\n' "$CONFORMANCE_JS"
   printf 'export MCP_PYTHON=%q\n' "$VENV_PY"
+  printf 'export MCP_TS_SERVER_JS=%q\n' "$TS_SERVER_JS"
 } > "$tmp"
 mv -f "$tmp" "$ENV_FILE"
 

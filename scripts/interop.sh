@@ -22,7 +22,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -f "$val" ] || die "$var points to a missing file: $val"
@@ -71,6 +71,15 @@ rm -rf "$INSTALL_ROOT"
 log "cargo test --features interop --test interop_http -- --test-threads=1"
 cargo test --features interop --test interop_http -- --test-threads=1
 
+# ---- 2026-07-28 interop -----------------------------------------------------
+# The Python SDK's modern server (tests/fixtures/py_modern_server.py) over
+# stdio and streamable HTTP with the automatic protocol choice: discover,
+# _meta, MRTR elicitation and roots, an x-mcp-header argument; and
+# the TypeScript SDK v2 server (tests/fixtures/ts_server.mjs) the same way, and
+# refusing the legacy era; server-everything (legacy only) through the fallback.
+log "cargo test --features interop --test interop_modern -- --test-threads=1"
+cargo test --features interop --test interop_modern -- --test-threads=1
+
 # ---- conformance suite (client side, 2025-11-25) ----------------------------
 # examples/conformance.rs is the client under test; conformance-baseline.yml
 # lists the scenarios it cannot pass yet, each with its reason. The suite exits
@@ -90,5 +99,20 @@ conformance_rc=0
 # The per-scenario summary and the totals line, then the verdict.
 sed -n '/=== SUITE SUMMARY ===/,$p' "$CONFORMANCE_OUT/run.log"
 [ "$conformance_rc" -eq 0 ] || { tail -n 60 "$CONFORMANCE_OUT/run.log" >&2; die "conformance suite failed (exit $conformance_rc)"; }
+
+# ---- conformance suite (client side, 2026-07-28) ----------------------------
+# The same client, pinned to 2026-07-28 by MCP_CONFORMANCE_PROTOCOL_VERSION
+# (set by the harness); conformance-baseline-2026-07-28.yml may list only
+# auth/* scenarios, each with its reason.
+MODERN_OUT="$ROOT/target/conformance/2026-07-28"
+rm -rf "$MODERN_OUT"
+mkdir -p "$MODERN_OUT"
+log "conformance suite: --suite all --spec-version 2026-07-28 (results in $MODERN_OUT)"
+modern_rc=0
+"$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
+  --suite all --spec-version 2026-07-28 -o "$MODERN_OUT" \
+  --expected-failures "$ROOT/conformance-baseline-2026-07-28.yml" > "$MODERN_OUT/run.log" 2>&1 || modern_rc=$?
+sed -n '/=== SUITE SUMMARY ===/,$p' "$MODERN_OUT/run.log"
+[ "$modern_rc" -eq 0 ] || { tail -n 60 "$MODERN_OUT/run.log" >&2; die "conformance suite 2026-07-28 failed (exit $modern_rc)"; }
 
 log "interop OK"

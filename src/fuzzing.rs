@@ -33,6 +33,7 @@ where
         },
         profile: Profile::default(),
         filter: Default::default(),
+        http: false,
         limits: limits.resolved(),
     };
     ctx.discover_tools(service).await

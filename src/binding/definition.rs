@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::compat::Profile;
 use crate::config::{Limits, Timeouts, ToolFilter};
+use crate::era::ProtocolChoice;
 use crate::layer::reconnect::ReconnectPolicy;
 use crate::layer::retry::RetryPolicy;
 use crate::protocol::logging::LoggingLevel;
@@ -67,6 +68,11 @@ pub struct Definition {
     /// What the client tells the server it is, in every handshake (renewals
     /// and reconnects included). Defaults to `mcp-stack` and its version.
     pub client: ClientIdentity,
+    /// Which protocol era (or version) the binding may speak, and so which
+    /// handshake it runs: see [`ProtocolChoice`] and
+    /// [`Dialer`](crate::layer::Dialer). The default is
+    /// [`ProtocolChoice::Legacy`], the `initialize` handshake.
+    pub protocol: ProtocolChoice,
 }
 
 impl fmt::Debug for Definition {
@@ -85,6 +91,7 @@ impl fmt::Debug for Definition {
             .field("compat", &self.compat.id())
             .field("refresh", &self.refresh)
             .field("client", &self.client)
+            .field("protocol", &self.protocol)
             .finish()
     }
 }
@@ -110,6 +117,7 @@ impl Definition {
             compat: Profile::default(),
             refresh: RetryPolicy::default(),
             client: ClientIdentity::default(),
+            protocol: ProtocolChoice::default(),
         }
     }
 
@@ -119,6 +127,7 @@ impl Definition {
     /// an automatic HTTP factory with its HTTP+SSE fallback needs
     /// `legacy_sse`). Fails with `invalid_config`.
     pub fn validate(&self) -> Result<(), crate::Error> {
+        self.protocol.validate()?;
         let ok = !self.name.is_empty()
             && self.name.len() <= 32
             && self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');

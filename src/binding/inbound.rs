@@ -50,6 +50,9 @@ pub(crate) struct BindingInbound {
     logs: LogPump,
     depth: Arc<DepthTracker>,
     catalog: Arc<ChangeFeed>,
+    /// The filter of the open 2026-07-28 listen request, to compare its
+    /// acknowledgement with.
+    listen_filter: std::sync::Mutex<Option<serde_json::Map<String, Value>>>,
 }
 
 /// What `initialize` advertises: each capability whose handler is installed
@@ -76,6 +79,31 @@ pub(crate) fn client_capabilities(definition: &Definition, handlers: &Handlers) 
 }
 
 impl BindingInbound {
+    /// Records the filter a listen request asks for.
+    pub(crate) fn set_listen_filter(&self, filter: Option<serde_json::Map<String, Value>>) {
+        *self.listen_filter.lock().expect("listen filter lock") = filter;
+    }
+
+    /// Warns when the server acknowledged a listen request with other
+    /// notifications than were asked (it honours a subset).
+    fn acknowledged(&self, params: Option<&Value>) {
+        let asked = self.listen_filter.lock().expect("listen filter lock").clone();
+        let granted = params.and_then(|p| p.get("notifications")).and_then(Value::as_object);
+        let (Some(asked), Some(granted)) = (asked, granted) else { return };
+        if super::listen::differs(&asked, granted) {
+            let text = normalize_message(
+                &format!(
+                    "the server acknowledged the listen stream with {} for {} asked",
+                    Value::Object(granted.clone()),
+                    Value::Object(asked)
+                ),
+                512,
+            );
+            tracing::warn!(target: "mcp_stack::listen", binding = %self.binding, "{text}");
+            self.events.emit(Event::Warning { binding: self.binding.clone(), text, at: SystemTime::now() });
+        }
+    }
+
     /// The inbound side of a binding: serves exactly what
     /// [`client_capabilities`] advertises. Must be called within a runtime
     /// (the log pump has a task).
@@ -127,6 +155,7 @@ impl BindingInbound {
             events,
             progress,
             version: RwLock::new(String::new()),
+            listen_filter: std::sync::Mutex::new(None),
             elicitor,
             sampler,
             roots,
@@ -264,6 +293,7 @@ impl InboundHandler for BindingInbound {
                     elicitor.complete(notification.params.as_ref());
                 }
             }
+            super::listen::SUBSCRIPTIONS_ACKNOWLEDGED => self.acknowledged(notification.params.as_ref()),
             method if Family::from_list_changed(method).is_some() => {
                 if let Some(family) = Family::from_list_changed(method) {
                     self.catalog.list_changed(family);

@@ -140,6 +140,7 @@ mod definition;
 pub mod elicitation;
 pub mod handlers;
 mod inbound;
+pub mod listen;
 pub mod logging;
 pub mod roots;
 mod rpc;
@@ -173,7 +174,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 use tower::{Layer, ServiceBuilder, ServiceExt};
 
-use crate::catalog::{BuildContext, CatalogCell, CatalogGuard, CatalogService, ChangeFeed};
+use crate::catalog::{BuildContext, Catalog, CatalogCell, CatalogGuard, CatalogService, ChangeFeed};
 use crate::config::limits::{Limits, Timeouts};
 use crate::content::{PromptResult, ResourceResult, ToolResult};
 use crate::error::{Error, FailureClass};
@@ -239,6 +240,8 @@ struct Inner {
     subscriptions: std::sync::Mutex<BTreeSet<String>>,
     /// The server log level the definition asks for.
     log_level: LoggingLevel,
+    /// The task of the 2026-07-28 listen stream, if one runs.
+    listen: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
 }
 
 impl fmt::Debug for Binding {
@@ -297,7 +300,9 @@ impl Binding {
         let dialer = Dialer::new(definition.transport.clone(), config, inbound.clone())
             .capabilities(client_capabilities(&definition, &handlers))
             .client_info(definition.client.to_implementation())
-            .timeout(timeouts.startup);
+            .timeout(timeouts.startup)
+            .protocol(definition.protocol.clone())
+            .log_level(handlers.log.is_some().then_some(definition.log_level));
 
         let (connection, session) = match dialer.dial().await {
             Ok(started) => started,
@@ -380,6 +385,7 @@ impl Binding {
                 inbound,
                 subscriptions: std::sync::Mutex::new(BTreeSet::new()),
                 log_level: definition.log_level,
+                listen: std::sync::Mutex::new(None),
             }),
         };
         let _ = restored.set(Arc::downgrade(&binding.inner));
@@ -448,12 +454,25 @@ impl Binding {
     /// handler is installed and the server advertises logging. A failure is
     /// a warning event, never the end of the binding.
     async fn configure_session(&self) {
+        if self.speaks_modern() {
+            self.start_listening();
+        }
         if !self.inner.inbound.has_log_handler() || self.current_session().capabilities.logging.is_none() {
+            return;
+        }
+        if self.speaks_modern() {
+            // Logs are request-scoped in 2026-07-28: every request already
+            // asks for them at the definition's level.
             return;
         }
         if let Err(e) = self.set_log_level(self.inner.log_level).await {
             self.warn(format!("could not turn the server's logs on: {e}"));
         }
+    }
+
+    /// Whether the connection speaks the 2026-07-28 era.
+    fn speaks_modern(&self) -> bool {
+        crate::protocol::is_modern_version(&self.current_session().protocol_version)
     }
 
     /// The binding's name.
@@ -565,8 +584,35 @@ impl Binding {
 
     /// Lists every tool the binding's [`ToolFilter`] permits, across pages,
     /// within `Limits::max_catalog_pages` and `Limits::max_catalog_items`.
+    ///
+    /// On 2026-07-28 over HTTP, a tool whose `x-mcp-header` annotations are
+    /// invalid is left out with a warning, as in the catalog (see
+    /// [`crate::catalog::mcp_header`]).
     pub async fn list_tools(&self) -> Result<Listing<Tool>, Error> {
-        self.list_all(methods::TOOLS_LIST, "tools", self.inner.limits.max_catalog_items, "list_tools").await
+        let mut listing = self
+            .list_all(methods::TOOLS_LIST, "tools", self.inner.limits.max_catalog_items, "list_tools")
+            .await?;
+        if self.speaks_modern() && matches!(self.inner.transport_kind, "streamable_http" | "http") {
+            let mut warnings = Vec::new();
+            listing.items.retain(|tool: &Tool| {
+                match crate::catalog::mcp_header::header_params(&tool.input_schema) {
+                    Ok(_) => true,
+                    Err(why) => {
+                        let text = crate::error::normalize_message(
+                            &format!("tools: refused tool {:?}: {why}", tool.name),
+                            512,
+                        );
+                        warnings.push(text);
+                        false
+                    }
+                }
+            });
+            for text in &warnings {
+                self.warn(text.clone());
+            }
+            listing.warnings.extend(warnings);
+        }
+        Ok(listing)
     }
 
     /// Lists every prompt, within `Limits::max_prompt_count`. A server
@@ -656,8 +702,51 @@ impl Binding {
             params["arguments"] = arguments;
         }
         let request = McpRequest::with_value(methods::TOOLS_CALL, params).opts(opts);
-        let rsp = self.request(request, "call_tool").await?;
+        let rsp = match self.request(self.with_param_headers(request.clone(), name, None), "call_tool").await
+        {
+            Err(e) if is_header_mismatch(&e) => {
+                // The tool's annotations may have changed (-32020): look at
+                // the server's tools again and send once more with what they
+                // say now. The server refused the call before running it, so
+                // this is not a replay.
+                let latest = match self.refresh_catalog().await {
+                    Ok(_) => self.candidate(),
+                    Err(_) => None,
+                };
+                self.request(self.with_param_headers(request, name, latest), "call_tool").await?
+            }
+            other => other?,
+        };
         ToolResult::from_response(rsp).map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))
+    }
+
+    /// `request` with the `Mcp-Param-*` headers the tool `name`'s
+    /// `x-mcp-header` annotations ask for (2026-07-28 over HTTP), read from
+    /// `catalog` or else the adopted one, in its extensions.
+    fn with_param_headers(
+        &self,
+        mut request: McpRequest,
+        name: &str,
+        catalog: Option<Arc<Catalog>>,
+    ) -> McpRequest {
+        let catalog = catalog.unwrap_or_else(|| self.catalog());
+        if !self.speaks_modern() {
+            return request;
+        }
+        let Some(tool) = catalog.tool(name) else { return request };
+        // The catalog kept only tools whose annotations are valid (over HTTP).
+        let Ok(params) = crate::catalog::mcp_header::header_params(&tool.input_schema) else {
+            return request;
+        };
+        if params.is_empty() {
+            return request;
+        }
+        let arguments = request.params.get("arguments").cloned().unwrap_or(Value::Null);
+        let headers = crate::catalog::mcp_header::param_headers(&params, &arguments);
+        if !headers.0.is_empty() {
+            request.extensions.insert(headers);
+        }
+        request
     }
 
     /// Renders the prompt `name` with `arguments`.
@@ -734,6 +823,12 @@ impl Binding {
     /// A binding calls this itself after the handshake when a log handler is
     /// installed (see [`logging`]).
     pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        if self.speaks_modern() {
+            // No `logging/setLevel` in 2026-07-28: requests ask for logs at
+            // the definition's level; the host sees nothing below `level`.
+            self.inner.inbound.set_log_level(level);
+            return Ok(());
+        }
         if self.current_session().capabilities.logging.is_none() {
             return Err(Error::new(FailureClass::InvalidConfig, "the server does not advertise logging")
                 .with_binding(&self.inner.name)
@@ -748,12 +843,20 @@ impl Binding {
     /// Tells the server the host's roots changed
     /// (`notifications/roots/list_changed`); it will ask for them again.
     /// Fails with `invalid_config`, sending nothing, when the binding did
-    /// not advertise roots.
+    /// not advertise roots. On 2026-07-28 it sends nothing and succeeds:
+    /// that era has no such notification, the server asks for the roots
+    /// whenever it needs them.
     pub async fn notify_roots_changed(&self) -> Result<(), Error> {
         if !self.inner.inbound.serves_roots() {
             return Err(Error::new(FailureClass::InvalidConfig, "this binding did not advertise roots")
                 .with_binding(&self.inner.name)
                 .with_op("notify_roots_changed"));
+        }
+        if self.speaks_modern() {
+            // 2026-07-28 has no roots/list_changed: a server asks for the
+            // roots with each request that needs them (an input request), so
+            // it always gets the current ones.
+            return Ok(());
         }
         let connection =
             self.inner.reconnect.connection().ok_or_else(|| {
@@ -788,6 +891,12 @@ impl Binding {
                 .with_op("subscribe"));
             }
         }
+        if self.speaks_modern() {
+            // 2026-07-28: the listen request carries the subscriptions.
+            self.inner.subscriptions.lock().expect("subscriptions lock").insert(uri.to_string());
+            self.start_listening();
+            return Ok(());
+        }
         self.request(
             McpRequest::with_value(methods::RESOURCES_SUBSCRIBE, json!({ "uri": uri })),
             "subscribe",
@@ -802,6 +911,10 @@ impl Binding {
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
         self.check_subscription(uri, "unsubscribe")?;
         self.inner.subscriptions.lock().expect("subscriptions lock").remove(uri);
+        if self.speaks_modern() {
+            self.start_listening();
+            return Ok(());
+        }
         let params = json!({ "uri": uri });
         self.request(McpRequest::with_value(methods::RESOURCES_UNSUBSCRIBE, params), "unsubscribe")
             .await
@@ -836,6 +949,10 @@ impl Binding {
     /// were none.
     pub async fn resubscribe_all(&self) -> Vec<(String, Error)> {
         let mut failures = Vec::new();
+        if self.speaks_modern() {
+            // The listen stream, opened again for the new session, carries them.
+            return failures;
+        }
         for uri in self.subscriptions() {
             let params = json!({ "uri": uri });
             if let Err(e) =
@@ -852,6 +969,9 @@ impl Binding {
     /// group are ended); later calls fail with `shutdown`. Returns once that
     /// is done. Idempotent.
     pub async fn close(&self) {
+        if let Some(listen) = self.inner.listen.lock().expect("listen lock").take() {
+            listen.abort();
+        }
         let lifecycle = &self.inner.lifecycle;
         let first = lifecycle.update(|_| (State::Closing, None)).is_some();
         self.inner.reconnect.close().await;
@@ -892,6 +1012,7 @@ async fn discover_at_connect(
         profile: definition.compat.clone(),
         limits: definition.limits.resolved(),
         filter: definition.tool_filter.clone(),
+        http: matches!(definition.transport.kind(), "streamable_http" | "http"),
     };
     let discovery = CatalogCell::discover(ctx, service, feed, events.clone(), definition.refresh);
     let outcome = match tokio::time::timeout(timeouts.startup, discovery).await {
@@ -906,4 +1027,10 @@ async fn discover_at_connect(
         Err(_) => emit_state(events, name, State::Discovering, State::Failed),
     }
     outcome
+}
+
+/// Whether `error` is the server's -32020 (its headers do not match the body).
+fn is_header_mismatch(error: &Error) -> bool {
+    crate::era::modern::rpc_error(error)
+        .is_some_and(|rpc| rpc.code == crate::protocol::jsonrpc::codes::HEADER_MISMATCH)
 }

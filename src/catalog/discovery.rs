@@ -308,6 +308,9 @@ pub(crate) struct BuildContext {
     pub(crate) profile: Profile,
     pub(crate) limits: Limits,
     pub(crate) filter: ToolFilter,
+    /// The binding speaks HTTP: on 2026-07-28, a tool with invalid
+    /// `x-mcp-header` annotations is dropped.
+    pub(crate) http: bool,
 }
 
 impl BuildContext {
@@ -509,7 +512,8 @@ struct Checked {
     spec: ToolSpec,
 }
 
-fn check_tool(ledger: &mut Ledger<'_>, limits: &Limits, entry: &Value) -> Option<Checked> {
+fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Value) -> Option<Checked> {
+    let limits = &ctx.limits;
     let Some(name) = str_field(entry, "name") else {
         ledger.warn("tools: dropped an entry without a string name".into());
         return None;
@@ -558,6 +562,11 @@ fn check_tool(ledger: &mut Ledger<'_>, limits: &Limits, entry: &Value) -> Option
     };
     if let Err(e) = check_bounds(&tool.input_schema, limits.max_schema_bytes, limits.max_schema_depth) {
         ledger.warn(format!("tools: refused tool {}: catalog_over_limit: its input schema {e}", q(name)));
+        return None;
+    }
+    let headers = ctx.http && crate::protocol::is_modern_version(&ctx.session.protocol_version);
+    if let Some(Err(why)) = headers.then(|| super::mcp_header::header_params(&tool.input_schema)) {
+        ledger.warn(format!("tools: refused tool {}: {why}", q(name)));
         return None;
     }
     let mut warnings = Vec::new();
@@ -829,7 +838,7 @@ pub(crate) fn build(ctx: &BuildContext, offering: &Offering, generation: u64) ->
 
     let tool_entries = dedupe(&mut ledger, "tools", &offering.tools.entries, |v| str_field(v, "name"));
     let mut checked: Vec<Checked> =
-        tool_entries.into_iter().filter_map(|e| check_tool(&mut ledger, &ctx.limits, e)).collect();
+        tool_entries.into_iter().filter_map(|e| check_tool(&mut ledger, ctx, e)).collect();
     let named = names::assign(&ctx.binding, checked.iter().map(|c| c.spec.raw_name.as_str()));
     for raw in &named.refused {
         ledger.warn(format!("tools: refused tool {}: no unique model name could be made", q(raw)));

@@ -119,6 +119,7 @@
 //! [`RetryPolicy`]: crate::RetryPolicy
 
 pub mod digest;
+pub mod mcp_header;
 pub mod meta;
 pub mod names;
 /// The compatibility profile, re-exported from [`crate::compat`] where it

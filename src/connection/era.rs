@@ -1,12 +1,37 @@
 //! The per-era strategy a connection consults where the protocol eras
-//! differ ([`Era`]), defined here, below the handshakes that choose one
-//! ([`crate::era`]), so that the connection depends on no era.
+//! differ ([`Era`]) and what it reads a result as ([`Reply`]), defined here,
+//! below the handshakes that choose an era ([`crate::era`]), so that the
+//! connection depends on no era.
 
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt;
 
+use super::RpcError;
+use crate::error::Error;
 use crate::protocol::{methods, Notification, RequestId};
+use crate::transport::WireHeaders;
+
+/// What a result means, as the era reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The request is done; this is its result.
+    Complete(Value),
+    /// The server needs input from the client before it can answer (a
+    /// modern `input_required` result): fulfil the requests and send the
+    /// request again.
+    InputRequired(InputRequired),
+}
+
+/// A modern `input_required` result: what the server asks, and the state it
+/// wants back verbatim.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct InputRequired {
+    /// The input requests by key: each `{ "method": .., "params": .. }`.
+    pub input_requests: Map<String, Value>,
+    /// The opaque state to echo unchanged, if the server sent one.
+    pub request_state: Option<Value>,
+}
 
 /// How a server tells the client its lists changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +68,41 @@ pub trait Era: Send + Sync + fmt::Debug + 'static {
     /// How this era announces catalog changes.
     fn change_style(&self) -> ChangeStyle {
         ChangeStyle::Notifications
+    }
+
+    /// Whether a request of `method` whose reply was lost while the
+    /// connection stayed up (an HTTP response stream that broke: the
+    /// transport reports it `indeterminate`) is sent again with a new id.
+    /// The default: never (the legacy era resumes streams instead).
+    fn reissue_on_loss(&self, method: &str) -> bool {
+        let _ = method;
+        false
+    }
+
+    /// The classified error for a JSON-RPC error the server answered with.
+    fn classify_error(&self, error: RpcError) -> Error {
+        error.into_error()
+    }
+
+    /// What the result of `method` means. The default: every result is
+    /// complete.
+    fn reply(&self, method: &str, result: Value) -> Result<Reply, Error> {
+        let _ = method;
+        Ok(Reply::Complete(result))
+    }
+
+    /// The HTTP headers that mirror a request of `method` with `params`
+    /// (sent by transports that carry headers; others ignore them), plus
+    /// the per-request ones a layer put in the request's `extensions`. The
+    /// default: none.
+    fn wire_headers(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        extensions: &http::Extensions,
+    ) -> WireHeaders {
+        let _ = (method, params, extensions);
+        WireHeaders::default()
     }
 }
 

@@ -64,6 +64,8 @@
 //! the connection holds at most [`MAX_REPLY_BACKLOG`] replies and
 //! [`MAX_CONCURRENT_SERVER_REQUESTS`] handler tasks.
 
+pub mod era;
+
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -76,15 +78,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 
-pub mod era;
-
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::{codes, EnvelopeError, TooDeep, MAX_MESSAGE_DEPTH};
 use crate::protocol::progress::CancelledParams;
 use crate::protocol::{methods, ErrorObject, Message, Notification, Outcome, Request, RequestId, Response};
 use crate::request::{McpRequest, McpResponse};
-use crate::transport::{Inbound, MessageSender, Transport};
-use era::{Era, Unnegotiated};
+use crate::transport::{Inbound, MessageSender, Transport, WireHeaders};
+use era::{Era, InputRequired, Reply, Unnegotiated};
 
 /// Server requests handled at once per connection.
 pub const MAX_CONCURRENT_SERVER_REQUESTS: usize = 16;
@@ -99,6 +99,13 @@ pub const REPLY_STALL: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long a failed write waits for the reader to report the connection's
 /// end before the write error is reported instead.
 pub const WRITE_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+/// How many times one request is sent again after the server asked for
+/// input (`input_required`, 2026-07-28) before it fails `limit_exceeded`.
+/// All rounds stay inside the call's one deadline.
+pub const MAX_INPUT_ROUNDS: usize = 8;
+/// How many times a request whose reply was lost is sent again, when the
+/// era re-issues it ([`Era::reissue_on_loss`]).
+pub const MAX_REISSUES: usize = 2;
 /// The longest warning text passed to [`InboundHandler::warning`].
 pub const MAX_WARNING_BYTES: usize = 512;
 
@@ -149,7 +156,10 @@ pub struct RpcError {
 }
 
 impl RpcError {
-    fn into_error(self) -> Error {
+    /// The classified error of the legacy era: `not_found` for an unknown
+    /// method or resource, `remote_tool_error` otherwise, with `self` as its
+    /// source.
+    pub fn into_error(self) -> Error {
         let class = match self.code {
             codes::METHOD_NOT_FOUND | codes::RESOURCE_NOT_FOUND => FailureClass::NotFound,
             _ => FailureClass::RemoteToolError,
@@ -176,8 +186,14 @@ struct Pending {
     tx: oneshot::Sender<Result<Value, Error>>,
 }
 
+/// One message for the writer, with the HTTP headers that mirror it.
+struct Outbound {
+    text: String,
+    headers: WireHeaders,
+}
+
 struct Shared {
-    outbound: mpsc::Sender<String>,
+    outbound: mpsc::Sender<Outbound>,
     /// Replies to server requests, for the writer: the bounded backlog.
     replies: mpsc::Sender<String>,
     sender: Arc<dyn MessageSender>,
@@ -262,6 +278,14 @@ impl Connection {
         }
     }
 
+    /// Puts the connection back before any era (after a modern probe the
+    /// server did not understand), and tells the transport so
+    /// ([`MessageSender::negotiated`] with an empty version).
+    pub fn reset_era(&self) {
+        *self.shared.era.write().expect("era lock") = Arc::new(Unnegotiated);
+        self.shared.sender.negotiated("");
+    }
+
     /// The era in force.
     pub fn era(&self) -> Arc<dyn Era> {
         self.shared.era.read().expect("era lock").clone()
@@ -300,7 +324,7 @@ impl Connection {
     /// Sends a request and waits for its result. Dropping the future cancels
     /// the request on the wire.
     pub async fn request(&self, method: &str, params: Map<String, Value>) -> Result<Value, Error> {
-        self.shared.clone().request(method, Cow::Owned(params)).await
+        self.shared.clone().call(method, Cow::Owned(params), &http::Extensions::new()).await
     }
 
     /// Sends a notification.
@@ -330,8 +354,12 @@ impl Shared {
     }
 
     async fn enqueue(&self, text: String) -> Result<(), Error> {
+        self.enqueue_with(text, WireHeaders::default()).await
+    }
+
+    async fn enqueue_with(&self, text: String, headers: WireHeaders) -> Result<(), Error> {
         self.outbound
-            .send(text)
+            .send(Outbound { text, headers })
             .await
             .map_err(|_| Error::new(FailureClass::TransportClosed, "connection writer has stopped"))
     }
@@ -352,10 +380,127 @@ impl Shared {
         }
     }
 
+    /// One request as the era wants it: sent, its result read
+    /// ([`Era::reply`]), and, when the server asks for input
+    /// (`input_required`), the input gathered through the inbound handler
+    /// and the request sent again with a new id, at most
+    /// [`MAX_INPUT_ROUNDS`] times.
+    async fn call(
+        self: Arc<Self>,
+        method: &str,
+        params: Cow<'_, Map<String, Value>>,
+        extensions: &http::Extensions,
+    ) -> Result<Value, Error> {
+        let era = self.era.read().expect("era lock").clone();
+        let result = self.clone().request_reissuing(&*era, method, params.clone(), extensions).await?;
+        let mut reply = era.reply(method, result)?;
+        let mut rounds = 0usize;
+        loop {
+            let input = match reply {
+                Reply::Complete(result) => return Ok(result),
+                Reply::InputRequired(input) => input,
+            };
+            if !methods::accepts_input_required(method) {
+                return Err(Error::new(
+                    FailureClass::ServerProtocol,
+                    format!("the server asked for input on {method}, which may not ask for any"),
+                ));
+            }
+            rounds += 1;
+            if rounds > MAX_INPUT_ROUNDS {
+                return Err(Error::new(
+                    FailureClass::LimitExceeded,
+                    format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds of {method}"),
+                ));
+            }
+            let again = self.fulfil(&params, input).await?;
+            let result = self.clone().request_reissuing(&*era, method, Cow::Owned(again), extensions).await?;
+            reply = era.reply(method, result)?;
+        }
+    }
+
+    /// [`Shared::request`], sent again with a new id (at most
+    /// [`MAX_REISSUES`] times) when its reply was lost while the connection
+    /// stayed up and the era re-issues such a request
+    /// ([`Era::reissue_on_loss`]).
+    async fn request_reissuing(
+        self: Arc<Self>,
+        era: &dyn Era,
+        method: &str,
+        params: Cow<'_, Map<String, Value>>,
+        extensions: &http::Extensions,
+    ) -> Result<Value, Error> {
+        let mut reissued = 0;
+        loop {
+            match self.clone().request(method, params.clone(), extensions).await {
+                Err(e)
+                    if e.class() == FailureClass::Indeterminate
+                        && reissued < MAX_REISSUES
+                        && era.reissue_on_loss(method)
+                        && self.check_open().is_ok() =>
+                {
+                    reissued += 1;
+                    tracing::debug!(target: "mcp_stack::connection", "re-issuing {method}: {e}");
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The params of the next round: the original ones, the answers under
+    /// the server's keys as `inputResponses`, and `requestState` echoed as
+    /// it came (omitted when none came).
+    async fn fulfil(
+        &self,
+        params: &Map<String, Value>,
+        input: InputRequired,
+    ) -> Result<Map<String, Value>, Error> {
+        let mut responses = Map::new();
+        for (key, request) in input.input_requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
+            if !methods::is_input_request(&method) {
+                return Err(Error::new(
+                    FailureClass::ServerProtocol,
+                    format!(
+                        "the server asked for input with {:?}, which is not an input request",
+                        normalize_message(&method, 64)
+                    ),
+                ));
+            }
+            let request_params = request.get("params").cloned();
+            match self.inbound.request(&method, request_params).await {
+                Ok(result) => {
+                    responses.insert(key, result);
+                }
+                Err(e) => {
+                    let class = match e.code {
+                        codes::METHOD_NOT_FOUND => FailureClass::ServerProtocol,
+                        _ => FailureClass::RemoteToolError,
+                    };
+                    return Err(Error::new(
+                        class,
+                        format!("the server's {method} input request was refused: {}", e.message),
+                    ));
+                }
+            }
+        }
+        let mut again = params.clone();
+        again.remove("inputResponses");
+        again.remove("requestState");
+        if !responses.is_empty() {
+            again.insert("inputResponses".into(), Value::Object(responses));
+        }
+        if let Some(state) = input.request_state {
+            again.insert("requestState".into(), state);
+        }
+        Ok(again)
+    }
+
     async fn request(
         self: Arc<Self>,
         method: &str,
         mut params: Cow<'_, Map<String, Value>>,
+        extensions: &http::Extensions,
     ) -> Result<Value, Error> {
         self.check_open_to_send()?;
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
@@ -368,10 +513,14 @@ impl Shared {
         // means any later `finish` will find the entry.
         self.check_open_to_send()?;
 
-        self.era.read().expect("era lock").decorate(method, &mut params);
+        let headers = {
+            let era = self.era.read().expect("era lock");
+            era.decorate(method, &mut params);
+            era.wire_headers(method, &params, extensions)
+        };
         let params = if params.is_empty() && method == methods::PING { None } else { Some(&*params) };
         let text = request_json(&id, method, params);
-        self.enqueue(text).await?;
+        self.enqueue_with(text, headers).await?;
         guard.sent = true;
 
         let outcome = rx.await;
@@ -396,12 +545,11 @@ impl Shared {
         };
         let result = match response.outcome {
             Outcome::Result(value) => Ok(value),
-            Outcome::Error(e) => Err(RpcError {
+            Outcome::Error(e) => Err(self.era.read().expect("era lock").classify_error(RpcError {
                 code: e.code,
                 message: normalize_message(&e.message, MAX_WARNING_BYTES),
                 data: e.data,
-            }
-            .into_error()),
+            })),
         };
         let _ = pending.tx.send(result);
     }
@@ -491,18 +639,21 @@ impl Drop for PendingGuard {
 async fn write_loop(
     shared: std::sync::Weak<Shared>,
     sender: Arc<dyn MessageSender>,
-    mut rx: mpsc::Receiver<String>,
+    mut rx: mpsc::Receiver<Outbound>,
     mut replies: mpsc::Receiver<String>,
 ) {
     loop {
         // Replies first: the server may be waiting on them to go on.
-        let text = tokio::select! {
+        let sent = tokio::select! {
             biased;
-            Some(text) = replies.recv() => text,
-            Some(text) = rx.recv() => text,
+            Some(text) = replies.recv() => sender.send(text).await,
+            Some(Outbound { text, headers }) = rx.recv() => match headers.is_empty() {
+                true => sender.send(text).await,
+                false => sender.send_request(text, headers).await,
+            },
             else => return,
         };
-        if let Err(e) = sender.send(text).await {
+        if let Err(e) = sent {
             let Some(shared) = shared.upgrade() else { return };
             // A failed write usually means the server is gone, and the reader
             // is about to see the end of its output with a better diagnosis
@@ -808,8 +959,8 @@ impl tower_service::Service<McpRequest> for Connection {
         let shared = self.shared.clone();
         ResponseFuture {
             inner: Box::pin(async move {
-                let McpRequest { method, params, .. } = req;
-                shared.request(&method, Cow::Owned(params)).await.map(McpResponse::new)
+                let McpRequest { method, params, extensions, .. } = req;
+                shared.call(&method, Cow::Owned(params), &extensions).await.map(McpResponse::new)
             }),
         }
     }
@@ -824,7 +975,10 @@ impl Connection {
         let shared = self.shared.clone();
         ResponseFuture {
             inner: Box::pin(async move {
-                shared.request(&req.method, Cow::Borrowed(&req.params)).await.map(McpResponse::new)
+                shared
+                    .call(&req.method, Cow::Borrowed(&req.params), &req.extensions)
+                    .await
+                    .map(McpResponse::new)
             }),
         }
     }

@@ -50,8 +50,22 @@ pub async fn initialize(
     capabilities: ClientCapabilities,
     client: Implementation,
 ) -> Result<SessionInfo, Error> {
+    initialize_version(connection, LATEST_LEGACY_VERSION, capabilities, client).await
+}
+
+/// [`initialize`] proposing `version`. When it is not
+/// [`LATEST_LEGACY_VERSION`] (a pinned version), the server must answer
+/// with exactly it. A server that refuses every version (-32022, as a
+/// modern-only server answers `initialize`) fails `unsupported_protocol`
+/// naming the versions it offered.
+pub async fn initialize_version(
+    connection: &Connection,
+    version: &str,
+    capabilities: ClientCapabilities,
+    client: Implementation,
+) -> Result<SessionInfo, Error> {
     let params = InitializeParams {
-        protocol_version: LATEST_LEGACY_VERSION.to_string(),
+        protocol_version: version.to_string(),
         capabilities,
         client_info: client,
         meta: None,
@@ -66,13 +80,24 @@ pub async fn initialize(
             FailureClass::Indeterminate => e.reclassify(FailureClass::TransportClosed),
             _ => e,
         };
-        e.with_op("initialize")
+        let refused = super::modern::rpc_error(&e)
+            .filter(|rpc| rpc.code == crate::protocol::jsonrpc::codes::UNSUPPORTED_PROTOCOL_VERSION)
+            .map(super::modern::supported_versions);
+        match refused {
+            Some(offered) => Error::new(
+                FailureClass::UnsupportedProtocol,
+                format!("the server refused initialize: it speaks none of this client's versions; it offered {offered:?}"),
+            )
+            .with_op("initialize"),
+            None => e.with_op("initialize"),
+        }
     })?;
     let result: InitializeResult = serde_json::from_value(result).map_err(|e| {
         Error::new(FailureClass::ServerProtocol, format!("malformed initialize result: {e}"))
             .with_op("initialize")
     })?;
-    if !is_supported_version(&result.protocol_version) {
+    let pinned = version != LATEST_LEGACY_VERSION;
+    if !is_supported_version(&result.protocol_version) || (pinned && result.protocol_version != version) {
         return Err(Error::new(
             FailureClass::UnsupportedProtocol,
             format!(
@@ -95,7 +120,7 @@ pub async fn initialize(
 
 /// Bounds the server's instructions. Line breaks are kept (they are prose a
 /// person may read); other control characters are dropped.
-fn normalize_instructions(text: &str) -> String {
+pub(crate) fn normalize_instructions(text: &str) -> String {
     let kept: String = text.chars().filter(|c| !c.is_control() || *c == '\n' || *c == '\t').collect();
     if kept.len() <= MAX_INSTRUCTIONS_BYTES {
         return kept;

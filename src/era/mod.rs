@@ -3,17 +3,26 @@
 //! ("modern").
 //!
 //! An [`Era`] is a strategy object the connection consults at the few points
-//! where the eras differ, so that no `if modern` spreads through the code
-//! (the trait lives with the connection, which uses it; the eras here
-//! implement it):
+//! where the eras differ, so that no `if modern` spreads through the code:
 //!
 //! - how a request is decorated before it is sent ([`Era::decorate`]);
 //! - how an abandoned request is cancelled ([`Era::cancel_notice`]);
-//! - how the server announces catalog changes ([`ChangeStyle`]).
+//! - how the server announces catalog changes ([`ChangeStyle`]);
+//! - how a JSON-RPC error becomes a classified [`Error`](crate::Error)
+//!   ([`Era::classify_error`]);
+//! - what a result means ([`Era::reply`]: complete, or asking for input);
+//! - which HTTP headers mirror a request ([`Era::wire_headers`]).
 //!
-//! The handshake that picks the era lives in [`legacy`] (and, later, the
-//! modern module beside it).
+//! The handshakes live beside it: [`legacy`] (`initialize`) and [`modern`]
+//! (`server/discover` and per-request `_meta`); [`ProtocolChoice`] says
+//! which a binding may speak, and the dialer
+//! ([`crate::layer::Dialer`]) runs the choice.
 
+pub mod choice;
 pub mod legacy;
+pub mod modern;
 
-pub use crate::connection::era::{cancelled_notification, ChangeStyle, Era, Unnegotiated};
+pub use crate::connection::era::{
+    cancelled_notification, ChangeStyle, Era, InputRequired, Reply, Unnegotiated,
+};
+pub use choice::{ProtocolChoice, DEFAULT_DISCOVER_TIMEOUT};

@@ -131,6 +131,21 @@ pub mod codes {
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
     /// A URL-mode elicitation is required first (MCP 2025-11-25).
     pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+    /// The HTTP headers do not match the body (`HeaderMismatch`, 2026-07-28).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The server needs a client capability the request did not declare
+    /// (`MissingRequiredClientCapability`, 2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The server does not speak the requested protocol version
+    /// (`UnsupportedProtocolVersion`, 2026-07-28); `data.supported` lists
+    /// what it speaks.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+    /// Whether `code` is one of the errors only a modern-era (2026-07-28)
+    /// server sends: seeing one identifies the server's era.
+    pub fn is_modern(code: i64) -> bool {
+        matches!(code, HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY | UNSUPPORTED_PROTOCOL_VERSION)
+    }
 }
 
 /// A response: the id of the request it answers and either a result or an

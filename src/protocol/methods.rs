@@ -167,6 +167,19 @@ pub fn known(name: &str) -> Option<&'static str> {
     })
 }
 
+/// Whether a result of `method` may ask for input (`input_required`,
+/// 2026-07-28): `tools/call`, `prompts/get` and `resources/read`.
+pub fn accepts_input_required(method: &str) -> bool {
+    matches!(method, TOOLS_CALL | PROMPTS_GET | RESOURCES_READ)
+}
+
+/// Whether `method` is one a server may ask the client to fulfil as an
+/// input request (`elicitation/create`, `sampling/createMessage`,
+/// `roots/list`).
+pub fn is_input_request(method: &str) -> bool {
+    matches!(method, ELICITATION_CREATE | SAMPLING_CREATE_MESSAGE | ROOTS_LIST)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

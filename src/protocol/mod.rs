@@ -75,7 +75,19 @@ pub const SUPPORTED_VERSIONS: &[&str] = &[LATEST_LEGACY_VERSION, "2025-06-18", "
 /// the client proposes in `initialize`.
 pub const LATEST_LEGACY_VERSION: &str = "2025-11-25";
 
-/// Whether `version` is one this crate speaks.
+/// Whether `version` is one this crate speaks in the legacy era.
 pub fn is_supported_version(version: &str) -> bool {
     SUPPORTED_VERSIONS.contains(&version)
+}
+
+/// The protocol versions of the modern era (per-request `_meta`, no
+/// handshake) this crate speaks, newest first.
+pub const MODERN_VERSIONS: &[&str] = &[LATEST_MODERN_VERSION];
+
+/// The newest modern-era version, which a modern request proposes first.
+pub const LATEST_MODERN_VERSION: &str = "2026-07-28";
+
+/// Whether `version` is a modern-era version this crate speaks.
+pub fn is_modern_version(version: &str) -> bool {
+    MODERN_VERSIONS.contains(&version)
 }

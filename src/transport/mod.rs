@@ -128,6 +128,21 @@ pub fn is_session_expired(error: &Error) -> bool {
     std::error::Error::source(error).is_some_and(|source| source.is::<SessionExpired>())
 }
 
+/// The HTTP headers that mirror one request (2026-07-28: `Mcp-Method`,
+/// `Mcp-Name`, `Mcp-Param-*`), as `(name, value)` with values already
+/// encoded. Built by the era ([`crate::era::Era::wire_headers`]) and handed
+/// to [`MessageSender::send_request`]; a transport without headers ignores
+/// them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WireHeaders(pub Vec<(String, String)>);
+
+impl WireHeaders {
+    /// Whether there is no header.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// How much of a damaged frame's start a transport keeps for diagnosis.
 pub const DAMAGED_PREFIX_BYTES: usize = 256;
 
@@ -137,6 +152,13 @@ pub trait MessageSender: Send + Sync + 'static {
     /// Sends one message (a complete JSON-RPC object, serialized). The
     /// transport adds its own framing.
     async fn send(&self, message: String) -> Result<(), Error>;
+
+    /// Sends one request with the HTTP headers that mirror it. The default
+    /// ignores the headers (a transport that has none).
+    async fn send_request(&self, message: String, headers: WireHeaders) -> Result<(), Error> {
+        let _ = headers;
+        self.send(message).await
+    }
 
     /// Tells the server that the request `id` is abandoned.
     ///
@@ -162,7 +184,9 @@ pub trait MessageSender: Send + Sync + 'static {
     /// the version outside the messages record it here (streamable HTTP
     /// sends it as `MCP-Protocol-Version` on every later request); the
     /// default does nothing. Called by the connection whenever an era is
-    /// installed, before any message of that era is sent. Must not block.
+    /// installed, before any message of that era is sent, and with an empty
+    /// version when the era is reset (a modern probe the server did not
+    /// understand): the transport then forgets the version. Must not block.
     fn negotiated(&self, protocol_version: &str) {
         let _ = protocol_version;
     }

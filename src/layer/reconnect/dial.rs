@@ -4,16 +4,33 @@ use std::time::Duration;
 
 use crate::config::limits::DEFAULT_STARTUP_TIMEOUT;
 use crate::connection::{Connection, InboundHandler};
-use crate::era::legacy;
+use crate::era::modern::{self, Modern, Probe};
+use crate::era::{legacy, ProtocolChoice, DEFAULT_DISCOVER_TIMEOUT};
 use crate::error::{Error, FailureClass};
 use crate::protocol::lifecycle::{ClientCapabilities, Implementation};
+use crate::protocol::logging::LoggingLevel;
+use crate::protocol::{LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION};
 use crate::session::SessionInfo;
 use crate::transport::{ConnectConfig, TransportFactory};
+use std::sync::Mutex;
 
 /// Makes one connection ready for requests: dials through the
 /// [`TransportFactory`], starts the [`Connection`] engine over it, and runs
 /// the handshake, all within one timeout. A binding dials once at start and
 /// once per reconnect attempt, with the same `Dialer`.
+///
+/// # Choosing the era
+///
+/// The [`ProtocolChoice`] says which handshake runs. `Legacy` (the default)
+/// sends `initialize`. `Modern` sends `server/discover` and installs the
+/// 2026-07-28 era. `Auto` sends `server/discover` first: a result, or an
+/// error only a modern server sends (-32020, -32021, -32022), means modern;
+/// any other error, a refused HTTP exchange (400, 404, 405 without a modern
+/// JSON-RPC body) or, on stdio, no answer within the discover timeout
+/// ([`DEFAULT_DISCOVER_TIMEOUT`]) means legacy, and `initialize` follows on
+/// the same connection. The verdict is kept for the dialer's later dials
+/// (reconnects to the same server process or origin); a cached modern
+/// verdict that a new dial finds wrong is probed again.
 ///
 /// ```
 /// # use mcp_stack::layer::Dialer;
@@ -36,6 +53,12 @@ pub struct Dialer {
     capabilities: ClientCapabilities,
     client: Implementation,
     timeout: Duration,
+    protocol: ProtocolChoice,
+    discover_timeout: Duration,
+    log_level: Option<LoggingLevel>,
+    /// The era the last dial found: `Some(true)` modern, `Some(false)`
+    /// legacy. Shared by clones (the reconnect layer's copy).
+    verdict: Arc<Mutex<Option<bool>>>,
 }
 
 impl fmt::Debug for Dialer {
@@ -46,6 +69,7 @@ impl fmt::Debug for Dialer {
             .field("config", &self.config)
             .field("client", &self.client.name)
             .field("timeout", &self.timeout)
+            .field("protocol", &self.protocol)
             .finish_non_exhaustive()
     }
 }
@@ -67,7 +91,35 @@ impl Dialer {
             capabilities: ClientCapabilities::default(),
             client: crate::session::client_identity(),
             timeout: DEFAULT_STARTUP_TIMEOUT,
+            protocol: ProtocolChoice::default(),
+            discover_timeout: DEFAULT_DISCOVER_TIMEOUT,
+            log_level: None,
+            verdict: Arc::default(),
         }
+    }
+
+    /// Sets which era or version the handshake may choose.
+    pub fn protocol(mut self, protocol: ProtocolChoice) -> Self {
+        self.protocol = protocol;
+        self
+    }
+
+    /// Bounds how long the automatic choice waits for `server/discover`
+    /// before it takes the server for a legacy one.
+    pub fn discover_timeout(mut self, timeout: Duration) -> Self {
+        self.discover_timeout = timeout;
+        self
+    }
+
+    /// The log level every modern request asks for (`None`: no logs).
+    pub fn log_level(mut self, level: Option<LoggingLevel>) -> Self {
+        self.log_level = level;
+        self
+    }
+
+    /// The era the last dial found, if any: `Some(true)` for modern.
+    pub fn verdict(&self) -> Option<bool> {
+        *self.verdict.lock().expect("verdict lock")
     }
 
     /// Sets the capabilities the handshake advertises.
@@ -96,7 +148,12 @@ impl Dialer {
     /// Runs the `initialize` handshake again on `connection` (a session the
     /// server forgot), within the dial timeout.
     pub(crate) async fn initialize(&self, connection: &Connection) -> Result<SessionInfo, Error> {
-        let handshake = legacy::initialize(connection, self.capabilities.clone(), self.client.clone());
+        let handshake = legacy::initialize_version(
+            connection,
+            self.legacy_version(),
+            self.capabilities.clone(),
+            self.client.clone(),
+        );
         tokio::time::timeout(self.timeout, handshake).await.unwrap_or_else(|_| {
             Err(Error::new(
                 FailureClass::StartupTimeout,
@@ -112,7 +169,7 @@ impl Dialer {
         let start = async {
             let transport = self.factory.connect(&self.config).await?;
             let connection = Connection::start(transport, self.inbound.clone());
-            match legacy::initialize(&connection, self.capabilities.clone(), self.client.clone()).await {
+            match self.handshake(&connection).await {
                 Ok(session) => Ok((connection, session)),
                 Err(e) => {
                     connection.close().await;
@@ -128,5 +185,79 @@ impl Dialer {
                 format!("connect and handshake did not finish within {:?}", self.timeout),
             ))
         })
+    }
+}
+
+impl Dialer {
+    fn legacy_version(&self) -> &str {
+        match self.protocol.pinned() {
+            Some(v) if self.protocol.allows_legacy() => v,
+            _ => LATEST_LEGACY_VERSION,
+        }
+    }
+
+    fn modern_era(&self) -> Modern {
+        let version = match self.protocol.pinned() {
+            Some(v) if self.protocol.allows_modern() => v,
+            _ => LATEST_MODERN_VERSION,
+        };
+        // Over HTTP a dropped request is cancelled by closing its stream.
+        let by_notice = !matches!(self.factory.kind(), "streamable_http" | "http" | "sse");
+        Modern::new(version, &self.capabilities, &self.client, self.log_level).cancel_by_notice(by_notice)
+    }
+
+    /// The handshake the protocol choice asks for (see the type's docs).
+    async fn handshake(&self, connection: &Connection) -> Result<SessionInfo, Error> {
+        let cached = self.verdict();
+        let try_modern = self.protocol.allows_modern() && cached != Some(false);
+        if try_modern {
+            let pinned = self.protocol.pinned().map(str::to_string);
+            let allowed = move |v: &str| pinned.as_deref().is_none_or(|p| p == v);
+            let probe = modern::discover(connection, self.modern_era(), allowed);
+            let outcome = match self.protocol {
+                // Only the automatic choice falls back when nothing answers.
+                ProtocolChoice::Auto => match tokio::time::timeout(self.discover_timeout, probe).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => {
+                        connection.reset_era();
+                        Ok(Probe::Legacy(Error::new(
+                            FailureClass::StartupTimeout,
+                            format!("server/discover had no answer within {:?}", self.discover_timeout),
+                        )))
+                    }
+                },
+                _ => probe.await,
+            };
+            match outcome? {
+                Probe::Modern(session) => {
+                    *self.verdict.lock().expect("verdict lock") = Some(true);
+                    return Ok(session);
+                }
+                Probe::Legacy(why) if !self.protocol.allows_legacy() => {
+                    return Err(Error::new(
+                        FailureClass::UnsupportedProtocol,
+                        format!(
+                            "the server does not speak the 2026-07-28 protocol this binding is limited to: {}",
+                            why.message()
+                        ),
+                    )
+                    .with_op("server/discover"));
+                }
+                Probe::Legacy(why) => {
+                    tracing::debug!(target: "mcp_stack::era", "falling back to initialize: {}", why.message());
+                }
+            }
+        }
+        let session = legacy::initialize_version(
+            connection,
+            self.legacy_version(),
+            self.capabilities.clone(),
+            self.client.clone(),
+        )
+        .await?;
+        if self.protocol.allows_modern() {
+            *self.verdict.lock().expect("verdict lock") = Some(false);
+        }
+        Ok(session)
     }
 }

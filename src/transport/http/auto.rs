@@ -41,7 +41,9 @@ use super::streamable::{Core, Started, StreamableSender};
 use super::{inbound_channel, InboundTx, Peek, SseFactory, StreamOptions, StreamableHttpFactory};
 use crate::compat::Tolerance;
 use crate::error::Error;
-use crate::transport::{ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory};
+use crate::transport::{
+    ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory, WireHeaders,
+};
 
 /// Which transport an automatic connection settled on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -180,12 +182,16 @@ impl AutoSender {
 #[async_trait]
 impl MessageSender for AutoSender {
     async fn send(&self, message: String) -> Result<(), Error> {
+        self.send_request(message, WireHeaders::default()).await
+    }
+
+    async fn send_request(&self, message: String, headers: WireHeaders) -> Result<(), Error> {
         if let Some(legacy) = self.legacy.get() {
             return legacy.send(message).await;
         }
         let is_initialize =
             Peek::of(&message).method.as_deref() == Some(crate::protocol::methods::INITIALIZE);
-        match StreamableSender::send_with(&self.streamable, message.clone()).await? {
+        match StreamableSender::send_with(&self.streamable, message.clone(), headers).await? {
             Started::Sent => {
                 if is_initialize {
                     self.settle(HttpMode::Streamable);

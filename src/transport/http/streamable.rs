@@ -90,7 +90,7 @@
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, StatusCode};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -108,7 +108,13 @@ use super::{
 };
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::{methods, RequestId};
-use crate::transport::{ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory};
+use crate::transport::{
+    ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory, WireHeaders,
+};
+
+/// Headers a request's mirror may not set: the transport's own.
+const RESERVED_MIRROR: &[&str] =
+    &["accept", "content-type", "mcp-session-id", "mcp-protocol-version", "last-event-id"];
 
 /// Requests whose replies are read at once, per connection; more wait.
 pub const MAX_IN_FLIGHT: usize = 64;
@@ -227,6 +233,7 @@ impl StreamableHttpFactory {
             max_body: config.max_body_bytes,
             binding: config.binding.clone(),
             session: Mutex::new(SessionState::default()),
+            stateless: AtomicBool::new(false),
             version: Mutex::new(None),
             inbound,
             closed,
@@ -295,6 +302,9 @@ pub(crate) struct Core {
     binding: String,
     session: Mutex<SessionState>,
     version: Mutex<Option<HeaderValue>>,
+    /// The negotiated version is a modern one (2026-07-28): no session, no
+    /// `GET` stream, no resumption; every request is one `POST`.
+    stateless: AtomicBool,
     inbound: InboundTx,
     closed: Arc<watch::Sender<bool>>,
     closing: AtomicBool,
@@ -346,9 +356,14 @@ impl Core {
         self.deliver(Inbound::RequestFailed { id: id.clone(), class, message }).await;
     }
 
-    /// The headers of a request now; `initialize` opens a new session and
-    /// carries neither the session id nor the protocol version.
-    fn headers(&self, accept: HeaderValue, initialize: bool) -> RequestHeaders {
+    /// The headers of a request now, the one place they are built.
+    /// `initialize` opens a new session and carries neither the session id
+    /// nor the protocol version. A stateless (modern) connection sends no
+    /// session id. `mirror` are the headers that mirror the request
+    /// (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`); one that is not a valid
+    /// header is left out with a warning (the server then refuses the
+    /// request as a header mismatch, which names it).
+    fn headers(&self, accept: HeaderValue, initialize: bool, mirror: &WireHeaders) -> RequestHeaders {
         let mut headers = RequestHeaders::default();
         headers.public.insert(ACCEPT, accept);
         if initialize {
@@ -359,8 +374,24 @@ impl Core {
         if let Some(version) = self.version.lock().expect("version lock").clone() {
             headers.public.insert(MCP_PROTOCOL_VERSION, version);
         }
-        headers.session = self.session.lock().expect("session lock").id.clone();
+        for (name, value) in &mirror.0 {
+            match (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+                (Ok(name), Ok(value)) if !RESERVED_MIRROR.contains(&name.as_str()) => {
+                    headers.public.append(name, value);
+                }
+                _ => {
+                    tracing::warn!(target: "mcp_stack::http", binding = %self.binding, header = %crate::error::normalize_message(name, 64), "left out a request header that is not valid")
+                }
+            }
+        }
+        if !self.is_stateless() {
+            headers.session = self.session.lock().expect("session lock").id.clone();
+        }
         headers
+    }
+
+    fn is_stateless(&self) -> bool {
+        self.stateless.load(Ordering::Acquire)
     }
 
     fn session_expired(&self) -> bool {
@@ -386,8 +417,9 @@ impl Core {
         body: String,
         initialize: bool,
         timeout: Option<Duration>,
+        mirror: &WireHeaders,
     ) -> Result<(reqwest::Response, Option<HeaderValue>), Error> {
-        let mut headers = self.headers(ACCEPT_BOTH, initialize);
+        let mut headers = self.headers(ACCEPT_BOTH, initialize, mirror);
         headers.public.insert(CONTENT_TYPE, JSON);
         let url = self.client.settings.url.clone();
         let response =
@@ -399,7 +431,7 @@ impl Core {
         &self,
         last_event_id: Option<&str>,
     ) -> Result<(reqwest::Response, Option<HeaderValue>), Error> {
-        let mut headers = self.headers(ACCEPT_SSE, false);
+        let mut headers = self.headers(ACCEPT_SSE, false, &WireHeaders::default());
         if let Some(last) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
             headers.public.insert(LAST_EVENT_ID, last);
         }
@@ -415,9 +447,10 @@ impl Core {
         message: String,
         id: RequestId,
         method: &str,
+        mirror: WireHeaders,
     ) -> Result<Started, Error> {
         if method == methods::INITIALIZE {
-            let (response, _) = self.post(message, true, None).await?;
+            let (response, _) = self.post(message, true, None, &mirror).await?;
             let status = response.status();
             if self.fallback_refusals
                 && matches!(
@@ -450,7 +483,7 @@ impl Core {
             .await
             .map_err(|_| Error::new(FailureClass::TransportClosed, "the transport is closed"))?;
         let core = self.clone();
-        self.spawn_stream(id.clone(), async move { core.exchange(message, id, permit).await });
+        self.spawn_stream(id.clone(), async move { core.exchange(message, id, permit, mirror).await });
         Ok(Started::Sent)
     }
 
@@ -539,8 +572,14 @@ impl Core {
         }
     }
 
-    async fn exchange(self: Arc<Self>, message: String, id: RequestId, _permit: OwnedSemaphorePermit) {
-        match self.post(message, false, None).await {
+    async fn exchange(
+        self: Arc<Self>,
+        message: String,
+        id: RequestId,
+        _permit: OwnedSemaphorePermit,
+        mirror: WireHeaders,
+    ) {
+        match self.post(message, false, None, &mirror).await {
             Ok((response, sent)) => self.reply(id, response, sent).await,
             Err(error) => {
                 let connect = std::error::Error::source(&error)
@@ -750,6 +789,11 @@ impl Core {
             if delivered {
                 attempts = 0;
             }
+            if self.is_stateless() {
+                // 2026-07-28 streams are not resumable: the request is lost.
+                let text = "the reply stream ended before the reply (streams of this protocol version are not resumable)";
+                return self.fail(&id, FailureClass::Indeterminate, text).await;
+            }
             let Some(last) = reader.last_event_id.clone() else {
                 let text = "the reply stream ended before the reply, without an event id to resume it from";
                 return self.fail(&id, FailureClass::Indeterminate, text).await;
@@ -797,7 +841,8 @@ impl Core {
         message: String,
         method: Option<&str>,
     ) -> Result<(), Error> {
-        let (response, sent) = self.post(message, false, Some(SHORT_EXCHANGE_TIMEOUT)).await?;
+        let (response, sent) =
+            self.post(message, false, Some(SHORT_EXCHANGE_TIMEOUT), &WireHeaders::default()).await?;
         let status = response.status();
         if status.is_success() {
             if method == Some(methods::NOTIFICATIONS_INITIALIZED) {
@@ -825,7 +870,7 @@ impl Core {
     }
 
     fn start_listener(self: &Arc<Self>) {
-        if !self.listen || self.is_closing() {
+        if !self.listen || self.is_closing() || self.is_stateless() {
             return;
         }
         let mut listening = self.listening.lock().expect("listening lock");
@@ -912,6 +957,11 @@ impl Core {
     }
 
     pub(crate) fn negotiated(&self, protocol_version: &str) {
+        self.stateless.store(crate::protocol::is_modern_version(protocol_version), Ordering::Release);
+        if protocol_version.is_empty() {
+            *self.version.lock().expect("version lock") = None;
+            return;
+        }
         if let Ok(value) = HeaderValue::from_str(protocol_version) {
             *self.version.lock().expect("version lock") = Some(value);
         }
@@ -1001,7 +1051,11 @@ impl fmt::Debug for StreamableSender {
 
 impl StreamableSender {
     /// Sends one message through `core`; `Refused` only in automatic mode.
-    pub(crate) async fn send_with(core: &Arc<Core>, message: String) -> Result<Started, Error> {
+    pub(crate) async fn send_with(
+        core: &Arc<Core>,
+        message: String,
+        mirror: WireHeaders,
+    ) -> Result<Started, Error> {
         if core.is_closing() {
             return Err(Error::new(FailureClass::TransportClosed, "the HTTP transport is closed"));
         }
@@ -1010,7 +1064,7 @@ impl StreamableSender {
             core.abandon(id);
         }
         match (peek.method.as_deref(), peek.request_id()) {
-            (Some(method), Some(id)) => core.request(message, id.clone(), method).await,
+            (Some(method), Some(id)) => core.request(message, id.clone(), method, mirror).await,
             (method, _) => core.post_quiet(message, method).await.map(|()| Started::Sent),
         }
     }
@@ -1019,7 +1073,11 @@ impl StreamableSender {
 #[async_trait]
 impl MessageSender for StreamableSender {
     async fn send(&self, message: String) -> Result<(), Error> {
-        match Self::send_with(&self.core, message).await? {
+        self.send_request(message, WireHeaders::default()).await
+    }
+
+    async fn send_request(&self, message: String, headers: WireHeaders) -> Result<(), Error> {
+        match Self::send_with(&self.core, message, headers).await? {
             Started::Sent => Ok(()),
             Started::Refused(status) => Err(Error::new(
                 FailureClass::RemoteHttp,

@@ -1,0 +1,170 @@
+//! The 2026-07-28 listen stream: one `subscriptions/listen` request per
+//! binding that carries the list-changed notifications the catalog needs.
+//!
+//! There are no free-floating `notifications/*/list_changed` in this era: a
+//! client that wants them opens a long-lived `subscriptions/listen` request
+//! whose filter (`notifications`) names the families, and the server sends
+//! them on that request's stream, each with
+//! `_meta["io.modelcontextprotocol/subscriptionId"]`, after a first
+//! `notifications/subscriptions/acknowledged`. The notifications reach the
+//! binding's inbound side like any other, so the catalog's stale, candidate
+//! and adopt rules are the same in both eras.
+//!
+//! The binding opens the stream after each handshake of a modern session
+//! (replacing the previous one), asking for the families the server
+//! advertises `listChanged` for. A result ends it gracefully; any other end
+//! (a broken stream, a lost connection) opens it again after a backoff
+//! ([`LISTEN_BACKOFF`], doubling to [`MAX_LISTEN_BACKOFF`]), at most
+//! [`MAX_LISTEN_ATTEMPTS`] times in a row without a stream that lasted; a
+//! reconnect opens a new one. The stream is one request like any other, so
+//! it holds one of the binding's `max_concurrent_requests` while open, and
+//! it is bounded by [`LISTEN_TIMEOUT`], after which it is opened again.
+//!
+//! Resource subscriptions ride the same request: in this era
+//! [`Binding::subscribe`] and [`Binding::unsubscribe`] change the listen
+//! request's `resourceSubscriptions` (the stream is opened again with the
+//! new filter) instead of sending `resources/subscribe`; updates arrive as
+//! `notifications/resources/updated` and become `ResourceUpdated` events as
+//! in the legacy era.
+//!
+//! The acknowledgement names what the server honours; when it differs from
+//! what was asked (an asked family missing or off), the binding emits a
+//! warning event.
+
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+
+use super::Binding;
+use crate::error::FailureClass;
+use crate::protocol::lifecycle::ServerCapabilities;
+use crate::request::{CallOpts, McpRequest};
+
+/// `subscriptions/listen`.
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// The first message of a listen stream: what the server honours.
+pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+
+/// Whether the acknowledged filter `granted` leaves out something `asked`
+/// wants (a family not `true`, a resource not listed).
+pub(crate) fn differs(asked: &Map<String, Value>, granted: &Map<String, Value>) -> bool {
+    asked.iter().any(|(key, want)| match want {
+        Value::Array(uris) => {
+            let got = granted.get(key).and_then(Value::as_array);
+            uris.iter().any(|u| !got.is_some_and(|g| g.contains(u)))
+        }
+        other => granted.get(key) != Some(other),
+    })
+}
+/// The first wait before a listen stream that ended is opened again.
+pub const LISTEN_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest wait between two attempts.
+pub const MAX_LISTEN_BACKOFF: Duration = Duration::from_secs(30);
+/// Attempts in a row that end early (before [`LISTEN_STABLE`]) before the
+/// binding gives up on the stream with a warning.
+pub const MAX_LISTEN_ATTEMPTS: u32 = 8;
+/// A stream that lasted this long counts as established: the attempts
+/// start again from the first backoff.
+pub const LISTEN_STABLE: Duration = Duration::from_secs(60);
+/// How long one listen request may stay open before it is opened anew.
+pub const LISTEN_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// The notification filter for what `capabilities` can announce and the
+/// resources subscribed to, or `None` when there is nothing to listen for.
+pub(crate) fn filter(capabilities: &ServerCapabilities, resources: &[String]) -> Option<Map<String, Value>> {
+    let mut filter = Map::new();
+    if capabilities.tools.as_ref().and_then(|c| c.list_changed) == Some(true) {
+        filter.insert("toolsListChanged".into(), json!(true));
+    }
+    if capabilities.prompts.as_ref().and_then(|c| c.list_changed) == Some(true) {
+        filter.insert("promptsListChanged".into(), json!(true));
+    }
+    if capabilities.resources.as_ref().and_then(|c| c.list_changed) == Some(true) {
+        filter.insert("resourcesListChanged".into(), json!(true));
+    }
+    if !resources.is_empty() {
+        filter.insert("resourceSubscriptions".into(), json!(resources));
+    }
+    (!filter.is_empty()).then_some(filter)
+}
+
+impl Binding {
+    /// Opens the listen stream of a modern session (replacing any earlier
+    /// one); see the [module docs](self).
+    pub(crate) fn start_listening(&self) {
+        let Some(filter) = filter(&self.current_session().capabilities, &self.subscriptions()) else {
+            if let Some(previous) = self.inner.listen.lock().expect("listen lock").take() {
+                previous.abort();
+            }
+            return;
+        };
+        self.inner.inbound.set_listen_filter(Some(filter.clone()));
+        let weak = std::sync::Arc::downgrade(&self.inner);
+        let task = tokio::spawn(async move {
+            let mut backoff = LISTEN_BACKOFF;
+            let mut attempts = 0u32;
+            while attempts < MAX_LISTEN_ATTEMPTS {
+                // Only the service is held while the stream is open, so a
+                // binding dropped without `close` is not kept alive by it.
+                let Some(service) = weak.upgrade().map(|inner| inner.service.clone()) else { return };
+                let params = json!({ "notifications": filter.clone() });
+                let opts = CallOpts { timeout: Some(LISTEN_TIMEOUT), ..CallOpts::default() };
+                let request = McpRequest::with_value(SUBSCRIPTIONS_LISTEN, params).opts(opts);
+                let opened = tokio::time::Instant::now();
+                let outcome = tower::ServiceExt::oneshot(service, request).await;
+                match outcome {
+                    // The server ended the subscription on purpose.
+                    Ok(_) => return,
+                    Err(e) if matches!(e.class(), FailureClass::Shutdown | FailureClass::NotFound) => {
+                        if e.class() == FailureClass::NotFound {
+                            if let Some(inner) = weak.upgrade() {
+                                Binding { inner }
+                                    .warn(format!("the server does not offer subscriptions/listen: {e}"));
+                            }
+                        }
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::debug!(target: "mcp_stack::listen", "listen stream ended: {e}");
+                    }
+                }
+                if opened.elapsed() >= LISTEN_STABLE {
+                    attempts = 0;
+                    backoff = LISTEN_BACKOFF;
+                }
+                attempts += 1;
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_LISTEN_BACKOFF);
+            }
+            if let Some(inner) = weak.upgrade() {
+                Binding { inner }.warn(format!(
+                    "gave up on the subscriptions/listen stream after {MAX_LISTEN_ATTEMPTS} attempts; catalog changes will not be announced"
+                ));
+            }
+        });
+        let previous = self.inner.listen.lock().expect("listen lock").replace(task.abort_handle());
+        if let Some(previous) = previous {
+            previous.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_acknowledgement_that_leaves_something_out_differs() {
+        let asked: Map<String, Value> =
+            serde_json::from_value(json!({ "toolsListChanged": true, "resourceSubscriptions": ["a", "b"] }))
+                .unwrap();
+        let same = asked.clone();
+        assert!(!differs(&asked, &same));
+        let fewer: Map<String, Value> =
+            serde_json::from_value(json!({ "toolsListChanged": true, "resourceSubscriptions": ["a"] }))
+                .unwrap();
+        assert!(differs(&asked, &fewer));
+        let off: Map<String, Value> =
+            serde_json::from_value(json!({ "resourceSubscriptions": ["a", "b"] })).unwrap();
+        assert!(differs(&asked, &off));
+    }
+}

@@ -1,0 +1,507 @@
+//! The modern era (2026-07-28): no handshake, every request says who the
+//! client is.
+//!
+//! Every request's `_meta` carries `io.modelcontextprotocol/protocolVersion`,
+//! `io.modelcontextprotocol/clientCapabilities` (on every request: a server
+//! may not infer them from an earlier one), `io.modelcontextprotocol/clientInfo`
+//! and, when the host takes logs, `io.modelcontextprotocol/logLevel` (logs
+//! are request-scoped; there is no `logging/setLevel`). [`Modern::decorate`]
+//! adds them, keeping whatever else the caller put in `_meta`.
+//!
+//! [`discover`] sends `server/discover`. A server that does not speak the
+//! proposed version answers -32022 with `data.supported`; the client retries
+//! once with a version from that list that it speaks, and fails
+//! `unsupported_protocol`, naming what the server offered, when there is
+//! none. The server's answer is reported as a [`SessionInfo`] like the
+//! legacy handshake's.
+//!
+//! Every result is read for `resultType` ([`Modern::reply`]): absent or
+//! `complete` is a result; `input_required` asks for input
+//! ([`Reply::InputRequired`]); anything else fails `server_protocol`.
+//! Errors only this era has are classified here
+//! ([`Modern::classify_error`]): -32021 (a client capability the server
+//! needs) fails `invalid_config` naming it, -32022 `unsupported_protocol`
+//! naming the versions offered.
+//!
+//! Over HTTP a request is mirrored into headers ([`Modern::wire_headers`]):
+//! `Mcp-Method` always, `Mcp-Name` for `tools/call`, `prompts/get` and
+//! `resources/read`, and `Mcp-Param-*` from the [`ParamHeaders`] a layer put
+//! in the request's extensions (see [`crate::catalog::mcp_header`]); values
+//! are encoded by [`encode_header_value`].
+//!
+//! A request whose HTTP response stream broke is lost (streams are not
+//! resumable in this era): every method but `tools/call` is sent again with
+//! a new id, at most [`MAX_REISSUES`](crate::connection::MAX_REISSUES)
+//! times and within the call's deadline ([`Modern::reissue_on_loss`]); a
+//! tool call ends `indeterminate`, since it may have acted.
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::{Era, InputRequired, Reply};
+use crate::connection::{Connection, RpcError};
+use crate::error::{normalize_message, Error, FailureClass};
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::lifecycle::{ClientCapabilities, Implementation, ServerCapabilities};
+use crate::protocol::logging::LoggingLevel;
+use crate::protocol::{is_modern_version, methods, Notification, RequestId};
+use crate::session::{ServerIdentity, SessionInfo};
+use crate::transport::WireHeaders;
+
+/// `_meta` key: the protocol version of the request.
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: the client's capabilities.
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the client's identity.
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key: the lowest log level the client wants for this request.
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key of a discover result: the server's identity.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The value prefix of a Base64-encoded header value.
+pub const BASE64_PREFIX: &str = "=?base64?";
+/// The value suffix of a Base64-encoded header value.
+pub const BASE64_SUFFIX: &str = "?=";
+
+/// `Mcp-Param-<Name>` header values for one request, as `(Name, encoded
+/// value)`: typed per-request data a layer puts in the request's
+/// extensions; the modern era passes them to the transport.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParamHeaders(pub Vec<(String, String)>);
+
+/// The modern era at one version, with what every request declares.
+#[derive(Debug, Clone)]
+pub struct Modern {
+    version: String,
+    meta: Map<String, Value>,
+    cancel_by_notice: bool,
+}
+
+impl Modern {
+    /// The era at `version` for a client declaring `capabilities` and
+    /// `client`, asking for logs at `log_level` when there is one.
+    pub fn new(
+        version: impl Into<String>,
+        capabilities: &ClientCapabilities,
+        client: &Implementation,
+        log_level: Option<LoggingLevel>,
+    ) -> Self {
+        let version = version.into();
+        let mut meta = Map::new();
+        meta.insert(META_PROTOCOL_VERSION.into(), Value::String(version.clone()));
+        meta.insert(
+            META_CLIENT_CAPABILITIES.into(),
+            serde_json::to_value(capabilities).expect("capabilities serialize"),
+        );
+        meta.insert(META_CLIENT_INFO.into(), serde_json::to_value(client).expect("client info serializes"));
+        if let Some(level) = log_level {
+            meta.insert(META_LOG_LEVEL.into(), serde_json::to_value(level).expect("a level serializes"));
+        }
+        Modern { version, meta, cancel_by_notice: true }
+    }
+
+    /// Whether a dropped request is cancelled by `notifications/cancelled`
+    /// (stdio, the default) or by closing its HTTP response stream.
+    pub fn cancel_by_notice(mut self, notice: bool) -> Self {
+        self.cancel_by_notice = notice;
+        self
+    }
+
+    /// The same declarations at another version.
+    fn at(&self, version: &str) -> Modern {
+        let mut era = self.clone();
+        era.version = version.to_string();
+        era.meta.insert(META_PROTOCOL_VERSION.into(), Value::String(version.to_string()));
+        era
+    }
+}
+
+impl Era for Modern {
+    fn protocol_version(&self) -> &str {
+        &self.version
+    }
+
+    fn decorate(&self, method: &str, params: &mut Cow<'_, Map<String, Value>>) {
+        let _ = method;
+        let params = params.to_mut();
+        let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        let meta = meta.as_object_mut().expect("just made an object");
+        for (key, value) in &self.meta {
+            meta.insert(key.clone(), value.clone());
+        }
+    }
+
+    fn cancel_notice(&self, id: &RequestId) -> Option<Notification> {
+        self.cancel_by_notice.then(|| super::cancelled_notification(id, "abandoned by the client"))
+    }
+
+    fn change_style(&self) -> super::ChangeStyle {
+        super::ChangeStyle::ListenStream
+    }
+
+    fn classify_error(&self, error: RpcError) -> Error {
+        classify_modern_error(error)
+    }
+
+    /// 2026-07-28 streams are not resumable, and the specification asks a
+    /// client to re-issue what it lost. Everything but `tools/call` is
+    /// re-issued: a tool call may have acted, and the binding never runs a
+    /// tool twice behind the host's back (it ends `indeterminate`).
+    fn reissue_on_loss(&self, method: &str) -> bool {
+        method != methods::TOOLS_CALL && method != super::choice::SUBSCRIPTIONS_LISTEN_METHOD
+    }
+
+    fn reply(&self, method: &str, result: Value) -> Result<Reply, Error> {
+        read_reply(method, result)
+    }
+
+    fn wire_headers(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        extensions: &http::Extensions,
+    ) -> WireHeaders {
+        let mut headers = vec![("Mcp-Method".to_string(), method.to_string())];
+        let name = match method {
+            methods::TOOLS_CALL | methods::PROMPTS_GET => params.get("name"),
+            methods::RESOURCES_READ => params.get("uri"),
+            _ => None,
+        };
+        if let Some(Value::String(name)) = name {
+            headers.push(("Mcp-Name".to_string(), encode_header_value(name)));
+        }
+        if let Some(ParamHeaders(params)) = extensions.get::<ParamHeaders>() {
+            for (name, value) in params {
+                headers.push((format!("Mcp-Param-{name}"), value.clone()));
+            }
+        }
+        WireHeaders(headers)
+    }
+}
+
+/// The classified error for a modern-era JSON-RPC error.
+pub fn classify_modern_error(error: RpcError) -> Error {
+    match error.code {
+        codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
+            let capability = error
+                .data
+                .as_ref()
+                .and_then(|d| d.get("requiredCapabilities").or_else(|| d.get("capability")).or(Some(d)))
+                .map(|c| normalize_message(&c.to_string(), 256))
+                .unwrap_or_else(|| "(unnamed)".into());
+            let message = format!(
+                "the server requires a client capability this binding does not declare: {capability} ({})",
+                error.message
+            );
+            Error::new(FailureClass::InvalidConfig, message).with_source(error)
+        }
+        codes::UNSUPPORTED_PROTOCOL_VERSION => {
+            let offered = supported_versions(&error);
+            let message = format!("the server speaks none of this client's versions; it offered {offered:?}");
+            Error::new(FailureClass::UnsupportedProtocol, message).with_source(error)
+        }
+        codes::HEADER_MISMATCH => {
+            let message =
+                format!("the server found the request's headers do not match it: {}", error.message);
+            Error::new(FailureClass::ServerProtocol, message).with_source(error)
+        }
+        _ => error.into_error(),
+    }
+}
+
+/// The versions a -32022 error's `data.supported` lists (bounded).
+pub fn supported_versions(error: &RpcError) -> Vec<String> {
+    error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter().filter_map(Value::as_str).take(16).map(|v| normalize_message(v, 64)).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The JSON-RPC error behind `error`, if it was one.
+pub fn rpc_error(error: &Error) -> Option<&RpcError> {
+    std::error::Error::source(error).and_then(|s| s.downcast_ref::<RpcError>())
+}
+
+/// Reads a modern result's `resultType`.
+pub fn read_reply(method: &str, mut result: Value) -> Result<Reply, Error> {
+    let kind = result.get("resultType").cloned();
+    match kind {
+        None => Ok(Reply::Complete(result)),
+        Some(Value::String(kind)) if kind == "complete" => Ok(Reply::Complete(result)),
+        Some(Value::String(kind)) if kind == "input_required" => {
+            let object = result.as_object_mut().expect("has a key, so an object");
+            let input_requests = match object.remove("inputRequests") {
+                Some(Value::Object(requests)) => requests,
+                None | Some(Value::Null) => Map::new(),
+                Some(_) => {
+                    return Err(Error::new(
+                        FailureClass::ServerProtocol,
+                        format!("the {method} result's inputRequests is not an object"),
+                    ))
+                }
+            };
+            let request_state = object.remove("requestState").filter(|s| !s.is_null());
+            if input_requests.is_empty() && request_state.is_none() {
+                return Err(Error::new(
+                    FailureClass::ServerProtocol,
+                    format!("the {method} result asks for input but names none and carries no requestState"),
+                ));
+            }
+            Ok(Reply::InputRequired(InputRequired { input_requests, request_state }))
+        }
+        Some(other) => Err(Error::new(
+            FailureClass::ServerProtocol,
+            format!(
+                "the {method} result has resultType {}, which this client does not know",
+                normalize_message(&other.to_string(), 64)
+            ),
+        )),
+    }
+}
+
+/// Encodes a header value as the 2026-07-28 transport asks: as is when it
+/// is plain printable ASCII without edge whitespace and does not look like
+/// the Base64 sentinel, else `=?base64?<Base64 of its UTF-8>?=`.
+pub fn encode_header_value(value: &str) -> String {
+    let printable = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    let edge_space = value.starts_with([' ', '\t']) || value.ends_with([' ', '\t']);
+    let sentinel = value.starts_with(BASE64_PREFIX) && value.ends_with(BASE64_SUFFIX);
+    if printable && !edge_space && !sentinel {
+        return value.to_string();
+    }
+    let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
+    format!("{BASE64_PREFIX}{encoded}{BASE64_SUFFIX}")
+}
+
+/// What a `server/discover` result says.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DiscoverResult {
+    #[serde(default)]
+    supported_versions: Vec<String>,
+    #[serde(default)]
+    capabilities: ServerCapabilities,
+    #[serde(default)]
+    server_info: Option<Implementation>,
+    #[serde(default)]
+    instructions: Option<String>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<Map<String, Value>>,
+}
+
+/// How a discover attempt ended, for the automatic choice.
+#[derive(Debug)]
+pub enum Probe {
+    /// The server is modern; the era is installed.
+    Modern(SessionInfo),
+    /// The server answered in a way only a legacy server does (an error
+    /// that is not a modern one, a refused HTTP exchange); the connection's
+    /// era was reset so that `initialize` can follow.
+    Legacy(Error),
+}
+
+/// Sends `server/discover` proposing `era`'s version and installs the era
+/// the server accepts. -32022 is retried once with a version from
+/// `data.supported` that this client speaks (and `allowed` admits); when
+/// there is none, or the retry is refused too, the result is
+/// `unsupported_protocol` naming what the server offered. Any other error
+/// that is a modern one fails as classified; an error no modern server
+/// sends is [`Probe::Legacy`]. The caller bounds it in time.
+pub async fn discover(
+    connection: &Connection,
+    era: Modern,
+    allowed: impl Fn(&str) -> bool,
+) -> Result<Probe, Error> {
+    let mut era = era;
+    let mut retried = false;
+    loop {
+        connection.set_era(Arc::new(era.clone()));
+        match connection.request(methods::SERVER_DISCOVER, Map::new()).await {
+            Ok(result) => return Ok(Probe::Modern(session_of(connection, &era, result)?)),
+            Err(e) => {
+                let Some(rpc) = rpc_error(&e) else {
+                    if matches!(e.class(), FailureClass::RemoteHttp | FailureClass::NotFound) {
+                        connection.reset_era();
+                        return Ok(Probe::Legacy(e));
+                    }
+                    return Err(handshake_error(e));
+                };
+                if !codes::is_modern(rpc.code) {
+                    connection.reset_era();
+                    return Ok(Probe::Legacy(e));
+                }
+                if rpc.code != codes::UNSUPPORTED_PROTOCOL_VERSION {
+                    return Err(e.with_op("server/discover"));
+                }
+                let offered = supported_versions(rpc);
+                let next = offered.iter().find(|v| is_modern_version(v) && allowed(v));
+                match next {
+                    Some(version) if !retried => {
+                        retried = true;
+                        era = era.at(version);
+                    }
+                    _ => {
+                        return Err(Error::new(
+                            FailureClass::UnsupportedProtocol,
+                            format!(
+                                "the server speaks none of the versions this binding may use; it offered {offered:?}"
+                            ),
+                        )
+                        .with_op("server/discover"))
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn handshake_error(e: Error) -> Error {
+    let e = match e.class() {
+        FailureClass::Indeterminate => e.reclassify(FailureClass::TransportClosed),
+        _ => e,
+    };
+    e.with_op("server/discover")
+}
+
+fn session_of(connection: &Connection, era: &Modern, result: Value) -> Result<SessionInfo, Error> {
+    let result: DiscoverResult = serde_json::from_value(result).map_err(|e| {
+        Error::new(FailureClass::ServerProtocol, format!("malformed server/discover result: {e}"))
+            .with_op("server/discover")
+    })?;
+    if !result.supported_versions.is_empty() && !result.supported_versions.iter().any(|v| v == &era.version) {
+        // The server answered in the version asked but lists others: it
+        // still accepted this one, as its answer shows.
+        tracing::debug!(target: "mcp_stack::era", "server/discover lists {:?}", result.supported_versions);
+    }
+    let info = result.server_info.or_else(|| {
+        result
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(META_SERVER_INFO))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    });
+    Ok(SessionInfo {
+        protocol_version: era.version.clone(),
+        server: info.as_ref().map(ServerIdentity::from_implementation).unwrap_or_default(),
+        instructions: result.instructions.map(|text| super::legacy::normalize_instructions(&text)),
+        capabilities: result.capabilities,
+        transport_tolerances: connection.applied_tolerances(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn implementation(name: &str) -> Implementation {
+        Implementation {
+            name: name.into(),
+            version: "1".into(),
+            title: None,
+            description: None,
+            icons: None,
+            website_url: None,
+        }
+    }
+
+    #[test]
+    fn header_values_follow_the_spec_vectors() {
+        for (value, encoded) in [
+            ("us-west1", "us-west1"),
+            ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+            (" padded ", "=?base64?IHBhZGRlZCA=?="),
+            ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+            ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+            ("a b", "a b"),
+            ("\tx", "=?base64?CXg=?="),
+        ] {
+            assert_eq!(encode_header_value(value), encoded, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn every_request_carries_the_declarations_and_keeps_the_callers_meta() {
+        let era = Modern::new(
+            "2026-07-28",
+            &ClientCapabilities::default(),
+            &implementation("c"),
+            Some(LoggingLevel::Warning),
+        );
+        let params: Map<String, Value> =
+            serde_json::from_value(json!({ "name": "t", "_meta": { "progressToken": 3 } })).unwrap();
+        let mut cow = Cow::Borrowed(&params);
+        era.decorate(methods::TOOLS_CALL, &mut cow);
+        let meta = &cow["_meta"];
+        assert_eq!(meta["progressToken"], 3);
+        assert_eq!(meta[META_PROTOCOL_VERSION], "2026-07-28");
+        assert_eq!(meta[META_CLIENT_CAPABILITIES], json!({}));
+        assert_eq!(meta[META_CLIENT_INFO]["name"], "c");
+        assert_eq!(meta[META_LOG_LEVEL], "warning");
+        assert!(params["_meta"].get(META_PROTOCOL_VERSION).is_none(), "the caller's params are untouched");
+    }
+
+    #[test]
+    fn result_types_are_read() {
+        assert!(matches!(read_reply("tools/call", json!({ "content": [] })), Ok(Reply::Complete(_))));
+        assert!(matches!(
+            read_reply("tools/call", json!({ "resultType": "complete" })),
+            Ok(Reply::Complete(_))
+        ));
+        let Ok(Reply::InputRequired(input)) = read_reply(
+            "tools/call",
+            json!({ "resultType": "input_required", "inputRequests": { "a": {} }, "requestState": "s" }),
+        ) else {
+            panic!("input_required")
+        };
+        assert_eq!(input.request_state, Some(json!("s")));
+        let e = read_reply("tools/call", json!({ "resultType": "later" })).unwrap_err();
+        assert_eq!(e.class(), FailureClass::ServerProtocol);
+    }
+
+    #[test]
+    fn modern_errors_are_classified_and_name_what_matters() {
+        let e = classify_modern_error(RpcError {
+            code: codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            message: "need it".into(),
+            data: Some(json!({ "requiredCapabilities": { "sampling": {} } })),
+        });
+        assert_eq!(e.class(), FailureClass::InvalidConfig);
+        assert!(e.message().contains("sampling"), "{}", e.message());
+        let e = classify_modern_error(RpcError {
+            code: codes::UNSUPPORTED_PROTOCOL_VERSION,
+            message: "no".into(),
+            data: Some(json!({ "supported": ["2030-01-01"] })),
+        });
+        assert_eq!(e.class(), FailureClass::UnsupportedProtocol);
+        assert!(e.message().contains("2030-01-01"));
+    }
+
+    #[test]
+    fn headers_mirror_method_name_and_params() {
+        let era = Modern::new("2026-07-28", &ClientCapabilities::default(), &implementation("x"), None);
+        let params: Map<String, Value> = serde_json::from_value(json!({ "name": "é" })).unwrap();
+        let mut ext = http::Extensions::new();
+        ext.insert(ParamHeaders(vec![("Region".into(), "us".into())]));
+        let WireHeaders(h) = era.wire_headers(methods::TOOLS_CALL, &params, &ext);
+        assert_eq!(
+            h,
+            vec![
+                ("Mcp-Method".into(), "tools/call".into()),
+                ("Mcp-Name".into(), encode_header_value("é")),
+                ("Mcp-Param-Region".into(), "us".into())
+            ]
+        );
+    }
+}

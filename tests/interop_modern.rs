@@ -1,0 +1,239 @@
+//! Interop in the 2026-07-28 era with modern peers written by others: the
+//! Python SDK `mcp` 2.3.0 (tests/fixtures/py_modern_server.py) and the
+//! TypeScript SDK v2 server (tests/fixtures/ts_server.mjs), over stdio and
+//! streamable HTTP, with the automatic protocol choice; and
+//! server-everything (legacy only), which must still connect through the
+//! fallback over stdio and HTTP.
+//!
+//! Run through `scripts/interop.sh`, which installs the pinned peers and sets
+//! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_TS_SERVER_JS`. These tests never skip:
+//! a missing peer is a failure. Each HTTP server runs on a free port and is
+//! killed when its test ends.
+
+mod peers;
+
+use mcp_stack::binding::{ElicitRequest, ElicitResult};
+use mcp_stack::era::ProtocolChoice;
+use mcp_stack::protocol::roots::Root;
+use mcp_stack::transport::http::{HttpFactory, HttpMode, StreamableHttpFactory};
+use mcp_stack::transport::stdio::StdioFactory;
+use mcp_stack::transport::TransportFactory;
+use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
+use peers::peer;
+use serde_json::{json, Value};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The bound on every wait.
+const LIMIT: Duration = Duration::from_secs(30);
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/py_modern_server.py");
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+async fn start(mut command: Command, port: u16) -> Server {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the server");
+    let start = Instant::now();
+    loop {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            return Server(child);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the server exited before listening on {port}: {status}");
+        }
+        assert!(start.elapsed() < LIMIT, "nothing listens on port {port}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn handlers() -> Handlers {
+    Handlers::default()
+        .elicitation(|req: ElicitRequest| async move { Ok(ElicitResult::accept(req.defaults())) })
+        .roots(|_| async move {
+            Ok(vec![
+                Root { uri: "file:///tmp/a".into(), name: Some("a".into()), meta: None },
+                Root { uri: "file:///tmp/b".into(), name: None, meta: None },
+            ])
+        })
+}
+
+async fn connect(factory: impl TransportFactory) -> Binding {
+    let mut definition = Definition::new("pymodern", factory);
+    definition.protocol = ProtocolChoice::Auto;
+    definition.capabilities.elicitation = true;
+    definition.capabilities.roots = true;
+    tokio::time::timeout(LIMIT, Binding::connect(definition, handlers()))
+        .await
+        .expect("in time")
+        .expect("connect")
+}
+
+fn text_of(result: &mcp_stack::ToolResult) -> String {
+    result.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
+}
+
+async fn call(b: &Binding, tool: &str, arguments: Value) -> String {
+    let result = tokio::time::timeout(LIMIT, b.call_tool(tool, arguments, CallOpts::default()))
+        .await
+        .expect("in time")
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert!(!result.is_error, "{tool}: {}", text_of(&result));
+    text_of(&result)
+}
+
+/// What the modern Python server must do for either transport.
+async fn exercise_python(b: &Binding) {
+    assert_eq!(b.session().protocol_version, "2026-07-28");
+    assert_eq!(b.catalog().protocol_version, "2026-07-28");
+    assert_eq!(b.session().server.name, "py-modern-server");
+    assert_eq!(call(b, "add", json!({ "a": 2, "b": 3 })).await, "5");
+    // Asked of the host through MRTR, answered by the same handlers as a
+    // legacy server's requests.
+    assert_eq!(call(b, "confirm", json!({})).await, "go=True");
+    assert_eq!(call(b, "roots_count", json!({})).await, "roots=2");
+}
+
+#[tokio::test]
+async fn python_modern_over_stdio() {
+    let b = connect(StdioFactory::new(peer("MCP_PYTHON")).arg(SCRIPT)).await;
+    exercise_python(&b).await;
+    assert_eq!(call(&b, "where", json!({ "region": "us-west1" })).await, "region us-west1");
+    b.close().await;
+}
+
+#[tokio::test]
+async fn python_modern_over_streamable_http_with_param_headers() {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_PYTHON"));
+    command.arg(SCRIPT).arg("--http").arg(port.to_string());
+    let _server = start(command, port).await;
+    let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    let b = connect(factory).await;
+    exercise_python(&b).await;
+    // The server checks Mcp-Param-Region against the body: a missing or
+    // wrong header would be refused (-32020).
+    assert_eq!(call(&b, "where", json!({ "region": "Zürich " })).await, "region Zürich ");
+    b.close().await;
+}
+
+#[tokio::test]
+async fn everything_still_connects_through_the_fallback_over_stdio() {
+    let factory = StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_EVERYTHING_JS")).arg("stdio");
+    let b = connect(factory).await;
+    assert_eq!(b.session().protocol_version, "2025-11-25");
+    assert!(call(&b, "echo", json!({ "message": "hi" })).await.contains("hi"));
+    b.close().await;
+}
+
+#[tokio::test]
+async fn everything_still_connects_through_the_fallback_over_http() {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_NODE"));
+    command.arg(peer("MCP_EVERYTHING_JS")).arg("streamableHttp").env("PORT", port.to_string());
+    let _server = start(command, port).await;
+    let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    let b = connect(factory).await;
+    assert_eq!(b.session().protocol_version, "2025-11-25");
+    assert!(call(&b, "echo", json!({ "message": "hi" })).await.contains("hi"));
+    b.close().await;
+}
+
+#[tokio::test]
+async fn everything_sse_is_reached_through_both_fallbacks() {
+    // Modern POST refused, then initialize refused by POST (404), then the
+    // HTTP+SSE GET: auto era, auto transport.
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_NODE"));
+    command.arg(peer("MCP_EVERYTHING_JS")).arg("sse").env("PORT", port.to_string());
+    let _server = start(command, port).await;
+    let auto = HttpFactory::new(&format!("http://127.0.0.1:{port}/sse"), true).unwrap();
+    let b = connect(auto.clone()).await;
+    assert_eq!(auto.mode(), Some(HttpMode::LegacySse));
+    assert_eq!(b.session().protocol_version, "2025-11-25");
+    assert!(call(&b, "echo", json!({ "message": "hi" })).await.contains("hi"));
+    b.close().await;
+}
+
+/// Handlers for the TypeScript server, whose form requires `ok`.
+fn ts_handlers() -> Handlers {
+    Handlers::default()
+        .elicitation(|_req: ElicitRequest| async move {
+            let mut content = serde_json::Map::new();
+            content.insert("ok".into(), json!(true));
+            Ok(ElicitResult::accept(content))
+        })
+        .roots(|_| async move { Ok(vec![Root { uri: "file:///tmp/a".into(), name: None, meta: None }]) })
+}
+
+async fn connect_ts(
+    factory: impl TransportFactory,
+    protocol: ProtocolChoice,
+) -> Result<Binding, mcp_stack::Error> {
+    let mut definition = Definition::new("tsmodern", factory);
+    definition.protocol = protocol;
+    definition.capabilities.elicitation = true;
+    definition.capabilities.roots = true;
+    tokio::time::timeout(LIMIT, Binding::connect(definition, ts_handlers())).await.expect("in time")
+}
+
+async fn exercise_ts(b: &Binding) {
+    assert_eq!(b.session().protocol_version, "2026-07-28");
+    assert_eq!(b.session().server.name, "ts-test-server");
+    assert_eq!(call(b, "add", json!({ "a": 2, "b": 3 })).await, "5");
+    assert_eq!(call(b, "confirm", json!({})).await, "confirmed ok=true");
+    assert_eq!(call(b, "roots_count", json!({})).await, "roots=1");
+}
+
+#[tokio::test]
+async fn typescript_v2_over_stdio() {
+    let factory = StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_TS_SERVER_JS"));
+    let b = connect_ts(factory, ProtocolChoice::Auto).await.expect("connect");
+    exercise_ts(&b).await;
+    // A tool added on the server is announced on the listen stream and
+    // becomes a candidate.
+    assert!(b.catalog().tool("grown").is_none());
+    assert_eq!(call(&b, "grow", json!({})).await, "grew");
+    let start = Instant::now();
+    while b.candidate().is_none_or(|c| c.tool("grown").is_none()) {
+        assert!(start.elapsed() < LIMIT, "no candidate with the new tool");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    b.close().await;
+}
+
+#[tokio::test]
+async fn typescript_v2_over_streamable_http() {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_NODE"));
+    command.arg(peer("MCP_TS_SERVER_JS")).arg("--http").arg(port.to_string());
+    let _server = start(command, port).await;
+    let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    let b = connect_ts(factory, ProtocolChoice::Auto).await.expect("connect");
+    exercise_ts(&b).await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn a_legacy_binding_to_a_modern_only_server_fails_unsupported_protocol() {
+    let factory = StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_TS_SERVER_JS")).arg("--reject");
+    let e = connect_ts(factory, ProtocolChoice::Legacy).await.expect_err("refused");
+    assert_eq!(e.class(), mcp_stack::FailureClass::UnsupportedProtocol, "{e}");
+    assert!(e.message().contains("2026-07-28"), "names what was offered: {e}");
+}

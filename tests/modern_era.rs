@@ -1,0 +1,718 @@
+//! The 2026-07-28 era end to end over the in-memory transport: choosing the
+//! era, per-request `_meta`, `resultType`, modern errors and multi
+//! round-trip requests, against scripted servers.
+
+use mcp_stack::binding::{ElicitRequest, ElicitResult};
+use mcp_stack::era::ProtocolChoice;
+use mcp_stack::transport::memory::MemoryFactory;
+use mcp_stack::transport::{Inbound, Transport};
+use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What the scripted server answers: `Some(response fields)` (`result` or
+/// `error`), or `None` to stay silent.
+type Script = dyn Fn(&str, &Value) -> Option<Value> + Send + Sync;
+
+/// A server that answers each request with `script`, recording every
+/// message it got.
+fn server(script: impl Fn(&str, &Value) -> Option<Value> + Send + Sync + 'static) -> (MemoryFactory, Seen) {
+    let seen = Seen::default();
+    let script: Arc<Script> = Arc::new(script);
+    let record = seen.clone();
+    let factory = MemoryFactory::new("modern", move |transport: Transport| {
+        let script = script.clone();
+        let record = record.clone();
+        tokio::spawn(async move {
+            let Transport { sender, mut receiver } = transport;
+            while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
+                let message: Value = serde_json::from_str(&text).unwrap();
+                record.0.lock().unwrap().push(message.clone());
+                let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
+                    continue;
+                };
+                let Some(mut reply) = script(method, &message["params"]) else { continue };
+                // `{"notify": [..]}`: send these notifications (with the
+                // request's id as their subscription id), answer nothing.
+                if let Some(notes) = reply.get("notify").and_then(Value::as_array) {
+                    for note in notes {
+                        let mut note = note.clone();
+                        note["jsonrpc"] = json!("2.0");
+                        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] = id.clone();
+                        if sender.send(note.to_string()).await.is_err() {
+                            return;
+                        }
+                    }
+                    continue;
+                }
+                reply["jsonrpc"] = json!("2.0");
+                reply["id"] = id.clone();
+                if sender.send(reply.to_string()).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(())
+    });
+    (factory, seen)
+}
+
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<Vec<Value>>>);
+
+impl Seen {
+    fn requests(&self, method: &str) -> Vec<Value> {
+        self.0.lock().unwrap().iter().filter(|m| m["method"] == method).cloned().collect()
+    }
+    fn methods(&self) -> Vec<String> {
+        self.0.lock().unwrap().iter().filter_map(|m| m["method"].as_str().map(String::from)).collect()
+    }
+}
+
+fn discover_result() -> Value {
+    json!({ "result": {
+        "resultType": "complete",
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": { "tools": {} },
+        "serverInfo": { "name": "modern-test", "version": "1.0" }
+    }})
+}
+
+fn initialize_result() -> Value {
+    json!({ "result": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": { "tools": {} },
+        "serverInfo": { "name": "legacy-test", "version": "1.0" }
+    }})
+}
+
+fn tools_list() -> Value {
+    json!({ "result": { "tools": [ { "name": "t", "inputSchema": { "type": "object" } } ] } })
+}
+
+/// A server of both eras' lists and calls, with `discover` and `call`
+/// deciding what matters to a test.
+fn both(
+    discover: impl Fn(&Value) -> Option<Value> + Send + Sync + 'static,
+    call: impl Fn(&Value) -> Option<Value> + Send + Sync + 'static,
+) -> (MemoryFactory, Seen) {
+    server(move |method, params| match method {
+        "server/discover" => discover(params),
+        "initialize" => Some(initialize_result()),
+        "tools/list" => Some(tools_list()),
+        "tools/call" => call(params),
+        _ => Some(json!({ "result": {} })),
+    })
+}
+
+fn definition(factory: MemoryFactory, protocol: ProtocolChoice) -> Definition {
+    let mut definition = Definition::new("modern", factory);
+    definition.protocol = protocol;
+    definition
+}
+
+fn done() -> Option<Value> {
+    Some(json!({ "result": { "content": [ { "type": "text", "text": "done" } ] } }))
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_falls_back_to_initialize_when_discover_is_never_answered() {
+    let (factory, seen) = both(|_| None, |_| done());
+    let start = Instant::now();
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    let waited = start.elapsed();
+    assert_eq!(binding.session().protocol_version, "2025-11-25");
+    assert!(waited >= mcp_stack::era::DEFAULT_DISCOVER_TIMEOUT, "waited {waited:?}");
+    assert!(waited < Duration::from_secs(30), "within the startup timeout: {waited:?}");
+    assert_eq!(&seen.methods()[..2], ["server/discover", "initialize"]);
+    // The legacy era sends no `_meta` of the modern one.
+    let init = &seen.requests("initialize")[0];
+    assert!(init["params"]
+        .get("_meta")
+        .is_none_or(|m| m.get("io.modelcontextprotocol/protocolVersion").is_none()));
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_falls_back_at_once_on_a_non_modern_error() {
+    let (factory, seen) =
+        both(|_| Some(json!({ "error": { "code": -32601, "message": "Method not found" } })), |_| done());
+    let start = Instant::now();
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    assert!(start.elapsed() < Duration::from_secs(1));
+    assert_eq!(binding.status().protocol_version, "2025-11-25");
+    assert_eq!(binding.catalog().protocol_version, "2025-11-25");
+    assert_eq!(seen.requests("initialize").len(), 1);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_speaks_modern_with_meta_on_every_request() {
+    let (factory, seen) = both(|_| Some(discover_result()), |_| done());
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    assert_eq!(binding.session().protocol_version, "2026-07-28");
+    assert_eq!(binding.session().server.name, "modern-test");
+    assert_eq!(binding.catalog().protocol_version, "2026-07-28");
+    assert_eq!(binding.status().protocol_version, "2026-07-28");
+    binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
+    assert!(seen.requests("initialize").is_empty(), "no initialize on a modern server");
+    let calls = seen.0.lock().unwrap().clone();
+    for request in calls.iter().filter(|m| m.get("id").is_some()) {
+        let meta = &request["params"]["_meta"];
+        assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "{request}");
+        assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object(), "{request}");
+        assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "mcp-stack", "{request}");
+        assert!(meta.get("io.modelcontextprotocol/logLevel").is_none(), "no log handler, no log level");
+    }
+    assert!(seen.requests("logging/setLevel").is_empty());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unsupported_version_is_retried_once_with_a_supported_one() {
+    let first = Arc::new(Mutex::new(true));
+    let (factory, seen) = both(
+        move |_| {
+            let mut first = first.lock().unwrap();
+            if std::mem::take(&mut *first) {
+                let data = json!({ "supported": ["2026-07-28"], "requested": "x" });
+                return Some(json!({ "error": { "code": -32022, "message": "Unsupported", "data": data } }));
+            }
+            Some(discover_result())
+        },
+        |_| done(),
+    );
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    assert_eq!(binding.session().protocol_version, "2026-07-28");
+    assert_eq!(seen.requests("server/discover").len(), 2);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_modern_error_never_falls_back_and_names_what_was_offered() {
+    let (factory, seen) = both(
+        |_| {
+            let data = json!({ "supported": ["2030-01-01"] });
+            Some(json!({ "error": { "code": -32022, "message": "Unsupported", "data": data } }))
+        },
+        |_| done(),
+    );
+    let e =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::UnsupportedProtocol, "{e}");
+    assert!(e.message().contains("2030-01-01"), "{e}");
+    assert!(seen.requests("initialize").is_empty(), "a modern error never falls back");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_legacy_binding_refused_every_version_fails_unsupported_protocol() {
+    let (factory, _seen) = server(|method, _| match method {
+        "initialize" => {
+            let data = json!({ "supported": ["2026-07-28"] });
+            Some(
+                json!({ "error": { "code": -32022, "message": "Unsupported protocol version", "data": data } }),
+            )
+        }
+        _ => Some(json!({ "result": {} })),
+    });
+    let e =
+        Binding::connect(definition(factory, ProtocolChoice::Legacy), Handlers::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::UnsupportedProtocol, "{e}");
+    assert!(e.message().contains("2026-07-28"), "{e}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_modern_only_binding_refuses_a_legacy_server() {
+    let (factory, seen) =
+        both(|_| Some(json!({ "error": { "code": -32601, "message": "Method not found" } })), |_| done());
+    let e =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::UnsupportedProtocol, "{e}");
+    assert!(seen.requests("initialize").is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn result_types_and_modern_errors_are_classified() {
+    let (factory, _seen) = both(
+        |_| Some(discover_result()),
+        |params| match params["arguments"]["case"].as_str() {
+            Some("unknown") => Some(json!({ "result": { "resultType": "eventually", "content": [] } })),
+            Some("capability") => Some(json!({ "error": { "code": -32021, "message": "needs sampling",
+                "data": { "requiredCapabilities": { "sampling": {} } } } })),
+            _ => Some(json!({ "result": { "content": [] } })),
+        },
+    );
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    binding.call_tool("t", json!({}), CallOpts::default()).await.expect("no resultType is complete");
+    let e = binding.call_tool("t", json!({ "case": "unknown" }), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    let e = binding.call_tool("t", json!({ "case": "capability" }), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::InvalidConfig, "{e}");
+    assert!(e.message().contains("sampling"), "{e}");
+    binding.close().await;
+}
+
+fn elicit_input(state: Option<&str>) -> Value {
+    let mut result = json!({
+        "resultType": "input_required",
+        "inputRequests": { "confirm": { "method": "elicitation/create", "params": {
+            "message": "Confirm?",
+            "requestedSchema": { "type": "object", "properties": { "ok": { "type": "boolean", "default": true } } }
+        } } }
+    });
+    if let Some(state) = state {
+        result["requestState"] = json!(state);
+    }
+    json!({ "result": result })
+}
+
+fn accepting() -> Handlers {
+    Handlers::default()
+        .elicitation(|req: ElicitRequest| async move { Ok(ElicitResult::accept(req.defaults())) })
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_required_is_fulfilled_and_resent_with_the_state_verbatim() {
+    // A state with characters a re-encoding would change.
+    const STATE: &str = "{\"n\": 1,  \"é\":\"\\u00e9\"}";
+    let (factory, seen) = both(
+        |_| Some(discover_result()),
+        |params| match (params.get("inputResponses"), params["arguments"]["state"].as_bool()) {
+            (None, Some(true)) => Some(elicit_input(Some(STATE))),
+            (None, _) => Some(elicit_input(None)),
+            (Some(_), _) => done(),
+        },
+    );
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.elicitation = true;
+    let binding = Binding::connect(def, accepting()).await.unwrap();
+    let result = binding.call_tool("t", json!({ "state": true }), CallOpts::default()).await.unwrap();
+    assert!(!result.is_error);
+    binding.call_tool("t", json!({ "state": false }), CallOpts::default()).await.unwrap();
+    let calls = seen.requests("tools/call");
+    assert_eq!(calls.len(), 4);
+    assert_ne!(calls[0]["id"], calls[1]["id"], "a re-send has a new id");
+    assert_eq!(calls[1]["params"]["requestState"], STATE, "echoed verbatim");
+    assert_eq!(calls[1]["params"]["inputResponses"]["confirm"]["action"], "accept");
+    assert_eq!(calls[1]["params"]["inputResponses"]["confirm"]["content"]["ok"], true);
+    assert_eq!(calls[1]["params"]["arguments"], json!({ "state": true }), "same params");
+    assert!(calls[2]["params"].get("inputResponses").is_none(), "the next call starts clean");
+    assert!(calls[3]["params"].get("requestState").is_none(), "no state given, none sent");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_rounds_are_bounded() {
+    let (factory, seen) = both(|_| Some(discover_result()), |_| Some(elicit_input(Some("again"))));
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.elicitation = true;
+    let binding = Binding::connect(def, accepting()).await.unwrap();
+    let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::LimitExceeded, "{e}");
+    assert_eq!(seen.requests("tools/call").len(), mcp_stack::connection::MAX_INPUT_ROUNDS + 1);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn input_rounds_never_outlive_the_deadline() {
+    // The server takes no time; the host's elicitation takes 4 s a round.
+    let (factory, _seen) = both(|_| Some(discover_result()), |_| Some(elicit_input(Some("again"))));
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.elicitation = true;
+    let slow = Handlers::default().elicitation(|req: ElicitRequest| async move {
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        Ok(ElicitResult::accept(req.defaults()))
+    });
+    let binding = Binding::connect(def, slow).await.unwrap();
+    let start = Instant::now();
+    let opts = CallOpts { timeout: Some(Duration::from_secs(10)), ..CallOpts::default() };
+    let e = binding.call_tool("t", json!({}), opts).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::Deadline, "{e}");
+    assert!(start.elapsed() <= Duration::from_secs(10) + Duration::from_millis(10), "{:?}", start.elapsed());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn parallel_input_rounds_keep_their_own_state() {
+    let (factory, seen) = both(
+        |_| Some(discover_result()),
+        |params| match params.get("requestState") {
+            None => {
+                let who = params["arguments"]["who"].as_str().unwrap().to_string();
+                Some(elicit_input(Some(&format!("state-of-{who}"))))
+            }
+            Some(_) => done(),
+        },
+    );
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.elicitation = true;
+    def.allow_parallel_calls = true;
+    let binding = Binding::connect(def, accepting()).await.unwrap();
+    let (a, b) = tokio::join!(
+        binding.call_tool("t", json!({ "who": "a" }), CallOpts::default()),
+        binding.call_tool("t", json!({ "who": "b" }), CallOpts::default()),
+    );
+    a.unwrap();
+    b.unwrap();
+    for call in seen.requests("tools/call") {
+        if let Some(state) = call["params"].get("requestState") {
+            let who = call["params"]["arguments"]["who"].as_str().unwrap();
+            assert_eq!(state, &json!(format!("state-of-{who}")), "{call}");
+        }
+    }
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_log_handler_asks_for_logs_per_request_and_never_sets_the_level() {
+    let (factory, seen) = both(|_| Some(discover_result()), |_| done());
+    let def = definition(factory, ProtocolChoice::Modern);
+    let handlers = Handlers::default().log(|_| async { Ok(()) });
+    let binding = Binding::connect(def, handlers).await.unwrap();
+    binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
+    let call = &seen.requests("tools/call")[0];
+    assert_eq!(call["params"]["_meta"]["io.modelcontextprotocol/logLevel"], "info");
+    assert!(seen.requests("logging/setLevel").is_empty());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_header_mismatch_refetches_the_tools_and_retries_once() {
+    let calls = Arc::new(Mutex::new(0u32));
+    let count = calls.clone();
+    let always = Arc::new(Mutex::new(false));
+    let keep_refusing = always.clone();
+    let (factory, seen) = both(
+        |_| Some(discover_result()),
+        move |_| {
+            let mut n = count.lock().unwrap();
+            *n += 1;
+            if *n == 1 || *keep_refusing.lock().unwrap() {
+                return Some(
+                    json!({ "error": { "code": -32020, "message": "Header mismatch: Mcp-Param-Region" } }),
+                );
+            }
+            done()
+        },
+    );
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    let lists_before = seen.requests("tools/list").len();
+    binding.call_tool("t", json!({}), CallOpts::default()).await.expect("the retry succeeds");
+    assert_eq!(seen.requests("tools/call").len(), 2);
+    assert!(seen.requests("tools/list").len() > lists_before, "the tools were fetched again");
+    *always.lock().unwrap() = true;
+    let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    assert_eq!(seen.requests("tools/call").len(), 4, "retried once, not more");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_list_changed_on_the_listen_stream_becomes_a_candidate() {
+    let listed = Arc::new(Mutex::new(0u32));
+    let count = listed.clone();
+    let (factory, seen) = server(move |method, _params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": { "listChanged": true } },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "tools/list" => {
+            let mut n = count.lock().unwrap();
+            *n += 1;
+            let mut tools = vec![json!({ "name": "t", "inputSchema": { "type": "object" } })];
+            if *n > 1 {
+                tools.push(json!({ "name": "u", "inputSchema": { "type": "object" } }));
+            }
+            Some(json!({ "result": { "tools": tools } }))
+        }
+        "subscriptions/listen" => Some(json!({ "notify": [
+            { "method": "notifications/subscriptions/acknowledged",
+              "params": { "notifications": { "toolsListChanged": true } } },
+            { "method": "notifications/tools/list_changed", "params": {} }
+        ]})),
+        _ => Some(json!({ "result": {} })),
+    });
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    let mut waited = 0;
+    while binding.candidate().is_none() {
+        assert!(waited < 100, "no candidate after the list_changed");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    let candidate = binding.candidate().unwrap();
+    assert!(candidate.tool("u").is_some());
+    assert!(binding.catalog().tool("u").is_none(), "adopted only when the host says so");
+    let listen = &seen.requests("subscriptions/listen")[0];
+    assert_eq!(listen["params"]["notifications"], json!({ "toolsListChanged": true }));
+    assert_eq!(listen["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_verdict_is_kept_for_the_next_dial() {
+    use mcp_stack::connection::NoInbound;
+    use mcp_stack::layer::Dialer;
+    use mcp_stack::transport::ConnectConfig;
+    let (factory, seen) =
+        both(|_| Some(json!({ "error": { "code": -32601, "message": "Method not found" } })), |_| done());
+    let dialer = Dialer::new(Arc::new(factory), ConnectConfig::new("t"), Arc::new(NoInbound))
+        .protocol(ProtocolChoice::Auto);
+    let (first, session) = dialer.dial().await.unwrap();
+    assert_eq!(session.protocol_version, "2025-11-25");
+    assert_eq!(dialer.verdict(), Some(false));
+    first.close().await;
+    let (second, session) = dialer.clone().dial().await.unwrap();
+    assert_eq!(session.protocol_version, "2025-11-25");
+    assert_eq!(seen.requests("server/discover").len(), 1, "the reconnect does not probe again");
+    assert_eq!(seen.requests("initialize").len(), 2);
+    second.close().await;
+
+    let (factory, seen) = both(|_| Some(discover_result()), |_| done());
+    let dialer = Dialer::new(Arc::new(factory), ConnectConfig::new("t"), Arc::new(NoInbound))
+        .protocol(ProtocolChoice::Auto);
+    for _ in 0..2 {
+        let (connection, session) = dialer.dial().await.unwrap();
+        assert_eq!(session.protocol_version, "2026-07-28");
+        connection.close().await;
+    }
+    assert_eq!(dialer.verdict(), Some(true));
+    assert!(seen.requests("initialize").is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn subscribe_changes_the_listen_request_and_updates_arrive() {
+    let (factory, seen) = server(move |method, params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "resources": { "subscribe": true } },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "resources/list" => {
+            Some(json!({ "result": { "resources": [ { "uri": "demo://a", "name": "a" } ] } }))
+        }
+        "subscriptions/listen" => {
+            let uris =
+                params["notifications"]["resourceSubscriptions"].as_array().cloned().unwrap_or_default();
+            let notes: Vec<Value> = uris
+                .iter()
+                .map(|uri| json!({ "method": "notifications/resources/updated", "params": { "uri": uri } }))
+                .collect();
+            Some(json!({ "notify": notes }))
+        }
+        _ => Some(json!({ "result": {} })),
+    });
+    let updates = Arc::new(Mutex::new(Vec::new()));
+    let sink = updates.clone();
+    let handlers = Handlers::default().with_events(move |e| {
+        if let mcp_stack::Event::ResourceUpdated { uri, .. } = e {
+            sink.lock().unwrap().push(uri);
+        }
+    });
+    let binding = Binding::connect(definition(factory, ProtocolChoice::Modern), handlers).await.unwrap();
+    assert!(seen.requests("subscriptions/listen").is_empty(), "nothing to listen for yet");
+    binding.subscribe("demo://a").await.unwrap();
+    let mut waited = 0;
+    while updates.lock().unwrap().is_empty() {
+        assert!(waited < 100, "no update");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    assert_eq!(updates.lock().unwrap()[0], "demo://a");
+    assert!(seen.requests("resources/subscribe").is_empty(), "no resources/subscribe in this era");
+    let listen = seen.requests("subscriptions/listen");
+    assert_eq!(listen[0]["params"]["notifications"]["resourceSubscriptions"], json!(["demo://a"]));
+    binding.unsubscribe("demo://a").await.unwrap();
+    assert!(binding.subscriptions().is_empty());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_modern_call_is_cancelled_by_notice_off_http() {
+    // The in-memory transport is message-oriented like stdio: the era
+    // cancels with notifications/cancelled (over HTTP it closes the stream).
+    let (factory, seen) = both(|_| Some(discover_result()), |_| None);
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    let call = binding.call_tool("t", json!({}), CallOpts::default());
+    let outcome = tokio::time::timeout(Duration::from_secs(1), call).await;
+    assert!(outcome.is_err(), "the server never answers");
+    let mut waited = 0;
+    while seen.requests("notifications/cancelled").is_empty() {
+        assert!(waited < 50, "no cancellation");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        waited += 1;
+    }
+    let id = seen.requests("tools/call")[0]["id"].clone();
+    assert_eq!(seen.requests("notifications/cancelled")[0]["params"]["requestId"], id);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_acknowledgement_short_of_the_filter_is_a_warning() {
+    let (factory, _seen) = server(move |method, _params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": { "listChanged": true } },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "tools/list" => Some(tools_list()),
+        "subscriptions/listen" => Some(json!({ "notify": [
+            { "method": "notifications/subscriptions/acknowledged", "params": { "notifications": {} } }
+        ]})),
+        _ => Some(json!({ "result": {} })),
+    });
+    let warnings = Arc::new(Mutex::new(Vec::new()));
+    let sink = warnings.clone();
+    let handlers = Handlers::default().with_events(move |e| {
+        if let mcp_stack::Event::Warning { text, .. } = e {
+            sink.lock().unwrap().push(text);
+        }
+    });
+    let binding = Binding::connect(definition(factory, ProtocolChoice::Modern), handlers).await.unwrap();
+    let mut waited = 0;
+    while !warnings.lock().unwrap().iter().any(|w| w.contains("acknowledged")) {
+        assert!(waited < 100, "no warning: {:?}", warnings.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    binding.close().await;
+}
+
+/// A transport that loses the first request of each method in `lose` the way
+/// a broken HTTP response stream does: not delivered, reported
+/// `indeterminate` for its id while the connection stays up.
+struct Lossy {
+    inner: MemoryFactory,
+    lose: &'static [&'static str],
+}
+
+struct LossySender {
+    inner: Arc<dyn mcp_stack::transport::MessageSender>,
+    lost: Mutex<Vec<String>>,
+    lose: &'static [&'static str],
+    inject: tokio::sync::mpsc::UnboundedSender<Inbound>,
+}
+
+struct LossyReceiver {
+    inner: Box<dyn mcp_stack::transport::MessageReceiver>,
+    inject: tokio::sync::mpsc::UnboundedReceiver<Inbound>,
+}
+
+#[async_trait::async_trait]
+impl mcp_stack::transport::MessageSender for LossySender {
+    async fn send(&self, message: String) -> Result<(), mcp_stack::Error> {
+        let parsed: Value = serde_json::from_str(&message).unwrap();
+        if let Some(method) = parsed["method"].as_str().filter(|m| self.lose.contains(m)) {
+            let mut lost = self.lost.lock().unwrap();
+            if !lost.iter().any(|m| m == method) {
+                lost.push(method.to_string());
+                let id = serde_json::from_value(parsed["id"].clone()).unwrap();
+                let class = FailureClass::Indeterminate;
+                let _ =
+                    self.inject.send(Inbound::RequestFailed { id, class, message: "stream broke".into() });
+                return Ok(());
+            }
+        }
+        self.inner.send(message).await
+    }
+    async fn close(&self) -> Result<(), mcp_stack::Error> {
+        self.inner.close().await
+    }
+}
+
+#[async_trait::async_trait]
+impl mcp_stack::transport::MessageReceiver for LossyReceiver {
+    async fn recv(&mut self) -> Result<Option<Inbound>, mcp_stack::Error> {
+        tokio::select! {
+            Some(item) = self.inject.recv() => Ok(Some(item)),
+            item = self.inner.recv() => item,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl mcp_stack::transport::TransportFactory for Lossy {
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+    fn redacted_origin(&self) -> mcp_stack::transport::RedactedOrigin {
+        self.inner.redacted_origin()
+    }
+    async fn connect(
+        &self,
+        config: &mcp_stack::transport::ConnectConfig,
+    ) -> Result<Transport, mcp_stack::Error> {
+        let Transport { sender, receiver } = self.inner.connect(config).await?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        Ok(Transport {
+            sender: Arc::new(LossySender {
+                inner: sender,
+                lost: Mutex::new(Vec::new()),
+                lose: self.lose,
+                inject: tx,
+            }),
+            receiver: Box::new(LossyReceiver { inner: receiver, inject: rx }),
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_read_is_reissued_and_a_lost_tool_call_is_indeterminate() {
+    let (inner, seen) = server(|method, _| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": {}, "resources": {} },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "tools/list" => Some(tools_list()),
+        "resources/read" => Some(json!({ "result": { "contents": [ { "uri": "demo://a", "text": "a" } ] } })),
+        "tools/call" => done(),
+        _ => Some(json!({ "result": {} })),
+    });
+    let factory = Lossy { inner, lose: &["resources/read", "tools/call"] };
+    let mut def = Definition::new("lossy", factory);
+    def.protocol = ProtocolChoice::Modern;
+    let binding = Binding::connect(def, Handlers::default()).await.unwrap();
+    binding.read_resource("demo://a", CallOpts::default()).await.expect("re-issued with a new id");
+    assert_eq!(seen.requests("resources/read").len(), 1, "the lost one never reached the server");
+    let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::Indeterminate, "{e}");
+    assert!(seen.requests("tools/call").is_empty(), "a tool call is never sent again");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn roots_changes_send_nothing_on_the_modern_era() {
+    let (factory, seen) = both(|_| Some(discover_result()), |_| done());
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.roots = true;
+    let handlers = Handlers::default().roots(|_| async move { Ok(Vec::new()) });
+    let binding = Binding::connect(def, handlers).await.unwrap();
+    binding.notify_roots_changed().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(seen.requests("notifications/roots/list_changed").is_empty());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_input_kind_the_client_did_not_declare_is_refused() {
+    let (factory, seen) = both(|_| Some(discover_result()), |_| Some(elicit_input(Some("s"))));
+    // No elicitation declared, no handler.
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    assert!(e.message().contains("elicitation/create"), "{e}");
+    assert_eq!(seen.requests("tools/call").len(), 1, "not sent again");
+    binding.close().await;
+}
