@@ -1,0 +1,20 @@
+//! OAuth 2.1 authorization for MCP servers over HTTP (feature `oauth`).
+//!
+//! An MCP server that needs a token answers `401` with a `WWW-Authenticate`
+//! challenge. What follows is a fixed sequence, and this module holds its
+//! pure, testable pieces, each in its own file:
+//!
+//! - [`challenge`]: parse `WWW-Authenticate` (RFC 6750, RFC 9728 §5.1).
+//!
+//! Nothing here sends a request by itself: documents are read through the
+//! `Fetch` trait, so each step is tested with a fake. Tokens, client
+//! secrets, authorization codes, PKCE verifiers and `state` are held as
+//! [`Secret`]s, whose `Debug` prints `[redacted]`; no error carries one.
+
+pub mod challenge;
+mod error;
+mod secret;
+
+pub use challenge::{BearerChallenge, Challenge, ChallengeError};
+pub use error::AuthError;
+pub use secret::Secret;
