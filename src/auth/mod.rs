@@ -5,6 +5,10 @@
 //! pure, testable pieces, each in its own file:
 //!
 //! - [`challenge`]: parse `WWW-Authenticate` (RFC 6750, RFC 9728 §5.1).
+//! - [`wellknown`]: the metadata URLs to try, in the specification's order,
+//!   and the canonical resource URI (RFC 8707).
+//! - [`metadata`]: Protected Resource Metadata (RFC 9728) and authorization
+//!   server metadata (RFC 8414, OpenID Connect), with their checks.
 //!
 //! Nothing here sends a request by itself: documents are read through the
 //! `Fetch` trait, so each step is tested with a fake. Tokens, client
@@ -13,8 +17,11 @@
 
 pub mod challenge;
 mod error;
+pub mod metadata;
 mod secret;
+pub mod wellknown;
 
 pub use challenge::{BearerChallenge, Challenge, ChallengeError};
 pub use error::AuthError;
+pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use secret::Secret;
