@@ -20,7 +20,7 @@ pub enum AuthError {
         /// What is wrong with it.
         reason: &'static str,
     },
-    /// The `Fetch` implementation failed for a URL.
+    /// The [`Fetch`](crate::auth::Fetch) implementation failed for a URL.
     #[error("fetching {url} failed: {reason}")]
     Fetch {
         /// The metadata URL.

@@ -9,19 +9,25 @@
 //!   and the canonical resource URI (RFC 8707).
 //! - [`metadata`]: Protected Resource Metadata (RFC 9728) and authorization
 //!   server metadata (RFC 8414, OpenID Connect), with their checks.
+//! - [`discovery`]: the driver from a challenge to checked metadata, over
+//!   [`Fetch`].
 //!
 //! Nothing here sends a request by itself: documents are read through the
-//! `Fetch` trait, so each step is tested with a fake. Tokens, client
+//! [`Fetch`] trait, so each step is tested with a fake. Tokens, client
 //! secrets, authorization codes, PKCE verifiers and `state` are held as
 //! [`Secret`]s, whose `Debug` prints `[redacted]`; no error carries one.
 
 pub mod challenge;
+pub mod discovery;
 mod error;
+mod fetch;
 pub mod metadata;
 mod secret;
 pub mod wellknown;
 
 pub use challenge::{BearerChallenge, Challenge, ChallengeError};
+pub use discovery::{discover, Discovered, DiscoveryOptions};
 pub use error::AuthError;
+pub use fetch::{Fetch, FetchError, Fetched};
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use secret::Secret;
