@@ -11,13 +11,19 @@
 //!   server metadata (RFC 8414, OpenID Connect), with their checks.
 //! - [`discovery`]: the driver from a challenge to checked metadata, over
 //!   [`Fetch`].
+//! - [`client`]: which client identity to present (pre-registered, Client ID
+//!   Metadata Document, dynamic registration).
+//! - [`authorize`]: scopes, the authorization URL with PKCE and `state`, and
+//!   the RFC 9207 check of the redirect.
 //!
 //! Nothing here sends a request by itself: documents are read through the
 //! [`Fetch`] trait, so each step is tested with a fake. Tokens, client
 //! secrets, authorization codes, PKCE verifiers and `state` are held as
 //! [`Secret`]s, whose `Debug` prints `[redacted]`; no error carries one.
 
+pub mod authorize;
 pub mod challenge;
+pub mod client;
 pub mod discovery;
 mod error;
 mod fetch;
@@ -25,7 +31,9 @@ pub mod metadata;
 mod secret;
 pub mod wellknown;
 
+pub use authorize::{AuthorizationParams, PendingAuthorization};
 pub use challenge::{BearerChallenge, Challenge, ChallengeError};
+pub use client::{ClientCredentials, ClientIdentity, ClientRegistration, ClientSettings};
 pub use discovery::{discover, Discovered, DiscoveryOptions};
 pub use error::AuthError;
 pub use fetch::{Fetch, FetchError, Fetched};
