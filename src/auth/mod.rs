@@ -15,6 +15,7 @@
 //!   Metadata Document, dynamic registration).
 //! - [`authorize`]: scopes, the authorization URL with PKCE and `state`, and
 //!   the RFC 9207 check of the redirect.
+//! - [`store`]: tokens per server origin, in memory or in private files.
 //!
 //! Nothing here sends a request by itself: documents are read through the
 //! [`Fetch`] trait, so each step is tested with a fake. Tokens, client
@@ -29,6 +30,7 @@ mod error;
 mod fetch;
 pub mod metadata;
 mod secret;
+pub mod store;
 pub mod wellknown;
 
 pub use authorize::{AuthorizationParams, PendingAuthorization};
@@ -39,3 +41,4 @@ pub use error::AuthError;
 pub use fetch::{Fetch, FetchError, Fetched};
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use secret::Secret;
+pub use store::{FileStore, MemoryStore, TokenStore, Tokens};
