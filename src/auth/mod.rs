@@ -17,6 +17,42 @@
 //!   the RFC 9207 check of the redirect.
 //! - [`store`]: tokens per server origin, in memory or in private files.
 //!
+//! ```
+//! use mcp_stack::auth::{self, authorize, AuthorizationParams, AuthorizationServerMetadata, BearerChallenge};
+//!
+//! // The 401's challenge names the scope the request needs.
+//! let value = http::HeaderValue::from_static(r#"Bearer scope="files:read", resource_metadata="https://mcp.example.com/prm""#);
+//! let challenge = BearerChallenge::from_headers([&value])?.expect("a Bearer challenge");
+//!
+//! // Metadata as discovery returns it (here parsed by hand), then checked.
+//! let url = url::Url::parse("https://as.example.com/.well-known/oauth-authorization-server")?;
+//! let server = AuthorizationServerMetadata::from_json(br#"{
+//!     "issuer": "https://as.example.com",
+//!     "authorization_endpoint": "https://as.example.com/authorize",
+//!     "token_endpoint": "https://as.example.com/token",
+//!     "code_challenge_methods_supported": ["S256"],
+//!     "authorization_response_iss_parameter_supported": true
+//! }"#, &url)?;
+//! server.check("https://as.example.com")?;
+//!
+//! let scope = authorize::select_scope(Some(&challenge), None, &server);
+//! let (url, pending) = authorize::start(&server, AuthorizationParams {
+//!     client_id: "https://app.example.com/client.json",
+//!     redirect_uri: "http://127.0.0.1:8976/callback",
+//!     resource: "https://mcp.example.com/mcp",
+//!     scope: scope.as_deref(),
+//! })?;
+//! assert!(url.as_str().contains("code_challenge_method=S256"));
+//!
+//! // The host shows `url` to the user; a redirect from another issuer is refused.
+//! let state = url.query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned();
+//! let forged = format!("code=abc&state={state}&iss=https%3A%2F%2Fevil.example.com");
+//! assert!(matches!(pending.complete(&forged), Err(auth::AuthError::AuthorizationIssuerMismatch { .. })));
+//! let code = pending.complete(&format!("code=abc&state={state}&iss=https%3A%2F%2Fas.example.com"))?;
+//! assert_eq!(format!("{code:?}"), "[redacted]");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Nothing here sends a request by itself: documents are read through the
 //! [`Fetch`] trait, so each step is tested with a fake. Tokens, client
 //! secrets, authorization codes, PKCE verifiers and `state` are held as
@@ -42,3 +78,39 @@ pub use fetch::{Fetch, FetchError, Fetched};
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use secret::Secret;
 pub use store::{FileStore, MemoryStore, TokenStore, Tokens};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The issue's rule in one place: a sentinel put in a client secret, an
+    /// access token, a refresh token, a code and a verifier never shows in
+    /// the `Debug` of what holds it.
+    #[test]
+    fn no_secret_reaches_debug() {
+        const SENTINEL: &str = "SENTINEL-d41d8cd9";
+        let credentials = ClientCredentials {
+            client_id: "id".into(),
+            client_secret: Some(Secret::new(format!("{SENTINEL}-secret"))),
+        };
+        let settings = ClientSettings {
+            pre_registered: Some(ClientRegistration { issuer: None, credentials: credentials.clone() }),
+            ..Default::default()
+        };
+        let tokens = Tokens {
+            access_token: Secret::new(format!("{SENTINEL}-access")),
+            token_type: "Bearer".into(),
+            refresh_token: Some(Secret::new(format!("{SENTINEL}-refresh"))),
+            expires_at: None,
+            scope: None,
+            issuer: None,
+        };
+        let code = Secret::new(format!("{SENTINEL}-code"));
+        let verifier = Secret::new(format!("{SENTINEL}-verifier"));
+        let shown = format!(
+            "{credentials:?} {credentials:#?} {settings:?} {tokens:?} {tokens:#?} {code:?} {verifier:?} {:?}",
+            ClientIdentity::Known(credentials.clone())
+        );
+        assert!(!shown.contains(SENTINEL), "{shown}");
+    }
+}
