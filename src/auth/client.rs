@@ -5,7 +5,10 @@
 //! `client_id_metadata_document_supported`; dynamic client registration
 //! (RFC 7591) at its `registration_endpoint` otherwise. A registration
 //! belongs to the issuer that issued it: for a new issuer the old one is
-//! never presented ([`ClientRegistration::issuer`]).
+//! never presented ([`ClientRegistration::issuer`]): a dynamic registration
+//! is made again, and pre-registered credentials bound to another issuer
+//! are refused with [`AuthError::ClientIssuerMismatch`]. A Client ID
+//! Metadata Document URL is portable across servers.
 
 use serde::{Deserialize, Serialize};
 
@@ -125,7 +128,16 @@ pub fn choose_identity(
     settings: &ClientSettings,
     meta: &AuthorizationServerMetadata,
 ) -> Result<ClientIdentity, AuthError> {
-    if let Some(pre) = settings.pre_registered.as_ref().filter(|r| r.is_for(&meta.issuer)) {
+    if let Some(pre) = &settings.pre_registered {
+        // Pre-registered credentials bound to another issuer are an error to
+        // surface, not something to route around (the MCP specification's
+        // authorization server binding).
+        if !pre.is_for(&meta.issuer) {
+            return Err(AuthError::ClientIssuerMismatch {
+                expected: meta.issuer.clone(),
+                found: pre.issuer.clone().unwrap_or_default(),
+            });
+        }
         return Ok(ClientIdentity::Known(pre.credentials.clone()));
     }
     if meta.client_id_metadata_document_supported {
@@ -265,12 +277,11 @@ mod tests {
         let mut m = meta();
         m.client_id_metadata_document_supported = true;
         assert_eq!(choose_identity(&s, &m).unwrap().client_id(), Some("pre"));
-        // Pre-registered for another issuer does not apply here.
+        s.pre_registered = Some(creds("pre", Some(ISSUER)));
+        assert_eq!(choose_identity(&s, &m).unwrap().client_id(), Some("pre"));
+        // Pre-registered for another issuer is refused, never presented.
         s.pre_registered = Some(creds("pre", Some("https://other.example.com")));
-        assert_eq!(
-            choose_identity(&s, &m).unwrap(),
-            ClientIdentity::MetadataDocument("https://app.example.com/client.json".into())
-        );
+        assert!(matches!(choose_identity(&s, &m), Err(AuthError::ClientIssuerMismatch { .. })));
     }
 
     #[test]

@@ -97,6 +97,14 @@ pub enum AuthError {
         /// The issuer.
         issuer: String,
     },
+    /// Pre-registered credentials bound to another authorization server.
+    #[error("the pre-registered client is for issuer {found}, not {expected}")]
+    ClientIssuerMismatch {
+        /// The issuer discovered.
+        expected: String,
+        /// The issuer the credentials belong to.
+        found: String,
+    },
     /// The redirect's query is malformed (a duplicate or missing parameter).
     #[error("invalid authorization response: {0}")]
     InvalidRedirect(&'static str),

@@ -44,6 +44,21 @@ pub struct Tokens {
     pub issuer: Option<String>,
 }
 
+impl Tokens {
+    /// Whether these tokens may be sent after discovery named `issuer`:
+    /// tokens are kept per authorization server, so those of another (or of
+    /// an unrecorded) issuer are not.
+    pub fn is_for(&self, issuer: &str) -> bool {
+        self.issuer.as_deref() == Some(issuer)
+    }
+
+    /// Whether the access token expires within `margin` of `now` (false
+    /// when no expiry is known).
+    pub fn expires_within(&self, margin: Duration, now: SystemTime) -> bool {
+        self.expires_at.is_some_and(|at| at <= now + margin)
+    }
+}
+
 /// Keeps tokens per server origin.
 #[async_trait]
 pub trait TokenStore: Send + Sync + fmt::Debug {
@@ -262,6 +277,18 @@ mod tests {
         assert!(store.load(&b).await.unwrap().is_some());
         let shown = format!("{store:?} {:?}", store.load(&b).await.unwrap());
         assert!(!shown.contains("sentinel"), "{shown}");
+    }
+
+    #[test]
+    fn tokens_belong_to_their_issuer_and_know_their_expiry() {
+        let t = tokens("a");
+        assert!(t.is_for("https://as.example.com"));
+        assert!(!t.is_for("https://other.example.com"));
+        assert!(!Tokens { issuer: None, ..t.clone() }.is_for("https://as.example.com"));
+        let at = t.expires_at.unwrap();
+        assert!(!t.expires_within(Duration::from_secs(60), at - Duration::from_secs(61)));
+        assert!(t.expires_within(Duration::from_secs(60), at - Duration::from_secs(60)));
+        assert!(!Tokens { expires_at: None, ..t }.expires_within(Duration::MAX / 4, at));
     }
 
     #[tokio::test]
