@@ -230,7 +230,7 @@ impl PendingAuthorization {
 
 /// An OAuth error code as RFC 6749 allows it (printable ASCII but `"` and
 /// `\`), at most 64 characters; anything else is replaced.
-fn error_code(error: &str) -> String {
+pub(crate) fn error_code(error: &str) -> String {
     let ok = |c: char| matches!(c, '\x20'..='\x7e') && c != '"' && c != '\\';
     if !error.is_empty() && error.len() <= 64 && error.chars().all(ok) {
         error.to_owned()

@@ -131,6 +131,14 @@ pub enum AuthError {
         /// The OAuth error code, bounded and limited to its RFC 6749 characters.
         error: String,
     },
+    /// The token endpoint refused (RFC 6749 §5.2).
+    #[error("token request refused with status {status}: {error}")]
+    TokenRefused {
+        /// The HTTP status.
+        status: u16,
+        /// The OAuth error code (or `http_<status>` when the body had none).
+        error: String,
+    },
     /// A token store failed.
     #[error("token store: {0}")]
     Store(#[source] std::io::Error),

@@ -15,6 +15,8 @@
 //!   Metadata Document, dynamic registration).
 //! - [`authorize`]: scopes, the authorization URL with PKCE and `state`, and
 //!   the RFC 9207 check of the redirect.
+//! - [`token`]: the token request forms (code grant, refresh) and the
+//!   token response.
 //! - [`store`]: tokens per server origin, in memory or in private files.
 //!
 //! ```
@@ -67,6 +69,7 @@ mod fetch;
 pub mod metadata;
 mod secret;
 pub mod store;
+pub mod token;
 pub mod wellknown;
 
 pub use authorize::{AuthorizationParams, PendingAuthorization};
@@ -78,6 +81,7 @@ pub use fetch::{Fetch, FetchError, Fetched};
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use secret::Secret;
 pub use store::{FileStore, MemoryStore, TokenStore, Tokens};
+pub use token::{parse_token_response, TokenRequest};
 
 #[cfg(test)]
 mod tests {
