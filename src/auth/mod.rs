@@ -77,7 +77,7 @@ pub use challenge::{BearerChallenge, Challenge, ChallengeError};
 pub use client::{ClientCredentials, ClientIdentity, ClientRegistration, ClientSettings};
 pub use discovery::{discover, Discovered, DiscoveryOptions};
 pub use error::AuthError;
-pub use fetch::{Fetch, FetchError, Fetched};
+pub use fetch::{Fetch, FetchError, Fetched, HttpFetch};
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use secret::Secret;
 pub use store::{FileStore, MemoryStore, TokenStore, Tokens};

@@ -55,14 +55,14 @@ pub fn protected_resource_metadata_urls(server: &Url, hint: Option<&str>) -> Vec
         urls.push(at(server, &format!("{PRM}{path}"), server.query()));
     }
     urls.push(at(server, PRM, None));
-    urls.dedup_by(|a, b| a == b);
-    let mut seen = Vec::with_capacity(urls.len());
-    urls.retain(|u| {
-        let new = !seen.contains(u);
-        seen.push(u.clone());
-        new
-    });
-    urls
+    // A hint that names a well-known URL is not asked for twice.
+    let mut unique: Vec<Url> = Vec::with_capacity(urls.len());
+    for url in urls {
+        if !unique.contains(&url) {
+            unique.push(url);
+        }
+    }
+    unique
 }
 
 /// The authorization server metadata URLs for `issuer`, in the order of the
