@@ -405,4 +405,16 @@ mod tests {
         let err = p.complete("code=c0de-sentinel&state=forged").unwrap_err();
         assert!(!format!("{err} {err:?}").contains("sentinel"));
     }
+
+    proptest::proptest! {
+        /// Any query is answered with a code or an error, never a panic, and
+        /// only a query with the right `state` yields a code.
+        #[test]
+        fn any_redirect_query_is_safe(query in "[a-z=&%0-9A-F?+.:/_-]{0,200}") {
+            let (_, p) = start(&server(false, &[]), params(None)).unwrap();
+            if p.complete(&query).is_ok() {
+                proptest::prop_assert!(query.contains(p.state.expose()));
+            }
+        }
+    }
 }

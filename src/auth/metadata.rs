@@ -332,4 +332,15 @@ mod tests {
         assert_eq!(m.registration_endpoint.as_deref(), Some("https://mcp.example.com:8443/register"));
         assert!(m.check(&m.issuer.clone()).is_ok());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_parse_or_fail_cleanly(body in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            let at = url("https://as.example/x");
+            let _ = ProtectedResourceMetadata::from_json(&body, &at);
+            if let Ok(meta) = AuthorizationServerMetadata::from_json(&body, &at) {
+                let _ = meta.check("https://as.example");
+            }
+        }
+    }
 }
