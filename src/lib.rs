@@ -2,6 +2,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+#[cfg(feature = "oauth")]
+pub mod auth;
 pub mod binding;
 mod canonical;
 pub mod catalog;

@@ -1,6 +1,6 @@
 //! The module graph runs one way: a lower floor never imports a higher one.
 //!
-//! protocol → config and compat → transport → connection → era → layer →
+//! protocol → config and compat → transport (and auth) → connection → era → layer →
 //! catalog → binding → host (and providers). Read from the source itself,
 //! comments aside, so that a `use` that goes up fails here, with its file
 //! and line.
@@ -27,6 +27,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("config", &["transport", "connection", "era", "layer", "catalog", "binding", "host", "providers"]),
     ("compat.rs", &["transport", "connection", "era", "layer", "catalog", "binding", "host", "providers"]),
     ("transport", &["connection", "era", "layer", "catalog", "binding", "host", "providers"]),
+    // Authorization sits with the HTTP transport it will serve.
+    ("auth", &["connection", "era", "layer", "catalog", "binding", "host", "providers"]),
     ("connection", &["era", "layer", "catalog", "binding", "host", "providers"]),
     ("era", &["layer", "catalog", "binding", "host", "providers"]),
     ("layer", &["catalog", "binding", "host", "providers"]),

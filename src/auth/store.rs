@@ -1,0 +1,342 @@
+//! Where tokens live between runs: the [`TokenStore`] trait, an in-memory
+//! [`MemoryStore`] and a [`FileStore`].
+//!
+//! Tokens are kept per server origin (scheme, host and port): one MCP
+//! server's tokens are never offered to another origin. The file store
+//! writes one file per origin, named by the SHA-256 of the origin, readable
+//! by the owner alone (mode `0600`, in a directory created `0700`),
+//! replaced atomically (written to a fresh file, then renamed), and read
+//! back only up to [`MAX_TOKEN_FILE_BYTES`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use sha2::Digest as _;
+use url::Url;
+
+use super::error::json_reason;
+use super::{AuthError, Secret};
+
+/// The largest token file read.
+pub const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
+
+/// The tokens of one server origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tokens {
+    /// The access token.
+    pub access_token: Secret,
+    /// `Bearer` (or `DPoP`).
+    pub token_type: String,
+    /// The refresh token, if one was issued.
+    pub refresh_token: Option<Secret>,
+    /// When the access token expires, if the server said.
+    pub expires_at: Option<SystemTime>,
+    /// The scopes granted (or requested, when the response did not say).
+    pub scope: Option<String>,
+    /// The issuer that issued them: tokens of another issuer are not reused.
+    pub issuer: Option<String>,
+}
+
+impl Tokens {
+    /// Whether these tokens may be sent after discovery named `issuer`:
+    /// tokens are kept per authorization server, so those of another (or of
+    /// an unrecorded) issuer are not.
+    pub fn is_for(&self, issuer: &str) -> bool {
+        self.issuer.as_deref() == Some(issuer)
+    }
+
+    /// Whether the access token expires within `margin` of `now` (false
+    /// when no expiry is known).
+    pub fn expires_within(&self, margin: Duration, now: SystemTime) -> bool {
+        self.expires_at.is_some_and(|at| at <= now + margin)
+    }
+}
+
+/// Keeps tokens per server origin.
+#[async_trait]
+pub trait TokenStore: Send + Sync + fmt::Debug {
+    /// The tokens for `server`'s origin, if any.
+    async fn load(&self, server: &Url) -> Result<Option<Tokens>, AuthError>;
+    /// Keeps `tokens` for `server`'s origin, replacing what was there.
+    async fn save(&self, server: &Url, tokens: &Tokens) -> Result<(), AuthError>;
+    /// Forgets the tokens for `server`'s origin (no error if there were none).
+    async fn remove(&self, server: &Url) -> Result<(), AuthError>;
+}
+
+fn origin(server: &Url) -> String {
+    server.origin().ascii_serialization()
+}
+
+/// Tokens for this process only.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStore {
+    tokens: Arc<Mutex<HashMap<String, Tokens>>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+#[async_trait]
+impl TokenStore for MemoryStore {
+    async fn load(&self, server: &Url) -> Result<Option<Tokens>, AuthError> {
+        Ok(self.tokens.lock().unwrap_or_else(|e| e.into_inner()).get(&origin(server)).cloned())
+    }
+
+    async fn save(&self, server: &Url, tokens: &Tokens) -> Result<(), AuthError> {
+        self.tokens.lock().unwrap_or_else(|e| e.into_inner()).insert(origin(server), tokens.clone());
+        Ok(())
+    }
+
+    async fn remove(&self, server: &Url) -> Result<(), AuthError> {
+        self.tokens.lock().unwrap_or_else(|e| e.into_inner()).remove(&origin(server));
+        Ok(())
+    }
+}
+
+/// Tokens in files, one per server origin, in a directory the caller names.
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    dir: PathBuf,
+}
+
+impl FileStore {
+    /// A store in `dir` (created `0700` on first save if missing).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// The file that holds `server`'s tokens.
+    pub fn path_for(&self, server: &Url) -> PathBuf {
+        let digest = sha2::Sha256::digest(origin(server).as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join(format!("{hex}.json"))
+    }
+}
+
+/// The file format; private so that no other code serializes a secret.
+#[derive(Serialize, Deserialize)]
+struct TokenFile {
+    origin: String,
+    access_token: String,
+    token_type: String,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    expires_at: Option<u64>,
+    #[serde(default)]
+    scope: Option<String>,
+    #[serde(default)]
+    issuer: Option<String>,
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> Result<T, AuthError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| AuthError::Store(io::Error::other(e.to_string())))?
+        .map_err(AuthError::Store)
+}
+
+fn read_file(path: &Path, origin: &str) -> io::Result<Option<Tokens>> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut body = Vec::new();
+    file.take(MAX_TOKEN_FILE_BYTES + 1).read_to_end(&mut body)?;
+    if body.len() as u64 > MAX_TOKEN_FILE_BYTES {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "token file too large"));
+    }
+    let wire: TokenFile = serde_json::from_slice(&body).map_err(|e| {
+        io::Error::new(io::ErrorKind::InvalidData, format!("token file: {}", json_reason(&e)))
+    })?;
+    if wire.origin != origin {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "token file is for another origin"));
+    }
+    Ok(Some(Tokens {
+        access_token: Secret::new(wire.access_token),
+        token_type: wire.token_type,
+        refresh_token: wire.refresh_token.map(Secret::new),
+        expires_at: wire.expires_at.map(|s| UNIX_EPOCH + Duration::from_secs(s)),
+        scope: wire.scope,
+        issuer: wire.issuer,
+    }))
+}
+
+fn write_file(dir: &Path, path: &Path, body: &[u8]) -> io::Result<()> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+        builder.mode(0o700);
+        options.mode(0o600);
+    }
+    builder.create(dir)?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("tokens");
+    let tmp =
+        dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+    let result = options.open(&tmp).and_then(|mut file| {
+        file.write_all(body)?;
+        file.sync_all()
+    });
+    match result.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+#[async_trait]
+impl TokenStore for FileStore {
+    async fn load(&self, server: &Url) -> Result<Option<Tokens>, AuthError> {
+        let (path, origin) = (self.path_for(server), origin(server));
+        blocking(move || read_file(&path, &origin)).await
+    }
+
+    async fn save(&self, server: &Url, tokens: &Tokens) -> Result<(), AuthError> {
+        let wire = TokenFile {
+            origin: origin(server),
+            access_token: tokens.access_token.expose().to_owned(),
+            token_type: tokens.token_type.clone(),
+            refresh_token: tokens.refresh_token.as_ref().map(|s| s.expose().to_owned()),
+            expires_at: tokens
+                .expires_at
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map(|d| d.as_secs()),
+            scope: tokens.scope.clone(),
+            issuer: tokens.issuer.clone(),
+        };
+        let body =
+            serde_json::to_vec(&wire).map_err(|e| AuthError::Store(io::Error::other(json_reason(&e))))?;
+        let (dir, path) = (self.dir.clone(), self.path_for(server));
+        blocking(move || write_file(&dir, &path, &body)).await
+    }
+
+    async fn remove(&self, server: &Url) -> Result<(), AuthError> {
+        let path = self.path_for(server);
+        blocking(move || match std::fs::remove_file(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    fn tokens(access: &str) -> Tokens {
+        Tokens {
+            access_token: Secret::new(access),
+            token_type: "Bearer".into(),
+            refresh_token: Some(Secret::new("refresh-sentinel")),
+            expires_at: Some(UNIX_EPOCH + Duration::from_secs(1_900_000_000)),
+            scope: Some("read write".into()),
+            issuer: Some("https://as.example.com".into()),
+        }
+    }
+
+    async fn round_trip(store: &dyn TokenStore) {
+        let a = url("https://mcp.example.com/mcp");
+        let same_origin = url("https://mcp.example.com:443/other");
+        let b = url("https://mcp.example.com:8443/mcp");
+        assert_eq!(store.load(&a).await.unwrap(), None);
+        store.save(&a, &tokens("access-sentinel-a")).await.unwrap();
+        store.save(&b, &tokens("access-sentinel-b")).await.unwrap();
+        assert_eq!(store.load(&same_origin).await.unwrap(), Some(tokens("access-sentinel-a")));
+        assert_eq!(store.load(&b).await.unwrap(), Some(tokens("access-sentinel-b")));
+        store.save(&a, &tokens("access-sentinel-new")).await.unwrap();
+        assert_eq!(store.load(&a).await.unwrap().unwrap().access_token.expose(), "access-sentinel-new");
+        store.remove(&a).await.unwrap();
+        store.remove(&a).await.unwrap();
+        assert_eq!(store.load(&a).await.unwrap(), None);
+        assert!(store.load(&b).await.unwrap().is_some());
+        let shown = format!("{store:?} {:?}", store.load(&b).await.unwrap());
+        assert!(!shown.contains("sentinel"), "{shown}");
+    }
+
+    #[test]
+    fn tokens_belong_to_their_issuer_and_know_their_expiry() {
+        let t = tokens("a");
+        assert!(t.is_for("https://as.example.com"));
+        assert!(!t.is_for("https://other.example.com"));
+        assert!(!Tokens { issuer: None, ..t.clone() }.is_for("https://as.example.com"));
+        let at = t.expires_at.unwrap();
+        assert!(!t.expires_within(Duration::from_secs(60), at - Duration::from_secs(61)));
+        assert!(t.expires_within(Duration::from_secs(60), at - Duration::from_secs(60)));
+        assert!(!Tokens { expires_at: None, ..t }.expires_within(Duration::MAX / 4, at));
+    }
+
+    #[tokio::test]
+    async fn memory_store_keeps_tokens_per_origin() {
+        round_trip(&MemoryStore::new()).await;
+    }
+
+    #[tokio::test]
+    async fn file_store_keeps_tokens_per_origin() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path().join("tokens"));
+        round_trip(&store).await;
+        // One file per origin, nothing left over from the atomic writes.
+        let names: Vec<_> =
+            std::fs::read_dir(dir.path().join("tokens")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn file_store_files_are_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path().join("tokens"));
+        let server = url("https://mcp.example.com/mcp");
+        store.save(&server, &tokens("access-sentinel")).await.unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&store.path_for(&server)), 0o600);
+        assert_eq!(mode(&dir.path().join("tokens")), 0o700);
+    }
+
+    #[tokio::test]
+    async fn file_store_refuses_bad_files_without_quoting_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileStore::new(dir.path());
+        let server = url("https://mcp.example.com/mcp");
+        let path = store.path_for(&server);
+        std::fs::write(&path, br#"{"origin":"https://mcp.example.com","access_token":["access-sentinel"]}"#)
+            .unwrap();
+        let err = store.load(&server).await.unwrap_err();
+        assert!(!format!("{err} {err:?}").contains("sentinel"));
+        std::fs::write(
+            &path,
+            br#"{"origin":"https://evil.example.com","access_token":"t","token_type":"Bearer"}"#,
+        )
+        .unwrap();
+        assert!(matches!(store.load(&server).await, Err(AuthError::Store(_))));
+        std::fs::write(&path, vec![b' '; MAX_TOKEN_FILE_BYTES as usize + 1]).unwrap();
+        assert!(matches!(store.load(&server).await, Err(AuthError::Store(_))));
+    }
+}
