@@ -11,27 +11,31 @@
 //!    progress route, no place at the gate, no permit, nothing on the wire,
 //!    and nothing seen by user layers. `tools/list` results pass through it
 //!    last, so what a caller lists is what the filter permits.
-//! 2. The catalog's call checks ([`crate::catalog`]): a `tools/call` is
+//! 2. [`DeadlineLayer`]: fixes one absolute deadline when the call enters
+//!    (the caller's [`CallOpts`], a timeout counting from this moment, or
+//!    `Timeouts::request`). Everything below — a second try after a -32020,
+//!    waiting for a user layer's capacity, the tool-call gate, a
+//!    concurrency permit, a reconnect, retries and their delays, the
+//!    exchange, bounding the result — is inside it. On expiry it drops
+//!    everything below at once, which releases the gate and the permit and
+//!    cancels on the wire.
+//! 3. The catalog's call checks ([`crate::catalog`]): a `tools/call` is
 //!    checked against the adopted generation (`tool_schema_changed` before
 //!    any I/O when a waiting candidate changes the tool) and its structured
-//!    result validated against the tool's output schema on the way up.
-//! 3. [`SamplingDepthLayer`]: counts a request made from the host's
+//!    result validated against the tool's output schema on the way up; on
+//!    2026-07-28 over HTTP the tool's `x-mcp-header` arguments go down as
+//!    typed `Mcp-Param-*` headers, and a -32020 makes the catalog look
+//!    again and the call go once more, inside the same deadline.
+//! 4. [`SamplingDepthLayer`]: counts a request made from the host's
 //!    sampling service in its chain until the reply, and passes the depth
 //!    down as a typed extension (see [`sampling`]). It reads a task-local,
 //!    so it runs here, on the caller's task, before anything can move the
 //!    call to another one.
-//! 4. [`DeadlineLayer`]: fixes one absolute deadline when the call enters
-//!    (the caller's [`CallOpts`], a timeout counting from this moment, or
-//!    `Timeouts::request`). Everything below — waiting for a user layer's
-//!    capacity, the tool-call gate, a concurrency permit, a reconnect,
-//!    retries and their delays, the exchange, bounding the result — is
-//!    inside it. On expiry it drops everything below at once, which releases
-//!    the gate and the permit and cancels on the wire.
 //! 5. The entry point: the stack below is driven to readiness *inside* each
 //!    call's future (tower's `svc.clone().oneshot(req)`), so that every wait
 //!    of the layers below counts against the deadline above while each of
 //!    them passes readiness through. Everything above it is always ready,
-//!    which is why a refusal (1, 2) is immediate whatever the connection is
+//!    which is why a refusal (1, 3) is immediate whatever the connection is
 //!    doing.
 //! 6. **User layers** ([`BindingBuilder::layer`]), the first added
 //!    outermost. See [User layers](#user-layers).
@@ -67,9 +71,9 @@
 //! conversion ([`ToolResult::from_response`] and its siblings), so a host
 //! that sends through the service gets the same checks and results. The
 //! catalog's own list calls (discovery, and the refetch after a
-//! `list_changed` or a reconnect) enter at 4: below the filter and the call
-//! checks, since the catalog describes the server's whole offering, and
-//! above the user layers, which see them.
+//! `list_changed` or a reconnect) go through a deadline of their own into
+//! 5: below the filter and the call checks, since the catalog describes the
+//! server's whole offering, and above the user layers, which see them.
 //!
 //! # User layers
 //!
@@ -101,7 +105,8 @@
 //!   (after a reconnect, the catalog's refetch passes through it again);
 //! - it sees each request once: below it, retries and a renewed session
 //!   send the same request again without it;
-//! - it never sees a call the tool filter or the catalog refused;
+//! - it never sees a call the tool filter or the catalog refused; it sees a
+//!   call sent again after a -32020 twice (it is sent twice);
 //! - it runs inside the deadline: the request it sees has its absolute
 //!   deadline in [`CallOpts::deadline`], a wait it imposes counts against
 //!   it, and it cannot extend it;
@@ -174,7 +179,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 use tower::{Layer, ServiceBuilder, ServiceExt};
 
-use crate::catalog::{BuildContext, Catalog, CatalogCell, CatalogGuard, CatalogService, ChangeFeed};
+use crate::catalog::{BuildContext, CatalogCell, CatalogGuard, CatalogService, ChangeFeed};
 use crate::config::limits::{Limits, Timeouts};
 use crate::content::{PromptResult, ResourceResult, ToolResult};
 use crate::error::{Error, FailureClass};
@@ -365,9 +370,9 @@ impl Binding {
         lifecycle.attach_catalog(&catalog);
         let front = ServiceBuilder::new()
             .layer(ToolFilterLayer::new(definition.tool_filter.clone()))
+            .layer(DeadlineLayer::new(timeouts.request))
             .layer_fn(|inner| CatalogGuard::new(inner, catalog.clone()))
             .layer(SamplingDepthLayer::new(inbound.depth().clone()))
-            .layer(DeadlineLayer::new(timeouts.request))
             .service(entry);
         let binding = Binding {
             inner: Arc::new(Inner {
@@ -702,51 +707,8 @@ impl Binding {
             params["arguments"] = arguments;
         }
         let request = McpRequest::with_value(methods::TOOLS_CALL, params).opts(opts);
-        let rsp = match self.request(self.with_param_headers(request.clone(), name, None), "call_tool").await
-        {
-            Err(e) if is_header_mismatch(&e) => {
-                // The tool's annotations may have changed (-32020): look at
-                // the server's tools again and send once more with what they
-                // say now. The server refused the call before running it, so
-                // this is not a replay.
-                let latest = match self.refresh_catalog().await {
-                    Ok(_) => self.candidate(),
-                    Err(_) => None,
-                };
-                self.request(self.with_param_headers(request, name, latest), "call_tool").await?
-            }
-            other => other?,
-        };
+        let rsp = self.request(request, "call_tool").await?;
         ToolResult::from_response(rsp).map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))
-    }
-
-    /// `request` with the `Mcp-Param-*` headers the tool `name`'s
-    /// `x-mcp-header` annotations ask for (2026-07-28 over HTTP), read from
-    /// `catalog` or else the adopted one, in its extensions.
-    fn with_param_headers(
-        &self,
-        mut request: McpRequest,
-        name: &str,
-        catalog: Option<Arc<Catalog>>,
-    ) -> McpRequest {
-        let catalog = catalog.unwrap_or_else(|| self.catalog());
-        if !self.speaks_modern() {
-            return request;
-        }
-        let Some(tool) = catalog.tool(name) else { return request };
-        // The catalog kept only tools whose annotations are valid (over HTTP).
-        let Ok(params) = crate::catalog::mcp_header::header_params(&tool.input_schema) else {
-            return request;
-        };
-        if params.is_empty() {
-            return request;
-        }
-        let arguments = request.params.get("arguments").cloned().unwrap_or(Value::Null);
-        let headers = crate::catalog::mcp_header::param_headers(&params, &arguments);
-        if !headers.0.is_empty() {
-            request.extensions.insert(headers);
-        }
-        request
     }
 
     /// Renders the prompt `name` with `arguments`.
@@ -1027,10 +989,4 @@ async fn discover_at_connect(
         Err(_) => emit_state(events, name, State::Discovering, State::Failed),
     }
     outcome
-}
-
-/// Whether `error` is the server's -32020 (its headers do not match the body).
-fn is_header_mismatch(error: &Error) -> bool {
-    crate::era::modern::rpc_error(error)
-        .is_some_and(|rpc| rpc.code == crate::protocol::jsonrpc::codes::HEADER_MISMATCH)
 }

@@ -26,9 +26,9 @@ use crate::layer::{
 use crate::request::{BoxMcpService, McpRequest, McpResponse};
 
 /// Everything above the point where the stack is driven to readiness: the
-/// checks that refuse before any I/O, the sampling-depth count (which must
-/// run on the caller's task), and the deadline.
-type Front = ToolFilter<CatalogGuard<SamplingDepth<Deadline<Entry>>>>;
+/// filter, the deadline, the catalog's call checks, and the sampling-depth
+/// count (which must run on the caller's task).
+type Front = ToolFilter<Deadline<CatalogGuard<SamplingDepth<Entry>>>>;
 
 /// A binding's whole stack: what [`Binding::service`](crate::Binding::service) returns, for sending
 /// requests through the same layers as the binding's own methods (and for

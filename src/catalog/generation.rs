@@ -239,6 +239,16 @@ impl CatalogCell {
         ctx
     }
 
+    /// Whether the connection now in use speaks the 2026-07-28 era, and
+    /// whether its tool calls carry `Mcp-Param-*` headers (that era, over
+    /// HTTP).
+    pub(crate) fn modern_headers(&self) -> (bool, bool) {
+        let modern = crate::protocol::is_modern_version(
+            &self.connection.lock().expect("connection lock").protocol_version,
+        );
+        (modern, modern && self.ctx.http)
+    }
+
     pub(crate) fn adopted(&self) -> Arc<Catalog> {
         self.state.lock().expect("catalog lock").adopted.clone()
     }
