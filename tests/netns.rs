@@ -108,6 +108,13 @@ async fn after_a_partition_heals_the_binding_reconnects_and_the_next_call_works(
             assert_eq!(r.expect("the next call after the partition works"), format!("ok {}", 200 + round));
             println!("partition {round}: the next call worked after {took:?}");
             assert!(healed.elapsed() < Duration::from_secs(20));
+            // Calls go through as soon as the connection is back; the state
+            // moves to `ready` once the catalog has looked again over it
+            // (documented), which may come a moment after the call.
+            let ready_by = Instant::now() + Duration::from_secs(10);
+            while binding.status().state != State::Ready && Instant::now() < ready_by {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             assert_eq!(binding.status().state, State::Ready, "round {round}");
         }
         binding.close().await;
