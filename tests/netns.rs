@@ -73,6 +73,9 @@ async fn call(b: &Binding, n: u64, timeout: Duration) -> (Result<String, mcp_sta
 }
 
 #[tokio::test]
+// Not in plain `cargo test`: it needs root, `ip` and two network namespaces
+// with a veth pair, which scripts/netfaults.sh creates before running these
+// (and removes after); `.ci/run` runs that script, so CI runs them.
 #[ignore = "needs network namespaces: run scripts/netfaults.sh"]
 async fn after_a_partition_heals_the_binding_reconnects_and_the_next_call_works() {
     let (url, iface) = (env("NETFAULTS_URL"), env("NETFAULTS_IFACE"));
@@ -124,6 +127,9 @@ async fn after_a_partition_heals_the_binding_reconnects_and_the_next_call_works(
 }
 
 #[tokio::test]
+// Not in plain `cargo test`: it needs root, `ip` and two network namespaces
+// with a veth pair, which scripts/netfaults.sh creates before running these
+// (and removes after); `.ci/run` runs that script, so CI runs them.
 #[ignore = "needs network namespaces: run scripts/netfaults.sh"]
 async fn a_server_restarted_during_a_partition_is_reconnected_to_once_it_heals() {
     let (url, iface) = (env("NETFAULTS_URL"), env("NETFAULTS_IFACE"));
