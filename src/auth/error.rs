@@ -142,6 +142,18 @@ pub enum AuthError {
     /// A token store failed.
     #[error("token store: {0}")]
     Store(#[source] std::io::Error),
+    /// A private key could not be loaded or a JWT (client assertion, DPoP
+    /// proof) signed.
+    #[error("signing: {0}")]
+    Signing(#[from] crate::auth::jose::JoseError),
+    /// The workload identity token could not be read.
+    #[error("workload token {path}: {reason}")]
+    WorkloadToken {
+        /// The token file.
+        path: String,
+        /// The I/O error kind, or what is wrong with the content.
+        reason: String,
+    },
 }
 /// A serde_json error, reduced to what cannot quote the input.
 pub(crate) fn json_reason(err: &serde_json::Error) -> String {

@@ -197,6 +197,115 @@ impl PrivateKeyJwt {
     }
 }
 
+/// The largest workload token read from a file.
+pub const MAX_WORKLOAD_TOKEN_BYTES: u64 = 64 * 1024;
+
+/// Where a workload identity token comes from (workload identity
+/// federation: the platform, not a person, vouches for the client).
+///
+/// It is sent as the `assertion` of the JWT bearer grant. Platforms rotate
+/// these tokens (a Kubernetes projected service account token, a CI
+/// system's OIDC token file), so a [`File`](Self::File) is read again for
+/// every token request rather than once.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum WorkloadToken {
+    /// A token given once (a short-lived process, a test).
+    Static(Secret),
+    /// A file holding the current token, read (at most
+    /// [`MAX_WORKLOAD_TOKEN_BYTES`], surrounding whitespace trimmed) for
+    /// each token request.
+    File(std::path::PathBuf),
+}
+
+impl std::fmt::Debug for WorkloadToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Static(_) => f.write_str("WorkloadToken::Static([redacted])"),
+            Self::File(path) => f.debug_tuple("WorkloadToken::File").field(path).finish(),
+        }
+    }
+}
+
+impl WorkloadToken {
+    /// The current token.
+    ///
+    /// An unreadable, empty or oversized file is an error naming the path
+    /// and the I/O error kind, never its content.
+    pub async fn read(&self) -> Result<Secret, AuthError> {
+        let path = match self {
+            Self::Static(token) => return Ok(token.clone()),
+            Self::File(path) => path,
+        };
+        let failed = |reason: String| AuthError::WorkloadToken { path: path.display().to_string(), reason };
+        let file = tokio::fs::File::open(path).await.map_err(|e| failed(e.kind().to_string()))?;
+        let mut bytes = Vec::new();
+        use tokio::io::AsyncReadExt as _;
+        file.take(MAX_WORKLOAD_TOKEN_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .await
+            .map_err(|e| failed(e.kind().to_string()))?;
+        if bytes.len() as u64 > MAX_WORKLOAD_TOKEN_BYTES {
+            return Err(failed(format!("larger than {MAX_WORKLOAD_TOKEN_BYTES} bytes")));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| failed("not UTF-8".into()))?;
+        let token = text.trim();
+        if token.is_empty() {
+            return Err(failed("empty".into()));
+        }
+        Ok(Secret::new(token))
+    }
+}
+
+/// Enterprise-managed authorization: the enterprise identity provider
+/// that turns the user's single sign-on identity into grants for MCP
+/// servers (an ID-JAG per authorization server and resource), so the user
+/// sees no consent screen per server and the enterprise decides which
+/// servers its people may use.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct EnterpriseIdp {
+    /// The IdP's token endpoint, where the token exchange is sent.
+    pub token_endpoint: String,
+    /// This client's id at the IdP (sent in the form; with a secret, by
+    /// HTTP Basic instead).
+    pub client_id: Option<String>,
+    /// This client's secret at the IdP, for a confidential client.
+    pub client_secret: Option<Secret>,
+    /// The user's OpenID Connect ID token from the enterprise sign-in.
+    pub id_token: Secret,
+}
+
+impl EnterpriseIdp {
+    /// An IdP at `token_endpoint` exchanging `id_token`.
+    pub fn new(token_endpoint: impl Into<String>, id_token: Secret) -> Self {
+        Self { token_endpoint: token_endpoint.into(), client_id: None, client_secret: None, id_token }
+    }
+
+    /// This client's id at the IdP.
+    pub fn client_id(mut self, id: impl Into<String>) -> Self {
+        self.client_id = Some(id.into());
+        self
+    }
+
+    /// This client's secret at the IdP.
+    pub fn client_secret(mut self, secret: Secret) -> Self {
+        self.client_secret = Some(secret);
+        self
+    }
+}
+
+impl std::fmt::Debug for EnterpriseIdp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterpriseIdp")
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret)
+            .field("id_token", &self.id_token)
+            .finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -209,6 +318,33 @@ mod tests {
 
     fn decoded(request: &TokenRequest) -> HashMap<String, String> {
         url::form_urlencoded::parse(request.encode().as_bytes()).into_owned().collect()
+    }
+
+    #[tokio::test]
+    async fn workload_tokens_from_a_file_are_read_each_time_and_never_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, format!("  {SENTINEL}-1\n")).unwrap();
+        let token = WorkloadToken::File(path.clone());
+        assert_eq!(token.read().await.unwrap().expose(), format!("{SENTINEL}-1"));
+        std::fs::write(&path, format!("{SENTINEL}-2")).unwrap();
+        assert_eq!(token.read().await.unwrap().expose(), format!("{SENTINEL}-2"));
+        std::fs::write(&path, " \n").unwrap();
+        let empty = token.read().await.unwrap_err();
+        std::fs::write(&path, vec![b'a'; MAX_WORKLOAD_TOKEN_BYTES as usize + 1]).unwrap();
+        let big = token.read().await.unwrap_err();
+        let missing = WorkloadToken::File(dir.path().join("absent")).read().await.unwrap_err();
+        for e in [&empty, &big, &missing] {
+            assert!(matches!(e, AuthError::WorkloadToken { .. }), "{e:?}");
+        }
+        let fixed = WorkloadToken::Static(Secret::new(SENTINEL));
+        assert_eq!(fixed.read().await.unwrap().expose(), SENTINEL);
+        let idp = EnterpriseIdp::new("https://idp/token", Secret::new(SENTINEL))
+            .client_id("c")
+            .client_secret(Secret::new(SENTINEL));
+        let shown = format!("{fixed:?} {token:?} {idp:?} {idp:#?} {empty} {missing:?}");
+        assert!(!shown.contains(SENTINEL), "{shown}");
+        assert!(shown.contains("https://idp/token"));
     }
 
     #[test]
