@@ -63,11 +63,13 @@ use crate::protocol::RequestId;
 
 pub mod auto;
 pub mod legacy;
+pub mod service;
 pub mod sse;
 pub mod streamable;
 
 pub use auto::{HttpFactory, HttpMode};
 pub use legacy::SseFactory;
+pub use service::{HttpRequest, HttpResponse, HttpService, RequestTimeout};
 pub use streamable::{ResumePolicy, StreamableHttpFactory};
 
 /// The most redirects one request follows, when redirects are allowed.
@@ -376,10 +378,11 @@ pub(crate) struct RequestHeaders {
     pub(crate) session: Option<HeaderValue>,
 }
 
-/// The HTTP client of one connection, with the definition's settings.
+/// The HTTP client of one connection, with the definition's settings: the
+/// redirect loop over the per-hop [`HttpService`].
 #[derive(Clone)]
 pub(crate) struct HttpClient {
-    client: reqwest::Client,
+    service: HttpService,
     pub(crate) settings: Arc<Settings>,
 }
 
@@ -390,7 +393,9 @@ impl fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    pub(crate) fn new(settings: Arc<Settings>) -> Result<Self, Error> {
+    /// The client for one connection: reqwest, with authorization on it when
+    /// the definition configures OAuth.
+    pub(crate) fn new(settings: Arc<Settings>, config: &super::ConnectConfig) -> Result<Self, Error> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
@@ -401,7 +406,10 @@ impl HttpClient {
                 Error::new(FailureClass::InvalidConfig, "could not build the HTTP client")
                     .with_source(e.without_url())
             })?;
-        Ok(HttpClient { client, settings })
+        let inner = service::ReqwestService::new(client, settings.origin.clone());
+        let _ = config;
+        let service = HttpService::new(inner);
+        Ok(HttpClient { service, settings })
     }
 
     /// The origin for messages.
@@ -424,12 +432,10 @@ impl HttpClient {
         let mut url = url.clone();
         let mut trusted = url.origin() == home;
         for _hop in 0..=MAX_REDIRECTS {
-            // Built, then completed with `insert`, so that a configured
-            // header replaces (never joins) one the client derived, such as
-            // the basic authentication of the URL's user info.
-            let mut request = self.client.request(method.clone(), url.clone()).build().map_err(|e| {
-                Error::new(FailureClass::InvalidConfig, "could not build the HTTP request")
-                    .with_source(e.without_url())
+            let mut request = http::Request::new(body.clone());
+            *request.method_mut() = method.clone();
+            *request.uri_mut() = http::Uri::try_from(url.as_str()).map_err(|_| {
+                Error::new(FailureClass::InvalidConfig, "could not build the HTTP request: bad URL")
             })?;
             let target = request.headers_mut();
             if trusted {
@@ -443,9 +449,11 @@ impl HttpClient {
             for (name, value) in &headers.public {
                 target.insert(name.clone(), value.clone());
             }
-            *request.body_mut() = body.clone().map(reqwest::Body::from);
-            *request.timeout_mut() = timeout;
-            let response = self.client.execute(request).await.map_err(|e| self.request_error(e))?;
+            if let Some(timeout) = timeout {
+                request.extensions_mut().insert(RequestTimeout(timeout));
+            }
+            let response =
+                reqwest::Response::from(tower::ServiceExt::oneshot(self.service.clone(), request).await?);
             let status = response.status();
             if !is_redirect(status) {
                 return Ok(response);
@@ -520,15 +528,7 @@ impl HttpClient {
 
     /// An error for a request that could not be made, without its URL.
     pub(crate) fn request_error(&self, e: reqwest::Error) -> Error {
-        let what = if e.is_connect() {
-            "could not connect to"
-        } else if e.is_timeout() {
-            "timed out talking to"
-        } else {
-            "the HTTP exchange failed with"
-        };
-        Error::new(FailureClass::TransportClosed, format!("{what} {}", self.origin()))
-            .with_source(e.without_url())
+        service::request_error(self.origin(), e)
     }
 }
 

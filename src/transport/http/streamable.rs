@@ -225,7 +225,7 @@ impl StreamableHttpFactory {
         closed: Arc<watch::Sender<bool>>,
     ) -> Result<Arc<Core>, Error> {
         Ok(Arc::new(Core {
-            client: HttpClient::new(self.settings.clone())?,
+            client: HttpClient::new(self.settings.clone(), config)?,
             listen: self.listen,
             resume: self.resume,
             fallback_refusals: self.fallback_refusals,
