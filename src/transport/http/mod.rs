@@ -200,6 +200,9 @@ pub(crate) struct Settings {
     pub(crate) allow_redirects: bool,
     pub(crate) connect_timeout: Duration,
     pub(crate) origin: RedactedOrigin,
+    /// Authorization for this server, if configured.
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<crate::auth::OAuth>,
 }
 
 impl fmt::Debug for Settings {
@@ -209,11 +212,19 @@ impl fmt::Debug for Settings {
             .field("headers", &self.headers)
             .field("allow_redirects", &self.allow_redirects)
             .field("connect_timeout", &self.connect_timeout)
+            .field("oauth", &self.oauth_configured())
             .finish()
     }
 }
 
 impl Settings {
+    fn oauth_configured(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        return self.oauth.is_some();
+        #[cfg(not(feature = "oauth"))]
+        return false;
+    }
+
     pub(crate) fn new(url: &str) -> Result<Self, Error> {
         let url = parse_url(url)?;
         Ok(Settings {
@@ -222,6 +233,8 @@ impl Settings {
             headers: SecretHeaders::default(),
             allow_redirects: false,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         })
     }
 }
@@ -248,6 +261,8 @@ pub struct HttpBuilder {
     allow_redirects: bool,
     connect_timeout: Duration,
     options: StreamOptions,
+    #[cfg(feature = "oauth")]
+    oauth: Option<crate::auth::OAuth>,
 }
 
 /// The streamable-HTTP-only options of a builder.
@@ -266,11 +281,19 @@ impl fmt::Debug for HttpBuilder {
             .field("headers", &self.headers)
             .field("allow_redirects", &self.allow_redirects)
             .field("listen", &self.options.listen)
+            .field("oauth", &self.oauth_configured())
             .finish_non_exhaustive()
     }
 }
 
 impl HttpBuilder {
+    fn oauth_configured(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        return self.oauth.is_some();
+        #[cfg(not(feature = "oauth"))]
+        return false;
+    }
+
     /// A builder for `url`: an absolute `http` or `https` URL. User info in
     /// it becomes HTTP basic authentication (and, like every credential,
     /// never leaves the URL's origin).
@@ -282,6 +305,8 @@ impl HttpBuilder {
             allow_redirects: false,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             options: StreamOptions { listen: true, resume: ResumePolicy::default() },
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 
@@ -332,6 +357,16 @@ impl HttpBuilder {
         self
     }
 
+    /// Authorizes requests with OAuth 2.1 (feature `oauth`): on the
+    /// server's `401`, the flow [`OAuth`](crate::auth::OAuth) describes runs
+    /// and the request is sent again with the token (see
+    /// [`AuthLayer`](crate::auth::AuthLayer)).
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     fn settings(self) -> Result<(Arc<Settings>, StreamOptions), Error> {
         if let Some(e) = self.error {
             return Err(e);
@@ -340,6 +375,10 @@ impl HttpBuilder {
         settings.headers = self.headers;
         settings.allow_redirects = self.allow_redirects;
         settings.connect_timeout = self.connect_timeout;
+        #[cfg(feature = "oauth")]
+        {
+            settings.oauth = self.oauth;
+        }
         Ok((Arc::new(settings), self.options))
     }
 
@@ -407,8 +446,20 @@ impl HttpClient {
                     .with_source(e.without_url())
             })?;
         let inner = service::ReqwestService::new(client, settings.origin.clone());
-        let _ = config;
-        let service = HttpService::new(inner);
+        #[cfg(feature = "oauth")]
+        let service = match &settings.oauth {
+            Some(oauth) => {
+                let layer = crate::auth::AuthLayer::new(settings.url.clone(), oauth.clone())?
+                    .on_authenticating(config.authenticating.clone());
+                HttpService::new(tower::Layer::layer(&layer, inner))
+            }
+            None => HttpService::new(inner),
+        };
+        #[cfg(not(feature = "oauth"))]
+        let service = {
+            let _ = config;
+            HttpService::new(inner)
+        };
         Ok(HttpClient { service, settings })
     }
 
