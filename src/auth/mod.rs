@@ -63,12 +63,16 @@
 pub mod authorize;
 pub mod challenge;
 pub mod client;
+mod config;
 pub mod discovery;
 pub mod dpop;
 mod error;
 mod fetch;
+pub mod flow;
 pub mod grant;
+pub mod handler;
 pub mod jose;
+pub mod layer;
 pub mod metadata;
 mod secret;
 pub mod store;
@@ -78,9 +82,16 @@ pub mod wellknown;
 pub use authorize::{AuthorizationParams, PendingAuthorization};
 pub use challenge::{BearerChallenge, Challenge, ChallengeError};
 pub use client::{ClientCredentials, ClientIdentity, ClientRegistration, ClientSettings};
+pub use config::{
+    Grant, OAuth, OAuthClient, TokenEndpointAuth, DEFAULT_FETCH_TIMEOUT, DEFAULT_FLOW_TIMEOUT,
+    DEFAULT_MAX_STEP_UPS, DEFAULT_REFRESH_MARGIN,
+};
 pub use discovery::{discover, Discovered, DiscoveryOptions};
 pub use error::AuthError;
 pub use fetch::{Fetch, FetchError, Fetched, HttpFetch};
+pub use flow::Outgoing;
+pub use handler::{AuthorizationHandler, AuthorizationRequest, LoopbackOptions};
+pub use layer::{AuthLayer, AuthService, AuthenticatingHook};
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use secret::Secret;
 pub use store::{FileStore, MemoryStore, TokenStore, Tokens};

@@ -139,6 +139,7 @@
 //! [`ProgressLayer`]: crate::layer::ProgressLayer
 //! [`ToolCallGateLayer`]: crate::layer::ToolCallGateLayer
 
+mod authenticating;
 mod builder;
 mod catalog;
 mod definition;
@@ -302,6 +303,8 @@ impl Binding {
         config.max_frame_bytes = limits.max_frame_bytes;
         config.max_body_bytes = limits.max_body_bytes;
         config.diagnostics = Some(inbound.clone().diagnostics_sink());
+        let auth_phase = authenticating::AuthPhase::new(events.clone(), name.clone());
+        config.authenticating = Some(auth_phase.hook());
         let dialer = Dialer::new(definition.transport.clone(), config, inbound.clone())
             .capabilities(client_capabilities(&definition, &handlers))
             .client_info(definition.client.to_implementation())
@@ -358,6 +361,7 @@ impl Binding {
         // the call checks: the digest describes the server, not this host's
         // policy, and the catalog applies the filter to what it shows.
         let catalog_service = Deadline::new(entry.clone(), timeouts.request);
+        auth_phase.set_phase(State::Discovering);
         let catalog =
             discover_at_connect(&definition, &session, catalog_service, feed, &events, timeouts).await;
         let catalog = match catalog {
@@ -368,6 +372,7 @@ impl Binding {
             }
         };
         lifecycle.attach_catalog(&catalog);
+        auth_phase.attach(&lifecycle);
         let front = ServiceBuilder::new()
             .layer(ToolFilterLayer::new(definition.tool_filter.clone()))
             .layer(DeadlineLayer::new(timeouts.request))
