@@ -28,14 +28,21 @@
 //!   way a host would: the headless authorization handler, this client's
 //!   Client ID Metadata Document URL (the one the suite expects), and the
 //!   pre-registered `client_id`/`client_secret` when
-//!   `MCP_CONFORMANCE_CONTEXT` names them.
+//!   `MCP_CONFORMANCE_CONTEXT` names them. The extensions, from what the
+//!   context hands over as a host's configuration would: `private_key_pem`
+//!   (with `signing_algorithm`) is the client's `private_key_jwt` key; the
+//!   `auth/client-credentials-*` scenarios are machine clients (the
+//!   `client_credentials` grant); `idp_token_endpoint` and `idp_id_token`
+//!   (with `idp_client_id`) are the enterprise IdP of enterprise-managed
+//!   authorization; `valid_jwt` is the workload token of workload identity
+//!   federation; the `auth/dpop*` scenarios turn DPoP on with a fresh key.
 //! - any other scenario: connect, list the tools, call each one that takes
 //!   no required argument, and close.
 //!
 //! Exit status: 0 when every step succeeded, 1 otherwise (with the error on
 //! stderr).
 
-use mcp_stack::auth::{AuthorizationHandler, OAuth};
+use mcp_stack::auth::{AuthorizationHandler, EnterpriseIdp, Grant, OAuth, Secret, SigningKey, WorkloadToken};
 use mcp_stack::binding::{ElicitRequest, ElicitResult};
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::transport::http::StreamableHttpFactory;
@@ -67,7 +74,7 @@ async fn main() -> ExitCode {
 
 async fn run(scenario: &str, url: &str) -> Result<(), Error> {
     let factory = if scenario.starts_with("auth/") {
-        StreamableHttpFactory::builder(url).oauth(oauth_settings()?).build()?
+        StreamableHttpFactory::builder(url).oauth(oauth_settings(scenario)?).build()?
     } else {
         StreamableHttpFactory::new(url)?
     };
@@ -116,21 +123,50 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
 
 /// OAuth as a host configures it, with what `MCP_CONFORMANCE_CONTEXT` adds.
-fn oauth_settings() -> Result<OAuth, Error> {
+fn oauth_settings(scenario: &str) -> Result<OAuth, Error> {
     let handler = AuthorizationHandler::headless(REDIRECT_URI, Duration::from_secs(10))?;
     let mut oauth = OAuth::new()
         .client_name("mcp-stack conformance")
         .metadata_document(CLIENT_METADATA_URL)
         .handler(handler);
-    let context =
-        std::env::var("MCP_CONFORMANCE_CONTEXT").ok().and_then(|c| serde_json::from_str::<Value>(&c).ok());
-    if let Some(context) = context {
-        if let Some(id) = context.get("client_id").and_then(Value::as_str) {
-            oauth = oauth.client_id(id);
+    let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str::<Value>(&c).ok())
+        .unwrap_or(Value::Null);
+    let text = |key: &str| context.get(key).and_then(Value::as_str);
+    let bad = |what: &str, e: &dyn std::fmt::Display| {
+        Error::new(mcp_stack::FailureClass::InvalidConfig, format!("{what}: {e}"))
+    };
+    if let Some(id) = text("client_id") {
+        oauth = oauth.client_id(id);
+    }
+    if let Some(secret) = text("client_secret") {
+        oauth = oauth.client_secret(secret);
+    }
+    if let Some(pem) = text("private_key_pem") {
+        let algorithm = text("signing_algorithm")
+            .map(str::parse)
+            .transpose()
+            .map_err(|e| bad("signing_algorithm", &e))?;
+        let key =
+            SigningKey::from_pem(&Secret::new(pem), algorithm).map_err(|e| bad("private_key_pem", &e))?;
+        oauth = oauth.private_key(key);
+    }
+    if scenario.starts_with("auth/client-credentials") {
+        oauth = oauth.grant(Grant::ClientCredentials);
+    }
+    if let (Some(endpoint), Some(id_token)) = (text("idp_token_endpoint"), text("idp_id_token")) {
+        let mut idp = EnterpriseIdp::new(endpoint, Secret::new(id_token));
+        if let Some(id) = text("idp_client_id") {
+            idp = idp.client_id(id);
         }
-        if let Some(secret) = context.get("client_secret").and_then(Value::as_str) {
-            oauth = oauth.client_secret(secret);
-        }
+        oauth = oauth.enterprise(idp);
+    }
+    if let Some(token) = text("valid_jwt") {
+        oauth = oauth.workload_identity(WorkloadToken::Static(Secret::new(token)));
+    }
+    if scenario.starts_with("auth/dpop") {
+        oauth = oauth.dpop(SigningKey::generate_es256().map_err(|e| bad("DPoP key", &e))?);
     }
     Ok(oauth)
 }

@@ -68,9 +68,15 @@ pub struct BearerChallenge {
 }
 
 impl BearerChallenge {
-    /// The first `Bearer` challenge among `challenges`.
+    /// The first `Bearer` challenge among `challenges`, else the first
+    /// `DPoP` one: a server that takes only DPoP-bound tokens challenges
+    /// with `DPoP` (RFC 9449 §7.1) and the same parameters (RFC 9728 §5.1
+    /// `resource_metadata`, RFC 6750 `scope` and `error`).
     pub fn find(challenges: &[Challenge]) -> Option<Self> {
-        let c = challenges.iter().find(|c| c.is_scheme("Bearer"))?;
+        let c = challenges
+            .iter()
+            .find(|c| c.is_scheme("Bearer"))
+            .or_else(|| challenges.iter().find(|c| c.is_scheme("DPoP")))?;
         let get = |n: &str| c.param(n).map(str::to_owned);
         Some(Self {
             resource_metadata: get("resource_metadata"),

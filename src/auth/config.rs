@@ -5,6 +5,9 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::dpop::Dpop;
+use super::grant::{EnterpriseIdp, WorkloadToken};
+use super::jose::SigningKey;
 use super::{AuthorizationHandler, ClientRegistration, MemoryStore, Secret, TokenStore};
 
 /// How many step-ups (re-authorizations on `403 insufficient_scope`) run
@@ -27,8 +30,20 @@ pub enum Grant {
     #[default]
     AuthorizationCode,
     /// `client_credentials` (RFC 6749 §4.4): a machine client with its own
-    /// credentials, no person and no handler.
+    /// credentials (a secret, or a private key for `private_key_jwt`), no
+    /// person and no handler.
     ClientCredentials,
+    /// Workload identity federation: the JWT bearer grant (RFC 7523 §2.1)
+    /// with the platform's workload token ([`OAuth::workload_identity`]).
+    /// A refusal is final: it surfaces as `auth_denied`, with no retry and
+    /// no other grant tried, since the same token would be refused again
+    /// and falling back to a person would defeat the point.
+    JwtBearer,
+    /// Enterprise-managed authorization ([`OAuth::enterprise`]): the user's
+    /// ID token is exchanged at the enterprise IdP for an ID-JAG (RFC 8693),
+    /// which the MCP server's authorization server takes in the JWT bearer
+    /// grant (RFC 7523). No person, no handler.
+    EnterpriseManaged,
 }
 
 /// How the client authenticates at the token endpoint.
@@ -45,8 +60,8 @@ pub enum TokenEndpointAuth {
     ClientSecretPost,
     /// A public client: `client_id` in the form, PKCE as its proof.
     None,
-    /// A signed JWT assertion (RFC 7523). Not supported yet: a flow that
-    /// would need it fails with `auth_failed`.
+    /// A JWT assertion signed with the client's private key (RFC 7523 §2.2,
+    /// [`OAuth::private_key`]).
     PrivateKeyJwt,
 }
 
@@ -82,6 +97,26 @@ impl TokenEndpointAuth {
     /// `client_secret_post`; without one, or when the server takes neither:
     /// `none`.
     pub fn choose(supported: Option<&[String]>, has_secret: bool, registered: Option<Self>) -> Self {
+        Self::choose_with_key(supported, false, has_secret, registered)
+    }
+
+    /// [`Self::choose`] for a client that may also hold a private key
+    /// ([`OAuth::private_key`]): `private_key_jwt` first when the server
+    /// lists it, or lists nothing and there is no secret to send instead
+    /// (a key was configured for a reason; a secret is the RFC 8414
+    /// default).
+    pub fn choose_with_key(
+        supported: Option<&[String]>,
+        has_key: bool,
+        has_secret: bool,
+        registered: Option<Self>,
+    ) -> Self {
+        if has_key {
+            let listed = supported.map(|s| s.iter().any(|x| x == Self::PrivateKeyJwt.as_str()));
+            if listed.unwrap_or(!has_secret) {
+                return Self::PrivateKeyJwt;
+            }
+        }
         let listed = |m: Self| supported.is_none_or(|s| s.iter().any(|x| x == m.as_str()));
         if let Some(method) = registered.filter(|m| listed(*m)) {
             if has_secret || matches!(method, Self::None) {
@@ -165,6 +200,14 @@ pub struct OAuth {
     pub(crate) store: Arc<dyn TokenStore>,
     pub(crate) grant: Grant,
     pub(crate) max_step_ups: u32,
+    /// The key for `private_key_jwt`.
+    pub(crate) private_key: Option<SigningKey>,
+    /// DPoP proofs with this key, on token and resource requests.
+    pub(crate) dpop: Option<Arc<Dpop>>,
+    /// The workload token of [`Grant::JwtBearer`].
+    pub(crate) workload: Option<WorkloadToken>,
+    /// The IdP of [`Grant::EnterpriseManaged`].
+    pub(crate) enterprise: Option<EnterpriseIdp>,
     pub(crate) refresh_margin: Duration,
     pub(crate) flow_timeout: Duration,
     pub(crate) fetch_timeout: Duration,
@@ -187,6 +230,10 @@ impl fmt::Debug for OAuth {
             .field("store", &self.store)
             .field("grant", &self.grant)
             .field("max_step_ups", &self.max_step_ups)
+            .field("private_key", &self.private_key)
+            .field("dpop", &self.dpop)
+            .field("workload", &self.workload)
+            .field("enterprise", &self.enterprise)
             .finish_non_exhaustive()
     }
 }
@@ -206,6 +253,10 @@ impl OAuth {
             store: Arc::new(MemoryStore::new()),
             grant: Grant::default(),
             max_step_ups: DEFAULT_MAX_STEP_UPS,
+            private_key: None,
+            dpop: None,
+            workload: None,
+            enterprise: None,
             refresh_margin: DEFAULT_REFRESH_MARGIN,
             flow_timeout: DEFAULT_FLOW_TIMEOUT,
             fetch_timeout: DEFAULT_FETCH_TIMEOUT,
@@ -268,6 +319,53 @@ impl OAuth {
         self
     }
 
+    /// Authenticates the client at the token endpoint with `private_key_jwt`
+    /// (RFC 7523 §2.2) where the server takes it: each token request
+    /// carries a fresh assertion signed with `key`, `iss` and `sub` the
+    /// client id, `aud` the authorization server's issuer. Needs a
+    /// pre-registered [`client_id`](Self::client_id) (the key is
+    /// registered with it).
+    pub fn private_key(mut self, key: SigningKey) -> Self {
+        self.private_key = Some(key);
+        self
+    }
+
+    /// Sender-constrained tokens with DPoP (RFC 9449): every token request
+    /// and every request that carries a `DPoP` token gets a proof signed
+    /// with `key` (for example [`SigningKey::generate_es256`]), with the
+    /// servers' nonces handled. Only tokens the authorization server
+    /// issued as `token_type` `DPoP` are sent with the `DPoP` scheme; a
+    /// `Bearer` answer stays a bearer token.
+    ///
+    /// Tokens are bound to the key: a token kept in a [`FileStore`] is
+    /// useless to a process with another key (the server refuses it and a
+    /// new authorization runs), so keep the key as long as the tokens.
+    ///
+    /// [`FileStore`]: crate::auth::FileStore
+    pub fn dpop(mut self, key: SigningKey) -> Self {
+        self.dpop = Some(Arc::new(Dpop::new(key)));
+        self
+    }
+
+    /// Workload identity federation: [`Grant::JwtBearer`] with `token` as
+    /// the assertion (re-read for every token request when it is a file).
+    pub fn workload_identity(mut self, token: WorkloadToken) -> Self {
+        self.workload = Some(token);
+        self.grant = Grant::JwtBearer;
+        self
+    }
+
+    /// Enterprise-managed authorization: [`Grant::EnterpriseManaged`] with
+    /// `idp` exchanging the user's ID token. The MCP server's
+    /// authorization server authenticates this client as usual (a
+    /// pre-registered [`client_id`](Self::client_id) with its secret or
+    /// key).
+    pub fn enterprise(mut self, idp: EnterpriseIdp) -> Self {
+        self.enterprise = Some(idp);
+        self.grant = Grant::EnterpriseManaged;
+        self
+    }
+
     /// At most `n` step-ups in a row before `auth_denied`.
     pub fn max_step_ups(mut self, n: u32) -> Self {
         self.max_step_ups = n;
@@ -305,5 +403,20 @@ mod tests {
         assert_eq!(M::choose(Some(&both), true, Some(M::ClientSecretPost)), M::ClientSecretPost);
         // A registration that names a method the server does not take is not followed.
         assert_eq!(M::choose(Some(&list(&["none"])), true, Some(M::ClientSecretBasic)), M::None);
+    }
+
+    #[test]
+    fn a_private_key_is_used_where_the_server_takes_it() {
+        let jwt = list(&["private_key_jwt"]);
+        assert_eq!(M::choose_with_key(Some(&jwt), true, false, None), M::PrivateKeyJwt);
+        assert_eq!(M::choose_with_key(Some(&jwt), true, true, Some(M::ClientSecretBasic)), M::PrivateKeyJwt);
+        assert_eq!(M::choose_with_key(None, true, false, None), M::PrivateKeyJwt);
+        // Unlisted, with a secret to send instead: the RFC 8414 default.
+        assert_eq!(M::choose_with_key(None, true, true, None), M::ClientSecretBasic);
+        assert_eq!(
+            M::choose_with_key(Some(&list(&["client_secret_post"])), true, true, None),
+            M::ClientSecretPost
+        );
+        assert_eq!(M::choose_with_key(Some(&jwt), false, false, None), M::None);
     }
 }

@@ -4,8 +4,12 @@
 //! client identity (pre-registered, Client ID Metadata Document, or dynamic
 //! registration, per issuer) → the grant ([`Grant`]): the authorization code
 //! with PKCE, `state` and `resource` through the [`AuthorizationHandler`]
-//! and the RFC 9207 check, or `client_credentials` → the token request with
-//! the client authentication [`TokenEndpointAuth::choose`] picks.
+//! and the RFC 9207 check, `client_credentials`, the JWT bearer grant with a
+//! workload token, or the enterprise-managed exchange (ID token → ID-JAG at
+//! the IdP → JWT bearer grant) → the token request with the client
+//! authentication [`TokenEndpointAuth::choose_with_key`] picks (a secret,
+//! `none`, or a `private_key_jwt` assertion) and, with DPoP, a proof (sent
+//! again once with the server's nonce when it asks for one).
 //! [`Authorizer::refresh`] uses a refresh token. Every request to an
 //! authorization server goes through [`Fetch`]; every token and resource
 //! request is decorated by [`Authorizer::decorate`], the one place their
@@ -26,7 +30,10 @@ use url::Url;
 use super::authorize::{self, AuthorizationParams};
 use super::client::{choose_identity, ClientIdentity, MAX_REGISTRATION_BYTES};
 use super::config::{Grant, OAuth, Registered, TokenEndpointAuth};
+use super::dpop::{is_nonce_challenge, DpopEndpoint};
+use super::grant::PrivateKeyJwt;
 use super::handler::AuthorizationRequest;
+use super::jose::SigningKey;
 use super::token::{FormValue, MAX_TOKEN_RESPONSE_BYTES};
 use super::{
     discover, AuthError, AuthorizationServerMetadata, BearerChallenge, ClientCredentials, ClientRegistration,
@@ -105,13 +112,25 @@ impl Authorizer {
     }
 
     /// Adds the credentials of `outgoing` to `headers`: the access token on
-    /// a resource request; nothing yet on a token request (client
-    /// authentication is in the form or its own header, see
-    /// [`Self::token_request`]). Proof-of-possession headers belong here.
+    /// a resource request (`DPoP` with a proof for a DPoP-bound token, else
+    /// `Bearer`); a DPoP proof, when DPoP is configured, on a token request
+    /// (client authentication is in the form or its own header, see
+    /// [`Self::token_request`]).
     pub(crate) fn decorate(&self, outgoing: Outgoing<'_>, headers: &mut HeaderMap) -> Result<(), Error> {
+        let now = SystemTime::now();
         match outgoing {
-            Outgoing::Token { .. } => Ok(()),
-            Outgoing::Resource { tokens, .. } => {
+            Outgoing::Token { endpoint } => match &self.oauth.dpop {
+                Some(dpop) => dpop
+                    .decorate(headers, &http::Method::POST, endpoint, None, now)
+                    .map_err(|e| classify(e.into())),
+                None => Ok(()),
+            },
+            Outgoing::Resource { method, url, tokens } => {
+                if let (Some(dpop), true) = (&self.oauth.dpop, tokens.is_dpop()) {
+                    return dpop
+                        .decorate(headers, method, url, Some(&tokens.access_token), now)
+                        .map_err(|e| classify(e.into()));
+                }
                 let mut value = HeaderValue::from_str(&format!("Bearer {}", tokens.access_token.expose()))
                     .map_err(|_| {
                         Error::new(FailureClass::AuthFailed, "the access token is not a valid header value")
@@ -152,6 +171,8 @@ impl Authorizer {
     fn can_authorize(&self) -> bool {
         match self.oauth.grant {
             Grant::AuthorizationCode => self.oauth.handler.is_some(),
+            Grant::JwtBearer => self.oauth.workload.is_some(),
+            Grant::EnterpriseManaged => self.oauth.enterprise.is_some(),
             _ => true,
         }
     }
@@ -164,9 +185,14 @@ impl Authorizer {
         step_up: bool,
     ) -> Result<Tokens, Error> {
         if !self.can_authorize() {
+            let missing = match self.oauth.grant {
+                Grant::JwtBearer => "no workload token is configured",
+                Grant::EnterpriseManaged => "no enterprise identity provider is configured",
+                _ => "no authorization handler is configured",
+            };
             return Err(Error::new(
                 FailureClass::AuthRequired,
-                "the server requires authorization and no authorization handler is configured",
+                format!("the server requires authorization and {missing}"),
             ));
         }
         let discovered =
@@ -193,6 +219,8 @@ impl Authorizer {
         tracing::debug!(target: "mcp_stack::auth", issuer = %meta.issuer, legacy = discovered.is_legacy(), step_up, "authorizing");
         let tokens = match self.oauth.grant {
             Grant::ClientCredentials => self.client_credentials(&discovered, scope.as_deref()).await?,
+            Grant::JwtBearer => self.workload_identity(&discovered, scope.as_deref()).await?,
+            Grant::EnterpriseManaged => self.enterprise_managed(&discovered, scope.as_deref()).await?,
             _ => self.authorization_code(&discovered, scope.as_deref()).await?,
         };
         let mut memory = self.memory.lock().unwrap_or_else(|e| e.into_inner());
@@ -243,6 +271,76 @@ impl Authorizer {
             form.push(("scope", plain(scope)));
         }
         let request = TokenRequest { endpoint: token_endpoint(meta)?.to_owned(), form };
+        self.token_request(meta, request, &credentials, method, scope).await
+    }
+
+    /// Workload identity federation: the workload token as a JWT bearer
+    /// assertion. One token request; a refusal surfaces as it is (the
+    /// layer runs no second flow for it and no other grant is tried).
+    async fn workload_identity(&self, discovered: &Discovered, scope: Option<&str>) -> Result<Tokens, Error> {
+        let meta = &discovered.authorization_server;
+        let token = self
+            .oauth
+            .workload
+            .as_ref()
+            .ok_or_else(|| Error::new(FailureClass::AuthRequired, "no workload token is configured"))?;
+        let assertion = token.read().await.map_err(classify)?;
+        let (credentials, method) = self.identity(meta, Grant::JwtBearer, "").await?;
+        let mut request =
+            TokenRequest::jwt_bearer(token_endpoint(meta)?, assertion, &discovered.resource, scope);
+        request.form.push(("client_id", FormValue::Plain(credentials.client_id.clone())));
+        self.token_request(meta, request, &credentials, method, scope).await
+    }
+
+    /// Enterprise-managed authorization: the ID token for an ID-JAG at the
+    /// IdP (audience: this authorization server's issuer; resource: the
+    /// MCP server), then the ID-JAG in the JWT bearer grant here.
+    async fn enterprise_managed(
+        &self,
+        discovered: &Discovered,
+        scope: Option<&str>,
+    ) -> Result<Tokens, Error> {
+        let meta = &discovered.authorization_server;
+        let idp = self.oauth.enterprise.as_ref().ok_or_else(|| {
+            Error::new(FailureClass::AuthRequired, "no enterprise identity provider is configured")
+        })?;
+        let endpoint = Url::parse(&idp.token_endpoint).map_err(|_| {
+            classify(AuthError::InvalidUrl { what: "identity provider token endpoint", reason: "not a URL" })
+        })?;
+        let mut exchange = TokenRequest::id_jag_exchange(
+            endpoint.as_str(),
+            idp.id_token.clone(),
+            &meta.issuer,
+            &discovered.resource,
+            scope,
+            idp.client_id.as_deref(),
+        );
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"));
+        if let (Some(id), Some(_)) = (&idp.client_id, &idp.client_secret) {
+            let at_idp =
+                ClientCredentials { client_id: id.clone(), client_secret: idp.client_secret.clone() };
+            apply_client_auth(
+                TokenEndpointAuth::ClientSecretBasic,
+                &at_idp,
+                None,
+                "",
+                &mut exchange,
+                &mut headers,
+            )?;
+        }
+        let answer = self
+            .fetch
+            .post(&endpoint, &headers, exchange.encode().into_bytes(), MAX_TOKEN_RESPONSE_BYTES)
+            .await
+            .map_err(|e| classify(AuthError::Fetch { url: endpoint.to_string(), reason: e.0 }))?;
+        let id_jag = super::grant::parse_id_jag_response(answer.status, &answer.body, endpoint.as_str())
+            .map_err(classify)?;
+        tracing::debug!(target: "mcp_stack::auth", issuer = %meta.issuer, "obtained an ID-JAG from the identity provider");
+        let (credentials, method) = self.identity(meta, Grant::EnterpriseManaged, "").await?;
+        let mut request =
+            TokenRequest::jwt_bearer(token_endpoint(meta)?, id_jag, &discovered.resource, scope);
+        request.form.push(("client_id", FormValue::Plain(credentials.client_id.clone())));
         self.token_request(meta, request, &credentials, method, scope).await
     }
 
@@ -360,12 +458,16 @@ impl Authorizer {
         let public_ok = supported.is_none_or(|s| s.iter().any(|m| m == "none"));
         let wanted = match grant {
             Grant::ClientCredentials => TokenEndpointAuth::choose(supported, true, None),
-            _ if public_ok => TokenEndpointAuth::None,
+            Grant::AuthorizationCode if public_ok => TokenEndpointAuth::None,
+            Grant::JwtBearer | Grant::EnterpriseManaged if public_ok => TokenEndpointAuth::None,
             _ => TokenEndpointAuth::choose(supported, true, None),
         };
         request.token_endpoint_auth_method = wanted.as_str().to_owned();
-        if grant == Grant::ClientCredentials {
-            request.grant_types = vec!["client_credentials".into()];
+        if grant != Grant::AuthorizationCode {
+            request.grant_types = vec![match grant {
+                Grant::ClientCredentials => "client_credentials".into(),
+                _ => super::grant::JWT_BEARER_GRANT.into(),
+            }];
             request.response_types = Vec::new();
             request.redirect_uris = Vec::new();
         }
@@ -415,27 +517,52 @@ impl Authorizer {
     async fn token_request(
         &self,
         meta: &AuthorizationServerMetadata,
-        mut request: TokenRequest,
+        request: TokenRequest,
         credentials: &ClientCredentials,
         registered: Option<TokenEndpointAuth>,
         scope: Option<&str>,
     ) -> Result<Tokens, Error> {
-        let method = TokenEndpointAuth::choose(
+        let method = TokenEndpointAuth::choose_with_key(
             meta.token_endpoint_auth_methods_supported.as_deref(),
+            self.oauth.private_key.is_some(),
             credentials.client_secret.is_some(),
             registered,
         );
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"));
-        apply_client_auth(method, credentials, &mut request, &mut headers)?;
         let endpoint = Url::parse(&request.endpoint)
             .map_err(|_| classify(AuthError::InvalidUrl { what: "token endpoint", reason: "not a URL" }))?;
-        self.decorate(Outgoing::Token { endpoint: &endpoint }, &mut headers)?;
-        let answer = self
-            .fetch
-            .post(&endpoint, &headers, request.encode().into_bytes(), MAX_TOKEN_RESPONSE_BYTES)
-            .await
-            .map_err(|e| classify(AuthError::Fetch { url: endpoint.to_string(), reason: e.0 }))?;
+        // With DPoP the server may ask for its nonce (RFC 9449 §8): one more
+        // send, with a new proof and a new client assertion (each is for one
+        // use), then its answer stands.
+        let mut answer;
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let mut form = request.clone();
+            let mut headers = HeaderMap::new();
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"));
+            apply_client_auth(
+                method,
+                credentials,
+                self.oauth.private_key.as_ref(),
+                &meta.issuer,
+                &mut form,
+                &mut headers,
+            )?;
+            self.decorate(Outgoing::Token { endpoint: &endpoint }, &mut headers)?;
+            answer = self
+                .fetch
+                .post(&endpoint, &headers, form.encode().into_bytes(), MAX_TOKEN_RESPONSE_BYTES)
+                .await
+                .map_err(|e| classify(AuthError::Fetch { url: endpoint.to_string(), reason: e.0 }))?;
+            let Some(dpop) = &self.oauth.dpop else { break };
+            dpop.observe(&endpoint, &answer.headers);
+            if attempts >= 2
+                || !is_nonce_challenge(DpopEndpoint::Token, answer.status, &answer.headers, &answer.body)
+            {
+                break;
+            }
+            tracing::debug!(target: "mcp_stack::auth", "the token endpoint asked for a DPoP nonce; sending again");
+        }
         super::token::parse_token_response(
             answer.status,
             &answer.body,
@@ -458,6 +585,8 @@ fn token_endpoint(meta: &AuthorizationServerMetadata) -> Result<&str, Error> {
 pub(crate) fn apply_client_auth(
     method: TokenEndpointAuth,
     credentials: &ClientCredentials,
+    private_key: Option<&SigningKey>,
+    issuer: &str,
     request: &mut TokenRequest,
     headers: &mut HeaderMap,
 ) -> Result<(), Error> {
@@ -481,10 +610,15 @@ pub(crate) fn apply_client_auth(
         }
         TokenEndpointAuth::None => {}
         TokenEndpointAuth::PrivateKeyJwt => {
-            return Err(Error::new(
-                FailureClass::AuthFailed,
-                "token endpoint authentication private_key_jwt is not supported yet",
-            ))
+            let key = private_key.ok_or_else(|| {
+                Error::new(
+                    FailureClass::AuthRequired,
+                    "the client must authenticate with private_key_jwt and no private key is configured",
+                )
+            })?;
+            PrivateKeyJwt::new(credentials.client_id.clone(), key.clone())
+                .authenticate(request, issuer, SystemTime::now())
+                .map_err(|e| classify(e.into()))?;
         }
     }
     Ok(())

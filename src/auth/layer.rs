@@ -12,7 +12,11 @@
 //! 2. On `401` with a `Bearer` challenge it runs one flow (refresh when the
 //!    token has a refresh token, else the full authorization) and sends the
 //!    request again; at most twice per request.
-//! 3. On `403` with `error="insufficient_scope"` it runs a step-up with the
+//! 3. With DPoP, a `401` whose `DPoP` challenge says `use_dpop_nonce`
+//!    (RFC 9449 §9) is answered by sending the request once more with a new
+//!    proof carrying the server's `DPoP-Nonce`; no flow runs for it. Every
+//!    response's `DPoP-Nonce` is kept for the next proof.
+//! 4. On `403` with `error="insufficient_scope"` it runs a step-up with the
 //!    challenge's scopes added; at most `max_step_ups` in a row (reset by a
 //!    successful response), then the request fails with `auth_denied`.
 //!
@@ -49,6 +53,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 use url::Url;
 
+use super::dpop::{is_nonce_challenge, DpopEndpoint};
 use super::flow::{Authorizer, Outgoing, Trigger};
 use super::{BearerChallenge, Fetch, HttpFetch, OAuth, Tokens};
 use crate::error::{Error, FailureClass};
@@ -215,6 +220,7 @@ impl AuthShared {
             .map_err(|_| Error::new(FailureClass::InvalidConfig, "bad request URL"))?;
         let (parts, body) = request.into_parts();
         let mut flows = 0;
+        let mut nonce_retried = false;
         let spare = inner.clone();
         let mut ready = Some(inner);
         // Bounded: every turn runs a flow (at most MAX_FLOWS_PER_REQUEST,
@@ -239,6 +245,16 @@ impl AuthShared {
             };
             let response = service.call(hop).await?;
             let status = response.status();
+            if let Some(dpop) = &self.authorizer.oauth.dpop {
+                dpop.observe(&url, response.headers());
+                let challenged = tokens.as_ref().is_some_and(|t| t.is_dpop())
+                    && is_nonce_challenge(DpopEndpoint::Resource, status.as_u16(), response.headers(), b"");
+                if challenged && !nonce_retried {
+                    nonce_retried = true;
+                    tracing::debug!(target: "mcp_stack::auth", "the server asked for a DPoP nonce; sending again");
+                    continue;
+                }
+            }
             let challenge = || {
                 BearerChallenge::from_headers(
                     response.headers().get_all(http::header::WWW_AUTHENTICATE).iter(),

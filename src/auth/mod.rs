@@ -87,10 +87,13 @@ pub use config::{
     DEFAULT_MAX_STEP_UPS, DEFAULT_REFRESH_MARGIN,
 };
 pub use discovery::{discover, Discovered, DiscoveryOptions};
+pub use dpop::Dpop;
 pub use error::AuthError;
 pub use fetch::{Fetch, FetchError, Fetched, HttpFetch};
 pub use flow::Outgoing;
+pub use grant::{EnterpriseIdp, PrivateKeyJwt, WorkloadToken};
 pub use handler::{AuthorizationHandler, AuthorizationRequest, LoopbackOptions};
+pub use jose::{JoseError, SigningAlgorithm, SigningKey};
 pub use layer::{AuthLayer, AuthService, AuthenticatingHook};
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use secret::Secret;

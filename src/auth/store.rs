@@ -52,6 +52,13 @@ impl Tokens {
         self.issuer.as_deref() == Some(issuer)
     }
 
+    /// Whether the access token is DPoP-bound (`token_type` `DPoP`,
+    /// case-insensitive as RFC 6749 §5.1 says), so it is sent with the
+    /// `DPoP` scheme and a proof (RFC 9449 §7.1).
+    pub fn is_dpop(&self) -> bool {
+        self.token_type.eq_ignore_ascii_case("DPoP")
+    }
+
     /// Whether the access token expires within `margin` of `now` (false
     /// when no expiry is known).
     pub fn expires_within(&self, margin: Duration, now: SystemTime) -> bool {
