@@ -115,6 +115,22 @@ modern_rc=0
 sed -n '/=== SUITE SUMMARY ===/,$p' "$MODERN_OUT/run.log"
 [ "$modern_rc" -eq 0 ] || { tail -n 60 "$MODERN_OUT/run.log" >&2; die "conformance suite 2026-07-28 failed (exit $modern_rc)"; }
 
+# ---- conformance suite: the extensions -------------------------------------
+# The authorization extensions (client_credentials with private_key_jwt and
+# client_secret_basic, enterprise-managed authorization, DPoP with and
+# without server nonces, workload identity federation). No expected-failures
+# file: every scenario must pass, with no failed check.
+EXT_OUT="$ROOT/target/conformance/extensions"
+rm -rf "$EXT_OUT"
+mkdir -p "$EXT_OUT"
+log "conformance suite: --suite extensions (results in $EXT_OUT)"
+ext_rc=0
+"$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
+  --suite extensions -o "$EXT_OUT" > "$EXT_OUT/run.log" 2>&1 || ext_rc=$?
+sed -n '/=== SUITE SUMMARY ===/,$p' "$EXT_OUT/run.log"
+[ "$ext_rc" -eq 0 ] || { tail -n 60 "$EXT_OUT/run.log" >&2; die "conformance suite extensions failed (exit $ext_rc)"; }
+grep -q '^Total: [0-9]* passed, 0 failed' "$EXT_OUT/run.log" || die "conformance suite extensions reported failed checks"
+
 # ---- conformance suite: the 2025-03-26 authorization back-compat ----------
 # Servers of that revision have no Protected Resource Metadata: the client
 # reads the authorization server metadata at the server's root, or falls back
