@@ -18,6 +18,11 @@
 //! - [`token`]: the token request forms (code grant, refresh) and the
 //!   token response.
 //! - [`store`]: tokens per server origin, in memory or in private files.
+//! - [`grant`]: the grants without a browser (client credentials, the JWT
+//!   bearer grant of workload identity, the enterprise ID token → ID-JAG
+//!   exchange) and `private_key_jwt` client assertions.
+//! - [`jose`]: signing keys from PEM or generated, and signed JWTs.
+//! - [`dpop`]: DPoP proofs and server nonces (RFC 9449).
 //!
 //! ```
 //! use mcp_stack::auth::{self, authorize, AuthorizationParams, AuthorizationServerMetadata, BearerChallenge};
