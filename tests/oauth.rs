@@ -8,7 +8,7 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
-use mcp_stack::auth::{AuthorizationHandler, OAuth};
+use mcp_stack::auth::{AuthorizationHandler, MemoryStore, OAuth, Secret, TokenStore, Tokens};
 use mcp_stack::events::State as BindingState;
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
@@ -50,6 +50,8 @@ struct Inner {
     redirect_to: Option<String>,
     /// Authorization headers the other origin saw.
     foreign_auth: Vec<Option<String>>,
+    /// Refuse every refresh with `invalid_grant`.
+    refuse_refresh: bool,
 }
 
 #[derive(Clone, Default)]
@@ -191,6 +193,9 @@ async fn token(State(fake): State<Fake>, body: Bytes) -> Response {
         return (StatusCode::UNAUTHORIZED, axum::Json(json!({"error": "invalid_client"}))).into_response();
     }
     if form["grant_type"] == "refresh_token" {
+        if fake.lock().refuse_refresh {
+            return (StatusCode::BAD_REQUEST, axum::Json(json!({"error": "invalid_grant"}))).into_response();
+        }
         let (gate, arrived) = {
             let mut s = fake.lock();
             s.refreshes += 1;
@@ -427,4 +432,126 @@ async fn without_a_handler_the_connect_needs_authorization() {
     let e = connect(&url, OAuth::new().client_id("client-1"), &Events::default()).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::AuthRequired, "{e}");
     assert_eq!(fake.lock().authorize_requests, 0);
+}
+
+/// HTTP+SSE (2024-11-05): the `GET` event stream and the `POST`s both
+/// carry the token; the stream's 401 starts the flow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sse_streams_and_posts_with_the_token() {
+    type Tx = tokio::sync::mpsc::UnboundedSender<Result<Bytes, std::io::Error>>;
+    #[derive(Clone)]
+    struct Legacy {
+        fake: Fake,
+        stream: Arc<Mutex<Option<Tx>>>,
+        posts_with_token: Arc<Mutex<u32>>,
+    }
+    fn refused(fake: &Fake, headers: &HeaderMap) -> Option<Response> {
+        let base = fake.lock().base.clone();
+        let ok = bearer(headers).is_some_and(|t| fake.lock().valid.contains(&t));
+        (!ok).then(|| {
+            let challenge =
+                format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"");
+            (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, challenge)]).into_response()
+        })
+    }
+    async fn sse(State(l): State<Legacy>, headers: HeaderMap) -> Response {
+        if let Some(r) = refused(&l.fake, &headers) {
+            return r;
+        }
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        tx.send(Ok(Bytes::from("event: endpoint\ndata: /message\n\n"))).unwrap();
+        *l.stream.lock().unwrap() = Some(tx);
+        let stream =
+            futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|i| (i, rx)) });
+        Response::builder()
+            .header(header::CONTENT_TYPE, "text/event-stream")
+            .body(axum::body::Body::from_stream(stream))
+            .unwrap()
+    }
+    async fn message(State(l): State<Legacy>, headers: HeaderMap, body: Bytes) -> Response {
+        if let Some(r) = refused(&l.fake, &headers) {
+            return r;
+        }
+        *l.posts_with_token.lock().unwrap() += 1;
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let id = body["id"].clone();
+        let result = match body["method"].as_str() {
+            _ if id.is_null() => return StatusCode::ACCEPTED.into_response(),
+            Some("initialize") => {
+                json!({"protocolVersion": "2024-11-05", "capabilities": {"tools": {}}, "serverInfo": {"name": "legacy", "version": "1"}})
+            }
+            Some("tools/list") => json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+            Some("tools/call") => json!({"content": [{"type": "text", "text": "ok"}]}),
+            _ => json!({}),
+        };
+        let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        if let Some(tx) = l.stream.lock().unwrap().as_ref() {
+            let _ = tx.send(Ok(Bytes::from(format!("event: message\ndata: {reply}\n\n"))));
+        }
+        StatusCode::ACCEPTED.into_response()
+    }
+
+    let fake = Fake::default();
+    let legacy = Legacy { fake: fake.clone(), stream: Arc::default(), posts_with_token: Arc::default() };
+    let auth = Router::new()
+        .route("/.well-known/oauth-protected-resource/mcp", get(prm))
+        .route("/.well-known/oauth-authorization-server", get(as_metadata))
+        .route("/authorize", get(authorize))
+        .route("/token", post(token))
+        .with_state(fake.clone());
+    let router = Router::new()
+        .route("/sse", get(sse))
+        .route("/message", post(message))
+        .with_state(legacy.clone())
+        .merge(auth);
+    let addr = serve(router).await;
+    fake.lock().base = format!("http://{addr}");
+    // The PRM names the MCP endpoint as resource; for HTTP+SSE that is /sse.
+    fake.lock().prm_resource = Some(format!("http://{addr}/sse"));
+    let factory = HttpBuilder::new(format!("http://{addr}/sse")).oauth(oauth()).build_sse().unwrap();
+    let binding = within("connect", Binding::connect(Definition::new("sse", factory), Handlers::default()))
+        .await
+        .unwrap();
+    let result = within("call", binding.call_tool("echo", json!({}), CallOpts::default())).await.unwrap();
+    assert!(!result.is_error);
+    assert_eq!(fake.lock().authorize_requests, 1);
+    assert!(*legacy.posts_with_token.lock().unwrap() >= 3, "initialize, tools/list and tools/call");
+    binding.close().await;
+}
+
+/// Stored tokens that expire within the margin are refreshed before the
+/// first request; a refused refresh with no way to ask the user again is
+/// auth_expired.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_tokens_are_refreshed_early_and_a_refused_refresh_expires() {
+    let (fake, url) = fake_server().await;
+    let (access, refresh) = fake.issue();
+    let seeded = |access: &str, refresh: &str| Tokens {
+        access_token: Secret::new(access),
+        token_type: "Bearer".into(),
+        refresh_token: Some(Secret::new(refresh)),
+        expires_at: Some(std::time::SystemTime::now() + Duration::from_secs(5)),
+        scope: None,
+        issuer: Some(fake.lock().base.clone()),
+    };
+    let store = MemoryStore::new();
+    let server = url::Url::parse(&url).unwrap();
+    store.save(&server, &seeded(&access, &refresh)).await.unwrap();
+    let binding = connect(&url, oauth().store(store.clone()), &Events::default()).await.unwrap();
+    assert_eq!(fake.lock().refreshes, 1, "refreshed before the first request");
+    assert_eq!(fake.lock().authorize_requests, 0);
+    // The store holds the refreshed tokens.
+    let kept = store.load(&server).await.unwrap().unwrap();
+    assert_ne!(kept.access_token.expose(), access);
+    binding.close().await;
+
+    // Revoked, refresh refused, no handler: auth_expired.
+    fake.revoke_all();
+    fake.lock().refuse_refresh = true;
+    let store = MemoryStore::new();
+    store.save(&server, &seeded("revoked", "stale-refresh")).await.unwrap();
+    let oauth =
+        OAuth::new().client_id("client-1").client_secret(format!("{SENTINEL}-client-secret")).store(store);
+    let e = connect(&url, oauth, &Events::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::AuthExpired, "{e}");
 }

@@ -1,14 +1,15 @@
 //! The authorization flow, end to end: from a challenge to stored tokens.
 //!
-//! [`Authorizer::authorize`] runs, in order: discovery ([`discover`]) →
+//! A full authorization runs, in order: discovery ([`discover`]) →
 //! client identity (pre-registered, Client ID Metadata Document, or dynamic
 //! registration, per issuer) → the grant ([`Grant`]): the authorization code
-//! with PKCE, `state` and `resource` through the [`AuthorizationHandler`]
+//! with PKCE, `state` and `resource` through the [`AuthorizationHandler`](super::AuthorizationHandler)
 //! and the RFC 9207 check, or `client_credentials` → the token request with
 //! the client authentication [`TokenEndpointAuth::choose`] picks.
-//! [`Authorizer::refresh`] uses a refresh token. Every request to an
+//! A refresh uses the refresh token at the issuer that issued it. Every request to an
 //! authorization server goes through [`Fetch`]; every token and resource
-//! request is decorated by [`Authorizer::decorate`], the one place their
+//! request is decorated by one function (`Authorizer::decorate`, which
+//! takes an [`Outgoing`]), the one place their
 //! credentials are added.
 //!
 //! Failures are classified where they happen: no way to get a token
@@ -34,8 +35,9 @@ use super::{
 };
 use crate::error::{Error, FailureClass};
 
-/// What is about to be sent with credentials: the one input of
-/// [`Authorizer::decorate`].
+/// What is about to be sent with credentials: the one input of the
+/// function that adds them (the access token on resource requests; the
+/// place for proof-of-possession headers on both kinds).
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub enum Outgoing<'a> {
