@@ -1,18 +1,20 @@
 //! The authorization flow, end to end: from a challenge to stored tokens.
 //!
-//! [`Authorizer::authorize`] runs, in order: discovery ([`discover`]) →
+//! A full authorization runs, in order: discovery ([`discover`]) →
 //! client identity (pre-registered, Client ID Metadata Document, or dynamic
 //! registration, per issuer) → the grant ([`Grant`]): the authorization code
-//! with PKCE, `state` and `resource` through the [`AuthorizationHandler`]
-//! and the RFC 9207 check, `client_credentials`, the JWT bearer grant with a
-//! workload token, or the enterprise-managed exchange (ID token → ID-JAG at
-//! the IdP → JWT bearer grant) → the token request with the client
-//! authentication [`TokenEndpointAuth::choose_with_key`] picks (a secret,
-//! `none`, or a `private_key_jwt` assertion) and, with DPoP, a proof (sent
-//! again once with the server's nonce when it asks for one).
-//! [`Authorizer::refresh`] uses a refresh token. Every request to an
+//! with PKCE, `state` and `resource` through the
+//! [`AuthorizationHandler`](super::AuthorizationHandler) and the RFC 9207
+//! check, `client_credentials`, the JWT bearer grant with a workload token,
+//! or the enterprise-managed exchange (ID token → ID-JAG at the IdP → JWT
+//! bearer grant) → the token request with the client authentication
+//! [`TokenEndpointAuth::choose_with_key`] picks (a secret, `none`, or a
+//! `private_key_jwt` assertion) and, with DPoP, a proof (sent again once
+//! with the server's nonce when it asks for one). A refresh uses the
+//! refresh token at the issuer that issued it. Every request to an
 //! authorization server goes through [`Fetch`]; every token and resource
-//! request is decorated by [`Authorizer::decorate`], the one place their
+//! request is decorated by one function (`Authorizer::decorate`, which
+//! takes an [`Outgoing`]), the one place their
 //! credentials are added.
 //!
 //! Failures are classified where they happen: no way to get a token
@@ -41,8 +43,9 @@ use super::{
 };
 use crate::error::{Error, FailureClass};
 
-/// What is about to be sent with credentials: the one input of
-/// [`Authorizer::decorate`].
+/// What is about to be sent with credentials: the one input of the
+/// function that adds them (the access token on resource requests; the
+/// place for proof-of-possession headers on both kinds).
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub enum Outgoing<'a> {

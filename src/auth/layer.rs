@@ -27,15 +27,16 @@
 //! ```
 //! use mcp_stack::auth::{AuthLayer, OAuth};
 //! use mcp_stack::transport::http::{HttpRequest, HttpResponse};
+//! use mcp_stack::{Error, FailureClass};
 //! use tower::ServiceBuilder;
-//! # fn inner() -> tower::util::BoxCloneSyncService<HttpRequest, HttpResponse, mcp_stack::Error> { unimplemented!() }
-//! # fn demo() -> Result<(), mcp_stack::Error> {
+//! # fn main() -> Result<(), Error> {
+//! // Any per-hop service: here one that is offline.
+//! let inner = tower::service_fn(|_request: HttpRequest| async {
+//!     Err::<HttpResponse, _>(Error::new(FailureClass::TransportClosed, "offline"))
+//! });
 //! let server = url::Url::parse("https://mcp.example.com/mcp").unwrap();
-//! let layer = AuthLayer::new(server, OAuth::new())?;
-//! # if false {
-//! let service = ServiceBuilder::new().layer(layer).service(inner());
+//! let service = ServiceBuilder::new().layer(AuthLayer::new(server, OAuth::new())?).service(inner);
 //! # let _ = service;
-//! # }
 //! # Ok(())
 //! # }
 //! ```

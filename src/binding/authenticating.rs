@@ -44,12 +44,10 @@ impl AuthPhase {
 
     /// The hook for [`ConnectConfig::authenticating`](crate::transport::ConnectConfig::authenticating).
     pub(super) fn hook(self: &Arc<Self>) -> Arc<dyn Fn(bool) + Send + Sync> {
-        let this = Arc::downgrade(self);
-        Arc::new(move |active| {
-            if let Some(this) = this.upgrade() {
-                this.on(active);
-            }
-        })
+        // Strong: the connections (through the dialer) keep the hook for
+        // the binding's life; this holds the lifecycle only weakly.
+        let this = self.clone();
+        Arc::new(move |active| this.on(active))
     }
 
     /// The connect moved on to `phase`.
