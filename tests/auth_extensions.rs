@@ -440,3 +440,62 @@ H1136cspYG6+0iY7X1fCE9+E9LKhRANCAAR/zc4ncPbEXUGDy+5v20t7WAczNXvp
     .unwrap_err();
     assert!(!format!("{bad} {bad:?}").contains(SENTINEL));
 }
+
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Capture {
+    type Writer = Capture;
+    fn make_writer(&'a self) -> Capture {
+        self.clone()
+    }
+}
+
+/// The enterprise exchange with DPoP and sentinels in the ID token, the
+/// ID-JAG, the client secret and the access token: none shows in tracing
+/// (at TRACE), while the flow did run (the trace says so). One thread, so
+/// the subscriber sees the flow's task.
+#[tokio::test]
+async fn no_extension_secret_reaches_tracing() {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(capture.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let fake = FakeAs::new(json!({}), |sent, _| {
+        if sent.url == IDP_TOKEN {
+            return json_response(
+                200,
+                json!({"access_token": format!("{SENTINEL}-jag"), "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"}),
+            );
+        }
+        json_response(200, json!({"access_token": format!("{SENTINEL}-at"), "token_type": "DPoP"}))
+    });
+    let idp =
+        EnterpriseIdp::new(IDP_TOKEN, Secret::new(format!("{SENTINEL}-id-token"))).client_id("idp-client");
+    let oauth = OAuth::new()
+        .client_id("mcp-client")
+        .client_secret(format!("{SENTINEL}-secret"))
+        .enterprise(idp)
+        .dpop(SigningKey::generate_es256().unwrap());
+    let (mcp, seen) = mcp_server("Bearer", None);
+    assert_eq!(call(layer(oauth, &fake), mcp).await.unwrap(), StatusCode::OK);
+    let last = seen.lock().unwrap().last().unwrap().clone();
+    assert_eq!(last[http::header::AUTHORIZATION], format!("DPoP {SENTINEL}-at").as_str());
+    let traced = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    assert!(traced.contains("ID-JAG"), "the flow ran under the subscriber: {traced}");
+    assert!(!traced.contains(SENTINEL), "{traced}");
+}
