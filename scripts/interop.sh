@@ -130,6 +130,20 @@ ext_rc=0
 sed -n '/=== SUITE SUMMARY ===/,$p' "$EXT_OUT/run.log"
 [ "$ext_rc" -eq 0 ] || { tail -n 60 "$EXT_OUT/run.log" >&2; die "conformance suite extensions failed (exit $ext_rc)"; }
 grep -q '^Total: [0-9]* passed, 0 failed' "$EXT_OUT/run.log" || die "conformance suite extensions reported failed checks"
+# The suite runs the extensions at 2025-11-25 only (they are not on the spec
+# timeline); the same six, forced at 2026-07-28, show they hold on the
+# stateless era too.
+for scenario in auth/client-credentials-jwt auth/client-credentials-basic auth/enterprise-managed-authorization \
+  auth/dpop auth/dpop-nonce auth/wif-jwt-bearer; do
+  log "conformance scenario $scenario (--spec-version 2026-07-28 --force)"
+  log_file="$EXT_OUT/$(basename "$scenario")-2026-07-28.log"
+  ext_rc=0
+  "$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
+    --scenario "$scenario" --spec-version 2026-07-28 --force -o "$EXT_OUT/2026-07-28" > "$log_file" 2>&1 || ext_rc=$?
+  sed -n '/Test Results:/,$p' "$log_file"
+  [ "$ext_rc" -eq 0 ] || { tail -n 60 "$log_file" >&2; die "conformance scenario $scenario at 2026-07-28 failed (exit $ext_rc)"; }
+  grep -q "OVERALL: PASSED" "$log_file" || die "conformance scenario $scenario at 2026-07-28 did not pass"
+done
 
 # ---- conformance suite: the 2025-03-26 authorization back-compat ----------
 # Servers of that revision have no Protected Resource Metadata: the client

@@ -37,7 +37,10 @@ pub enum Grant {
     /// with the platform's workload token ([`OAuth::workload_identity`]).
     /// A refusal is final: it surfaces as `auth_denied`, with no retry and
     /// no other grant tried, since the same token would be refused again
-    /// and falling back to a person would defeat the point.
+    /// and falling back to a person would defeat the point (a later call
+    /// of the host's runs the grant again, with the token file read anew).
+    /// The client still needs an identity at the server: a pre-registered
+    /// [`client_id`](OAuth::client_id), or dynamic registration.
     JwtBearer,
     /// Enterprise-managed authorization ([`OAuth::enterprise`]): the user's
     /// ID token is exchanged at the enterprise IdP for an ID-JAG (RFC 8693),
