@@ -328,6 +328,17 @@ impl OAuth {
     /// client id, `aud` the authorization server's issuer. Needs a
     /// pre-registered [`client_id`](Self::client_id) (the key is
     /// registered with it).
+    ///
+    /// A machine client with its own key, no person involved:
+    ///
+    /// ```
+    /// use mcp_stack::auth::{Grant, OAuth, Secret, SigningKey, SigningAlgorithm};
+    /// # let pem = include_str!("testdata/ec-p384.pem");
+    /// let key = SigningKey::from_pem(&Secret::new(pem), Some(SigningAlgorithm::Es384))?;
+    /// let oauth = OAuth::new().client_id("reporting-bot").private_key(key).grant(Grant::ClientCredentials);
+    /// # let _ = oauth;
+    /// # Ok::<(), mcp_stack::auth::JoseError>(())
+    /// ```
     pub fn private_key(mut self, key: SigningKey) -> Self {
         self.private_key = Some(key);
         self
@@ -339,6 +350,17 @@ impl OAuth {
     /// servers' nonces handled. Only tokens the authorization server
     /// issued as `token_type` `DPoP` are sent with the `DPoP` scheme; a
     /// `Bearer` answer stays a bearer token.
+    ///
+    /// Proofs go to every token endpoint, whether or not its metadata
+    /// lists `dpop_signing_alg_values_supported`: a server without DPoP
+    /// answers with a `Bearer` token (RFC 9449 §5), used as such.
+    ///
+    /// ```
+    /// use mcp_stack::auth::{OAuth, SigningKey};
+    /// let oauth = OAuth::new().dpop(SigningKey::generate_es256()?);
+    /// # let _ = oauth;
+    /// # Ok::<(), mcp_stack::auth::JoseError>(())
+    /// ```
     ///
     /// Tokens are bound to the key: a token kept in a [`FileStore`] is
     /// useless to a process with another key (the server refuses it and a
@@ -352,6 +374,13 @@ impl OAuth {
 
     /// Workload identity federation: [`Grant::JwtBearer`] with `token` as
     /// the assertion (re-read for every token request when it is a file).
+    ///
+    /// ```
+    /// use mcp_stack::auth::{OAuth, WorkloadToken};
+    /// let token = WorkloadToken::File("/var/run/secrets/tokens/mcp-token".into());
+    /// let oauth = OAuth::new().client_id("billing-job").workload_identity(token);
+    /// # let _ = oauth;
+    /// ```
     pub fn workload_identity(mut self, token: WorkloadToken) -> Self {
         self.workload = Some(token);
         self.grant = Grant::JwtBearer;
@@ -363,6 +392,15 @@ impl OAuth {
     /// authorization server authenticates this client as usual (a
     /// pre-registered [`client_id`](Self::client_id) with its secret or
     /// key).
+    ///
+    /// ```
+    /// use mcp_stack::auth::{EnterpriseIdp, OAuth, Secret};
+    /// # let id_token_from_sign_in = String::from("eyJ...");
+    /// let idp = EnterpriseIdp::new("https://idp.example.com/oauth2/token", Secret::new(id_token_from_sign_in))
+    ///     .client_id("mcp-host-at-idp");
+    /// let oauth = OAuth::new().client_id("mcp-host").client_secret("s3cret").enterprise(idp);
+    /// # let _ = oauth;
+    /// ```
     pub fn enterprise(mut self, idp: EnterpriseIdp) -> Self {
         self.enterprise = Some(idp);
         self.grant = Grant::EnterpriseManaged;
