@@ -35,7 +35,7 @@
 //! Exit status: 0 when every step succeeded, 1 otherwise (with the error on
 //! stderr).
 
-use mcp_stack::auth::{AuthorizationHandler, OAuth};
+use mcp_stack::auth::{AuthorizationHandler, Grant, OAuth};
 use mcp_stack::binding::{ElicitRequest, ElicitResult};
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::transport::http::StreamableHttpFactory;
@@ -67,7 +67,7 @@ async fn main() -> ExitCode {
 
 async fn run(scenario: &str, url: &str) -> Result<(), Error> {
     let factory = if scenario.starts_with("auth/") {
-        StreamableHttpFactory::builder(url).oauth(oauth_settings()?).build()?
+        StreamableHttpFactory::builder(url).oauth(oauth_settings(scenario)?).build()?
     } else {
         StreamableHttpFactory::new(url)?
     };
@@ -116,7 +116,9 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
 
 /// OAuth as a host configures it, with what `MCP_CONFORMANCE_CONTEXT` adds.
-fn oauth_settings() -> Result<OAuth, Error> {
+/// A machine client (the `client-credentials` scenarios) uses the
+/// `client_credentials` grant, as its host would have configured it.
+fn oauth_settings(scenario: &str) -> Result<OAuth, Error> {
     let handler = AuthorizationHandler::headless(REDIRECT_URI, Duration::from_secs(10))?;
     let mut oauth = OAuth::new()
         .client_name("mcp-stack conformance")
@@ -131,6 +133,9 @@ fn oauth_settings() -> Result<OAuth, Error> {
         if let Some(secret) = context.get("client_secret").and_then(Value::as_str) {
             oauth = oauth.client_secret(secret);
         }
+    }
+    if scenario.starts_with("auth/client-credentials") {
+        oauth = oauth.grant(Grant::ClientCredentials);
     }
     Ok(oauth)
 }

@@ -291,7 +291,15 @@ impl AuthShared {
         }
         let loaded = self.lock().loaded;
         if !loaded {
-            let stored = self.authorizer.oauth.store.load(&self.authorizer.server).await.ok().flatten();
+            let stored = match self.authorizer.oauth.store.load(&self.authorizer.server).await {
+                Ok(stored) => stored,
+                Err(e) => {
+                    // Unreadable tokens are as good as none: the server's
+                    // 401 starts a flow.
+                    tracing::warn!(target: "mcp_stack::auth", "could not read the stored tokens: {e}");
+                    None
+                }
+            };
             let mut state = self.lock();
             if !state.loaded {
                 state.loaded = true;
