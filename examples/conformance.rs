@@ -123,6 +123,8 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
 
 /// OAuth as a host configures it, with what `MCP_CONFORMANCE_CONTEXT` adds.
+/// A machine client (the `client-credentials` scenarios) uses the
+/// `client_credentials` grant, as its host would have configured it.
 fn oauth_settings(scenario: &str) -> Result<OAuth, Error> {
     let handler = AuthorizationHandler::headless(REDIRECT_URI, Duration::from_secs(10))?;
     let mut oauth = OAuth::new()

@@ -52,6 +52,8 @@ struct Inner {
     foreign_auth: Vec<Option<String>>,
     /// Refuse every refresh with `invalid_grant`.
     refuse_refresh: bool,
+    /// Tokens presented on `GET /mcp` (the listening stream).
+    get_tokens: Vec<Option<String>>,
 }
 
 #[derive(Clone, Default)]
@@ -92,6 +94,20 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
 }
 
 async fn mcp(State(fake): State<Fake>, method: Method, headers: HeaderMap, body: Bytes) -> Response {
+    if method == Method::GET {
+        // The listening stream needs the token too; with it, this server
+        // has no stream to offer.
+        let token = bearer(&headers);
+        fake.lock().get_tokens.push(token.clone());
+        let valid = token.is_some_and(|t| fake.lock().valid.contains(&t));
+        if !valid {
+            let base = fake.lock().base.clone();
+            let challenge =
+                format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"");
+            return (StatusCode::UNAUTHORIZED, [(header::WWW_AUTHENTICATE, challenge)]).into_response();
+        }
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
     if method != Method::POST {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     }
@@ -554,4 +570,22 @@ async fn stored_tokens_are_refreshed_early_and_a_refused_refresh_expires() {
         OAuth::new().client_id("client-1").client_secret(format!("{SENTINEL}-client-secret")).store(store);
     let e = connect(&url, oauth, &Events::default()).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::AuthExpired, "{e}");
+}
+
+/// Streamable HTTP's listening `GET` carries the token as well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listening_stream_carries_the_token() {
+    let (fake, url) = fake_server().await;
+    let factory = HttpBuilder::new(&url).listen(true).oauth(oauth()).build().unwrap();
+    let binding =
+        within("connect", Binding::connect(Definition::new("listen", factory), Handlers::default()))
+            .await
+            .unwrap();
+    let result = within("call", binding.call_tool("echo", json!({}), CallOpts::default())).await.unwrap();
+    assert!(!result.is_error);
+    let gets = fake.lock().get_tokens.clone();
+    assert!(!gets.is_empty(), "no GET was made");
+    assert!(gets.iter().all(Option::is_some), "a GET went without the token: {gets:?}");
+    assert_eq!(fake.lock().authorize_requests, 1);
+    binding.close().await;
 }

@@ -307,7 +307,15 @@ impl AuthShared {
         }
         let loaded = self.lock().loaded;
         if !loaded {
-            let stored = self.authorizer.oauth.store.load(&self.authorizer.server).await.ok().flatten();
+            let stored = match self.authorizer.oauth.store.load(&self.authorizer.server).await {
+                Ok(stored) => stored,
+                Err(e) => {
+                    // Unreadable tokens are as good as none: the server's
+                    // 401 starts a flow.
+                    tracing::warn!(target: "mcp_stack::auth", "could not read the stored tokens: {e}");
+                    None
+                }
+            };
             let mut state = self.lock();
             if !state.loaded {
                 state.loaded = true;
@@ -406,5 +414,83 @@ impl AuthShared {
         };
         self.notify(false);
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use tokio_test::{assert_pending, assert_ready_ok};
+    use tower_test::mock;
+
+    fn request(url: &str) -> HttpRequest {
+        http::Request::builder().method("POST").uri(url).body(Some(Bytes::from_static(b"{}"))).unwrap()
+    }
+
+    fn response(status: u16, challenge: Option<&str>) -> HttpResponse {
+        let mut builder = http::Response::builder().status(status);
+        if let Some(c) = challenge {
+            builder = builder.header(http::header::WWW_AUTHENTICATE, c);
+        }
+        builder.body(reqwest::Body::from("")).unwrap()
+    }
+
+    type Inner = tower::util::MapErr<mock::Mock<HttpRequest, HttpResponse>, fn(tower::BoxError) -> Error>;
+
+    fn to_error(e: tower::BoxError) -> Error {
+        Error::new(FailureClass::TransportClosed, e.to_string())
+    }
+
+    /// The layer over a mock inner service (its errors as the crate's).
+    fn spawn() -> (mock::Spawn<AuthService<Inner>>, mock::Handle<HttpRequest, HttpResponse>) {
+        let server = Url::parse("https://mcp.example.com/mcp").unwrap();
+        let layer = AuthLayer::new(server, OAuth::new()).unwrap();
+        let (inner, handle) = mock::pair();
+        let inner: Inner = tower::util::MapErr::new(inner, to_error as fn(tower::BoxError) -> Error);
+        (mock::Spawn::new(layer.layer(inner)), handle)
+    }
+
+    #[tokio::test]
+    async fn another_origin_passes_untouched() {
+        let (mut service, mut handle) = spawn();
+        assert_ready_ok!(service.poll_ready());
+        let call = tokio::spawn(service.call(request("https://elsewhere.example.com/mcp")));
+        let (seen, reply) = handle.next_request().await.unwrap();
+        assert!(seen.headers().get(http::header::AUTHORIZATION).is_none());
+        assert_eq!(seen.uri(), "https://elsewhere.example.com/mcp");
+        // Even a 401 from there is not answered with a flow.
+        reply.send_response(response(401, Some("Bearer")));
+        assert_eq!(call.await.unwrap().unwrap().status(), 401);
+    }
+
+    #[tokio::test]
+    async fn a_401_without_a_bearer_challenge_is_the_callers() {
+        let (mut service, mut handle) = spawn();
+        assert_ready_ok!(service.poll_ready());
+        let call = tokio::spawn(service.call(request("https://mcp.example.com/mcp")));
+        let (_, reply) = handle.next_request().await.unwrap();
+        reply.send_response(response(401, Some("Basic realm=\"x\"")));
+        assert_eq!(call.await.unwrap().unwrap().status(), 401);
+    }
+
+    #[tokio::test]
+    async fn a_bearer_401_without_a_handler_is_auth_required() {
+        let (mut service, mut handle) = spawn();
+        assert_ready_ok!(service.poll_ready());
+        let call = tokio::spawn(service.call(request("https://mcp.example.com/mcp")));
+        let (_, reply) = handle.next_request().await.unwrap();
+        reply.send_response(response(401, Some("Bearer")));
+        let e = call.await.unwrap().unwrap_err();
+        assert_eq!(e.class(), FailureClass::AuthRequired, "{e}");
+    }
+
+    #[tokio::test]
+    async fn readiness_is_the_inner_services() {
+        let (mut service, mut handle) = spawn();
+        handle.allow(0);
+        assert_pending!(service.poll_ready());
+        handle.allow(1);
+        assert_ready_ok!(service.poll_ready());
     }
 }

@@ -24,6 +24,23 @@
 //! - [`jose`]: signing keys from PEM or generated, and signed JWTs.
 //! - [`dpop`]: DPoP proofs and server nonces (RFC 9449).
 //!
+//! And the pieces that run them, wired into the HTTP transports when a
+//! definition sets [`OAuth`] ([`HttpBuilder::oauth`]):
+//!
+//! - [`OAuth`]: the settings (client identity, scopes, the [`Grant`], the
+//!   handler, the token store, the step-up bound). The redirect URI is the
+//!   handler's ([`AuthorizationHandler::redirect_uri`]).
+//! - [`handler`]: the human step as a tower service, with the headless and
+//!   the loopback handlers built in.
+//! - [`flow`]: the flow end to end, from a challenge to tokens, with the
+//!   token endpoint authentication [`TokenEndpointAuth`] chooses.
+//! - [`layer`]: [`AuthLayer`], the `tower::Layer` on the transport's
+//!   per-hop [`HttpService`] that attaches the token, runs the flow on
+//!   `401`, refreshes, and steps up on `403 insufficient_scope`.
+//!
+//! [`HttpBuilder::oauth`]: crate::transport::http::HttpBuilder::oauth
+//! [`HttpService`]: crate::transport::http::HttpService
+//!
 //! ```
 //! use mcp_stack::auth::{self, authorize, AuthorizationParams, AuthorizationServerMetadata, BearerChallenge};
 //!
