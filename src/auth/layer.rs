@@ -9,7 +9,8 @@
 //!    obtained or refreshed waits for it, inside its own deadline, since
 //!    the caller's deadline drops the wait), refreshes a token that expires
 //!    within the margin, and sends the request with the token.
-//! 2. On `401` with a `Bearer` challenge it runs one flow (refresh when the
+//! 2. On `401` with a `Bearer` challenge (or a `DPoP` one, from a server
+//!    that takes DPoP-bound tokens only) it runs one flow (refresh when the
 //!    token has a refresh token, else the full authorization) and sends the
 //!    request again; at most twice per request.
 //! 3. With DPoP, a `401` whose `DPoP` challenge says `use_dpop_nonce`
