@@ -356,6 +356,17 @@ mod tests {
     }
 
     #[test]
+    fn a_dpop_challenge_counts_when_there_is_no_bearer_one() {
+        let d = bearer(r#"DPoP algs="ES256", resource_metadata="https://mcp/prm", error="use_dpop_nonce""#);
+        assert_eq!(d.resource_metadata.as_deref(), Some("https://mcp/prm"));
+        assert_eq!(d.error.as_deref(), Some("use_dpop_nonce"));
+        let both =
+            bearer(r#"DPoP resource_metadata="https://d/prm", Bearer resource_metadata="https://b/prm""#);
+        assert_eq!(both.resource_metadata.as_deref(), Some("https://b/prm"));
+        assert!(BearerChallenge::find(&parse(r#"Basic realm="x""#).unwrap()).is_none());
+    }
+
+    #[test]
     fn the_spec_example_with_line_folding_whitespace() {
         let b = bearer(
             "Bearer resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource\",\n                         scope=\"files:read\""
