@@ -42,7 +42,7 @@
 //! Exit status: 0 when every step succeeded, 1 otherwise (with the error on
 //! stderr).
 
-use mcp_stack::auth::{AuthorizationHandler, EnterpriseIdp, Grant, OAuth, Secret, SigningKey, WorkloadToken};
+use mcp_stack::auth::{AuthorizationHandler, EnterpriseIdp, Grant, OAuth, Secret, SigningKey, TokenSource};
 use mcp_stack::binding::{ElicitRequest, ElicitResult};
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::transport::http::StreamableHttpFactory;
@@ -158,14 +158,14 @@ fn oauth_settings(scenario: &str) -> Result<OAuth, Error> {
         oauth = oauth.grant(Grant::ClientCredentials);
     }
     if let (Some(endpoint), Some(id_token)) = (text("idp_token_endpoint"), text("idp_id_token")) {
-        let mut idp = EnterpriseIdp::new(endpoint, Secret::new(id_token));
+        let mut idp = EnterpriseIdp::new(endpoint, TokenSource::Static(Secret::new(id_token)));
         if let Some(id) = text("idp_client_id") {
             idp = idp.client_id(id);
         }
         oauth = oauth.enterprise(idp);
     }
     if let Some(token) = text("valid_jwt") {
-        oauth = oauth.workload_identity(WorkloadToken::Static(Secret::new(token)));
+        oauth = oauth.workload_identity(TokenSource::Static(Secret::new(token)));
     }
     if scenario.starts_with("auth/dpop") {
         oauth = oauth.dpop(SigningKey::generate_es256().map_err(|e| bad("DPoP key", &e))?);

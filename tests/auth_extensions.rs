@@ -21,7 +21,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use jsonwebtoken::{decode, decode_header, DecodingKey, Validation};
 use mcp_stack::auth::{
-    AuthLayer, EnterpriseIdp, Fetch, FetchError, Fetched, Grant, OAuth, Secret, SigningKey, WorkloadToken,
+    AuthLayer, EnterpriseIdp, Fetch, FetchError, Fetched, Grant, OAuth, Secret, SigningKey, TokenSource,
 };
 use mcp_stack::transport::http::{HttpRequest, HttpResponse};
 use mcp_stack::{Error, FailureClass};
@@ -326,7 +326,7 @@ async fn workload_identity_sends_the_token_as_a_jwt_bearer_assertion() {
         FakeAs::new(json!({"token_endpoint_auth_methods_supported": ["none"]}), |_, _| token_ok("Bearer"));
     let oauth = OAuth::new()
         .client_id("workload-1")
-        .workload_identity(WorkloadToken::Static(Secret::new("workload.jwt.value")));
+        .workload_identity(TokenSource::Static(Secret::new("workload.jwt.value")));
     let (mcp, _) = mcp_server("Bearer", None);
     assert_eq!(call(layer(oauth, &fake), mcp).await.unwrap(), StatusCode::OK);
     let posts = fake.posts();
@@ -344,7 +344,7 @@ async fn a_refused_workload_token_surfaces_after_one_request_and_no_other_grant(
         let fake = FakeAs::new(json!({}), move |_, _| json_response(400, json!({"error": error})));
         let oauth = OAuth::new()
             .client_id("workload-1")
-            .workload_identity(WorkloadToken::Static(Secret::new(format!("{SENTINEL}-workload"))));
+            .workload_identity(TokenSource::Static(Secret::new(format!("{SENTINEL}-workload"))));
         let (mcp, seen) = mcp_server("Bearer", None);
         let err = call(layer(oauth, &fake), mcp).await.unwrap_err();
         assert_eq!(err.class(), FailureClass::AuthDenied, "{err}");
@@ -371,7 +371,8 @@ async fn enterprise_managed_authorization_exchanges_then_presents_the_id_jag() {
             token_ok("Bearer")
         },
     );
-    let idp = EnterpriseIdp::new(IDP_TOKEN, Secret::new("user.id.token")).client_id("idp-client");
+    let idp = EnterpriseIdp::new(IDP_TOKEN, TokenSource::Static(Secret::new("user.id.token")))
+        .client_id("idp-client");
     let oauth = OAuth::new().client_id("mcp-client").client_secret("mcp-secret").enterprise(idp);
     let (mcp, seen) = mcp_server("Bearer", None);
     assert_eq!(call(layer(oauth, &fake), mcp).await.unwrap(), StatusCode::OK);
@@ -400,7 +401,7 @@ async fn enterprise_managed_authorization_exchanges_then_presents_the_id_jag() {
 #[tokio::test]
 async fn an_idp_that_refuses_the_exchange_is_auth_denied_without_a_grant_at_the_as() {
     let fake = FakeAs::new(json!({}), |_, _| json_response(400, json!({"error": "invalid_grant"})));
-    let idp = EnterpriseIdp::new(IDP_TOKEN, Secret::new(format!("{SENTINEL}-id-token")));
+    let idp = EnterpriseIdp::new(IDP_TOKEN, TokenSource::Static(Secret::new(format!("{SENTINEL}-id-token"))));
     let oauth = OAuth::new().client_id("mcp-client").enterprise(idp);
     let (mcp, _) = mcp_server("Bearer", None);
     let err = call(layer(oauth, &fake), mcp).await.unwrap_err();
@@ -423,9 +424,9 @@ H1136cspYG6+0iY7X1fCE9+E9LKhRANCAAR/zc4ncPbEXUGDy+5v20t7WAczNXvp
         .client_secret(format!("{SENTINEL}-secret"))
         .private_key(key.clone())
         .dpop(key)
-        .workload_identity(WorkloadToken::Static(Secret::new(format!("{SENTINEL}-workload"))))
+        .workload_identity(TokenSource::Static(Secret::new(format!("{SENTINEL}-workload"))))
         .enterprise(
-            EnterpriseIdp::new(IDP_TOKEN, Secret::new(format!("{SENTINEL}-id-token")))
+            EnterpriseIdp::new(IDP_TOKEN, TokenSource::Static(Secret::new(format!("{SENTINEL}-id-token"))))
                 .client_secret(Secret::new(format!("{SENTINEL}-idp-secret"))),
         );
     let shown = format!("{oauth:?} {oauth:#?}");
@@ -484,8 +485,8 @@ async fn no_extension_secret_reaches_tracing() {
         }
         json_response(200, json!({"access_token": format!("{SENTINEL}-at"), "token_type": "DPoP"}))
     });
-    let idp =
-        EnterpriseIdp::new(IDP_TOKEN, Secret::new(format!("{SENTINEL}-id-token"))).client_id("idp-client");
+    let idp = EnterpriseIdp::new(IDP_TOKEN, TokenSource::Static(Secret::new(format!("{SENTINEL}-id-token"))))
+        .client_id("idp-client");
     let oauth = OAuth::new()
         .client_id("mcp-client")
         .client_secret(format!("{SENTINEL}-secret"))

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::dpop::Dpop;
-use super::grant::{EnterpriseIdp, WorkloadToken};
+use super::grant::{EnterpriseIdp, TokenSource};
 use super::jose::SigningKey;
 use super::{AuthorizationHandler, ClientRegistration, MemoryStore, Secret, TokenStore};
 
@@ -208,7 +208,7 @@ pub struct OAuth {
     /// DPoP proofs with this key, on token and resource requests.
     pub(crate) dpop: Option<Arc<Dpop>>,
     /// The workload token of [`Grant::JwtBearer`].
-    pub(crate) workload: Option<WorkloadToken>,
+    pub(crate) workload: Option<TokenSource>,
     /// The IdP of [`Grant::EnterpriseManaged`].
     pub(crate) enterprise: Option<EnterpriseIdp>,
     pub(crate) refresh_margin: Duration,
@@ -376,12 +376,12 @@ impl OAuth {
     /// the assertion (re-read for every token request when it is a file).
     ///
     /// ```
-    /// use mcp_stack::auth::{OAuth, WorkloadToken};
-    /// let token = WorkloadToken::File("/var/run/secrets/tokens/mcp-token".into());
+    /// use mcp_stack::auth::{OAuth, TokenSource};
+    /// let token = TokenSource::File("/var/run/secrets/tokens/mcp-token".into());
     /// let oauth = OAuth::new().client_id("billing-job").workload_identity(token);
     /// # let _ = oauth;
     /// ```
-    pub fn workload_identity(mut self, token: WorkloadToken) -> Self {
+    pub fn workload_identity(mut self, token: TokenSource) -> Self {
         self.workload = Some(token);
         self.grant = Grant::JwtBearer;
         self
@@ -394,10 +394,10 @@ impl OAuth {
     /// key).
     ///
     /// ```
-    /// use mcp_stack::auth::{EnterpriseIdp, OAuth, Secret};
-    /// # let id_token_from_sign_in = String::from("eyJ...");
-    /// let idp = EnterpriseIdp::new("https://idp.example.com/oauth2/token", Secret::new(id_token_from_sign_in))
-    ///     .client_id("mcp-host-at-idp");
+    /// use mcp_stack::auth::{EnterpriseIdp, OAuth, TokenSource};
+    /// // The sign-in agent keeps the user's current ID token in a file.
+    /// let id_token = TokenSource::File("/run/user/1000/sso/id_token".into());
+    /// let idp = EnterpriseIdp::new("https://idp.example.com/oauth2/token", id_token).client_id("mcp-host-at-idp");
     /// let oauth = OAuth::new().client_id("mcp-host").client_secret("s3cret").enterprise(idp);
     /// # let _ = oauth;
     /// ```

@@ -146,9 +146,10 @@ pub enum AuthError {
     /// proof) signed.
     #[error("signing: {0}")]
     Signing(#[from] crate::auth::jose::JoseError),
-    /// The workload identity token could not be read.
-    #[error("workload token {path}: {reason}")]
-    WorkloadToken {
+    /// A [`TokenSource`](crate::auth::TokenSource) file (a workload token,
+    /// an ID token) could not be read.
+    #[error("token file {path}: {reason}")]
+    TokenSource {
         /// The token file.
         path: String,
         /// The I/O error kind, or what is wrong with the content.

@@ -310,9 +310,10 @@ impl Authorizer {
         let endpoint = Url::parse(&idp.token_endpoint).map_err(|_| {
             classify(AuthError::InvalidUrl { what: "identity provider token endpoint", reason: "not a URL" })
         })?;
+        let id_token = idp.id_token.read().await.map_err(classify)?;
         let mut exchange = TokenRequest::id_jag_exchange(
             endpoint.as_str(),
-            idp.id_token.clone(),
+            id_token,
             &meta.issuer,
             &discovered.resource,
             scope,

@@ -197,37 +197,40 @@ impl PrivateKeyJwt {
     }
 }
 
-/// The largest workload token read from a file.
-pub const MAX_WORKLOAD_TOKEN_BYTES: u64 = 64 * 1024;
+/// The largest token read from a [`TokenSource::File`].
+pub const MAX_TOKEN_SOURCE_BYTES: u64 = 64 * 1024;
 
-/// Where a workload identity token comes from (workload identity
-/// federation: the platform, not a person, vouches for the client).
+/// Where a token the client presents, but does not issue, comes from: the
+/// workload token of workload identity federation (the platform, not a
+/// person, vouches for the client; sent as the JWT bearer grant's
+/// `assertion`), or the user's ID token that enterprise-managed
+/// authorization exchanges at the IdP.
 ///
-/// It is sent as the `assertion` of the JWT bearer grant. Platforms rotate
-/// these tokens (a Kubernetes projected service account token, a CI
-/// system's OIDC token file), so a [`File`](Self::File) is read again for
-/// every token request rather than once.
+/// Both expire and are replaced by someone else (a Kubernetes projected
+/// service account token, a CI system's OIDC token file, a sign-in agent's
+/// ID token file), so a [`File`](Self::File) is read again for every use
+/// rather than once.
 #[derive(Clone)]
 #[non_exhaustive]
-pub enum WorkloadToken {
+pub enum TokenSource {
     /// A token given once (a short-lived process, a test).
     Static(Secret),
     /// A file holding the current token, read (at most
-    /// [`MAX_WORKLOAD_TOKEN_BYTES`], surrounding whitespace trimmed) for
-    /// each token request.
+    /// [`MAX_TOKEN_SOURCE_BYTES`], surrounding whitespace trimmed) for
+    /// each use.
     File(std::path::PathBuf),
 }
 
-impl std::fmt::Debug for WorkloadToken {
+impl std::fmt::Debug for TokenSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Static(_) => f.write_str("WorkloadToken::Static([redacted])"),
-            Self::File(path) => f.debug_tuple("WorkloadToken::File").field(path).finish(),
+            Self::Static(_) => f.write_str("TokenSource::Static([redacted])"),
+            Self::File(path) => f.debug_tuple("TokenSource::File").field(path).finish(),
         }
     }
 }
 
-impl WorkloadToken {
+impl TokenSource {
     /// The current token.
     ///
     /// An unreadable, empty or oversized file is an error naming the path
@@ -237,16 +240,16 @@ impl WorkloadToken {
             Self::Static(token) => return Ok(token.clone()),
             Self::File(path) => path,
         };
-        let failed = |reason: String| AuthError::WorkloadToken { path: path.display().to_string(), reason };
+        let failed = |reason: String| AuthError::TokenSource { path: path.display().to_string(), reason };
         let file = tokio::fs::File::open(path).await.map_err(|e| failed(e.kind().to_string()))?;
         let mut bytes = Vec::new();
         use tokio::io::AsyncReadExt as _;
-        file.take(MAX_WORKLOAD_TOKEN_BYTES + 1)
+        file.take(MAX_TOKEN_SOURCE_BYTES + 1)
             .read_to_end(&mut bytes)
             .await
             .map_err(|e| failed(e.kind().to_string()))?;
-        if bytes.len() as u64 > MAX_WORKLOAD_TOKEN_BYTES {
-            return Err(failed(format!("larger than {MAX_WORKLOAD_TOKEN_BYTES} bytes")));
+        if bytes.len() as u64 > MAX_TOKEN_SOURCE_BYTES {
+            return Err(failed(format!("larger than {MAX_TOKEN_SOURCE_BYTES} bytes")));
         }
         let text = String::from_utf8(bytes).map_err(|_| failed("not UTF-8".into()))?;
         let token = text.trim();
@@ -273,12 +276,12 @@ pub struct EnterpriseIdp {
     /// This client's secret at the IdP, for a confidential client.
     pub client_secret: Option<Secret>,
     /// The user's OpenID Connect ID token from the enterprise sign-in.
-    pub id_token: Secret,
+    pub id_token: TokenSource,
 }
 
 impl EnterpriseIdp {
     /// An IdP at `token_endpoint` exchanging `id_token`.
-    pub fn new(token_endpoint: impl Into<String>, id_token: Secret) -> Self {
+    pub fn new(token_endpoint: impl Into<String>, id_token: TokenSource) -> Self {
         Self { token_endpoint: token_endpoint.into(), client_id: None, client_secret: None, id_token }
     }
 
@@ -321,25 +324,25 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn workload_tokens_from_a_file_are_read_each_time_and_never_shown() {
+    async fn token_sources_read_a_file_each_time_and_never_show_the_token() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("token");
         std::fs::write(&path, format!("  {SENTINEL}-1\n")).unwrap();
-        let token = WorkloadToken::File(path.clone());
+        let token = TokenSource::File(path.clone());
         assert_eq!(token.read().await.unwrap().expose(), format!("{SENTINEL}-1"));
         std::fs::write(&path, format!("{SENTINEL}-2")).unwrap();
         assert_eq!(token.read().await.unwrap().expose(), format!("{SENTINEL}-2"));
         std::fs::write(&path, " \n").unwrap();
         let empty = token.read().await.unwrap_err();
-        std::fs::write(&path, vec![b'a'; MAX_WORKLOAD_TOKEN_BYTES as usize + 1]).unwrap();
+        std::fs::write(&path, vec![b'a'; MAX_TOKEN_SOURCE_BYTES as usize + 1]).unwrap();
         let big = token.read().await.unwrap_err();
-        let missing = WorkloadToken::File(dir.path().join("absent")).read().await.unwrap_err();
+        let missing = TokenSource::File(dir.path().join("absent")).read().await.unwrap_err();
         for e in [&empty, &big, &missing] {
-            assert!(matches!(e, AuthError::WorkloadToken { .. }), "{e:?}");
+            assert!(matches!(e, AuthError::TokenSource { .. }), "{e:?}");
         }
-        let fixed = WorkloadToken::Static(Secret::new(SENTINEL));
+        let fixed = TokenSource::Static(Secret::new(SENTINEL));
         assert_eq!(fixed.read().await.unwrap().expose(), SENTINEL);
-        let idp = EnterpriseIdp::new("https://idp/token", Secret::new(SENTINEL))
+        let idp = EnterpriseIdp::new("https://idp/token", TokenSource::Static(Secret::new(SENTINEL)))
             .client_id("c")
             .client_secret(Secret::new(SENTINEL));
         let shown = format!("{fixed:?} {token:?} {idp:?} {idp:#?} {empty} {missing:?}");

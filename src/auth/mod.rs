@@ -113,7 +113,7 @@ pub use dpop::Dpop;
 pub use error::AuthError;
 pub use fetch::{Fetch, FetchError, Fetched, HttpFetch};
 pub use flow::Outgoing;
-pub use grant::{EnterpriseIdp, PrivateKeyJwt, WorkloadToken};
+pub use grant::{EnterpriseIdp, PrivateKeyJwt, TokenSource};
 pub use handler::{AuthorizationHandler, AuthorizationRequest, LoopbackOptions};
 pub use jose::{JoseError, SigningAlgorithm, SigningKey};
 pub use layer::{AuthLayer, AuthService, AuthenticatingHook};
