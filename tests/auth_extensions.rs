@@ -500,3 +500,30 @@ async fn no_extension_secret_reaches_tracing() {
     assert!(traced.contains("ID-JAG"), "the flow ran under the subscriber: {traced}");
     assert!(!traced.contains(SENTINEL), "{traced}");
 }
+
+/// A nonce retry at the token endpoint signs a new client assertion too:
+/// an assertion is for one use (its `jti`), like the proof.
+#[tokio::test]
+async fn a_nonce_retry_sends_a_fresh_client_assertion() {
+    let (key, _) = ec_key();
+    let fake = FakeAs::new(json!({"token_endpoint_auth_methods_supported": ["private_key_jwt"]}), |_, n| {
+        if n == 1 {
+            let mut answer = json_response(400, json!({"error": "use_dpop_nonce"}));
+            answer.headers.insert("dpop-nonce", HeaderValue::from_static("n1"));
+            return answer;
+        }
+        token_ok("DPoP")
+    });
+    let oauth = OAuth::new()
+        .client_id("machine-1")
+        .private_key(key)
+        .grant(Grant::ClientCredentials)
+        .dpop(SigningKey::generate_es256().unwrap());
+    let (mcp, _) = mcp_server("DPoP", None);
+    assert_eq!(call(layer(oauth, &fake), mcp).await.unwrap(), StatusCode::OK);
+    let posts = fake.posts();
+    assert_eq!(posts.len(), 2);
+    let jti = |p: &Sent| claims_unverified(&p.form["client_assertion"])["jti"].clone();
+    assert_ne!(jti(&posts[0]), jti(&posts[1]));
+    assert_eq!(verify_proof(posts[1].headers["dpop"].to_str().unwrap())["nonce"], "n1");
+}
