@@ -71,6 +71,14 @@ rm -rf "$INSTALL_ROOT"
 log "cargo test --features interop --test interop_http -- --test-threads=1"
 cargo test --features interop --test interop_http -- --test-threads=1
 
+# ---- a host of three servers ------------------------------------------------
+# The demo server in-process, server-everything over stdio and the Python
+# server over streamable HTTP as one Host: merged catalog, routing by model
+# name, refusals before any I/O, a killed server (each of the two real ones)
+# while the others serve, a removed binding, a bounded close.
+log "cargo test --features interop --test interop_host -- --test-threads=1"
+cargo test --features interop --test interop_host -- --test-threads=1
+
 # ---- 2026-07-28 interop -----------------------------------------------------
 # The Python SDK's modern server (tests/fixtures/py_modern_server.py) over
 # stdio and streamable HTTP with the automatic protocol choice: discover,
