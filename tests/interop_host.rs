@@ -166,14 +166,17 @@ fn text(result: &mcp_stack::ToolResult) -> String {
 
 async fn call(host: &Host, model_name: &str, arguments: Value) -> Result<mcp_stack::ToolResult, Error> {
     let opts = CallOpts::default().with_timeout(Duration::from_secs(10));
-    tokio::time::timeout(LIMIT, host.call_tool(model_name, arguments, opts)).await.expect("a call ends in time")
+    tokio::time::timeout(LIMIT, host.call_tool(model_name, arguments, opts))
+        .await
+        .expect("a call ends in time")
 }
 
 /// Calls the demo and the Python servers (the two that were not killed
 /// when `everything` is; the two others when `py` is).
 async fn the_others_answer(host: &Host, killed: &str) {
     if killed != "demo" {
-        let r = call(host, "mcp__demo__echo", json!({ "message": "still here" })).await.expect("demo answers");
+        let r =
+            call(host, "mcp__demo__echo", json!({ "message": "still here" })).await.expect("demo answers");
         assert!(!r.is_error && text(&r).contains("still here"), "{r:?}");
     }
     if killed != "everything" {
@@ -227,7 +230,10 @@ async fn a_host_of_three_real_servers_routes_isolates_and_closes() {
             )),
             quick_reconnect(Definition::new(
                 "py",
-                Counted { inner: StreamableHttpFactory::new(&py_url).expect("a valid URL"), calls: py_calls.clone() },
+                Counted {
+                    inner: StreamableHttpFactory::new(&py_url).expect("a valid URL"),
+                    calls: py_calls.clone(),
+                },
             )),
         ])
         .await;
@@ -247,7 +253,8 @@ async fn a_host_of_three_real_servers_routes_isolates_and_closes() {
         assert!(own.iter().all(|t| distinct.contains(t.model_name.as_str())), "{binding}'s tools are merged");
     }
     // Two servers have an `echo` and two an `add`: the binding tells them apart.
-    for name in ["mcp__demo__echo", "mcp__everything__echo", "mcp__demo__add", "mcp__py__add", "mcp__py__weather"]
+    for name in
+        ["mcp__demo__echo", "mcp__everything__echo", "mcp__demo__add", "mcp__py__add", "mcp__py__weather"]
     {
         assert!(distinct.contains(name), "{name} missing from {names:?}");
     }
