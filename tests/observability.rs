@@ -116,6 +116,14 @@ async fn at_debug_every_request_has_its_span_and_failures_carry_their_class_not_
     b.close().await;
 
     let text = capture.text();
+    // The connect and its handshake, in a span of their own.
+    let connected = capture.lines_with("connected");
+    assert!(
+        connected.iter().any(|l| l.contains("mcp.connect{")
+            && l.contains(r#"mcp.binding="demo""#)
+            && l.contains(r#"mcp.protocol.version="2025-11-25""#)),
+        "{text}"
+    );
     // The catalog's reads at connect, each in its span.
     let listed = capture.lines_with(r#"mcp.method.name="tools/list""#);
     assert!(listed.iter().any(|l| l.contains("request done")), "{text}");

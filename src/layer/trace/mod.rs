@@ -10,7 +10,7 @@
 //! | target | level | what |
 //! | --- | --- | --- |
 //! | `mcp_stack::request` | `INFO` | the span of each `tools/call`, and one event when it ends (`tool call done` or `tool call failed`, with `elapsed_ms`) |
-//! | `mcp_stack::request` | `DEBUG` | the same for every other request (listings, reads, prompts, ping, completion) |
+//! | `mcp_stack::request` | `DEBUG` | the same for every other request (listings, reads, prompts, ping, completion); and `mcp.connect` (binding, transport, protocol version or error class) around each connect and handshake, whose requests are the connection's own |
 //! | `mcp_stack::wire` | `TRACE` | each JSON-RPC send (`id`, `method`, `bytes`) and each reply (`id`, `ok`), in the request's span |
 //!
 //! Why: tool calls are what an agent *does*, one line each, and what an
