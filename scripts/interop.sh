@@ -62,6 +62,12 @@ CARGO_TARGET_DIR="$ROOT/target" cargo install --quiet --locked --path . --featur
 first_tool="$("$INSTALL_ROOT/bin/mcp" --stdio "$EVERYTHING_CMD" tools | head -n 1; echo "rc=${PIPESTATUS[0]}")"
 log "mcp tools | head -n 1: $first_tool"
 [[ "$first_tool" == *"rc=0" ]] || die "mcp tools | head -n 1 did not exit 0"
+# The installed command with a config file of server-everything and the
+# Python server: servers, tools --json, call mcp__NAME__TOOL (the README's
+# `mcp --config mcp.json ...`), the same test as above run against DIR/bin/mcp.
+log "MCP_CLI=$INSTALL_ROOT/bin/mcp: --config FILE servers / tools --json / call mcp__py__add"
+MCP_CLI="$INSTALL_ROOT/bin/mcp" cargo test --features interop --test interop_stdio \
+  cli_with_a_config_of_server_everything_and_the_python_server -- --exact --test-threads=1
 rm -rf "$INSTALL_ROOT"
 
 # ---- HTTP interop tests -----------------------------------------------------
@@ -70,6 +76,14 @@ rm -rf "$INSTALL_ROOT"
 # its servers on free ports and kills them when it ends.
 log "cargo test --features interop --test interop_http -- --test-threads=1"
 cargo test --features interop --test interop_http -- --test-threads=1
+
+# ---- a host of three servers ------------------------------------------------
+# The demo server in-process, server-everything over stdio and the Python
+# server over streamable HTTP as one Host: merged catalog, routing by model
+# name, refusals before any I/O, a killed server (each of the two real ones)
+# while the others serve, a removed binding, a bounded close.
+log "cargo test --features interop --test interop_host -- --test-threads=1"
+cargo test --features interop --test interop_host -- --test-threads=1
 
 # ---- 2026-07-28 interop -----------------------------------------------------
 # The Python SDK's modern server (tests/fixtures/py_modern_server.py) over

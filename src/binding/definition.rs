@@ -8,6 +8,7 @@ use crate::config::{Limits, Timeouts, ToolFilter};
 use crate::era::ProtocolChoice;
 use crate::layer::reconnect::ReconnectPolicy;
 use crate::layer::retry::RetryPolicy;
+use crate::layer::trace::TraceContextSource;
 use crate::protocol::logging::LoggingLevel;
 use crate::session::ClientIdentity;
 use crate::transport::TransportFactory;
@@ -73,6 +74,13 @@ pub struct Definition {
     /// [`Dialer`](crate::layer::Dialer). The default is
     /// [`ProtocolChoice::Legacy`], the `initialize` handshake.
     pub protocol: ProtocolChoice,
+    /// Where each request's W3C trace context comes from, to send it as
+    /// `traceparent` (and `tracestate`) in the request's `_meta`
+    /// (SEP-414). `None`, the default, sends none: a trace id tells a
+    /// server which requests belong together, which a host opts into. See
+    /// [`crate::layer::trace`] for the spans and how an OpenTelemetry user
+    /// supplies the context.
+    pub trace_context: Option<Arc<dyn TraceContextSource>>,
 }
 
 impl fmt::Debug for Definition {
@@ -92,6 +100,7 @@ impl fmt::Debug for Definition {
             .field("refresh", &self.refresh)
             .field("client", &self.client)
             .field("protocol", &self.protocol)
+            .field("trace_context", &self.trace_context.is_some())
             .finish()
     }
 }
@@ -118,6 +127,7 @@ impl Definition {
             refresh: RetryPolicy::default(),
             client: ClientIdentity::default(),
             protocol: ProtocolChoice::default(),
+            trace_context: None,
         }
     }
 

@@ -513,18 +513,27 @@ impl Shared {
         // means any later `finish` will find the entry.
         self.check_open_to_send()?;
 
+        // The caller's `mcp.request` span (crate::layer::trace), when there
+        // is one, learns the id and version this send goes out with.
+        let span = tracing::Span::current();
+        span.record("jsonrpc.request.id", tracing::field::display(&id));
         let headers = {
             let era = self.era.read().expect("era lock");
+            if !era.protocol_version().is_empty() {
+                span.record("mcp.protocol.version", era.protocol_version());
+            }
             era.decorate(method, &mut params);
             era.wire_headers(method, &params, extensions)
         };
         let params = if params.is_empty() && method == methods::PING { None } else { Some(&*params) };
         let text = request_json(&id, method, params);
+        tracing::trace!(target: "mcp_stack::wire", %id, method, bytes = text.len(), "request sent");
         self.enqueue_with(text, headers).await?;
         guard.sent = true;
 
         let outcome = rx.await;
         guard.done = true;
+        tracing::trace!(target: "mcp_stack::wire", %id, ok = matches!(outcome, Ok(Ok(_))), "reply");
         match outcome {
             Ok(result) => result,
             // Our entry was dropped without an answer; it had been sent, so

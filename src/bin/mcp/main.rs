@@ -83,7 +83,9 @@
 //! Log records, events or progress notifications the CLI had to drop are
 //! counted on stderr at exit. A closed stdout (`mcp tools | head -1`) ends
 //! the command quietly, with the exit code it would have had.
-//! `RUST_LOG=mcp_stack=debug` turns the crate's tracing on, on stderr.
+//! `RUST_LOG=mcp_stack=debug` turns the crate's tracing on, on stderr
+//! (`mcp_stack::request=info`: one line per tool call; see
+//! `mcp_stack::layer::trace`).
 //!
 //! # `--json`
 //!

@@ -1,6 +1,7 @@
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use crate::config::limits::DEFAULT_STARTUP_TIMEOUT;
 use crate::connection::{Connection, InboundHandler};
@@ -177,14 +178,39 @@ impl Dialer {
                 }
             }
         };
+        // The handshake's requests are the connection's own, below any
+        // stack: this span (crate::layer::trace, DEBUG like every request
+        // that is not a tool call) is theirs.
+        let span = tracing::debug_span!(
+            target: "mcp_stack::request",
+            "mcp.connect",
+            mcp.binding = self.config.binding.as_str(),
+            mcp.transport = self.factory.kind(),
+            jsonrpc.request.id = tracing::field::Empty,
+            mcp.protocol.version = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
         // On timeout the half-made connection is dropped with the future,
         // which closes its transport.
-        tokio::time::timeout(self.timeout, start).await.unwrap_or_else(|_| {
-            Err(Error::new(
-                FailureClass::StartupTimeout,
-                format!("connect and handshake did not finish within {:?}", self.timeout),
-            ))
-        })
+        let dialed =
+            tokio::time::timeout(self.timeout, start).instrument(span.clone()).await.unwrap_or_else(|_| {
+                Err(Error::new(
+                    FailureClass::StartupTimeout,
+                    format!("connect and handshake did not finish within {:?}", self.timeout),
+                ))
+            });
+        let _entered = span.enter();
+        match &dialed {
+            Ok((_, session)) => {
+                span.record("mcp.protocol.version", session.protocol_version.as_str());
+                tracing::debug!(target: "mcp_stack::request", "connected");
+            }
+            Err(e) => {
+                span.record("error.type", e.class().as_str());
+                tracing::debug!(target: "mcp_stack::request", "connect failed");
+            }
+        }
+        dialed
     }
 }
 
