@@ -62,7 +62,6 @@ fn capture(filter: &str) -> (Capture, tracing::subscriber::DefaultGuard) {
     (capture, guard)
 }
 
-#[tokio::test(flavor = "current_thread")]
 async fn at_info_a_busy_host_shows_one_line_per_tool_call_with_binding_model_name_and_id() {
     let (capture, _guard) = capture("mcp_stack::request=info");
     let host = Host::new();
@@ -103,7 +102,6 @@ async fn at_info_a_busy_host_shows_one_line_per_tool_call_with_binding_model_nam
     assert!(done[1].contains(r#"mcp.tool.model_name="mcp__beta__add""#), "{}", done[1]);
 }
 
-#[tokio::test(flavor = "current_thread")]
 async fn at_debug_every_request_has_its_span_and_failures_carry_their_class_not_their_message() {
     let (capture, _guard) = capture("mcp_stack::request=debug");
     let b = Binding::connect(Definition::new("demo", mcp_stack::demo::factory()), Handlers::default())
@@ -151,7 +149,6 @@ async fn at_debug_every_request_has_its_span_and_failures_carry_their_class_not_
     assert!(!message.is_empty() && !text.contains(&message), "an error's message is not traced");
 }
 
-#[tokio::test(flavor = "current_thread")]
 async fn at_trace_the_wire_shows_ids_and_sizes_and_still_no_argument_values() {
     let (capture, _guard) = capture("mcp_stack=trace");
     let b = Binding::connect(Definition::new("demo", mcp_stack::demo::factory()), Handlers::default())
@@ -242,7 +239,6 @@ fn inside_the_request_span() -> Arc<dyn TraceContextSource> {
     })
 }
 
-#[tokio::test(flavor = "current_thread")]
 async fn on_2026_07_28_an_opted_in_definition_sends_the_span_context_as_traceparent_in_meta() {
     let (_capture, _guard) = capture("mcp_stack::request=info");
     let (factory, seen) = modern_server();
@@ -268,7 +264,6 @@ async fn on_2026_07_28_an_opted_in_definition_sends_the_span_context_as_tracepar
     assert!(seen.metas("tools/list").iter().all(|m| m.get("traceparent").is_none()));
 }
 
-#[tokio::test(flavor = "current_thread")]
 async fn without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too() {
     let (_capture, _guard) = capture("mcp_stack=trace");
     let (factory, seen) = modern_server();
@@ -300,7 +295,6 @@ async fn without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too()
     assert!(seen.metas("tools/list").iter().all(|m| m["traceparent"] == PARENT));
 }
 
-#[tokio::test]
 async fn a_source_that_cannot_answer_sends_nothing_and_the_call_still_goes() {
     let (factory, seen) = modern_server();
     let mut definition = Definition::new("modern", factory);
@@ -315,4 +309,41 @@ async fn a_source_that_cannot_answer_sends_nothing_and_the_call_still_goes() {
     assert!(metas[0].get("traceparent").is_none(), "{metas:?}");
     let e = TraceContext::parse("not-a-traceparent").unwrap_err();
     assert_eq!(e.class(), FailureClass::InvalidConfig);
+}
+
+/// The scenarios, one after another on this one thread, each on a runtime
+/// of its own. Not one `#[tokio::test]` each: the test harness runs tests
+/// on parallel threads, and each thread's subscriber (`set_default`) then
+/// misses events now and then (seen: about one run in three, lines absent
+/// while a test without a subscriber ran on another thread), which
+/// tracing's process-wide callsite interest cache does not promise to get
+/// right for thread-local subscribers. So no other test shares this binary
+/// with them.
+#[test]
+fn tracing_output() {
+    type Scenario = fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>;
+    let scenarios: &[(&str, Scenario)] = &[
+        ("at_info_a_busy_host_shows_one_line_per_tool_call_with_binding_model_name_and_id", || {
+            Box::pin(at_info_a_busy_host_shows_one_line_per_tool_call_with_binding_model_name_and_id())
+        }),
+        ("at_debug_every_request_has_its_span_and_failures_carry_their_class_not_their_message", || {
+            Box::pin(at_debug_every_request_has_its_span_and_failures_carry_their_class_not_their_message())
+        }),
+        ("at_trace_the_wire_shows_ids_and_sizes_and_still_no_argument_values", || {
+            Box::pin(at_trace_the_wire_shows_ids_and_sizes_and_still_no_argument_values())
+        }),
+        ("on_2026_07_28_an_opted_in_definition_sends_the_span_context_as_traceparent_in_meta", || {
+            Box::pin(on_2026_07_28_an_opted_in_definition_sends_the_span_context_as_traceparent_in_meta())
+        }),
+        ("without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too", || {
+            Box::pin(without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too())
+        }),
+        ("a_source_that_cannot_answer_sends_nothing_and_the_call_still_goes", || {
+            Box::pin(a_source_that_cannot_answer_sends_nothing_and_the_call_still_goes())
+        }),
+    ];
+    for (name, scenario) in scenarios {
+        eprintln!("scenario: {name}");
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(scenario());
+    }
 }
