@@ -24,12 +24,18 @@
 //!   [`Handlers::elicitation`]) that accepts with the requested schema's
 //!   defaults ([`ElicitRequest::defaults`]), and call
 //!   `test_client_elicitation_defaults`, during which the server asks.
+//! - `auth/*`: the same as any other scenario, with OAuth configured the
+//!   way a host would: the headless authorization handler, this client's
+//!   Client ID Metadata Document URL (the one the suite expects), and the
+//!   pre-registered `client_id`/`client_secret` when
+//!   `MCP_CONFORMANCE_CONTEXT` names them.
 //! - any other scenario: connect, list the tools, call each one that takes
 //!   no required argument, and close.
 //!
 //! Exit status: 0 when every step succeeded, 1 otherwise (with the error on
 //! stderr).
 
+use mcp_stack::auth::{AuthorizationHandler, Grant, OAuth};
 use mcp_stack::binding::{ElicitRequest, ElicitResult};
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::transport::http::StreamableHttpFactory;
@@ -60,7 +66,11 @@ async fn main() -> ExitCode {
 }
 
 async fn run(scenario: &str, url: &str) -> Result<(), Error> {
-    let factory = StreamableHttpFactory::new(url)?;
+    let factory = if scenario.starts_with("auth/") {
+        StreamableHttpFactory::builder(url).oauth(oauth_settings(scenario)?).build()?
+    } else {
+        StreamableHttpFactory::new(url)?
+    };
     let mut definition = Definition::new("conformance", factory);
     definition.timeouts = Timeouts {
         startup: Duration::from_secs(10),
@@ -96,6 +106,38 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
     let outcome = scenario_steps(scenario, &binding).await;
     binding.close().await;
     outcome
+}
+
+/// The Client ID Metadata Document URL the suite's authorization servers
+/// accept as this client's id.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// Where the (headless) authorization response is sent; nothing listens.
+const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
+
+/// OAuth as a host configures it, with what `MCP_CONFORMANCE_CONTEXT` adds.
+/// A machine client (the `client-credentials` scenarios) uses the
+/// `client_credentials` grant, as its host would have configured it.
+fn oauth_settings(scenario: &str) -> Result<OAuth, Error> {
+    let handler = AuthorizationHandler::headless(REDIRECT_URI, Duration::from_secs(10))?;
+    let mut oauth = OAuth::new()
+        .client_name("mcp-stack conformance")
+        .metadata_document(CLIENT_METADATA_URL)
+        .handler(handler);
+    let context =
+        std::env::var("MCP_CONFORMANCE_CONTEXT").ok().and_then(|c| serde_json::from_str::<Value>(&c).ok());
+    if let Some(context) = context {
+        if let Some(id) = context.get("client_id").and_then(Value::as_str) {
+            oauth = oauth.client_id(id);
+        }
+        if let Some(secret) = context.get("client_secret").and_then(Value::as_str) {
+            oauth = oauth.client_secret(secret);
+        }
+    }
+    if scenario.starts_with("auth/client-credentials") {
+        oauth = oauth.grant(Grant::ClientCredentials);
+    }
+    Ok(oauth)
 }
 
 /// The scenario that answers elicitation with the schema's defaults.

@@ -129,4 +129,22 @@ modern_rc=0
 sed -n '/=== SUITE SUMMARY ===/,$p' "$MODERN_OUT/run.log"
 [ "$modern_rc" -eq 0 ] || { tail -n 60 "$MODERN_OUT/run.log" >&2; die "conformance suite 2026-07-28 failed (exit $modern_rc)"; }
 
+# ---- conformance suite: the 2025-03-26 authorization back-compat ----------
+# Servers of that revision have no Protected Resource Metadata: the client
+# reads the authorization server metadata at the server's root, or falls back
+# to /authorize, /token and /register there. Each scenario must pass.
+BACKCOMPAT_OUT="$ROOT/target/conformance/2025-03-26"
+rm -rf "$BACKCOMPAT_OUT"
+mkdir -p "$BACKCOMPAT_OUT"
+for scenario in auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback; do
+  log "conformance scenario $scenario (--spec-version 2025-03-26)"
+  log_file="$BACKCOMPAT_OUT/$(basename "$scenario").log"
+  backcompat_rc=0
+  "$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
+    --scenario "$scenario" --spec-version 2025-03-26 -o "$BACKCOMPAT_OUT" > "$log_file" 2>&1 || backcompat_rc=$?
+  sed -n '/Test Results:/,$p' "$log_file"
+  [ "$backcompat_rc" -eq 0 ] || { tail -n 60 "$log_file" >&2; die "conformance scenario $scenario failed (exit $backcompat_rc)"; }
+  grep -q "OVERALL: PASSED" "$log_file" || die "conformance scenario $scenario did not pass"
+done
+
 log "interop OK"

@@ -46,6 +46,20 @@ macro_rules! failure_classes {
     };
 }
 
+impl FailureClass {
+    /// Whether this is one of the authorization classes (`auth_required`,
+    /// `auth_denied`, `auth_expired`, `auth_failed`).
+    pub fn is_auth(self) -> bool {
+        matches!(
+            self,
+            FailureClass::AuthRequired
+                | FailureClass::AuthDenied
+                | FailureClass::AuthExpired
+                | FailureClass::AuthFailed
+        )
+    }
+}
+
 failure_classes! {
     /// The definition or a call's options are invalid; nothing was sent.
     InvalidConfig => "invalid_config",

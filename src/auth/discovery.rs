@@ -142,7 +142,7 @@ async fn legacy(fetch: &(impl Fetch + ?Sized), server: &Url) -> Result<Discovere
 
 /// The body of a 2xx answer, `None` for any other status.
 async fn get_ok(fetch: &(impl Fetch + ?Sized), url: &Url) -> Result<Option<Vec<u8>>, AuthError> {
-    let Fetched { status, body } = fetch
+    let Fetched { status, body, .. } = fetch
         .get(url, MAX_METADATA_BYTES)
         .await
         .map_err(|e| AuthError::Fetch { url: url.to_string(), reason: e.0 })?;
@@ -175,15 +175,15 @@ mod tests {
 
     impl FakeFetch {
         fn json(mut self, url: &str, body: serde_json::Value) -> Self {
-            self.routes.insert(url.into(), Ok(Fetched { status: 200, body: body.to_string().into_bytes() }));
+            self.routes.insert(url.into(), Ok(Fetched::new(200, body.to_string().into_bytes())));
             self
         }
         fn status(mut self, url: &str, status: u16) -> Self {
-            self.routes.insert(url.into(), Ok(Fetched { status, body: b"{}".to_vec() }));
+            self.routes.insert(url.into(), Ok(Fetched::new(status, b"{}".to_vec())));
             self
         }
         fn raw(mut self, url: &str, body: Vec<u8>) -> Self {
-            self.routes.insert(url.into(), Ok(Fetched { status: 200, body }));
+            self.routes.insert(url.into(), Ok(Fetched::new(200, body)));
             self
         }
         fn fail(mut self, url: &str) -> Self {
@@ -199,7 +199,18 @@ mod tests {
     impl Fetch for FakeFetch {
         async fn get(&self, url: &Url, _limit: usize) -> Result<Fetched, FetchError> {
             self.asked.lock().unwrap().push(url.to_string());
-            self.routes.get(url.as_str()).cloned().unwrap_or(Ok(Fetched { status: 404, body: vec![] }))
+            self.routes.get(url.as_str()).cloned().unwrap_or(Ok(Fetched::new(404, vec![])))
+        }
+
+        async fn post(
+            &self,
+            url: &Url,
+            _headers: &http::HeaderMap,
+            _body: Vec<u8>,
+            _limit: usize,
+        ) -> Result<Fetched, FetchError> {
+            // Discovery never POSTs: a POST here is a defect of the driver.
+            panic!("discovery POSTed to {url}");
         }
     }
 

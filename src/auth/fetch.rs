@@ -1,4 +1,5 @@
-//! [`Fetch`]: the one way discovery reads the network.
+//! [`Fetch`]: the one way the authorization flow talks to authorization
+//! servers (metadata `GET`s, registration and token `POST`s).
 
 use async_trait::async_trait;
 use url::Url;
@@ -16,6 +17,18 @@ use url::Url;
 pub trait Fetch: Send + Sync {
     /// Fetches `url`, returning its status and at most `limit + 1` bytes of body.
     async fn get(&self, url: &Url, limit: usize) -> Result<Fetched, FetchError>;
+
+    /// POSTs `body` to `url` with `headers` (which name its content type;
+    /// the flow adds client authentication there, for the token endpoint
+    /// only). Redirects are not followed, so no header ever reaches another
+    /// URL; the body read is bounded as for [`Fetch::get`].
+    async fn post(
+        &self,
+        url: &Url,
+        headers: &http::HeaderMap,
+        body: Vec<u8>,
+        limit: usize,
+    ) -> Result<Fetched, FetchError>;
 }
 
 /// A fetched response.
@@ -23,8 +36,17 @@ pub trait Fetch: Send + Sync {
 pub struct Fetched {
     /// The HTTP status code.
     pub status: u16,
+    /// The response headers (a DPoP nonce, a `WWW-Authenticate`).
+    pub headers: http::HeaderMap,
     /// The body, bounded by the limit asked for.
     pub body: Vec<u8>,
+}
+
+impl Fetched {
+    /// A response with `status`, no headers and `body`.
+    pub fn new(status: u16, body: impl Into<Vec<u8>>) -> Self {
+        Self { status, headers: http::HeaderMap::new(), body: body.into() }
+    }
 }
 
 /// Why a fetch failed (the request did not get a response).
@@ -46,6 +68,7 @@ impl HttpFetch {
     pub fn new(timeout: std::time::Duration) -> Result<Self, FetchError> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
             .build()
             .map_err(|e| FetchError(e.to_string()))?;
         Ok(Self { client, timeout })
@@ -58,18 +81,12 @@ impl HttpFetch {
     }
 }
 
-#[async_trait]
-impl Fetch for HttpFetch {
-    async fn get(&self, url: &Url, limit: usize) -> Result<Fetched, FetchError> {
+impl HttpFetch {
+    async fn send(&self, request: reqwest::RequestBuilder, limit: usize) -> Result<Fetched, FetchError> {
         let fetch = async {
-            let mut response = self
-                .client
-                .get(url.as_str())
-                .header(http::header::ACCEPT, "application/json")
-                .send()
-                .await
-                .map_err(|e| FetchError(e.without_url().to_string()))?;
+            let mut response = request.send().await.map_err(|e| FetchError(e.without_url().to_string()))?;
             let status = response.status().as_u16();
+            let headers = response.headers().clone();
             let mut body = Vec::new();
             while let Some(chunk) =
                 response.chunk().await.map_err(|e| FetchError(e.without_url().to_string()))?
@@ -80,9 +97,33 @@ impl Fetch for HttpFetch {
                     break;
                 }
             }
-            Ok(Fetched { status, body })
+            Ok(Fetched { status, headers, body })
         };
         tokio::time::timeout(self.timeout, fetch).await.map_err(|_| FetchError("timed out".into()))?
+    }
+}
+
+#[async_trait]
+impl Fetch for HttpFetch {
+    async fn get(&self, url: &Url, limit: usize) -> Result<Fetched, FetchError> {
+        let request = self.client.get(url.as_str()).header(http::header::ACCEPT, "application/json");
+        self.send(request, limit).await
+    }
+
+    async fn post(
+        &self,
+        url: &Url,
+        headers: &http::HeaderMap,
+        body: Vec<u8>,
+        limit: usize,
+    ) -> Result<Fetched, FetchError> {
+        let request = self
+            .client
+            .post(url.as_str())
+            .header(http::header::ACCEPT, "application/json")
+            .headers(headers.clone())
+            .body(body);
+        self.send(request, limit).await
     }
 }
 
@@ -126,7 +167,7 @@ mod tests {
     async fn reads_status_and_body() {
         let url = serve(response("200 OK", "content-type: application/json\r\n", b"{\"a\":1}")).await;
         let got = fetcher().get(&url, 1024).await.unwrap();
-        assert_eq!(got, Fetched { status: 200, body: b"{\"a\":1}".to_vec() });
+        assert_eq!((got.status, got.body), (200, b"{\"a\":1}".to_vec()));
     }
 
     #[tokio::test]
@@ -140,6 +181,16 @@ mod tests {
     async fn does_not_follow_redirects() {
         let url = serve(response("302 Found", "location: http://127.0.0.1:9/elsewhere\r\n", b"")).await;
         assert_eq!(fetcher().get(&url, 100).await.unwrap().status, 302);
+    }
+
+    #[tokio::test]
+    async fn posts_without_following_redirects() {
+        let url = serve(response("307 Temporary Redirect", "location: http://127.0.0.1:9/x\r\n", b"")).await;
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+        let got = fetcher().post(&url, &headers, b"{}".to_vec(), 100).await.unwrap();
+        assert_eq!(got.status, 307);
+        assert!(got.headers.contains_key(http::header::LOCATION));
     }
 
     #[tokio::test]

@@ -19,6 +19,23 @@
 //!   token response.
 //! - [`store`]: tokens per server origin, in memory or in private files.
 //!
+//! And the pieces that run them, wired into the HTTP transports when a
+//! definition sets [`OAuth`] ([`HttpBuilder::oauth`]):
+//!
+//! - [`OAuth`]: the settings (client identity, scopes, the [`Grant`], the
+//!   handler, the token store, the step-up bound). The redirect URI is the
+//!   handler's ([`AuthorizationHandler::redirect_uri`]).
+//! - [`handler`]: the human step as a tower service, with the headless and
+//!   the loopback handlers built in.
+//! - [`flow`]: the flow end to end, from a challenge to tokens, with the
+//!   token endpoint authentication [`TokenEndpointAuth`] chooses.
+//! - [`layer`]: [`AuthLayer`], the `tower::Layer` on the transport's
+//!   per-hop [`HttpService`] that attaches the token, runs the flow on
+//!   `401`, refreshes, and steps up on `403 insufficient_scope`.
+//!
+//! [`HttpBuilder::oauth`]: crate::transport::http::HttpBuilder::oauth
+//! [`HttpService`]: crate::transport::http::HttpService
+//!
 //! ```
 //! use mcp_stack::auth::{self, authorize, AuthorizationParams, AuthorizationServerMetadata, BearerChallenge};
 //!
@@ -63,9 +80,13 @@
 pub mod authorize;
 pub mod challenge;
 pub mod client;
+mod config;
 pub mod discovery;
 mod error;
 mod fetch;
+pub mod flow;
+pub mod handler;
+pub mod layer;
 pub mod metadata;
 mod secret;
 pub mod store;
@@ -75,9 +96,16 @@ pub mod wellknown;
 pub use authorize::{AuthorizationParams, PendingAuthorization};
 pub use challenge::{BearerChallenge, Challenge, ChallengeError};
 pub use client::{ClientCredentials, ClientIdentity, ClientRegistration, ClientSettings};
+pub use config::{
+    Grant, OAuth, OAuthClient, TokenEndpointAuth, DEFAULT_FETCH_TIMEOUT, DEFAULT_FLOW_TIMEOUT,
+    DEFAULT_MAX_STEP_UPS, DEFAULT_REFRESH_MARGIN,
+};
 pub use discovery::{discover, Discovered, DiscoveryOptions};
 pub use error::AuthError;
 pub use fetch::{Fetch, FetchError, Fetched, HttpFetch};
+pub use flow::Outgoing;
+pub use handler::{AuthorizationHandler, AuthorizationRequest, LoopbackOptions};
+pub use layer::{AuthLayer, AuthService, AuthenticatingHook};
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use secret::Secret;
 pub use store::{FileStore, MemoryStore, TokenStore, Tokens};

@@ -146,6 +146,7 @@
 //! [`ProgressLayer`]: crate::layer::ProgressLayer
 //! [`ToolCallGateLayer`]: crate::layer::ToolCallGateLayer
 
+mod authenticating;
 mod builder;
 mod catalog;
 mod definition;
@@ -310,6 +311,8 @@ impl Binding {
         config.max_frame_bytes = limits.max_frame_bytes;
         config.max_body_bytes = limits.max_body_bytes;
         config.diagnostics = Some(inbound.clone().diagnostics_sink());
+        let auth_phase = authenticating::AuthPhase::new(events.clone(), name.clone());
+        config.authenticating = Some(auth_phase.hook());
         let dialer = Dialer::new(definition.transport.clone(), config, inbound.clone())
             .capabilities(client_capabilities(&definition, &handlers))
             .client_info(definition.client.to_implementation())
@@ -368,6 +371,7 @@ impl Binding {
         let trace = definition.trace_context.clone();
         let catalog_service =
             Trace::new(Deadline::new(entry.clone(), timeouts.request), &name, None, trace.clone());
+        auth_phase.set_phase(State::Discovering);
         let catalog =
             discover_at_connect(&definition, &session, catalog_service, feed, &events, timeouts).await;
         let catalog = match catalog {
@@ -381,6 +385,7 @@ impl Binding {
         let adopted = catalog.clone();
         let model_names: ModelNames =
             Arc::new(move |raw: &str| adopted.adopted().tool(raw).map(|t| t.model_name.clone()));
+        auth_phase.attach(&lifecycle);
         let front = ServiceBuilder::new()
             .layer_fn(|inner| Trace::new(inner, &name, Some(model_names.clone()), trace.clone()))
             .layer(ToolFilterLayer::new(definition.tool_filter.clone()))

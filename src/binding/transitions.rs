@@ -123,6 +123,11 @@ impl Lifecycle {
     }
 
     /// Moves to `to`, reporting it, whatever the state before.
+    /// The state now.
+    pub(super) fn state(&self) -> State {
+        self.status.lock().expect("status lock").state
+    }
+
     pub(super) fn force(&self, to: State) {
         let mut core = self.status.lock().expect("status lock");
         self.move_to(&mut core, to);

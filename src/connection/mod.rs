@@ -593,8 +593,10 @@ impl Shared {
         }
         let drained: Vec<Pending> =
             self.pending.lock().expect("pending lock").drain().map(|(_, pending)| pending).collect();
-        let per_call = if class == FailureClass::Shutdown {
-            FailureClass::Shutdown
+        // Shutdown and authorization failures keep their class: nothing was
+        // left in flight at the server that the caller should wonder about.
+        let per_call = if class == FailureClass::Shutdown || class.is_auth() {
+            class
         } else {
             FailureClass::Indeterminate
         };

@@ -228,6 +228,10 @@ pub struct ConnectConfig {
     /// Receives diagnostic lines the server writes outside the protocol (a
     /// stdio child's stderr). Must not block.
     pub diagnostics: Option<Arc<dyn Fn(String) + Send + Sync>>,
+    /// Told `true` when an authorization flow starts on this connection
+    /// and `false` when it ends, so that the binding can show the state
+    /// `authenticating` meanwhile. Must not block.
+    pub authenticating: Option<Arc<dyn Fn(bool) + Send + Sync>>,
 }
 
 impl fmt::Debug for ConnectConfig {
@@ -237,6 +241,7 @@ impl fmt::Debug for ConnectConfig {
             .field("max_frame_bytes", &self.max_frame_bytes)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("diagnostics", &self.diagnostics.is_some())
+            .field("authenticating", &self.authenticating.is_some())
             .finish()
     }
 }
@@ -249,6 +254,7 @@ impl ConnectConfig {
             max_frame_bytes: crate::config::limits::DEFAULT_MAX_FRAME_BYTES,
             max_body_bytes: crate::config::limits::DEFAULT_MAX_BODY_BYTES,
             diagnostics: None,
+            authenticating: None,
         }
     }
 }

@@ -85,7 +85,7 @@ impl SseFactory {
         inbound: InboundTx,
         closed: Arc<watch::Sender<bool>>,
     ) -> Result<Arc<LegacyCore>, Error> {
-        let client = HttpClient::new(self.settings.clone())?;
+        let client = HttpClient::new(self.settings.clone(), config)?;
         let wait = self.settings.connect_timeout;
         let (endpoint, reader) =
             tokio::time::timeout(wait, open(&client, config)).await.map_err(|_| {

@@ -63,11 +63,13 @@ use crate::protocol::RequestId;
 
 pub mod auto;
 pub mod legacy;
+pub mod service;
 pub mod sse;
 pub mod streamable;
 
 pub use auto::{HttpFactory, HttpMode};
 pub use legacy::SseFactory;
+pub use service::{HttpRequest, HttpResponse, HttpService, RequestTimeout};
 pub use streamable::{ResumePolicy, StreamableHttpFactory};
 
 /// The most redirects one request follows, when redirects are allowed.
@@ -198,6 +200,9 @@ pub(crate) struct Settings {
     pub(crate) allow_redirects: bool,
     pub(crate) connect_timeout: Duration,
     pub(crate) origin: RedactedOrigin,
+    /// Authorization for this server, if configured.
+    #[cfg(feature = "oauth")]
+    pub(crate) oauth: Option<crate::auth::OAuth>,
 }
 
 impl fmt::Debug for Settings {
@@ -207,11 +212,19 @@ impl fmt::Debug for Settings {
             .field("headers", &self.headers)
             .field("allow_redirects", &self.allow_redirects)
             .field("connect_timeout", &self.connect_timeout)
+            .field("oauth", &self.oauth_configured())
             .finish()
     }
 }
 
 impl Settings {
+    fn oauth_configured(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        return self.oauth.is_some();
+        #[cfg(not(feature = "oauth"))]
+        return false;
+    }
+
     pub(crate) fn new(url: &str) -> Result<Self, Error> {
         let url = parse_url(url)?;
         Ok(Settings {
@@ -220,6 +233,8 @@ impl Settings {
             headers: SecretHeaders::default(),
             allow_redirects: false,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         })
     }
 }
@@ -246,6 +261,8 @@ pub struct HttpBuilder {
     allow_redirects: bool,
     connect_timeout: Duration,
     options: StreamOptions,
+    #[cfg(feature = "oauth")]
+    oauth: Option<crate::auth::OAuth>,
 }
 
 /// The streamable-HTTP-only options of a builder.
@@ -264,11 +281,19 @@ impl fmt::Debug for HttpBuilder {
             .field("headers", &self.headers)
             .field("allow_redirects", &self.allow_redirects)
             .field("listen", &self.options.listen)
+            .field("oauth", &self.oauth_configured())
             .finish_non_exhaustive()
     }
 }
 
 impl HttpBuilder {
+    fn oauth_configured(&self) -> bool {
+        #[cfg(feature = "oauth")]
+        return self.oauth.is_some();
+        #[cfg(not(feature = "oauth"))]
+        return false;
+    }
+
     /// A builder for `url`: an absolute `http` or `https` URL. User info in
     /// it becomes HTTP basic authentication (and, like every credential,
     /// never leaves the URL's origin).
@@ -280,6 +305,8 @@ impl HttpBuilder {
             allow_redirects: false,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             options: StreamOptions { listen: true, resume: ResumePolicy::default() },
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
     }
 
@@ -330,6 +357,16 @@ impl HttpBuilder {
         self
     }
 
+    /// Authorizes requests with OAuth 2.1 (feature `oauth`): on the
+    /// server's `401`, the flow [`OAuth`](crate::auth::OAuth) describes runs
+    /// and the request is sent again with the token (see
+    /// [`AuthLayer`](crate::auth::AuthLayer)).
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     fn settings(self) -> Result<(Arc<Settings>, StreamOptions), Error> {
         if let Some(e) = self.error {
             return Err(e);
@@ -338,6 +375,10 @@ impl HttpBuilder {
         settings.headers = self.headers;
         settings.allow_redirects = self.allow_redirects;
         settings.connect_timeout = self.connect_timeout;
+        #[cfg(feature = "oauth")]
+        {
+            settings.oauth = self.oauth;
+        }
         Ok((Arc::new(settings), self.options))
     }
 
@@ -376,10 +417,11 @@ pub(crate) struct RequestHeaders {
     pub(crate) session: Option<HeaderValue>,
 }
 
-/// The HTTP client of one connection, with the definition's settings.
+/// The HTTP client of one connection, with the definition's settings: the
+/// redirect loop over the per-hop [`HttpService`].
 #[derive(Clone)]
 pub(crate) struct HttpClient {
-    client: reqwest::Client,
+    service: HttpService,
     pub(crate) settings: Arc<Settings>,
 }
 
@@ -390,7 +432,9 @@ impl fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    pub(crate) fn new(settings: Arc<Settings>) -> Result<Self, Error> {
+    /// The client for one connection: reqwest, with authorization on it when
+    /// the definition configures OAuth.
+    pub(crate) fn new(settings: Arc<Settings>, config: &super::ConnectConfig) -> Result<Self, Error> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
@@ -401,7 +445,22 @@ impl HttpClient {
                 Error::new(FailureClass::InvalidConfig, "could not build the HTTP client")
                     .with_source(e.without_url())
             })?;
-        Ok(HttpClient { client, settings })
+        let inner = service::ReqwestService::new(client, settings.origin.clone());
+        #[cfg(feature = "oauth")]
+        let service = match &settings.oauth {
+            Some(oauth) => {
+                let layer = crate::auth::AuthLayer::new(settings.url.clone(), oauth.clone())?
+                    .on_authenticating(config.authenticating.clone());
+                HttpService::new(tower::Layer::layer(&layer, inner))
+            }
+            None => HttpService::new(inner),
+        };
+        #[cfg(not(feature = "oauth"))]
+        let service = {
+            let _ = config;
+            HttpService::new(inner)
+        };
+        Ok(HttpClient { service, settings })
     }
 
     /// The origin for messages.
@@ -424,12 +483,10 @@ impl HttpClient {
         let mut url = url.clone();
         let mut trusted = url.origin() == home;
         for _hop in 0..=MAX_REDIRECTS {
-            // Built, then completed with `insert`, so that a configured
-            // header replaces (never joins) one the client derived, such as
-            // the basic authentication of the URL's user info.
-            let mut request = self.client.request(method.clone(), url.clone()).build().map_err(|e| {
-                Error::new(FailureClass::InvalidConfig, "could not build the HTTP request")
-                    .with_source(e.without_url())
+            let mut request = http::Request::new(body.clone());
+            *request.method_mut() = method.clone();
+            *request.uri_mut() = http::Uri::try_from(url.as_str()).map_err(|_| {
+                Error::new(FailureClass::InvalidConfig, "could not build the HTTP request: bad URL")
             })?;
             let target = request.headers_mut();
             if trusted {
@@ -443,9 +500,11 @@ impl HttpClient {
             for (name, value) in &headers.public {
                 target.insert(name.clone(), value.clone());
             }
-            *request.body_mut() = body.clone().map(reqwest::Body::from);
-            *request.timeout_mut() = timeout;
-            let response = self.client.execute(request).await.map_err(|e| self.request_error(e))?;
+            if let Some(timeout) = timeout {
+                request.extensions_mut().insert(RequestTimeout(timeout));
+            }
+            let response =
+                reqwest::Response::from(tower::ServiceExt::oneshot(self.service.clone(), request).await?);
             let status = response.status();
             if !is_redirect(status) {
                 return Ok(response);
@@ -520,15 +579,7 @@ impl HttpClient {
 
     /// An error for a request that could not be made, without its URL.
     pub(crate) fn request_error(&self, e: reqwest::Error) -> Error {
-        let what = if e.is_connect() {
-            "could not connect to"
-        } else if e.is_timeout() {
-            "timed out talking to"
-        } else {
-            "the HTTP exchange failed with"
-        };
-        Error::new(FailureClass::TransportClosed, format!("{what} {}", self.origin()))
-            .with_source(e.without_url())
+        service::request_error(self.origin(), e)
     }
 }
 

@@ -225,7 +225,7 @@ impl StreamableHttpFactory {
         closed: Arc<watch::Sender<bool>>,
     ) -> Result<Arc<Core>, Error> {
         Ok(Arc::new(Core {
-            client: HttpClient::new(self.settings.clone())?,
+            client: HttpClient::new(self.settings.clone(), config)?,
             listen: self.listen,
             resume: self.resume,
             fallback_refusals: self.fallback_refusals,
@@ -581,6 +581,11 @@ impl Core {
     ) {
         match self.post(message, false, None, &mirror).await {
             Ok((response, sent)) => self.reply(id, response, sent).await,
+            Err(error) if error.class().is_auth() => {
+                // Authorization failed before the request was sent with a
+                // token the server took: its class says what to do.
+                self.fail(&id, error.class(), error.message()).await;
+            }
             Err(error) => {
                 let connect = std::error::Error::source(&error)
                     .and_then(|s| s.downcast_ref::<reqwest::Error>())

@@ -1,0 +1,493 @@
+//! The authorization flow, end to end: from a challenge to stored tokens.
+//!
+//! A full authorization runs, in order: discovery ([`discover`]) →
+//! client identity (pre-registered, Client ID Metadata Document, or dynamic
+//! registration, per issuer) → the grant ([`Grant`]): the authorization code
+//! with PKCE, `state` and `resource` through the [`AuthorizationHandler`](super::AuthorizationHandler)
+//! and the RFC 9207 check, or `client_credentials` → the token request with
+//! the client authentication [`TokenEndpointAuth::choose`] picks.
+//! A refresh uses the refresh token at the issuer that issued it. Every request to an
+//! authorization server goes through [`Fetch`]; every token and resource
+//! request is decorated by one function (`Authorizer::decorate`, which
+//! takes an [`Outgoing`]), the one place their
+//! credentials are added.
+//!
+//! Failures are classified where they happen: no way to get a token
+//! (`auth_required`), a refusal by the server or the user (`auth_denied`),
+//! everything that is wrong on the server's side (`auth_failed`).
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use base64::Engine as _;
+use http::header::{HeaderMap, HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use serde::Deserialize;
+use url::Url;
+
+use super::authorize::{self, AuthorizationParams};
+use super::client::{choose_identity, ClientIdentity, MAX_REGISTRATION_BYTES};
+use super::config::{Grant, OAuth, Registered, TokenEndpointAuth};
+use super::handler::AuthorizationRequest;
+use super::token::{FormValue, MAX_TOKEN_RESPONSE_BYTES};
+use super::{
+    discover, AuthError, AuthorizationServerMetadata, BearerChallenge, ClientCredentials, ClientRegistration,
+    ClientSettings, Discovered, DiscoveryOptions, Fetch, Secret, TokenRequest, Tokens,
+};
+use crate::error::{Error, FailureClass};
+
+/// What is about to be sent with credentials: the one input of the
+/// function that adds them (the access token on resource requests; the
+/// place for proof-of-possession headers on both kinds).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Outgoing<'a> {
+    /// A token endpoint request (`POST`).
+    Token {
+        /// The token endpoint.
+        endpoint: &'a Url,
+    },
+    /// A request to the MCP server with an access token.
+    Resource {
+        /// Its method.
+        method: &'a http::Method,
+        /// Its URL.
+        url: &'a Url,
+        /// The tokens to present.
+        tokens: &'a Tokens,
+    },
+}
+
+/// Why a flow is run.
+#[derive(Debug, Clone)]
+pub(crate) enum Trigger {
+    /// A `401` (no token, or one the server refused).
+    Unauthorized { challenge: Option<BearerChallenge>, had_token: bool },
+    /// A `403 insufficient_scope`.
+    StepUp { challenge: BearerChallenge },
+    /// The token expires soon.
+    Expiring,
+}
+
+/// Runs flows for one MCP server.
+pub(crate) struct Authorizer {
+    pub(crate) server: Url,
+    pub(crate) oauth: OAuth,
+    fetch: Arc<dyn Fetch>,
+    /// What the last discovery found and the scope last asked for.
+    memory: std::sync::Mutex<Memory>,
+}
+
+#[derive(Default)]
+struct Memory {
+    discovered: Option<Discovered>,
+    scope: Option<String>,
+}
+
+impl std::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorizer")
+            .field("server", &crate::transport::http::redacted_origin(&self.server))
+            .finish_non_exhaustive()
+    }
+}
+
+/// An [`AuthError`] as the crate's error, classified.
+pub(crate) fn classify(e: AuthError) -> Error {
+    let class = match &e {
+        AuthError::NoClientIdentity { .. } => FailureClass::AuthRequired,
+        AuthError::AuthorizationDenied { .. } | AuthError::TokenRefused { .. } => FailureClass::AuthDenied,
+        _ => FailureClass::AuthFailed,
+    };
+    Error::new(class, e.to_string()).with_source(e)
+}
+
+impl Authorizer {
+    pub(crate) fn new(server: Url, oauth: OAuth, fetch: Arc<dyn Fetch>) -> Self {
+        Self { server, oauth, fetch, memory: Default::default() }
+    }
+
+    /// Adds the credentials of `outgoing` to `headers`: the access token on
+    /// a resource request; nothing yet on a token request (client
+    /// authentication is in the form or its own header, see
+    /// [`Self::token_request`]). Proof-of-possession headers belong here.
+    pub(crate) fn decorate(&self, outgoing: Outgoing<'_>, headers: &mut HeaderMap) -> Result<(), Error> {
+        match outgoing {
+            Outgoing::Token { .. } => Ok(()),
+            Outgoing::Resource { tokens, .. } => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {}", tokens.access_token.expose()))
+                    .map_err(|_| {
+                        Error::new(FailureClass::AuthFailed, "the access token is not a valid header value")
+                    })?;
+                value.set_sensitive(true);
+                headers.insert(AUTHORIZATION, value);
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs the flow `trigger` calls for; `current` is the token in use.
+    pub(crate) async fn run(&self, trigger: Trigger, current: Option<&Tokens>) -> Result<Tokens, Error> {
+        match trigger {
+            Trigger::Expiring => self.refresh(current).await,
+            Trigger::Unauthorized { challenge, had_token } => {
+                if had_token && current.is_some_and(|t| t.refresh_token.is_some()) {
+                    match self.refresh(current).await {
+                        Ok(tokens) => return Ok(tokens),
+                        Err(e) if !self.can_authorize() => {
+                            return Err(Error::new(
+                                FailureClass::AuthExpired,
+                                format!("the token expired and could not be refreshed: {}", e.message()),
+                            ))
+                        }
+                        Err(e) => {
+                            tracing::debug!(target: "mcp_stack::auth", class = %e.class(), "refresh failed; authorizing again")
+                        }
+                    }
+                }
+                self.authorize(challenge.as_ref(), false).await
+            }
+            Trigger::StepUp { challenge } => self.authorize(Some(&challenge), true).await,
+        }
+    }
+
+    /// Whether a new authorization can run without an earlier grant.
+    fn can_authorize(&self) -> bool {
+        match self.oauth.grant {
+            Grant::AuthorizationCode => self.oauth.handler.is_some(),
+            _ => true,
+        }
+    }
+
+    /// A full authorization after `challenge`; `step_up` adds the
+    /// challenge's scopes to those asked for before.
+    pub(crate) async fn authorize(
+        &self,
+        challenge: Option<&BearerChallenge>,
+        step_up: bool,
+    ) -> Result<Tokens, Error> {
+        if !self.can_authorize() {
+            return Err(Error::new(
+                FailureClass::AuthRequired,
+                "the server requires authorization and no authorization handler is configured",
+            ));
+        }
+        let discovered =
+            discover(&*self.fetch, self.server.as_str(), challenge, &DiscoveryOptions::default())
+                .await
+                .map_err(classify)?;
+        let meta = &discovered.authorization_server;
+        let previous = self.memory.lock().unwrap_or_else(|e| e.into_inner()).scope.clone();
+        let scope = if step_up {
+            match challenge {
+                Some(c) => authorize::step_up_scope(previous.as_deref(), c, meta),
+                None => previous,
+            }
+        } else {
+            let configured = self
+                .oauth
+                .client
+                .scopes
+                .as_ref()
+                .map(|s| BearerChallenge { scope: Some(s.clone()), ..Default::default() });
+            let named = challenge.filter(|c| c.scopes().next().is_some()).or(configured.as_ref());
+            authorize::select_scope(named, discovered.resource_metadata.as_ref().map(|(_, p)| p), meta)
+        };
+        tracing::debug!(target: "mcp_stack::auth", issuer = %meta.issuer, legacy = discovered.is_legacy(), step_up, "authorizing");
+        let tokens = match self.oauth.grant {
+            Grant::ClientCredentials => self.client_credentials(&discovered, scope.as_deref()).await?,
+            _ => self.authorization_code(&discovered, scope.as_deref()).await?,
+        };
+        let mut memory = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+        memory.scope = scope;
+        memory.discovered = Some(discovered);
+        Ok(tokens)
+    }
+
+    async fn authorization_code(
+        &self,
+        discovered: &Discovered,
+        scope: Option<&str>,
+    ) -> Result<Tokens, Error> {
+        let meta = &discovered.authorization_server;
+        let handler = self.oauth.handler.as_ref().ok_or_else(|| {
+            Error::new(FailureClass::AuthRequired, "no authorization handler is configured")
+        })?;
+        let (credentials, method) =
+            self.identity(meta, Grant::AuthorizationCode, handler.redirect_uri()).await?;
+        let params = AuthorizationParams {
+            client_id: &credentials.client_id,
+            redirect_uri: handler.redirect_uri(),
+            resource: &discovered.resource,
+            scope,
+        };
+        let (url, pending) = authorize::start(meta, params).map_err(classify)?;
+        let query = handler.authorize(AuthorizationRequest::new(url, handler.redirect_uri())).await?;
+        let code = pending.complete(query.expose()).map_err(classify)?;
+        let endpoint = token_endpoint(meta)?;
+        let request = TokenRequest::authorization_code(endpoint, &pending, code);
+        self.token_request(meta, request, &credentials, method, scope).await
+    }
+
+    async fn client_credentials(
+        &self,
+        discovered: &Discovered,
+        scope: Option<&str>,
+    ) -> Result<Tokens, Error> {
+        let meta = &discovered.authorization_server;
+        let (credentials, method) = self.identity(meta, Grant::ClientCredentials, "").await?;
+        let plain = |s: &str| FormValue::Plain(s.to_owned());
+        let mut form = vec![
+            ("grant_type", plain("client_credentials")),
+            ("client_id", plain(&credentials.client_id)),
+            ("resource", plain(&discovered.resource)),
+        ];
+        if let Some(scope) = scope {
+            form.push(("scope", plain(scope)));
+        }
+        let request = TokenRequest { endpoint: token_endpoint(meta)?.to_owned(), form };
+        self.token_request(meta, request, &credentials, method, scope).await
+    }
+
+    /// Refreshes `current` (RFC 6749 §6) at the authorization server that
+    /// issued it.
+    pub(crate) async fn refresh(&self, current: Option<&Tokens>) -> Result<Tokens, Error> {
+        let Some((tokens, refresh)) = current.and_then(|t| t.refresh_token.as_ref().map(|r| (t, r))) else {
+            return Err(Error::new(FailureClass::AuthExpired, "there is no refresh token"));
+        };
+        let known = self.memory.lock().unwrap_or_else(|e| e.into_inner()).discovered.clone();
+        let discovered = match known {
+            Some(d) => d,
+            None => discover(&*self.fetch, self.server.as_str(), None, &DiscoveryOptions::default())
+                .await
+                .map_err(classify)?,
+        };
+        let meta = &discovered.authorization_server;
+        if tokens.issuer.as_deref().is_some_and(|i| i != meta.issuer) {
+            return Err(Error::new(
+                FailureClass::AuthExpired,
+                "the tokens belong to another authorization server",
+            ));
+        }
+        let redirect = self.oauth.handler.as_ref().map(|h| h.redirect_uri().to_owned()).unwrap_or_default();
+        let (credentials, method) = self.known_identity(meta, &redirect)?.ok_or_else(|| {
+            Error::new(FailureClass::AuthExpired, "no client registration is known to refresh with")
+        })?;
+        let scope = tokens.scope.clone();
+        let request = TokenRequest::refresh(
+            token_endpoint(meta)?,
+            refresh,
+            &credentials.client_id,
+            &discovered.resource,
+            None,
+        );
+        let mut fresh =
+            self.token_request(meta, request, &credentials, method, scope.as_deref()).await.map_err(|e| {
+                Error::new(FailureClass::AuthExpired, format!("the refresh was refused: {}", e.message()))
+            })?;
+        if fresh.refresh_token.is_none() {
+            // RFC 6749 §6: without a new refresh token the old one stays.
+            fresh.refresh_token = Some(refresh.clone());
+        }
+        self.memory.lock().unwrap_or_else(|e| e.into_inner()).discovered.get_or_insert(discovered);
+        Ok(fresh)
+    }
+
+    fn client_settings(&self, redirect_uri: &str) -> ClientSettings {
+        let client = &self.oauth.client;
+        ClientSettings {
+            pre_registered: client.client_id.as_ref().map(|id| ClientRegistration {
+                issuer: client.issuer.clone(),
+                credentials: ClientCredentials {
+                    client_id: id.clone(),
+                    client_secret: client.client_secret.clone(),
+                },
+            }),
+            metadata_document: client.metadata_document.clone(),
+            registered: None,
+            client_name: client.client_name.clone(),
+            redirect_uris: if redirect_uri.is_empty() { Vec::new() } else { vec![redirect_uri.to_owned()] },
+        }
+    }
+
+    /// The identity this client already has for `meta`'s issuer, without
+    /// registering.
+    fn known_identity(
+        &self,
+        meta: &AuthorizationServerMetadata,
+        redirect_uri: &str,
+    ) -> Result<Option<(ClientCredentials, Option<TokenEndpointAuth>)>, Error> {
+        let mut settings = self.client_settings(redirect_uri);
+        let registered = self.registered(&meta.issuer);
+        settings.registered = registered.as_ref().map(|r| r.registration.clone());
+        match choose_identity(&settings, meta).map_err(classify)? {
+            ClientIdentity::Known(c) => {
+                let method = registered.filter(|r| r.registration.credentials == c).and_then(|r| r.method);
+                Ok(Some((c, method)))
+            }
+            ClientIdentity::MetadataDocument(url) => Ok(Some((
+                ClientCredentials { client_id: url, client_secret: None },
+                Some(TokenEndpointAuth::None),
+            ))),
+            ClientIdentity::Register { .. } => Ok(None),
+            #[allow(unreachable_patterns)]
+            _ => Ok(None),
+        }
+    }
+
+    fn registered(&self, issuer: &str) -> Option<Registered> {
+        self.oauth.registrations.lock().unwrap_or_else(|e| e.into_inner()).get(issuer).cloned()
+    }
+
+    /// The client identity for `meta`, registering (RFC 7591) when there
+    /// is no other.
+    async fn identity(
+        &self,
+        meta: &AuthorizationServerMetadata,
+        grant: Grant,
+        redirect_uri: &str,
+    ) -> Result<(ClientCredentials, Option<TokenEndpointAuth>), Error> {
+        if let Some(known) = self.known_identity(meta, redirect_uri)? {
+            return Ok(known);
+        }
+        let mut settings = self.client_settings(redirect_uri);
+        settings.registered = None;
+        let ClientIdentity::Register { endpoint, mut request } =
+            choose_identity(&settings, meta).map_err(classify)?
+        else {
+            return Err(Error::new(FailureClass::AuthFailed, "no client identity could be chosen"));
+        };
+        // Ask for the method the server will take: a public client where it
+        // may be one, else a secret sent the way it prefers.
+        let supported = meta.token_endpoint_auth_methods_supported.as_deref();
+        let public_ok = supported.is_none_or(|s| s.iter().any(|m| m == "none"));
+        let wanted = match grant {
+            Grant::ClientCredentials => TokenEndpointAuth::choose(supported, true, None),
+            _ if public_ok => TokenEndpointAuth::None,
+            _ => TokenEndpointAuth::choose(supported, true, None),
+        };
+        request.token_endpoint_auth_method = wanted.as_str().to_owned();
+        if grant == Grant::ClientCredentials {
+            request.grant_types = vec!["client_credentials".into()];
+            request.response_types = Vec::new();
+            request.redirect_uris = Vec::new();
+        }
+        let url = Url::parse(&endpoint).map_err(|_| {
+            classify(AuthError::InvalidUrl { what: "registration endpoint", reason: "not a URL" })
+        })?;
+        let body = serde_json::to_vec(&request)
+            .map_err(|_| Error::new(FailureClass::AuthFailed, "could not encode the registration request"))?;
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let answer = self
+            .fetch
+            .post(&url, &headers, body, MAX_REGISTRATION_BYTES)
+            .await
+            .map_err(|e| classify(AuthError::Fetch { url: url.to_string(), reason: e.0 }))?;
+        if !(200..300).contains(&answer.status) {
+            return Err(Error::new(
+                FailureClass::AuthFailed,
+                format!(
+                    "dynamic client registration at {} was refused with HTTP {}",
+                    meta.issuer, answer.status
+                ),
+            ));
+        }
+        let registration = ClientRegistration::from_response(&answer.body, &meta.issuer).map_err(classify)?;
+        #[derive(Deserialize)]
+        struct Method {
+            #[serde(default)]
+            token_endpoint_auth_method: Option<String>,
+        }
+        let method = serde_json::from_slice::<Method>(&answer.body)
+            .ok()
+            .and_then(|m| m.token_endpoint_auth_method)
+            .and_then(|m| TokenEndpointAuth::from_name(&m));
+        tracing::debug!(target: "mcp_stack::auth", issuer = %meta.issuer, "registered a client");
+        let credentials = registration.credentials.clone();
+        self.oauth
+            .registrations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(meta.issuer.clone(), Registered { registration, method });
+        Ok((credentials, method))
+    }
+
+    /// Sends a token request with the client authentication chosen for
+    /// `meta`, and reads its answer.
+    async fn token_request(
+        &self,
+        meta: &AuthorizationServerMetadata,
+        mut request: TokenRequest,
+        credentials: &ClientCredentials,
+        registered: Option<TokenEndpointAuth>,
+        scope: Option<&str>,
+    ) -> Result<Tokens, Error> {
+        let method = TokenEndpointAuth::choose(
+            meta.token_endpoint_auth_methods_supported.as_deref(),
+            credentials.client_secret.is_some(),
+            registered,
+        );
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"));
+        apply_client_auth(method, credentials, &mut request, &mut headers)?;
+        let endpoint = Url::parse(&request.endpoint)
+            .map_err(|_| classify(AuthError::InvalidUrl { what: "token endpoint", reason: "not a URL" }))?;
+        self.decorate(Outgoing::Token { endpoint: &endpoint }, &mut headers)?;
+        let answer = self
+            .fetch
+            .post(&endpoint, &headers, request.encode().into_bytes(), MAX_TOKEN_RESPONSE_BYTES)
+            .await
+            .map_err(|e| classify(AuthError::Fetch { url: endpoint.to_string(), reason: e.0 }))?;
+        super::token::parse_token_response(
+            answer.status,
+            &answer.body,
+            SystemTime::now(),
+            scope,
+            &meta.issuer,
+        )
+        .map_err(classify)
+    }
+}
+
+fn token_endpoint(meta: &AuthorizationServerMetadata) -> Result<&str, Error> {
+    meta.token_endpoint
+        .as_deref()
+        .ok_or_else(|| classify(AuthError::InvalidUrl { what: "token endpoint", reason: "absent" }))
+}
+
+/// Client authentication at the token endpoint (RFC 6749 §2.3.1): one
+/// method only, so `client_id` leaves the form when it goes in the header.
+pub(crate) fn apply_client_auth(
+    method: TokenEndpointAuth,
+    credentials: &ClientCredentials,
+    request: &mut TokenRequest,
+    headers: &mut HeaderMap,
+) -> Result<(), Error> {
+    match method {
+        TokenEndpointAuth::ClientSecretBasic => {
+            let secret = credentials.client_secret.as_ref().map(Secret::expose).unwrap_or("");
+            let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+            let pair = format!("{}:{}", encode(&credentials.client_id), encode(secret));
+            let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+            let mut value = HeaderValue::from_str(&format!("Basic {encoded}")).map_err(|_| {
+                Error::new(FailureClass::AuthFailed, "the client credentials are not header-safe")
+            })?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+            request.form.retain(|(name, _)| *name != "client_id");
+        }
+        TokenEndpointAuth::ClientSecretPost => {
+            if let Some(secret) = &credentials.client_secret {
+                request.form.push(("client_secret", FormValue::Secret(secret.clone())));
+            }
+        }
+        TokenEndpointAuth::None => {}
+        TokenEndpointAuth::PrivateKeyJwt => {
+            return Err(Error::new(
+                FailureClass::AuthFailed,
+                "token endpoint authentication private_key_jwt is not supported yet",
+            ))
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! The one place an HTTP request leaves the client: a tower service per hop.
+//!
+//! Every request the HTTP transports make (streamable HTTP's `POST`, `GET`
+//! and `DELETE`, HTTP+SSE's event stream and its `POST`s) is built by the
+//! transport's redirect loop and sent, hop by hop, as one call of an
+//! [`HttpService`]: an [`HttpRequest`] in, an [`HttpResponse`] out. The
+//! innermost service is reqwest; layers sit on it, the way
+//! [`AuthLayer`](crate::auth::AuthLayer) adds OAuth authorization. Bodies are
+//! [`Bytes`], so a layer that re-sends a request (after a `401`) clones it
+//! cheaply.
+//!
+//! What a layer may rely on, per call:
+//! - the URI is the hop's absolute URL; the headers are complete (the
+//!   transport decided which ones cross origins);
+//! - a [`RequestTimeout`] extension, when present, bounds the exchange
+//!   including its body (the innermost service applies it);
+//! - the response body is still unread: a streaming reply (SSE) flows
+//!   through as it arrives.
+//!
+//! Errors are the crate's [`Error`], already classified: a layer adds its own
+//! classes (`auth_*`) and passes the others through.
+
+use bytes::Bytes;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tower::util::BoxCloneSyncService;
+use tower_service::Service;
+
+use crate::error::{Error, FailureClass};
+use crate::transport::RedactedOrigin;
+
+/// One hop of an HTTP exchange: `None` is a request without a body.
+pub type HttpRequest = http::Request<Option<Bytes>>;
+
+/// The answer to one hop, its body unread.
+pub type HttpResponse = http::Response<reqwest::Body>;
+
+/// The per-hop service the transports send through (reqwest, with any
+/// layers on it), boxed so that it can be cloned and shared.
+pub type HttpService = BoxCloneSyncService<HttpRequest, HttpResponse, Error>;
+
+/// A bound on one exchange, headers and body, as a request extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestTimeout(pub Duration);
+
+/// The innermost [`HttpService`]: sends the request with reqwest.
+#[derive(Clone)]
+pub(crate) struct ReqwestService {
+    client: reqwest::Client,
+    origin: RedactedOrigin,
+}
+
+impl fmt::Debug for ReqwestService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReqwestService").field("origin", &self.origin).finish()
+    }
+}
+
+impl ReqwestService {
+    pub(crate) fn new(client: reqwest::Client, origin: RedactedOrigin) -> Self {
+        ReqwestService { client, origin }
+    }
+}
+
+impl Service<HttpRequest> for ReqwestService {
+    type Response = HttpResponse;
+    type Error = Error;
+    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, Error>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        // reqwest's client has no readiness of its own: its pool waits
+        // inside the call.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: HttpRequest) -> Self::Future {
+        let client = self.client.clone();
+        let origin = self.origin.clone();
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let url = reqwest::Url::parse(&parts.uri.to_string()).map_err(|_| {
+                Error::new(FailureClass::InvalidConfig, "could not build the HTTP request: bad URL")
+            })?;
+            // Built, then completed with `insert`, so that a header the
+            // transport set replaces (never joins) one the client derived,
+            // such as the basic authentication of the URL's user info.
+            let mut outgoing = client.request(parts.method, url).build().map_err(|e| {
+                Error::new(FailureClass::InvalidConfig, "could not build the HTTP request")
+                    .with_source(e.without_url())
+            })?;
+            let target = outgoing.headers_mut();
+            for name in parts.headers.keys() {
+                target.remove(name);
+            }
+            for (name, value) in &parts.headers {
+                target.append(name.clone(), value.clone());
+            }
+            *outgoing.body_mut() = body.map(reqwest::Body::from);
+            *outgoing.timeout_mut() = parts.extensions.get::<RequestTimeout>().map(|t| t.0);
+            let response = client.execute(outgoing).await.map_err(|e| request_error(&origin, e))?;
+            Ok(HttpResponse::from(response))
+        })
+    }
+}
+
+/// An error for a request that could not be made, without its URL.
+pub(crate) fn request_error(origin: &RedactedOrigin, e: reqwest::Error) -> Error {
+    let what = if e.is_connect() {
+        "could not connect to"
+    } else if e.is_timeout() {
+        "timed out talking to"
+    } else {
+        "the HTTP exchange failed with"
+    };
+    Error::new(FailureClass::TransportClosed, format!("{what} {origin}")).with_source(e.without_url())
+}
