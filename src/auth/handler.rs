@@ -213,7 +213,8 @@ fn headless_client(timeout: Duration) -> Result<reqwest::Client, Error> {
         .timeout(timeout)
         .build()
         .map_err(|e| {
-            Error::new(FailureClass::InvalidConfig, "could not build the HTTP client").with_source(e.without_url())
+            Error::new(FailureClass::InvalidConfig, "could not build the HTTP client")
+                .with_source(e.without_url())
         })
 }
 
