@@ -22,7 +22,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -f "$val" ] || die "$var points to a missing file: $val"
@@ -93,6 +93,14 @@ cargo test --features interop --test interop_host -- --test-threads=1
 # refusing the legacy era; server-everything (legacy only) through the fallback.
 log "cargo test --features interop --test interop_modern -- --test-threads=1"
 cargo test --features interop --test interop_modern -- --test-threads=1
+
+# ---- OAuth against a real authorization server ------------------------------
+# oidc-provider 9 (tests/fixtures/oidc_provider.mjs) in front of a Python SDK
+# resource server that introspects every token (tests/fixtures/py_oauth_server.py):
+# discovery, dynamic registration, code + PKCE through the headless handler,
+# a tool call, then a refresh when the stored access token goes bad.
+log "cargo test --features interop --test interop_oauth -- --test-threads=1"
+cargo test --features interop --test interop_oauth -- --test-threads=1
 
 # ---- conformance suite (client side, 2025-11-25) ----------------------------
 # examples/conformance.rs is the client under test; conformance-baseline.yml

@@ -9,6 +9,7 @@
 //! mcp --stdio "<command> <args>" --env TOKEN=… tools --json
 //! mcp --http https://host/mcp --header 'Authorization: Bearer …' tools
 //! mcp --sse https://host/sse tools               # 2024-11-05 HTTP+SSE
+//! mcp --http https://host/mcp --oauth tools       # OAuth in the browser, tokens kept
 //! mcp tools                                      # the built-in demo server
 //! ```
 //!
@@ -33,6 +34,15 @@
 //!   request; its value is never printed. Redirects are refused unless
 //!   `--allow-redirects`, and then credentials never follow one to another
 //!   origin.
+//! - `--oauth` authorizes with OAuth 2.1 when the server answers 401: the
+//!   authorization URL is printed on stderr (`--open-browser` opens it), a
+//!   listener on 127.0.0.1 (`--redirect-port`, else any free port) takes
+//!   the browser's redirect, and the tokens are kept, one private file per
+//!   server origin, in `--token-dir` (default
+//!   `$XDG_CONFIG_HOME/mcp-stack/tokens`, else `~/.config/mcp-stack/tokens`),
+//!   so the next run needs no browser until they can no longer be
+//!   refreshed. The client registers itself where the server allows it;
+//!   `--client-id` (and `--client-secret`) name one registered beforehand.
 //!
 //! Every server connects concurrently, each within its startup timeout.
 //! Every timeout and limit of a definition is a flag named after its field
@@ -205,6 +215,9 @@ struct Cli {
     #[cfg(feature = "http")]
     #[arg(long, global = true)]
     allow_redirects: bool,
+    #[cfg(feature = "oauth")]
+    #[command(flatten)]
+    oauth: OAuthFlags,
     /// The binding name of the --stdio/--http/--sse server ([A-Za-z0-9_-],
     /// 1 to 32 bytes): part of every tool's model name,
     /// mcp__BINDING__TOOL.
@@ -274,6 +287,87 @@ enum Command {
 
 fn millis_help(field: &str, default: Duration) -> String {
     format!("{field} in milliseconds [default: {} = {} s]", default.as_millis(), default.as_secs())
+}
+
+/// OAuth for the --http/--sse server.
+#[cfg(feature = "oauth")]
+#[derive(Args, Debug)]
+struct OAuthFlags {
+    /// Authorize with OAuth when the --http/--sse server asks for it: the
+    /// authorization URL is printed on stderr (and opened with
+    /// --open-browser), a listener on 127.0.0.1 takes the browser's
+    /// redirect, and the tokens are kept in --token-dir for the next run.
+    #[arg(long, global = true)]
+    oauth: bool,
+    /// A client registered with the authorization server beforehand (else
+    /// the client registers itself where the server allows it).
+    #[arg(long, global = true, value_name = "ID", requires = "oauth")]
+    client_id: Option<String>,
+    /// The secret of the --client-id client. Never printed; mind that a
+    /// command line is visible to other users of this machine.
+    #[arg(long, global = true, value_name = "SECRET", requires = "client_id")]
+    client_secret: Option<String>,
+    /// Scopes to ask for (space-separated) when the server names none.
+    #[arg(long, global = true, value_name = "SCOPES", requires = "oauth")]
+    scope: Option<String>,
+    /// Open the system browser on the authorization URL.
+    #[arg(long, global = true, requires = "oauth")]
+    open_browser: bool,
+    /// The port of the redirect listener on 127.0.0.1 (default: any free
+    /// port; a fixed one for servers with exact redirect URIs).
+    #[arg(long, global = true, value_name = "PORT", requires = "oauth")]
+    redirect_port: Option<u16>,
+    /// Where tokens are kept, one private file (mode 0600) per server
+    /// origin [default: $XDG_CONFIG_HOME/mcp-stack/tokens, else
+    /// ~/.config/mcp-stack/tokens].
+    #[arg(long, global = true, value_name = "DIR", requires = "oauth")]
+    token_dir: Option<PathBuf>,
+}
+
+#[cfg(feature = "oauth")]
+impl OAuthFlags {
+    /// The OAuth settings the flags ask for, with the loopback handler
+    /// listening already (its redirect URI is part of the registration).
+    async fn settings(&self) -> Result<Option<mcp_stack::auth::OAuth>, Failure> {
+        use mcp_stack::auth::{AuthorizationHandler, FileStore, LoopbackOptions, OAuth};
+        if !self.oauth {
+            return Ok(None);
+        }
+        let dir = match &self.token_dir {
+            Some(dir) => dir.clone(),
+            None => default_token_dir().ok_or_else(|| {
+                usage("--oauth: neither XDG_CONFIG_HOME nor HOME is set; give --token-dir DIR".into())
+            })?,
+        };
+        let options = LoopbackOptions {
+            port: self.redirect_port.unwrap_or(0),
+            open_browser: self.open_browser,
+            ..LoopbackOptions::default()
+        };
+        let handler = AuthorizationHandler::loopback(options).await.map_err(|e| failure(EXIT_USAGE, &e))?;
+        let mut oauth =
+            OAuth::new().client_name("mcp (mcp-stack)").handler(handler).store(FileStore::new(dir));
+        if let Some(id) = &self.client_id {
+            oauth = oauth.client_id(id.clone());
+        }
+        if let Some(secret) = &self.client_secret {
+            oauth = oauth.client_secret(secret.clone());
+        }
+        if let Some(scope) = &self.scope {
+            oauth = oauth.scopes(scope.clone());
+        }
+        Ok(Some(oauth))
+    }
+}
+
+/// `$XDG_CONFIG_HOME/mcp-stack/tokens`, else `~/.config/mcp-stack/tokens`.
+#[cfg(feature = "oauth")]
+fn default_token_dir() -> Option<PathBuf> {
+    let config =
+        std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(|| {
+            std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config"))
+        })?;
+    Some(config.join("mcp-stack").join("tokens"))
 }
 
 #[derive(Args, Debug)]
@@ -457,7 +551,7 @@ fn parse_object(text: &str) -> Result<Map<String, Value>, Failure> {
 }
 
 /// The server the transport flags name, if any.
-fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Failure> {
+async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Failure> {
     #[cfg(feature = "http")]
     if [cli.stdio.is_some(), cli.http.is_some(), cli.sse.is_some()].iter().filter(|given| **given).count() > 1
     {
@@ -481,12 +575,21 @@ fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Failure> 
             headers.insert_line(&header.line).map_err(|e| usage(e.message().to_string()))?;
         }
         let builder = HttpBuilder::new(url.as_str()).headers(headers).allow_redirects(cli.allow_redirects);
+        #[cfg(feature = "oauth")]
+        let builder = match cli.oauth.settings().await? {
+            Some(oauth) => builder.oauth(oauth),
+            None => builder,
+        };
         let built: Result<Arc<dyn TransportFactory>, Error> = if cli.http.is_some() {
             builder.build_auto(true).map(|f| Arc::new(f) as Arc<dyn TransportFactory>)
         } else {
             builder.build_sse().map(|f| Arc::new(f) as Arc<dyn TransportFactory>)
         };
         return built.map(Some).map_err(|e| usage(e.to_string()));
+    }
+    #[cfg(feature = "oauth")]
+    if cli.oauth.oauth {
+        return Err(usage("--oauth needs --http or --sse".into()));
     }
     #[cfg(feature = "http")]
     if !cli.headers.is_empty() {
@@ -499,7 +602,7 @@ fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Failure> 
 
 /// Every server the flags and the config file name, with the flags'
 /// timeouts, limits, capabilities and log level applied.
-fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<Definition>, Failure> {
+async fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<Definition>, Failure> {
     let mut definitions = Vec::new();
     if let Some(path) = &cli.config {
         let loaded = config_file::load(path).map_err(|e| failure(EXIT_USAGE, &e))?;
@@ -518,7 +621,7 @@ fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<Defini
         }
         definitions.extend(loaded.definitions);
     }
-    match flag_server(cli)? {
+    match flag_server(cli).await? {
         Some(factory) => definitions.push(Definition::with_factory(cli.binding.clone(), factory)),
         None if cli.config.is_none() => {
             definitions.push(Definition::new(cli.binding.clone(), mcp_stack::demo::factory()))
@@ -593,7 +696,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         _ => None,
     };
     let (handlers, capabilities) = handlers(&cli)?;
-    let definitions = definitions(&cli, capabilities)?;
+    let definitions = definitions(&cli, capabilities).await?;
 
     let host = Host::builder().handlers(handlers).build();
     if let Some((name, e)) = host.add_all(definitions).await.into_iter().next() {
