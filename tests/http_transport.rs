@@ -307,7 +307,10 @@ async fn json_and_sse_replies_with_session_and_version_headers() {
     assert_eq!(init.header("content-type").as_deref(), Some("application/json"));
     assert_eq!(init.header("mcp-session-id"), None);
     assert_eq!(init.header("mcp-protocol-version"), None);
-    for s in seen.iter().filter(|s| s.rpc_method() != Some("initialize")) {
+    // The automatic protocol choice probed with server/discover first
+    // (before any session); everything after initialize is in the session.
+    assert_eq!(seen[0].rpc_method(), Some("server/discover"));
+    for s in seen.iter().filter(|s| !matches!(s.rpc_method(), Some("initialize" | "server/discover"))) {
         assert_eq!(s.header("mcp-session-id").as_deref(), Some("session-1"), "{:?} {:?}", s.method, s.body);
         assert_eq!(s.header("mcp-protocol-version").as_deref(), Some("2025-11-25"), "{:?}", s.body);
     }
@@ -916,8 +919,12 @@ async fn legacy_sse_posts_to_the_endpoint_and_reads_replies_as_events() {
     assert_eq!(r.content[0].as_text(), Some("over sse"));
     let methods: Vec<_> =
         server.posts.lock().unwrap().iter().map(|p| p["method"].as_str().unwrap_or("").to_string()).collect();
-    // Discovery lists the tools at connect.
-    assert_eq!(methods, ["initialize", "notifications/initialized", "tools/list", "tools/call"]);
+    // The automatic protocol choice probes first (the server refuses it),
+    // then discovery lists the tools at connect.
+    assert_eq!(
+        methods,
+        ["server/discover", "initialize", "notifications/initialized", "tools/list", "tools/call"]
+    );
     b.close().await;
 }
 
@@ -976,7 +983,9 @@ async fn a_streamable_post_refused_with_400_404_or_405_falls_back_and_reports_le
         let (server, addr) = legacy_server_refusing("/message", "/mcp", refusal).await;
         let auto = HttpFactory::new(&format!("http://{addr}/mcp"), true).unwrap();
         let b = bind(auto.clone(), &Events::default()).await;
-        assert_eq!(server.refused_posts.load(Ordering::SeqCst), 1, "{refusal}: one streamable attempt");
+        // Two streamable attempts: the modern probe (server/discover), then
+        // initialize; then HTTP+SSE.
+        assert_eq!(server.refused_posts.load(Ordering::SeqCst), 2, "{refusal}: two streamable attempts");
         assert_eq!(b.session().protocol_version, "2024-11-05", "{refusal}");
         assert_eq!(b.status().transport_kind, "http");
         assert_eq!(b.catalog().applied_tolerances, [Tolerance::LegacySse], "{refusal}");

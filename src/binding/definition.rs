@@ -71,7 +71,9 @@ pub struct Definition {
     /// Which protocol era (or version) the binding may speak, and so which
     /// handshake it runs: see [`ProtocolChoice`] and
     /// [`Dialer`](crate::layer::Dialer). The default is
-    /// [`ProtocolChoice::Legacy`], the `initialize` handshake.
+    /// [`ProtocolChoice::Auto`]: `server/discover` first, `initialize` when
+    /// the server turns out to be a legacy one (a legacy server that does
+    /// not answer unknown requests costs [`Timeouts::discover`] once).
     pub protocol: ProtocolChoice,
 }
 

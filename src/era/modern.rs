@@ -317,21 +317,50 @@ pub enum Probe {
 /// there is none, or the retry is refused too, the result is
 /// `unsupported_protocol` naming what the server offered. Any other error
 /// that is a modern one fails as classified; an error no modern server
-/// sends is [`Probe::Legacy`]. The caller bounds it in time.
+/// sends, or a refused HTTP exchange, is [`Probe::Legacy`]. The caller
+/// bounds it in time.
+///
+/// With `probing` (the automatic choice), a result that names no
+/// `supportedVersions` is [`Probe::Legacy`] too: every discover result
+/// lists them, and a legacy server that answers any method with an empty
+/// result must not be taken for a modern one. Without it (modern only, or
+/// a pinned modern version) such a result is accepted as the server's
+/// answer.
 pub async fn discover(
     connection: &Connection,
     era: Modern,
     allowed: impl Fn(&str) -> bool,
+    probing: bool,
 ) -> Result<Probe, Error> {
     let mut era = era;
     let mut retried = false;
     loop {
         connection.set_era(Arc::new(era.clone()));
         match connection.request(methods::SERVER_DISCOVER, Map::new()).await {
-            Ok(result) => return Ok(Probe::Modern(session_of(connection, &era, result)?)),
+            Ok(result) => {
+                let lists = result
+                    .get("supportedVersions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|versions| !versions.is_empty());
+                if probing && !lists {
+                    connection.reset_era();
+                    return Ok(Probe::Legacy(Error::new(
+                        FailureClass::ServerProtocol,
+                        "the server/discover result names no supportedVersions: not a modern server",
+                    )));
+                }
+                return Ok(Probe::Modern(session_of(connection, &era, result)?));
+            }
             Err(e) => {
                 let Some(rpc) = rpc_error(&e) else {
-                    if matches!(e.class(), FailureClass::RemoteHttp | FailureClass::NotFound) {
+                    // Probing, any failure that left the connection up is
+                    // a legacy answer (a legacy HTTP server may answer an
+                    // unknown request with 202, or with a body that is no
+                    // JSON-RPC at all): `initialize` follows. A connection
+                    // that ended cannot carry `initialize` either.
+                    let open = connection.state() == crate::connection::ConnectionState::Open;
+                    let refused = matches!(e.class(), FailureClass::RemoteHttp | FailureClass::NotFound);
+                    if refused || (probing && open && e.class() != FailureClass::Shutdown) {
                         connection.reset_era();
                         return Ok(Probe::Legacy(e));
                     }

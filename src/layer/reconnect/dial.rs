@@ -21,12 +21,14 @@ use std::sync::Mutex;
 ///
 /// # Choosing the era
 ///
-/// The [`ProtocolChoice`] says which handshake runs. `Legacy` (the default)
-/// sends `initialize`. `Modern` sends `server/discover` and installs the
-/// 2026-07-28 era. `Auto` sends `server/discover` first: a result, or an
+/// The [`ProtocolChoice`] says which handshake runs. `Legacy` sends
+/// `initialize`. `Modern` sends `server/discover` and installs the
+/// 2026-07-28 era. `Auto` (the default) sends `server/discover` first: a result, or an
 /// error only a modern server sends (-32020, -32021, -32022), means modern;
-/// any other error, a refused HTTP exchange (400, 404, 405 without a modern
-/// JSON-RPC body) or, on stdio, no answer within the discover timeout
+/// any other error, a discover result that names no supported versions (a
+/// legacy server answering every method alike), a refused HTTP exchange
+/// (400, 404, 405 without a modern JSON-RPC body) or no answer within the
+/// discover timeout
 /// ([`DEFAULT_DISCOVER_TIMEOUT`]) means legacy, and `initialize` follows on
 /// the same connection. The verdict is kept for the dialer's later dials
 /// (reconnects to the same server process or origin); a cached modern
@@ -213,7 +215,8 @@ impl Dialer {
         if try_modern {
             let pinned = self.protocol.pinned().map(str::to_string);
             let allowed = move |v: &str| pinned.as_deref().is_none_or(|p| p == v);
-            let probe = modern::discover(connection, self.modern_era(), allowed);
+            let probing = self.protocol == ProtocolChoice::Auto;
+            let probe = modern::discover(connection, self.modern_era(), allowed, probing);
             let outcome = match self.protocol {
                 // Only the automatic choice falls back when nothing answers.
                 ProtocolChoice::Auto => match tokio::time::timeout(self.discover_timeout, probe).await {
