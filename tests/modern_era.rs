@@ -716,3 +716,24 @@ async fn an_input_kind_the_client_did_not_declare_is_refused() {
     assert_eq!(seen.requests("tools/call").len(), 1, "not sent again");
     binding.close().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_tool_call_is_reissued_only_when_the_definition_opts_in() {
+    let (inner, seen) = server(|method, _| match method {
+        "server/discover" => Some(discover_result()),
+        "tools/list" => Some(tools_list()),
+        "tools/call" => done(),
+        _ => Some(json!({ "result": {} })),
+    });
+    let factory = Lossy { inner, lose: &["tools/call"] };
+    let mut def = Definition::new("lossy", factory);
+    def.protocol = ProtocolChoice::Modern;
+    def.reissue_lost_tool_calls = true;
+    let binding = Binding::connect(def, Handlers::default()).await.unwrap();
+    let result = binding.call_tool("t", json!({}), CallOpts::default()).await.expect("re-issued");
+    assert!(!result.is_error);
+    let calls = seen.requests("tools/call");
+    assert_eq!(calls.len(), 1, "the lost one never reached the server; the re-issue did");
+    assert_ne!(calls[0]["id"], json!(null));
+    binding.close().await;
+}

@@ -75,6 +75,21 @@ pub struct Definition {
     /// the server turns out to be a legacy one (a legacy server that does
     /// not answer unknown requests costs [`Timeouts::discover`] once).
     pub protocol: ProtocolChoice,
+    /// Whether a `tools/call` whose reply was lost is sent again. Off by
+    /// default.
+    ///
+    /// On 2026-07-28 over HTTP, a response stream that breaks loses its
+    /// request (that era's streams are not resumable), and the
+    /// specification asks the client to re-issue it. List and read
+    /// requests are re-issued with a new id, within the call's deadline
+    /// ([`MAX_REISSUES`](crate::connection::MAX_REISSUES) times at most). A
+    /// tool call may already have acted, and this binding never runs a tool
+    /// twice behind the host's back: by default it ends `indeterminate`,
+    /// for the host to decide. Set this for a server whose tools are safe to
+    /// run twice (idempotent, or deduplicated by the server), and a lost
+    /// tool call is re-issued like a read. It changes nothing on the legacy
+    /// era, whose streams resume instead.
+    pub reissue_lost_tool_calls: bool,
 }
 
 impl fmt::Debug for Definition {
@@ -94,6 +109,7 @@ impl fmt::Debug for Definition {
             .field("refresh", &self.refresh)
             .field("client", &self.client)
             .field("protocol", &self.protocol)
+            .field("reissue_lost_tool_calls", &self.reissue_lost_tool_calls)
             .finish()
     }
 }
@@ -120,6 +136,7 @@ impl Definition {
             refresh: RetryPolicy::default(),
             client: ClientIdentity::default(),
             protocol: ProtocolChoice::default(),
+            reissue_lost_tool_calls: false,
         }
     }
 

@@ -58,6 +58,7 @@ pub struct Dialer {
     protocol: ProtocolChoice,
     discover_timeout: Duration,
     log_level: Option<LoggingLevel>,
+    reissue_tool_calls: bool,
     /// The era the last dial found: `Some(true)` modern, `Some(false)`
     /// legacy. Shared by clones (the reconnect layer's copy).
     verdict: Arc<Mutex<Option<bool>>>,
@@ -96,6 +97,7 @@ impl Dialer {
             protocol: ProtocolChoice::default(),
             discover_timeout: DEFAULT_DISCOVER_TIMEOUT,
             log_level: None,
+            reissue_tool_calls: false,
             verdict: Arc::default(),
         }
     }
@@ -116,6 +118,15 @@ impl Dialer {
     /// The log level every modern request asks for (`None`: no logs).
     pub fn log_level(mut self, level: Option<LoggingLevel>) -> Self {
         self.log_level = level;
+        self
+    }
+
+    /// Whether a modern `tools/call` whose reply was lost is sent again
+    /// (see [`Definition::reissue_lost_tool_calls`]). Off by default.
+    ///
+    /// [`Definition::reissue_lost_tool_calls`]: crate::Definition::reissue_lost_tool_calls
+    pub fn reissue_lost_tool_calls(mut self, reissue: bool) -> Self {
+        self.reissue_tool_calls = reissue;
         self
     }
 
@@ -205,7 +216,9 @@ impl Dialer {
         };
         // Over HTTP a dropped request is cancelled by closing its stream.
         let by_notice = !matches!(self.factory.kind(), "streamable_http" | "http" | "sse");
-        Modern::new(version, &self.capabilities, &self.client, self.log_level).cancel_by_notice(by_notice)
+        Modern::new(version, &self.capabilities, &self.client, self.log_level)
+            .cancel_by_notice(by_notice)
+            .reissue_tool_calls(self.reissue_tool_calls)
     }
 
     /// The handshake the protocol choice asks for (see the type's docs).
