@@ -35,12 +35,14 @@ fn server(script: impl Fn(&str, &Value) -> Option<Value> + Send + Sync + 'static
                 };
                 let Some(mut reply) = script(method, &message["params"]) else { continue };
                 // `{"notify": [..]}`: send these notifications (with the
-                // request's id as their subscription id), answer nothing.
+                // request's id as their subscription id, or a note's own
+                // `_sid`), answer nothing.
                 if let Some(notes) = reply.get("notify").and_then(Value::as_array) {
                     for note in notes {
                         let mut note = note.clone();
+                        let sid = note.as_object_mut().unwrap().remove("_sid").unwrap_or_else(|| id.clone());
                         note["jsonrpc"] = json!("2.0");
-                        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] = id.clone();
+                        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] = sid;
                         if sender.send(note.to_string()).await.is_err() {
                             return;
                         }
@@ -735,5 +737,52 @@ async fn a_lost_tool_call_is_reissued_only_when_the_definition_opts_in() {
     let calls = seen.requests("tools/call");
     assert_eq!(calls.len(), 1, "the lost one never reached the server; the re-issue did");
     assert_ne!(calls[0]["id"], json!(null));
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn listen_notifications_are_told_apart_by_their_subscription_id() {
+    // One channel for every stream, as on stdio: what another subscription
+    // sends (here stamped 999, a stream this binding never opened or has
+    // replaced) is not this stream's.
+    let (factory, _seen) = server(move |method, _params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "resources": { "subscribe": true } },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "resources/list" => Some(json!({ "result": { "resources": [] } })),
+        "subscriptions/listen" => Some(json!({ "notify": [
+            { "method": "notifications/subscriptions/acknowledged",
+              "params": { "notifications": {} }, "_sid": 999 },
+            { "method": "notifications/resources/updated", "params": { "uri": "demo://foreign" }, "_sid": 999 },
+            { "method": "notifications/subscriptions/acknowledged",
+              "params": { "notifications": { "resourceSubscriptions": ["demo://a"] } } },
+            { "method": "notifications/resources/updated", "params": { "uri": "demo://a" } }
+        ]})),
+        _ => Some(json!({ "result": {} })),
+    });
+    let seen_events = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen_events.clone();
+    let handlers = Handlers::default().with_events(move |e| match e {
+        mcp_stack::Event::ResourceUpdated { uri, .. } => sink.lock().unwrap().push(format!("updated {uri}")),
+        mcp_stack::Event::Warning { text, .. } => sink.lock().unwrap().push(format!("warning {text}")),
+        _ => {}
+    });
+    let binding = Binding::connect(definition(factory, ProtocolChoice::Modern), handlers).await.unwrap();
+    binding.subscribe("demo://a").await.unwrap();
+    let mut waited = 0;
+    while !seen_events.lock().unwrap().iter().any(|e| e == "updated demo://a") {
+        assert!(waited < 100, "no update: {:?}", seen_events.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let events = seen_events.lock().unwrap().clone();
+    assert!(!events.iter().any(|e| e.contains("demo://foreign")), "another stream's update: {events:?}");
+    assert!(
+        !events.iter().any(|e| e.contains("acknowledged")),
+        "another stream's acknowledgement: {events:?}"
+    );
     binding.close().await;
 }

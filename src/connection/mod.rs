@@ -118,6 +118,24 @@ pub const MAX_REISSUES: usize = 2;
 /// The longest warning text passed to [`InboundHandler::warning`].
 pub const MAX_WARNING_BYTES: usize = 512;
 
+/// A request's extension the connection fills with the JSON-RPC id it gives
+/// the request (the last one, when a request is sent again): for what must
+/// recognise messages that name the request, such as the notifications of a
+/// `subscriptions/listen` stream, stamped with its id.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AssignedId(Arc<Mutex<Option<RequestId>>>);
+
+impl AssignedId {
+    /// The id given, once the request was made.
+    pub(crate) fn get(&self) -> Option<RequestId> {
+        self.0.lock().expect("assigned id lock").clone()
+    }
+
+    fn set(&self, id: &RequestId) {
+        *self.0.lock().expect("assigned id lock") = Some(id.clone());
+    }
+}
+
 /// What the server sends on its own initiative, delivered by the connection.
 ///
 /// `notification` and `warning` are called on the reader task: they must not
@@ -538,6 +556,9 @@ impl Shared {
     ) -> Result<Value, Error> {
         self.check_open_to_send()?;
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        if let Some(slot) = extensions.get::<AssignedId>() {
+            slot.set(&id);
+        }
         let (tx, rx) = oneshot::channel();
         self.pending.lock().expect("pending lock").insert(id.clone(), Pending { tx, written: false });
         let mut guard = PendingGuard { shared: self.clone(), id: id.clone(), sent: false, done: false };
