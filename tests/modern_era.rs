@@ -51,6 +51,17 @@ fn server(script: impl Fn(&str, &Value) -> Option<Value> + Send + Sync + 'static
                 }
                 reply["jsonrpc"] = json!("2.0");
                 reply["id"] = id.clone();
+                // `"delayMs"`: answer that much later (meanwhile the server
+                // goes on reading).
+                if let Some(delay) = reply.as_object_mut().unwrap().remove("delayMs").and_then(|d| d.as_u64())
+                {
+                    let sender = sender.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(delay)).await;
+                        let _ = sender.send(reply.to_string()).await;
+                    });
+                    continue;
+                }
                 if sender.send(reply.to_string()).await.is_err() {
                     return;
                 }
@@ -784,5 +795,81 @@ async fn listen_notifications_are_told_apart_by_their_subscription_id() {
         !events.iter().any(|e| e.contains("acknowledged")),
         "another stream's acknowledgement: {events:?}"
     );
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_header_mismatch_resend_ends_at_the_calls_original_deadline() {
+    let calls = Arc::new(Mutex::new(0u32));
+    let count = calls.clone();
+    let (factory, seen) = both(
+        |_| Some(discover_result()),
+        move |_| {
+            let mut n = count.lock().unwrap();
+            *n += 1;
+            match *n {
+                // Refused after 3 s of the call's 5 s.
+                1 => Some(json!({ "delayMs": 3000,
+                    "error": { "code": -32020, "message": "Header mismatch: Mcp-Param-Region" } })),
+                // The resend is never answered.
+                _ => None,
+            }
+        },
+    );
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    let start = Instant::now();
+    let opts = CallOpts { timeout: Some(Duration::from_secs(5)), ..CallOpts::default() };
+    let e = binding.call_tool("t", json!({}), opts).await.unwrap_err();
+    let took = start.elapsed();
+    assert_eq!(e.class(), FailureClass::Deadline, "{e}");
+    assert!(
+        took >= Duration::from_secs(5) && took <= Duration::from_secs(5) + Duration::from_millis(10),
+        "{took:?}"
+    );
+    assert_eq!(seen.requests("tools/call").len(), 2, "resent once, within the first deadline");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_url_elicitation_through_input_required_is_consent_only() {
+    let (factory, seen) = both(
+        |_| Some(discover_result()),
+        |params| match params.get("inputResponses") {
+            None => Some(json!({ "result": {
+                "resultType": "input_required",
+                "inputRequests": { "login": { "method": "elicitation/create", "params": {
+                    "mode": "url", "message": "Sign in", "url": "https://example.com/login"
+                } } }
+            }})),
+            Some(_) => done(),
+        },
+    );
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = asked.clone();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let handlers = Handlers::default()
+        .elicitation(move |req: ElicitRequest| {
+            record.lock().unwrap().push(req.clone());
+            async move { Ok(ElicitResult::accept_url()) }
+        })
+        .elicitation_modes(mcp_stack::binding::ElicitationModes { form: true, url: true })
+        .with_events(move |e| {
+            if let mcp_stack::Event::ElicitationComplete { .. } = e {
+                sink.lock().unwrap().push(e);
+            }
+        });
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.elicitation = true;
+    let binding = Binding::connect(def, handlers).await.unwrap();
+    binding.call_tool("t", json!({}), CallOpts::default()).await.expect("consented");
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].url.as_deref(), Some("https://example.com/login"));
+    assert_eq!(asked[0].elicitation_id, None, "consent only: no id to wait on");
+    let calls = seen.requests("tools/call");
+    assert_eq!(calls[1]["params"]["inputResponses"]["login"], json!({ "action": "accept" }), "no content");
+    assert!(events.lock().unwrap().is_empty());
     binding.close().await;
 }
