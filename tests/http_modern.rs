@@ -68,7 +68,10 @@ async fn endpoint(State(mock): State<Mock>, method: Method, headers: HeaderMap, 
         "tools/list" => result(json!({ "tools": [
             { "name": "hold", "inputSchema": { "type": "object" } },
             { "name": "where", "inputSchema": { "type": "object", "properties": {
-                "region": { "type": "string", "x-mcp-header": "Region" } } } }
+                "region": { "type": "string", "x-mcp-header": "Region" } } } },
+            // Invalid: a header name with a space.
+            { "name": "bad", "inputSchema": { "type": "object", "properties": {
+                "region": { "type": "string", "x-mcp-header": "My Region" } } } }
         ]})),
         "tools/call" if body["params"]["name"] == "hold" => {
             // An SSE stream that never answers; its end is recorded.
@@ -116,6 +119,16 @@ async fn stateless_posts_carry_the_mirrored_headers_and_a_dropped_call_closes_it
         .unwrap()
         .unwrap();
     assert_eq!(binding.session().protocol_version, "2026-07-28");
+    // An invalid x-mcp-header annotation drops its tool, and only it, with
+    // a warning.
+    let catalog = binding.catalog();
+    let names: Vec<&str> = catalog.tools.iter().map(|t| t.raw_name.as_str()).collect();
+    assert_eq!(names, ["hold", "where"]);
+    assert!(
+        catalog.warnings.iter().any(|w| w.contains("\"bad\"") || w.contains("bad")),
+        "{:?}",
+        catalog.warnings
+    );
     binding.call_tool("where", json!({ "region": " eu " }), CallOpts::default()).await.unwrap();
 
     let opts = CallOpts::default().with_timeout(Duration::from_millis(300));
