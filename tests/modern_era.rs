@@ -873,3 +873,41 @@ async fn a_url_elicitation_through_input_required_is_consent_only() {
     assert!(events.lock().unwrap().is_empty());
     binding.close().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_listen_result_ends_the_stream_and_an_error_reopens_it_with_backoff() {
+    let listen_server = |graceful: bool| {
+        server(move |method, _params| match method {
+            "server/discover" => Some(json!({ "result": {
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": { "tools": { "listChanged": true } },
+                "serverInfo": { "name": "modern-test", "version": "1.0" }
+            }})),
+            "tools/list" => Some(tools_list()),
+            "subscriptions/listen" if graceful => Some(json!({ "result": { "resultType": "complete" } })),
+            "subscriptions/listen" => Some(json!({ "error": { "code": -32603, "message": "stream lost" } })),
+            _ => Some(json!({ "result": {} })),
+        })
+    };
+    // A result: the server ended the subscription on purpose; not re-opened.
+    let (factory, seen) = listen_server(true);
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 1);
+    binding.close().await;
+
+    // Any other end: opened again after LISTEN_BACKOFF, then twice that.
+    let (factory, seen) = listen_server(false);
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 1);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 2, "after 1 s");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 2, "the next waits 2 s");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 3);
+    binding.close().await;
+}
