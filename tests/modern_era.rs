@@ -34,6 +34,10 @@ fn server(script: impl Fn(&str, &Value) -> Option<Value> + Send + Sync + 'static
                     continue;
                 };
                 let Some(mut reply) = script(method, &message["params"]) else { continue };
+                // `{"die": true}`: the server goes away (the connection ends).
+                if reply.get("die").is_some() {
+                    return;
+                }
                 // `{"notify": [..]}`: send these notifications (with the
                 // request's id as their subscription id, or a note's own
                 // `_sid`), answer nothing.
@@ -909,5 +913,37 @@ async fn a_listen_result_ends_the_stream_and_an_error_reopens_it_with_backoff() 
     assert_eq!(seen.requests("subscriptions/listen").len(), 2, "the next waits 2 s");
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(seen.requests("subscriptions/listen").len(), 3);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_listen_stream_is_opened_again_after_a_reconnect() {
+    let (factory, seen) = server(move |method, params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": { "listChanged": true } },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "tools/list" => Some(tools_list()),
+        "subscriptions/listen" => Some(json!({ "notify": [] })),
+        "tools/call" if params["name"] == "die" => Some(json!({ "die": true })),
+        "tools/call" => done(),
+        _ => Some(json!({ "result": {} })),
+    });
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 1);
+    let e = binding.call_tool("die", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::Indeterminate, "{e}");
+    binding.call_tool("t", json!({}), CallOpts::default()).await.expect("after the reconnect");
+    let mut waited = 0;
+    while seen.requests("subscriptions/listen").len() < 2 {
+        assert!(waited < 100, "no listen stream after the reconnect");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    assert_eq!(seen.requests("server/discover").len(), 2, "a modern verdict is confirmed by the next dial");
+    assert!(seen.requests("initialize").is_empty());
     binding.close().await;
 }
