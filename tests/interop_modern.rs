@@ -117,6 +117,8 @@ async fn python_modern_over_stdio() {
     let b = connect(StdioFactory::new(peer("MCP_PYTHON")).arg(SCRIPT)).await;
     exercise_python(&b).await;
     assert_eq!(call(&b, "where", json!({ "region": "us-west1" })).await, "region us-west1");
+    // Dropped: notifications/cancelled stops the server's handler.
+    a_dropped_call_reaches_the_server(&b).await;
     b.close().await;
 }
 
@@ -132,6 +134,8 @@ async fn python_modern_over_streamable_http_with_param_headers() {
     // The server checks Mcp-Param-Region against the body: a missing or
     // wrong header would be refused (-32020).
     assert_eq!(call(&b, "where", json!({ "region": "Zürich " })).await, "region Zürich ");
+    // Dropped: its response stream closes, and the server stops the handler.
+    a_dropped_call_reaches_the_server(&b).await;
     b.close().await;
 }
 
