@@ -279,6 +279,69 @@ async fn typescript_v2_a_dropped_call_is_cancelled_over_http_by_closing_its_stre
     b.close().await;
 }
 
+/// `grow` until the listen stream's `tools/list_changed` makes a candidate
+/// with the tool `grown`; subscribe to `demo://counter` and `touch` until
+/// its update reaches `ResourceUpdated` (recorded in `updates`).
+async fn listen_gives_a_candidate_and_resource_updates(
+    b: &Binding,
+    updates: &std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    assert!(b.catalog().tool("grown").is_none());
+    let start = Instant::now();
+    while b.candidate().is_none_or(|c| c.tool("grown").is_none()) {
+        assert!(start.elapsed() < LIMIT, "no candidate with the new tool");
+        assert_eq!(call(b, "grow", json!({})).await, "grew");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(b.catalog().tool("grown").is_none(), "adopted only when the host says so");
+    b.subscribe("demo://counter").await.expect("subscribe");
+    let start = Instant::now();
+    while !updates.lock().unwrap().iter().any(|u| u == "demo://counter") {
+        assert!(start.elapsed() < LIMIT, "no ResourceUpdated for demo://counter");
+        call(b, "touch", json!({})).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A binding to `factory` with the default protocol choice whose
+/// `ResourceUpdated` URIs are recorded.
+async fn connect_recording(
+    name: &str,
+    factory: impl TransportFactory,
+    handlers: Handlers,
+) -> (Binding, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let updates = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = updates.clone();
+    let mut definition = Definition::new(name, factory);
+    definition.capabilities.elicitation = true;
+    definition.capabilities.roots = true;
+    let handlers = handlers.with_events(move |e| {
+        if let mcp_stack::Event::ResourceUpdated { uri, .. } = e {
+            sink.lock().unwrap().push(uri);
+        }
+    });
+    let b = tokio::time::timeout(LIMIT, Binding::connect(definition, handlers)).await.unwrap().unwrap();
+    assert_eq!(b.session().protocol_version, "2026-07-28", "auto is the default");
+    (b, updates)
+}
+
+#[tokio::test]
+async fn python_listen_over_stdio_and_http_gives_a_candidate_and_resource_updates() {
+    let (b, updates) =
+        connect_recording("py", StdioFactory::new(peer("MCP_PYTHON")).arg(SCRIPT), handlers()).await;
+    listen_gives_a_candidate_and_resource_updates(&b, &updates).await;
+    b.close().await;
+
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_PYTHON"));
+    command.arg(SCRIPT).arg("--http").arg(port.to_string());
+    let _server = start(command, port).await;
+    let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    let (b, updates) = connect_recording("py", factory, handlers()).await;
+    listen_gives_a_candidate_and_resource_updates(&b, &updates).await;
+    b.close().await;
+}
+
 #[tokio::test]
 async fn typescript_v2_listen_over_http_gives_a_candidate_and_resource_updates() {
     let port = free_port();
@@ -286,41 +349,8 @@ async fn typescript_v2_listen_over_http_gives_a_candidate_and_resource_updates()
     command.arg(peer("MCP_TS_SERVER_JS")).arg("--http").arg(port.to_string());
     let _server = start(command, port).await;
     let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
-    let updates = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let sink = updates.clone();
-    let mut definition = Definition::new("tsmodern", factory);
-    definition.capabilities.elicitation = true;
-    definition.capabilities.roots = true;
-    let handlers = ts_handlers().with_events(move |e| {
-        if let mcp_stack::Event::ResourceUpdated { uri, .. } = e {
-            sink.lock().unwrap().push(uri);
-        }
-    });
-    let b = tokio::time::timeout(LIMIT, Binding::connect(definition, handlers)).await.unwrap().unwrap();
-    assert_eq!(b.session().protocol_version, "2026-07-28", "auto is the default");
-
-    // tools/list_changed on the listen stream: a candidate with the new tool.
-    assert!(b.catalog().tool("grown").is_none());
-    let start = Instant::now();
-    while b.candidate().is_none_or(|c| c.tool("grown").is_none()) {
-        assert!(start.elapsed() < LIMIT, "no candidate with the new tool");
-        // Again until the listen stream, opened after the connect, carries
-        // the announcement.
-        assert_eq!(call(&b, "grow", json!({})).await, "grew");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(b.catalog().tool("grown").is_none(), "adopted only when the host says so");
-
-    // A subscription changes the listen request; an update reaches
-    // ResourceUpdated.
-    b.subscribe("demo://counter").await.expect("subscribe");
-    let start = Instant::now();
-    while !updates.lock().unwrap().iter().any(|u| u == "demo://counter") {
-        assert!(start.elapsed() < LIMIT, "no ResourceUpdated for demo://counter");
-        // Touch until the re-opened listen stream carries the update.
-        call(&b, "touch", json!({})).await;
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (b, updates) = connect_recording("tsmodern", factory, ts_handlers()).await;
+    listen_gives_a_candidate_and_resource_updates(&b, &updates).await;
     b.close().await;
 }
 
