@@ -762,23 +762,33 @@ async fn write_loop(
             }
             continue;
         };
-        let class = match e.class() {
-            FailureClass::Indeterminate => FailureClass::Indeterminate,
-            _ => FailureClass::TransportClosed,
-        };
-        let not_sent = match class {
-            FailureClass::TransportClosed => format!("not sent: {}", e.message()),
-            _ => e.message().to_string(),
-        };
-        shared.fail(&id, Error::new(class, not_sent));
+        // Taken out of the table, so that the connection's end (below, or
+        // the reader's) does not fail it `indeterminate`: it was not sent.
+        let failed = shared.pending.lock().expect("pending lock").remove(&id);
         // A failed write usually means the server is gone, and the reader
         // is about to see the end of its output with a better diagnosis
         // (a child's exit status and last stderr lines). Give it a moment
-        // to say so before reporting the write error instead.
+        // to say so, and report that with the write error's class.
         let mut state = shared.state.subscribe();
         let closed = state.wait_for(|s| *s != ConnectionState::Open);
         let _ = tokio::time::timeout(WRITE_FAILURE_GRACE, closed).await;
+        let ended = shared.state.borrow().clone();
         shared.finish(e.class(), e.message());
+        if let Some(failed) = failed {
+            let error = match (ended, e.class()) {
+                (ConnectionState::Closed { class: FailureClass::Shutdown, message }, _) => {
+                    Error::new(FailureClass::Shutdown, message)
+                }
+                (_, FailureClass::Indeterminate) => Error::new(FailureClass::Indeterminate, e.message()),
+                (ConnectionState::Closed { message, .. }, _) => {
+                    Error::new(FailureClass::TransportClosed, format!("not sent: {message}"))
+                }
+                (ConnectionState::Open, _) => {
+                    Error::new(FailureClass::TransportClosed, format!("not sent: {}", e.message()))
+                }
+            };
+            let _ = failed.tx.send(Err(error));
+        }
         // What is still queued was never written: `finish` failed those
         // requests `transport_closed`, and nothing more is sent.
         rx.close();
