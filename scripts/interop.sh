@@ -88,9 +88,13 @@ cargo test --features interop --test interop_host -- --test-threads=1
 # ---- 2026-07-28 interop -----------------------------------------------------
 # The Python SDK's modern server (tests/fixtures/py_modern_server.py) over
 # stdio and streamable HTTP with the automatic protocol choice: discover,
-# _meta, MRTR elicitation and roots, an x-mcp-header argument; and
+# _meta, MRTR elicitation and roots, an x-mcp-header argument,
+# subscriptions/listen (list_changed, resource updates), a dropped call; and
 # the TypeScript SDK v2 server (tests/fixtures/ts_server.mjs) the same way, and
-# refusing the legacy era; server-everything (legacy only) through the fallback.
+# refusing the legacy era, its subscriptions/listen over HTTP (list_changed,
+# resource updates), a dropped call cancelled over stdio and HTTP, and the CLI
+# ($MCP_CLI) reporting 2026-07-28; server-everything (legacy only) through the
+# fallback.
 log "cargo test --features interop --test interop_modern -- --test-threads=1"
 cargo test --features interop --test interop_modern -- --test-threads=1
 

@@ -30,6 +30,15 @@
 //!   server refuses it, as the specification describes; a fallback is
 //!   reported as `legacy_sse` in the catalog's `appliedTolerances`.
 //! - `--sse URL` speaks the 2024-11-05 HTTP+SSE transport only.
+//! - `--protocol auto|legacy|modern|VERSION` chooses the protocol era of
+//!   every server: `auto` (the default) sends `server/discover` and speaks
+//!   2026-07-28 to a server that answers it, the `initialize` handshake to
+//!   any other (a server that does not answer at all costs
+//!   `--discover-timeout-ms` once); `legacy` and `modern` speak one era
+//!   only; a version (`2026-07-28`, `2025-11-25`, …) exactly that one. The
+//!   version chosen is the `PROTOCOL` column of `servers` and the
+//!   `protocolVersion` of `servers --json` and of each catalog in
+//!   `tools --json`.
 //! - `--header 'Name: value'` (repeatable) adds a header to every HTTP
 //!   request; its value is never printed. Redirects are refused unless
 //!   `--allow-redirects`, and then credentials never follow one to another
@@ -140,6 +149,7 @@ mod terminal;
 
 use clap::{Args, Parser, Subcommand};
 use mcp_stack::binding::{root_for_path, ElicitRequest, ElicitationModes, LogMessage};
+use mcp_stack::era::ProtocolChoice;
 use mcp_stack::host::{config_file, Host};
 use mcp_stack::protocol::logging::LoggingLevel;
 #[cfg(feature = "http")]
@@ -240,6 +250,13 @@ struct Cli {
     /// info, notice, warning, error, critical, alert, emergency).
     #[arg(long, value_name = "LEVEL", global = true)]
     log_level: Option<String>,
+    /// Which protocol era every server is spoken to in: auto (the
+    /// 2026-07-28 protocol when the server speaks it, else the initialize
+    /// handshake), legacy (initialize only), modern (2026-07-28 only), or
+    /// one version exactly (2026-07-28, 2025-11-25, 2025-06-18, ...).
+    /// Overrides a config entry's protocol.
+    #[arg(long, value_name = "auto|legacy|modern|VERSION", global = true)]
+    protocol: Option<String>,
     #[command(flatten)]
     timeouts: TimeoutFlags,
     #[command(flatten)]
@@ -381,6 +398,9 @@ struct TimeoutFlags {
     #[arg(long, global = true, value_name = "MS",
           help = millis_help("Timeouts.elicitation (one question)", Timeouts::default().resolved().elicitation))]
     elicitation_timeout_ms: Option<u64>,
+    #[arg(long, global = true, value_name = "MS",
+          help = millis_help("Timeouts.discover (auto: how long server/discover may go unanswered)", Timeouts::default().resolved().discover))]
+    discover_timeout_ms: Option<u64>,
 }
 
 impl TimeoutFlags {
@@ -393,6 +413,7 @@ impl TimeoutFlags {
         set(&mut timeouts.startup, self.startup_timeout_ms);
         set(&mut timeouts.request, self.request_timeout_ms);
         set(&mut timeouts.elicitation, self.elicitation_timeout_ms);
+        set(&mut timeouts.discover, self.discover_timeout_ms);
     }
 }
 
@@ -637,8 +658,20 @@ async fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<
         })?),
         None => None,
     };
+    let protocol = match &cli.protocol {
+        Some(text) => Some(ProtocolChoice::parse(text).map_err(|_| {
+            usage(format!(
+                "--protocol {:?}: auto, legacy, modern or a protocol version this client speaks",
+                clean_line(text)
+            ))
+        })?),
+        None => None,
+    };
     for definition in &mut definitions {
         cli.timeouts.apply(&mut definition.timeouts);
+        if let Some(protocol) = &protocol {
+            definition.protocol = protocol.clone();
+        }
         cli.limits.apply(&mut definition.limits);
         definition.capabilities = capabilities;
         if let Some(level) = log_level {
