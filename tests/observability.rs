@@ -282,6 +282,7 @@ async fn without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too()
     // The `initialize` era, opted in: the same keys, as SEP-414 has them.
     let (factory, seen) = modern_server();
     let mut definition = Definition::new("legacy", factory);
+    definition.protocol = ProtocolChoice::Legacy;
     definition.trace_context = Some(Arc::new(|| TraceContext::parse(PARENT).ok()));
     let b = Binding::connect(definition, Handlers::default()).await.unwrap();
     assert_eq!(b.session().protocol_version, "2025-11-25");

@@ -425,6 +425,7 @@ impl Shared {
             ConnectionState::Closed { class: FailureClass::Shutdown, message } => {
                 Err(Error::new(FailureClass::Shutdown, message))
             }
+            ConnectionState::Closed { class, message } if class.is_auth() => Err(Error::new(*class, message)),
             ConnectionState::Closed { class, message } => Err(Error::new(
                 FailureClass::TransportClosed,
                 format!("not sent: the connection had ended ({class}: {message})"),
@@ -793,6 +794,10 @@ async fn write_loop(
                     Error::new(FailureClass::Shutdown, message)
                 }
                 (_, FailureClass::Indeterminate) => Error::new(FailureClass::Indeterminate, e.message()),
+                // Authorization failed before the request could go out:
+                // the caller needs that class (`auth_required`, ...), not
+                // a retry.
+                (_, auth) if auth.is_auth() => Error::new(auth, e.message()),
                 (ConnectionState::Closed { message, .. }, _) => {
                     Error::new(FailureClass::TransportClosed, format!("not sent: {message}"))
                 }
