@@ -39,6 +39,10 @@
 //! - any other scenario: connect, list the tools, call each one that takes
 //!   no required argument, and close.
 //!
+//! The protocol era is the one `MCP_CONFORMANCE_PROTOCOL_VERSION` names: a
+//! 2026-07-28 version is pinned, a 2025 one (or older) selects the
+//! `initialize` era; without it the binding's default, the automatic choice.
+//!
 //! Exit status: 0 when every step succeeded, 1 otherwise (with the error on
 //! stderr).
 
@@ -84,10 +88,15 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
         request: Duration::from_secs(10),
         ..Timeouts::default()
     };
+    // The era the harness names: a modern version is pinned, a legacy one
+    // means the initialize era (no server/discover probe first), and none
+    // leaves the default, the automatic choice.
     let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
     let modern = mcp_stack::protocol::is_modern_version(&version);
     if modern {
         definition.protocol = ProtocolChoice::Pinned(version);
+    } else if mcp_stack::protocol::is_supported_version(&version) {
+        definition.protocol = ProtocolChoice::Legacy;
     }
     let handlers = match scenario {
         _ if modern => {

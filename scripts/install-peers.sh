@@ -8,9 +8,11 @@
 #   TypeScript SDK v2 ...... .peers/ts       (@modelcontextprotocol/server 2.4.0,
 #                                              @modelcontextprotocol/node 2.1.2, zod 4)
 #                                              with tests/fixtures/ts_server.mjs copied in
+#   oidc-provider 9 ........ .peers/oidc     (oidc-provider, an authorization server)
+#                                              with tests/fixtures/oidc_provider.mjs copied in
 #
 # Writes .peers/env.sh exporting MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS,
-# MCP_PYTHON and MCP_TS_SERVER_JS (absolute paths). Idempotent: every step checks the installed
+# MCP_PYTHON, MCP_TS_SERVER_JS and MCP_OIDC_PROVIDER_JS (absolute paths). Idempotent: every step checks the installed
 # version first and is skipped when it already matches, so a second run takes
 # about a second. Any failure exits non-zero with a message saying what broke.
 set -Eeuo pipefail
@@ -27,6 +29,8 @@ TS_SERVER_VERSION=2.4.0
 TS_NODE_PKG=@modelcontextprotocol/node
 TS_NODE_VERSION=2.1.2
 ZOD_MAJOR=4
+OIDC_PKG=oidc-provider
+OIDC_VERSION=9.13.3
 
 # ---- paths (relative to the repo root, computed from this script) ----------
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,6 +49,9 @@ TS_SERVER_DIR="$TS_PREFIX/node_modules/$TS_SERVER_PKG"
 TS_NODE_DIR="$TS_PREFIX/node_modules/$TS_NODE_PKG"
 # The fixture runs from inside the prefix so that Node resolves the packages.
 TS_SERVER_JS="$TS_PREFIX/ts_server.mjs"
+OIDC_PREFIX="$PEERS/oidc"
+OIDC_DIR="$OIDC_PREFIX/node_modules/$OIDC_PKG"
+OIDC_JS="$OIDC_PREFIX/oidc_provider.mjs"
 HOST_PYTHON="${PYTHON:-python3}"
 
 log() { printf '[install-peers] %s\n' "$*" >&2; }
@@ -144,8 +151,23 @@ else
 fi
 cp -f "$ROOT/tests/fixtures/ts_server.mjs" "$TS_SERVER_JS" || die "could not copy tests/fixtures/ts_server.mjs into $TS_PREFIX"
 
+# ---- 3c. oidc-provider (the authorization server of the OAuth interop test) --
+oidc_have="$(pkg_version "$OIDC_DIR")"
+if [ "$oidc_have" = "$OIDC_VERSION" ]; then
+  log "$OIDC_PKG@$oidc_have present"
+else
+  log "installing $OIDC_PKG@$OIDC_VERSION into $OIDC_PREFIX (had: '${oidc_have:-none}')"
+  mkdir -p "$OIDC_PREFIX"
+  PATH="$(dirname "$NODE_BIN"):$PATH" npm install --prefix "$OIDC_PREFIX" --no-audit --no-fund --loglevel=error \
+    "$OIDC_PKG@$OIDC_VERSION" || die "npm install of $OIDC_PKG@$OIDC_VERSION failed"
+  installed_any=1
+  oidc_have="$(pkg_version "$OIDC_DIR")"
+  [ "$oidc_have" = "$OIDC_VERSION" ] || die "$OIDC_PKG is '${oidc_have:-missing}', wanted $OIDC_VERSION"
+fi
+cp -f "$ROOT/tests/fixtures/oidc_provider.mjs" "$OIDC_JS" || die "could not copy tests/fixtures/oidc_provider.mjs into $OIDC_PREFIX"
+
 # ---- 4. final checks + env.sh ----------------------------------------------
-for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS"; do
+for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS"; do
   [ -e "$f" ] || die "expected file missing after install: $f"
 done
 node_v="$("$NODE_BIN" --version)" || die "$NODE_BIN --version failed"
@@ -160,6 +182,7 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
   printf 'export MCP_CONFORMANCE_JS=%q\n' "$CONFORMANCE_JS"
   printf 'export MCP_PYTHON=%q\n' "$VENV_PY"
   printf 'export MCP_TS_SERVER_JS=%q\n' "$TS_SERVER_JS"
+  printf 'export MCP_OIDC_PROVIDER_JS=%q\n' "$OIDC_JS"
 } > "$tmp"
 mv -f "$tmp" "$ENV_FILE"
 

@@ -22,7 +22,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -f "$val" ] || die "$var points to a missing file: $val"
@@ -62,6 +62,12 @@ CARGO_TARGET_DIR="$ROOT/target" cargo install --quiet --locked --path . --featur
 first_tool="$("$INSTALL_ROOT/bin/mcp" --stdio "$EVERYTHING_CMD" tools | head -n 1; echo "rc=${PIPESTATUS[0]}")"
 log "mcp tools | head -n 1: $first_tool"
 [[ "$first_tool" == *"rc=0" ]] || die "mcp tools | head -n 1 did not exit 0"
+# The installed command with a config file of server-everything and the
+# Python server: servers, tools --json, call mcp__NAME__TOOL (the README's
+# `mcp --config mcp.json ...`), the same test as above run against DIR/bin/mcp.
+log "MCP_CLI=$INSTALL_ROOT/bin/mcp: --config FILE servers / tools --json / call mcp__py__add"
+MCP_CLI="$INSTALL_ROOT/bin/mcp" cargo test --features interop --test interop_stdio \
+  cli_with_a_config_of_server_everything_and_the_python_server -- --exact --test-threads=1
 rm -rf "$INSTALL_ROOT"
 
 # ---- HTTP interop tests -----------------------------------------------------
@@ -71,14 +77,34 @@ rm -rf "$INSTALL_ROOT"
 log "cargo test --features interop --test interop_http -- --test-threads=1"
 cargo test --features interop --test interop_http -- --test-threads=1
 
+# ---- a host of three servers ------------------------------------------------
+# The demo server in-process, server-everything over stdio and the Python
+# server over streamable HTTP as one Host: merged catalog, routing by model
+# name, refusals before any I/O, a killed server (each of the two real ones)
+# while the others serve, a removed binding, a bounded close.
+log "cargo test --features interop --test interop_host -- --test-threads=1"
+cargo test --features interop --test interop_host -- --test-threads=1
+
 # ---- 2026-07-28 interop -----------------------------------------------------
 # The Python SDK's modern server (tests/fixtures/py_modern_server.py) over
 # stdio and streamable HTTP with the automatic protocol choice: discover,
-# _meta, MRTR elicitation and roots, an x-mcp-header argument; and
+# _meta, MRTR elicitation and roots, an x-mcp-header argument,
+# subscriptions/listen (list_changed, resource updates), a dropped call; and
 # the TypeScript SDK v2 server (tests/fixtures/ts_server.mjs) the same way, and
-# refusing the legacy era; server-everything (legacy only) through the fallback.
+# refusing the legacy era, its subscriptions/listen over HTTP (list_changed,
+# resource updates), a dropped call cancelled over stdio and HTTP, and the CLI
+# ($MCP_CLI) reporting 2026-07-28; server-everything (legacy only) through the
+# fallback.
 log "cargo test --features interop --test interop_modern -- --test-threads=1"
 cargo test --features interop --test interop_modern -- --test-threads=1
+
+# ---- OAuth against a real authorization server ------------------------------
+# oidc-provider 9 (tests/fixtures/oidc_provider.mjs) in front of a Python SDK
+# resource server that introspects every token (tests/fixtures/py_oauth_server.py):
+# discovery, dynamic registration, code + PKCE through the headless handler,
+# a tool call, then a refresh when the stored access token goes bad.
+log "cargo test --features interop --test interop_oauth -- --test-threads=1"
+cargo test --features interop --test interop_oauth -- --test-threads=1
 
 # ---- conformance suite (client side, 2025-11-25) ----------------------------
 # examples/conformance.rs is the client under test; conformance-baseline.yml

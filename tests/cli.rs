@@ -250,3 +250,35 @@ fn single_server_commands_need_server_when_there_are_several() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(!stdout(&out).is_empty());
 }
+
+#[test]
+fn protocol_chooses_the_era_and_tools_json_reports_the_negotiated_version() {
+    let version_of = |args: &[&str]| {
+        let out = mcp(args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        json_of(&out)["catalogs"][0]["protocolVersion"].as_str().unwrap().to_string()
+    };
+    // The demo is a legacy server: auto (the default) falls back to
+    // initialize at once, as legacy does.
+    assert_eq!(version_of(&["--stdio", DEMO, "tools", "--json"]), "2025-11-25");
+    assert_eq!(version_of(&["--stdio", DEMO, "--protocol", "auto", "tools", "--json"]), "2025-11-25");
+    assert_eq!(version_of(&["--stdio", DEMO, "--protocol", "legacy", "tools", "--json"]), "2025-11-25");
+    assert_eq!(version_of(&["--stdio", DEMO, "--protocol", "2025-11-25", "tools", "--json"]), "2025-11-25");
+    let out = mcp(&["--stdio", DEMO, "--protocol", "legacy", "servers", "--json"]);
+    assert_eq!(json_of(&out)["servers"][0]["protocolVersion"], "2025-11-25");
+    // A pinned version the server does not answer with: no connection.
+    let out = mcp(&["--stdio", DEMO, "--protocol", "2025-06-18", "tools", "--json"]);
+    assert_eq!(code(&out), 3, "could not connect: {}", stdout(&out));
+    assert_eq!(json_of(&out)["error"]["class"], "unsupported_protocol");
+
+    // Modern only: the legacy demo cannot be spoken to.
+    let out = mcp(&["--stdio", DEMO, "--protocol", "modern", "servers", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let s = &json_of(&out)["servers"][0];
+    assert_eq!(s["state"], "failed", "{s}");
+    assert_eq!(s["failure"]["class"], "unsupported_protocol", "{s}");
+
+    let out = mcp(&["--protocol", "1999-01-01", "tools"]);
+    assert_eq!(code(&out), 2, "a usage error: {}", stderr(&out));
+    assert!(stderr(&out).contains("--protocol"), "{}", stderr(&out));
+}

@@ -2,6 +2,7 @@
 //! definitions: one fixture in each of the Claude Desktop, Cursor and VS Code
 //! shapes, with variables and bad entries.
 
+use mcp_stack::era::ProtocolChoice;
 use mcp_stack::host::config_file::{self, Issue, Loaded};
 use mcp_stack::{CallOpts, FailureClass, Host};
 use std::path::PathBuf;
@@ -86,7 +87,9 @@ fn cursor_remote_entries_and_our_own_keys() {
     assert_eq!(docs.compat.id(), "strict/v1");
     assert!(docs.allow_parallel_calls);
     assert_eq!(docs.log_level.as_str(), "warning");
-    assert!(has_warning(&loaded, Some("internal-docs"), "x-mcp-stack.protocol"), "reserved, not applied");
+    assert_eq!(docs.protocol, ProtocolChoice::Pinned("2026-07-28".into()), "x-mcp-stack.protocol applied");
+    assert!(!has_warning(&loaded, Some("internal-docs"), "x-mcp-stack.protocol"));
+    assert_eq!(loaded.definitions[0].protocol, ProtocolChoice::Auto, "left out: the default");
     assert!(has_warning(&loaded, Some("internal-docs"), "x-mcp-stack.colour"), "unknown: a warning");
 
     let notion = error_for(&loaded, "notion");
@@ -223,4 +226,21 @@ async fn a_loaded_file_runs_as_a_host() {
         .unwrap();
     assert_eq!(result.content[0].as_text(), Some("from a file"));
     host.close().await;
+}
+
+#[test]
+fn the_protocol_key_chooses_the_era_and_a_bad_one_is_an_error_for_its_entry() {
+    let text = r#"{ "mcpServers": {
+        "legacy": { "command": "a", "x-mcp-stack": { "protocol": "legacy", "timeouts": { "discoverMs": 250 } } },
+        "modern": { "command": "b", "x-mcp-stack": { "protocol": "modern" } },
+        "typo": { "command": "c", "x-mcp-stack": { "protocol": "2019-01-01" } }
+    } }"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    assert_eq!(names(&loaded), ["legacy", "modern"]);
+    assert_eq!(loaded.definitions[0].protocol, ProtocolChoice::Legacy);
+    assert_eq!(loaded.definitions[0].timeouts.discover, Duration::from_millis(250));
+    assert_eq!(loaded.definitions[1].protocol, ProtocolChoice::Modern);
+    let typo = error_for(&loaded, "typo");
+    assert_eq!(typo.field.as_deref(), Some("x-mcp-stack.protocol"));
+    assert!(typo.message.contains("auto"), "{typo}");
 }

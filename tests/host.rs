@@ -432,3 +432,37 @@ async fn definitions_the_host_cannot_take_are_refused_when_added() {
     assert_eq!(host.names(), ["a"]);
     host.close().await;
 }
+
+#[tokio::test]
+async fn user_layers_apply_per_binding() {
+    // Each binding gets its own layer, made by the connector: it tags the
+    // tool calls it sees with the binding's name.
+    let seen: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let log = seen.clone();
+    let host = Host::builder()
+        .connector(move |definition, handlers| {
+            let (log, name) = (log.clone(), definition.name.clone());
+            let layer = tower::util::MapRequestLayer::new(move |req: mcp_stack::McpRequest| {
+                if let Some(tool) = req.tool_name() {
+                    log.lock().unwrap().push((name.clone(), tool.to_string()));
+                }
+                req
+            });
+            mcp_stack::Binding::builder(definition).handlers(handlers).layer(layer).connect()
+        })
+        .build();
+    let refused = host
+        .add_all([
+            Definition::new("a", mcp_stack::demo::factory()),
+            Definition::new("b", mcp_stack::demo::factory()),
+        ])
+        .await;
+    assert!(refused.is_empty());
+    host.call_tool("mcp__a__echo", json!({ "message": "1" }), CallOpts::default()).await.unwrap();
+    host.call_tool("mcp__b__add", json!({ "a": 1, "b": 2 }), CallOpts::default()).await.unwrap();
+    host.call_tool("mcp__a__add", json!({ "a": 3, "b": 4 }), CallOpts::default()).await.unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let want = [("a", "echo"), ("b", "add"), ("a", "add")].map(|(b, t)| (b.to_string(), t.to_string()));
+    assert_eq!(seen, want, "each call went through its own binding's layer only");
+    host.close().await;
+}

@@ -307,7 +307,10 @@ async fn json_and_sse_replies_with_session_and_version_headers() {
     assert_eq!(init.header("content-type").as_deref(), Some("application/json"));
     assert_eq!(init.header("mcp-session-id"), None);
     assert_eq!(init.header("mcp-protocol-version"), None);
-    for s in seen.iter().filter(|s| s.rpc_method() != Some("initialize")) {
+    // The automatic protocol choice probed with server/discover first
+    // (before any session); everything after initialize is in the session.
+    assert_eq!(seen[0].rpc_method(), Some("server/discover"));
+    for s in seen.iter().filter(|s| !matches!(s.rpc_method(), Some("initialize" | "server/discover"))) {
         assert_eq!(s.header("mcp-session-id").as_deref(), Some("session-1"), "{:?} {:?}", s.method, s.body);
         assert_eq!(s.header("mcp-protocol-version").as_deref(), Some("2025-11-25"), "{:?}", s.body);
     }
@@ -916,8 +919,12 @@ async fn legacy_sse_posts_to_the_endpoint_and_reads_replies_as_events() {
     assert_eq!(r.content[0].as_text(), Some("over sse"));
     let methods: Vec<_> =
         server.posts.lock().unwrap().iter().map(|p| p["method"].as_str().unwrap_or("").to_string()).collect();
-    // Discovery lists the tools at connect.
-    assert_eq!(methods, ["initialize", "notifications/initialized", "tools/list", "tools/call"]);
+    // The automatic protocol choice probes first (the server refuses it),
+    // then discovery lists the tools at connect.
+    assert_eq!(
+        methods,
+        ["server/discover", "initialize", "notifications/initialized", "tools/list", "tools/call"]
+    );
     b.close().await;
 }
 
@@ -976,7 +983,9 @@ async fn a_streamable_post_refused_with_400_404_or_405_falls_back_and_reports_le
         let (server, addr) = legacy_server_refusing("/message", "/mcp", refusal).await;
         let auto = HttpFactory::new(&format!("http://{addr}/mcp"), true).unwrap();
         let b = bind(auto.clone(), &Events::default()).await;
-        assert_eq!(server.refused_posts.load(Ordering::SeqCst), 1, "{refusal}: one streamable attempt");
+        // Two streamable attempts: the modern probe (server/discover), then
+        // initialize; then HTTP+SSE.
+        assert_eq!(server.refused_posts.load(Ordering::SeqCst), 2, "{refusal}: two streamable attempts");
         assert_eq!(b.session().protocol_version, "2024-11-05", "{refusal}");
         assert_eq!(b.status().transport_kind, "http");
         assert_eq!(b.catalog().applied_tolerances, [Tolerance::LegacySse], "{refusal}");
@@ -1021,5 +1030,112 @@ async fn the_profile_decides_whether_an_auto_factory_may_fall_back() {
     let b = within("connect", Binding::connect(definition, Handlers::default())).await.unwrap();
     assert_eq!(b.catalog().applied_tolerances, [Tolerance::LegacySse]);
     assert_eq!(b.status().compat_profile, "legacy/v1");
+    b.close().await;
+}
+
+// ---------------------------------------------------------------------------
+// A failed notification POST.
+// ---------------------------------------------------------------------------
+
+/// A streamable HTTP server written by hand over TCP, so that it can do what
+/// no framework lets a handler do: read a notification's `POST` and drop the
+/// connection without any response (the client's `POST` fails at the
+/// network level). Requests get JSON replies from `answer`.
+async fn dropping_notifications(answer: fn(&str, &Value) -> Value) -> (String, Arc<AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let count = dropped.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let count = count.clone();
+            tokio::spawn(async move {
+                let mut buffer = Vec::new();
+                // Bounded: at most 64 requests on one connection.
+                for _ in 0..64 {
+                    let head_end = loop {
+                        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                            break at + 4;
+                        }
+                        let mut chunk = [0u8; 4096];
+                        match socket.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&buffer[..head_end]).to_ascii_lowercase();
+                    let length: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map(|v| v.trim().parse().unwrap())
+                        .unwrap_or(0);
+                    while buffer.len() < head_end + length {
+                        let mut chunk = [0u8; 4096];
+                        match socket.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    let body: Value =
+                        serde_json::from_slice(&buffer[head_end..head_end + length]).unwrap_or(Value::Null);
+                    buffer.drain(..head_end + length);
+                    if !head.starts_with("post") {
+                        let _ = socket
+                            .write_all(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
+                            .await;
+                        continue;
+                    }
+                    let Some(id) = body.get("id").cloned() else {
+                        // A notification: read, then the connection is dropped.
+                        count.fetch_add(1, Ordering::SeqCst);
+                        return;
+                    };
+                    let mut reply = answer(body["method"].as_str().unwrap_or(""), &body["params"]);
+                    reply["jsonrpc"] = json!("2.0");
+                    reply["id"] = id;
+                    let text = reply.to_string();
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s-1\r\n\
+                         content-length: {}\r\n\r\n{text}",
+                        text.len()
+                    );
+                    if socket.write_all(response.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, dropped)
+}
+
+#[tokio::test]
+async fn a_notification_post_that_fails_is_a_warning_and_the_connection_goes_on() {
+    let (url, dropped) = dropping_notifications(|method, _| match method {
+        "initialize" => json!({"result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "drops", "version": "1"}
+        }}),
+        "tools/list" => json!({"result": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}}),
+        "tools/call" => json!({"result": {"content": [{"type": "text", "text": "still here"}]}}),
+        _ => json!({"error": {"code": -32601, "message": "Method not found"}}),
+    })
+    .await;
+    let events = Events::default();
+    // `notifications/initialized` is the notification whose POST fails.
+    let b = bind(no_listen(&url), &events).await;
+    eventually("the notification was dropped", || dropped.load(Ordering::SeqCst) == 1).await;
+    let r = within("call", b.call_tool("echo", json!({}), CallOpts::default())).await.unwrap();
+    assert_eq!(r.content[0].as_text(), Some("still here"));
+    assert_eq!(b.status().state, mcp_stack::State::Ready, "the connection was not ended");
+    eventually("a warning says so", || {
+        events
+            .all()
+            .iter()
+            .any(|e| matches!(e, Event::Warning { text, .. } if text.contains("could not be sent")))
+    })
+    .await;
     b.close().await;
 }

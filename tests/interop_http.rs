@@ -198,8 +198,15 @@ async fn python_over_streamable_http_survives_a_forgotten_session() {
     let server = python(port).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let events = Events::default();
-    let b = connect("python", StreamableHttpFactory::new(&url).unwrap(), &events).await;
+    // The Python SDK 2.3.0 speaks 2026-07-28 too, which the automatic choice
+    // prefers: stateless, no session to forget. A session is of the
+    // initialize era, so this binding speaks only that.
+    let mut definition = Definition::new("python", StreamableHttpFactory::new(&url).unwrap());
+    definition.protocol = mcp_stack::era::ProtocolChoice::Legacy;
+    let connecting = Binding::connect(definition, events.handlers());
+    let b = tokio::time::timeout(LIMIT, connecting).await.expect("connect in time").expect("connect");
     assert_eq!(b.session().server.name, "py-test-server");
+    assert_eq!(b.session().protocol_version, "2025-11-25");
 
     let r = b.call_tool("add", json!({"a": 2, "b": 3}), CallOpts::default()).await.unwrap();
     assert_eq!(r.structured, Some(json!({"result": 5})));

@@ -6,7 +6,8 @@
 //! fallback over stdio and HTTP.
 //!
 //! Run through `scripts/interop.sh`, which installs the pinned peers and sets
-//! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_TS_SERVER_JS`. These tests never skip:
+//! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_TS_SERVER_JS` (and
+//! `MCP_CLI`, the `mcp` command it builds). These tests never skip:
 //! a missing peer is a failure. Each HTTP server runs on a free port and is
 //! killed when its test ends.
 
@@ -75,8 +76,9 @@ fn handlers() -> Handlers {
 }
 
 async fn connect(factory: impl TransportFactory) -> Binding {
+    // The default protocol choice, auto: nothing to set.
     let mut definition = Definition::new("pymodern", factory);
-    definition.protocol = ProtocolChoice::Auto;
+    assert_eq!(definition.protocol, ProtocolChoice::Auto);
     definition.capabilities.elicitation = true;
     definition.capabilities.roots = true;
     tokio::time::timeout(LIMIT, Binding::connect(definition, handlers()))
@@ -115,6 +117,8 @@ async fn python_modern_over_stdio() {
     let b = connect(StdioFactory::new(peer("MCP_PYTHON")).arg(SCRIPT)).await;
     exercise_python(&b).await;
     assert_eq!(call(&b, "where", json!({ "region": "us-west1" })).await, "region us-west1");
+    // Dropped: notifications/cancelled stops the server's handler.
+    a_dropped_call_reaches_the_server(&b).await;
     b.close().await;
 }
 
@@ -130,6 +134,8 @@ async fn python_modern_over_streamable_http_with_param_headers() {
     // The server checks Mcp-Param-Region against the body: a missing or
     // wrong header would be refused (-32020).
     assert_eq!(call(&b, "where", json!({ "region": "Zürich " })).await, "region Zürich ");
+    // Dropped: its response stream closes, and the server stops the handler.
+    a_dropped_call_reaches_the_server(&b).await;
     b.close().await;
 }
 
@@ -236,4 +242,142 @@ async fn a_legacy_binding_to_a_modern_only_server_fails_unsupported_protocol() {
     let e = connect_ts(factory, ProtocolChoice::Legacy).await.expect_err("refused");
     assert_eq!(e.class(), mcp_stack::FailureClass::UnsupportedProtocol, "{e}");
     assert!(e.message().contains("2026-07-28"), "names what was offered: {e}");
+}
+
+/// Calls `wait` (which runs until cancelled) with a short deadline, so that
+/// the call is dropped, then asks the server how many were cancelled.
+async fn a_dropped_call_reaches_the_server(b: &Binding) {
+    let opts = CallOpts::default().with_timeout(Duration::from_millis(300));
+    let e = b.call_tool("wait", json!({}), opts).await.expect_err("the deadline ends it");
+    assert_eq!(e.class(), mcp_stack::FailureClass::Deadline, "{e}");
+    let start = Instant::now();
+    while call(b, "cancelled", json!({})).await != "cancelled=1" {
+        assert!(start.elapsed() < LIMIT, "the server never saw the call cancelled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn typescript_v2_a_dropped_call_is_cancelled_over_stdio_by_notice() {
+    let factory = StdioFactory::new(peer("MCP_NODE")).arg(peer("MCP_TS_SERVER_JS"));
+    let b = connect_ts(factory, ProtocolChoice::Auto).await.expect("connect");
+    assert_eq!(b.session().protocol_version, "2026-07-28");
+    a_dropped_call_reaches_the_server(&b).await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn typescript_v2_a_dropped_call_is_cancelled_over_http_by_closing_its_stream() {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_NODE"));
+    command.arg(peer("MCP_TS_SERVER_JS")).arg("--http").arg(port.to_string());
+    let _server = start(command, port).await;
+    let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    let b = connect_ts(factory, ProtocolChoice::Auto).await.expect("connect");
+    assert_eq!(b.session().protocol_version, "2026-07-28");
+    a_dropped_call_reaches_the_server(&b).await;
+    b.close().await;
+}
+
+/// `grow` until the listen stream's `tools/list_changed` makes a candidate
+/// with the tool `grown`; subscribe to `demo://counter` and `touch` until
+/// its update reaches `ResourceUpdated` (recorded in `updates`).
+async fn listen_gives_a_candidate_and_resource_updates(
+    b: &Binding,
+    updates: &std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    assert!(b.catalog().tool("grown").is_none());
+    let start = Instant::now();
+    while b.candidate().is_none_or(|c| c.tool("grown").is_none()) {
+        assert!(start.elapsed() < LIMIT, "no candidate with the new tool");
+        assert_eq!(call(b, "grow", json!({})).await, "grew");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(b.catalog().tool("grown").is_none(), "adopted only when the host says so");
+    b.subscribe("demo://counter").await.expect("subscribe");
+    let start = Instant::now();
+    while !updates.lock().unwrap().iter().any(|u| u == "demo://counter") {
+        assert!(start.elapsed() < LIMIT, "no ResourceUpdated for demo://counter");
+        call(b, "touch", json!({})).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A binding to `factory` with the default protocol choice whose
+/// `ResourceUpdated` URIs are recorded.
+async fn connect_recording(
+    name: &str,
+    factory: impl TransportFactory,
+    handlers: Handlers,
+) -> (Binding, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let updates = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = updates.clone();
+    let mut definition = Definition::new(name, factory);
+    definition.capabilities.elicitation = true;
+    definition.capabilities.roots = true;
+    let handlers = handlers.with_events(move |e| {
+        if let mcp_stack::Event::ResourceUpdated { uri, .. } = e {
+            sink.lock().unwrap().push(uri);
+        }
+    });
+    let b = tokio::time::timeout(LIMIT, Binding::connect(definition, handlers)).await.unwrap().unwrap();
+    assert_eq!(b.session().protocol_version, "2026-07-28", "auto is the default");
+    (b, updates)
+}
+
+#[tokio::test]
+async fn python_listen_over_stdio_and_http_gives_a_candidate_and_resource_updates() {
+    let (b, updates) =
+        connect_recording("py", StdioFactory::new(peer("MCP_PYTHON")).arg(SCRIPT), handlers()).await;
+    listen_gives_a_candidate_and_resource_updates(&b, &updates).await;
+    b.close().await;
+
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_PYTHON"));
+    command.arg(SCRIPT).arg("--http").arg(port.to_string());
+    let _server = start(command, port).await;
+    let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    let (b, updates) = connect_recording("py", factory, handlers()).await;
+    listen_gives_a_candidate_and_resource_updates(&b, &updates).await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn typescript_v2_listen_over_http_gives_a_candidate_and_resource_updates() {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_NODE"));
+    command.arg(peer("MCP_TS_SERVER_JS")).arg("--http").arg(port.to_string());
+    let _server = start(command, port).await;
+    let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    let (b, updates) = connect_recording("tsmodern", factory, ts_handlers()).await;
+    listen_gives_a_candidate_and_resource_updates(&b, &updates).await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn the_cli_reports_the_negotiated_modern_version_in_tools_json() {
+    // `scripts/interop.sh` builds the CLI and sets MCP_CLI.
+    let server = format!("{} {}", peer("MCP_NODE"), peer("MCP_TS_SERVER_JS"));
+    let out = Command::new(peer("MCP_CLI"))
+        .args(["--stdio", &server, "--binding", "ts", "tools", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["catalogs"][0]["protocolVersion"], "2026-07-28", "{doc}");
+    let names: Vec<&str> = doc["catalogs"][0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["modelName"].as_str())
+        .collect();
+    assert!(names.contains(&"mcp__ts__add"), "{names:?}");
+    let out = Command::new(peer("MCP_CLI"))
+        .args(["--stdio", &server, "--protocol", "legacy", "tools", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcp");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["catalogs"][0]["protocolVersion"], "2025-11-25", "--protocol legacy: {doc}");
 }

@@ -272,6 +272,20 @@ fn cli_with_a_config_of_server_everything_and_the_python_server() {
         (out.status.code().unwrap_or(-1), doc)
     };
 
+    // The plain `servers` a person reads: one line per server.
+    let out = std::process::Command::new(peer("MCP_CLI"))
+        .arg("--config")
+        .arg(&path)
+        .arg("servers")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the CLI");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for name in ["everything", "py"] {
+        assert!(text.lines().any(|l| l.contains(name) && l.contains("ready")), "{name} not ready in: {text}");
+    }
+
     let (code, doc) = run(&["servers", "--json"]);
     assert_eq!(code, 0, "{doc}");
     let servers = doc["servers"].as_array().unwrap();

@@ -62,7 +62,10 @@ async fn a_filtered_tool_is_refused_and_the_server_receives_nothing() {
         recorder.find("tools/call").iter().map(|m| m["params"]["name"].clone()).collect();
     assert_eq!(called, vec![json!("public")]);
     // Discovery listed the tools at connect; the refused call sent nothing.
-    assert_eq!(recorder.methods(), ["initialize", "notifications/initialized", "tools/list", "tools/call"]);
+    assert_eq!(
+        recorder.methods(),
+        ["server/discover", "initialize", "notifications/initialized", "tools/list", "tools/call"]
+    );
 
     let listed = binding.list_tools().await.unwrap();
     assert_eq!(listed.items.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["public"]);

@@ -34,13 +34,19 @@ fn server(script: impl Fn(&str, &Value) -> Option<Value> + Send + Sync + 'static
                     continue;
                 };
                 let Some(mut reply) = script(method, &message["params"]) else { continue };
+                // `{"die": true}`: the server goes away (the connection ends).
+                if reply.get("die").is_some() {
+                    return;
+                }
                 // `{"notify": [..]}`: send these notifications (with the
-                // request's id as their subscription id), answer nothing.
+                // request's id as their subscription id, or a note's own
+                // `_sid`), answer nothing.
                 if let Some(notes) = reply.get("notify").and_then(Value::as_array) {
                     for note in notes {
                         let mut note = note.clone();
+                        let sid = note.as_object_mut().unwrap().remove("_sid").unwrap_or_else(|| id.clone());
                         note["jsonrpc"] = json!("2.0");
-                        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] = id.clone();
+                        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] = sid;
                         if sender.send(note.to_string()).await.is_err() {
                             return;
                         }
@@ -49,6 +55,17 @@ fn server(script: impl Fn(&str, &Value) -> Option<Value> + Send + Sync + 'static
                 }
                 reply["jsonrpc"] = json!("2.0");
                 reply["id"] = id.clone();
+                // `"delayMs"`: answer that much later (meanwhile the server
+                // goes on reading).
+                if let Some(delay) = reply.as_object_mut().unwrap().remove("delayMs").and_then(|d| d.as_u64())
+                {
+                    let sender = sender.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(delay)).await;
+                        let _ = sender.send(reply.to_string()).await;
+                    });
+                    continue;
+                }
                 if sender.send(reply.to_string()).await.is_err() {
                     return;
                 }
@@ -714,5 +731,219 @@ async fn an_input_kind_the_client_did_not_declare_is_refused() {
     assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
     assert!(e.message().contains("elicitation/create"), "{e}");
     assert_eq!(seen.requests("tools/call").len(), 1, "not sent again");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lost_tool_call_is_reissued_only_when_the_definition_opts_in() {
+    let (inner, seen) = server(|method, _| match method {
+        "server/discover" => Some(discover_result()),
+        "tools/list" => Some(tools_list()),
+        "tools/call" => done(),
+        _ => Some(json!({ "result": {} })),
+    });
+    let factory = Lossy { inner, lose: &["tools/call"] };
+    let mut def = Definition::new("lossy", factory);
+    def.protocol = ProtocolChoice::Modern;
+    def.reissue_lost_tool_calls = true;
+    let binding = Binding::connect(def, Handlers::default()).await.unwrap();
+    let result = binding.call_tool("t", json!({}), CallOpts::default()).await.expect("re-issued");
+    assert!(!result.is_error);
+    let calls = seen.requests("tools/call");
+    assert_eq!(calls.len(), 1, "the lost one never reached the server; the re-issue did");
+    assert_ne!(calls[0]["id"], json!(null));
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn listen_notifications_are_told_apart_by_their_subscription_id() {
+    // One channel for every stream, as on stdio: what another subscription
+    // sends (here stamped 999, a stream this binding never opened or has
+    // replaced) is not this stream's.
+    let (factory, _seen) = server(move |method, _params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "resources": { "subscribe": true } },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "resources/list" => Some(json!({ "result": { "resources": [] } })),
+        "subscriptions/listen" => Some(json!({ "notify": [
+            { "method": "notifications/subscriptions/acknowledged",
+              "params": { "notifications": {} }, "_sid": 999 },
+            { "method": "notifications/resources/updated", "params": { "uri": "demo://foreign" }, "_sid": 999 },
+            { "method": "notifications/subscriptions/acknowledged",
+              "params": { "notifications": { "resourceSubscriptions": ["demo://a"] } } },
+            { "method": "notifications/resources/updated", "params": { "uri": "demo://a" } }
+        ]})),
+        _ => Some(json!({ "result": {} })),
+    });
+    let seen_events = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen_events.clone();
+    let handlers = Handlers::default().with_events(move |e| match e {
+        mcp_stack::Event::ResourceUpdated { uri, .. } => sink.lock().unwrap().push(format!("updated {uri}")),
+        mcp_stack::Event::Warning { text, .. } => sink.lock().unwrap().push(format!("warning {text}")),
+        _ => {}
+    });
+    let binding = Binding::connect(definition(factory, ProtocolChoice::Modern), handlers).await.unwrap();
+    binding.subscribe("demo://a").await.unwrap();
+    let mut waited = 0;
+    while !seen_events.lock().unwrap().iter().any(|e| e == "updated demo://a") {
+        assert!(waited < 100, "no update: {:?}", seen_events.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let events = seen_events.lock().unwrap().clone();
+    assert!(!events.iter().any(|e| e.contains("demo://foreign")), "another stream's update: {events:?}");
+    assert!(
+        !events.iter().any(|e| e.contains("acknowledged")),
+        "another stream's acknowledgement: {events:?}"
+    );
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_header_mismatch_resend_ends_at_the_calls_original_deadline() {
+    let calls = Arc::new(Mutex::new(0u32));
+    let count = calls.clone();
+    let (factory, seen) = both(
+        |_| Some(discover_result()),
+        move |_| {
+            let mut n = count.lock().unwrap();
+            *n += 1;
+            match *n {
+                // Refused after 3 s of the call's 5 s.
+                1 => Some(json!({ "delayMs": 3000,
+                    "error": { "code": -32020, "message": "Header mismatch: Mcp-Param-Region" } })),
+                // The resend is never answered.
+                _ => None,
+            }
+        },
+    );
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    let start = Instant::now();
+    let opts = CallOpts { timeout: Some(Duration::from_secs(5)), ..CallOpts::default() };
+    let e = binding.call_tool("t", json!({}), opts).await.unwrap_err();
+    let took = start.elapsed();
+    assert_eq!(e.class(), FailureClass::Deadline, "{e}");
+    assert!(
+        took >= Duration::from_secs(5) && took <= Duration::from_secs(5) + Duration::from_millis(10),
+        "{took:?}"
+    );
+    assert_eq!(seen.requests("tools/call").len(), 2, "resent once, within the first deadline");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_url_elicitation_through_input_required_is_consent_only() {
+    let (factory, seen) = both(
+        |_| Some(discover_result()),
+        |params| match params.get("inputResponses") {
+            None => Some(json!({ "result": {
+                "resultType": "input_required",
+                "inputRequests": { "login": { "method": "elicitation/create", "params": {
+                    "mode": "url", "message": "Sign in", "url": "https://example.com/login"
+                } } }
+            }})),
+            Some(_) => done(),
+        },
+    );
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = asked.clone();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let handlers = Handlers::default()
+        .elicitation(move |req: ElicitRequest| {
+            record.lock().unwrap().push(req.clone());
+            async move { Ok(ElicitResult::accept_url()) }
+        })
+        .elicitation_modes(mcp_stack::binding::ElicitationModes { form: true, url: true })
+        .with_events(move |e| {
+            if let mcp_stack::Event::ElicitationComplete { .. } = e {
+                sink.lock().unwrap().push(e);
+            }
+        });
+    let mut def = definition(factory, ProtocolChoice::Modern);
+    def.capabilities.elicitation = true;
+    let binding = Binding::connect(def, handlers).await.unwrap();
+    binding.call_tool("t", json!({}), CallOpts::default()).await.expect("consented");
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].url.as_deref(), Some("https://example.com/login"));
+    assert_eq!(asked[0].elicitation_id, None, "consent only: no id to wait on");
+    let calls = seen.requests("tools/call");
+    assert_eq!(calls[1]["params"]["inputResponses"]["login"], json!({ "action": "accept" }), "no content");
+    assert!(events.lock().unwrap().is_empty());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_listen_result_ends_the_stream_and_an_error_reopens_it_with_backoff() {
+    let listen_server = |graceful: bool| {
+        server(move |method, _params| match method {
+            "server/discover" => Some(json!({ "result": {
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": { "tools": { "listChanged": true } },
+                "serverInfo": { "name": "modern-test", "version": "1.0" }
+            }})),
+            "tools/list" => Some(tools_list()),
+            "subscriptions/listen" if graceful => Some(json!({ "result": { "resultType": "complete" } })),
+            "subscriptions/listen" => Some(json!({ "error": { "code": -32603, "message": "stream lost" } })),
+            _ => Some(json!({ "result": {} })),
+        })
+    };
+    // A result: the server ended the subscription on purpose; not re-opened.
+    let (factory, seen) = listen_server(true);
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 1);
+    binding.close().await;
+
+    // Any other end: opened again after LISTEN_BACKOFF, then twice that.
+    let (factory, seen) = listen_server(false);
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 1);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 2, "after 1 s");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 2, "the next waits 2 s");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 3);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_listen_stream_is_opened_again_after_a_reconnect() {
+    let (factory, seen) = server(move |method, params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": { "listChanged": true } },
+            "serverInfo": { "name": "modern-test", "version": "1.0" }
+        }})),
+        "tools/list" => Some(tools_list()),
+        "subscriptions/listen" => Some(json!({ "notify": [] })),
+        "tools/call" if params["name"] == "die" => Some(json!({ "die": true })),
+        "tools/call" => done(),
+        _ => Some(json!({ "result": {} })),
+    });
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(seen.requests("subscriptions/listen").len(), 1);
+    let e = binding.call_tool("die", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::Indeterminate, "{e}");
+    binding.call_tool("t", json!({}), CallOpts::default()).await.expect("after the reconnect");
+    let mut waited = 0;
+    while seen.requests("subscriptions/listen").len() < 2 {
+        assert!(waited < 100, "no listen stream after the reconnect");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += 1;
+    }
+    assert_eq!(seen.requests("server/discover").len(), 2, "a modern verdict is confirmed by the next dial");
+    assert!(seen.requests("initialize").is_empty());
     binding.close().await;
 }

@@ -34,6 +34,11 @@ struct Control {
     more_tools: AtomicBool,
     version: Mutex<String>,
     kill: watch::Sender<u64>,
+    /// `server/discover` requests seen.
+    discovers: AtomicU32,
+    /// Whether `server/discover` goes unanswered (a silent legacy server);
+    /// otherwise it is refused as a legacy server refuses it.
+    silent_discover: AtomicBool,
 }
 
 impl Control {
@@ -48,6 +53,8 @@ impl Control {
             more_tools: AtomicBool::new(false),
             version: Mutex::new("1".into()),
             kill: watch::channel(0).0,
+            discovers: AtomicU32::new(0),
+            silent_discover: AtomicBool::new(false),
         })
     }
 
@@ -89,6 +96,15 @@ async fn serve(transport: Transport, control: Arc<Control>) {
         let Ok(Some(Inbound::Frame(text))) = frame else { return };
         let Ok(Message::Request(request)) = Message::parse(&text) else { continue };
         let result = match request.method.as_str() {
+            "server/discover" => {
+                control.discovers.fetch_add(1, Ordering::SeqCst);
+                if control.silent_discover.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let error = mcp_stack::protocol::ErrorObject::new(-32601, "Method not found");
+                let _ = sender.send(Message::Response(Response::error(request.id, error)).to_json()).await;
+                continue;
+            }
             "initialize" => json!({
                 "protocolVersion": "2025-11-25",
                 "capabilities": {"tools": {}},
@@ -752,4 +768,29 @@ mod stdio {
         assert_eq!(binding.ping().await.unwrap_err().class(), FailureClass::Shutdown);
         assert_eq!(factory.last_pid(), Some(pid));
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_legacy_verdict_of_the_automatic_choice_is_kept_for_reconnects() {
+    // A legacy server that never answers server/discover: the first dial
+    // waits the discover timeout, a reconnect to the same server does not.
+    let control = Control::new();
+    control.silent_discover.store(true, Ordering::SeqCst);
+    let recorded = Recorded::default();
+    let t0 = Instant::now();
+    let binding = bind(&control, ReconnectPolicy::default(), &recorded).await;
+    assert!(t0.elapsed() >= mcp_stack::era::DEFAULT_DISCOVER_TIMEOUT, "{:?}", t0.elapsed());
+    assert_eq!(binding.session().protocol_version, "2025-11-25");
+    assert_eq!(control.discovers.load(Ordering::SeqCst), 1);
+
+    let t1 = Instant::now();
+    control.kill();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let lifecycle = recorded.lifecycle(None);
+    assert!(lifecycle.iter().any(|l| l.starts_with("restored flaky")), "{lifecycle:?}");
+    assert_eq!(echo(&binding).await.unwrap(), "echo");
+    assert!(t1.elapsed() < mcp_stack::era::DEFAULT_DISCOVER_TIMEOUT, "no second wait: {:?}", t1.elapsed());
+    assert_eq!(control.dials(), 2);
+    assert_eq!(control.discovers.load(Ordering::SeqCst), 1, "the reconnect did not probe again");
+    binding.close().await;
 }

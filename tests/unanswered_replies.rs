@@ -251,8 +251,9 @@ async fn a_request_waiting_on_the_listening_stream_ends_when_the_stream_does() {
     binding.close().await;
 }
 
-/// A stdio server (a shell script) that answers the handshake on one line
-/// each and every other request pretty-printed over several lines.
+/// A legacy stdio server (a shell script) that answers the handshake on one
+/// line each (refusing `server/discover`) and every other request
+/// pretty-printed over several lines.
 fn pretty_server() -> StdioFactory {
     let script = r#"
 while IFS= read -r line; do
@@ -260,6 +261,8 @@ while IFS= read -r line; do
   case "$line" in
     *'"initialize"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"pretty","version":"1"}}}\n' "$id" ;;
+    *'"server/discover"'*)
+      printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id" ;;
     *'"tools/list"'*)
       printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}}\n' "$id" ;;
     *'"method":"notifications/'*) ;;

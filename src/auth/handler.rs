@@ -126,21 +126,16 @@ impl AuthorizationHandler {
     /// off (at most [`MAX_AUTHORIZATION_HOPS`], each within `timeout`) until
     /// a `Location` points at `redirect_uri`, and returns that location's
     /// query. Nothing listens at `redirect_uri`; it only has to be a URI the
-    /// authorization server accepts.
+    /// authorization server accepts. Cookies the authorization server sets
+    /// on the way (its login and consent state, as `oidc-provider` keeps
+    /// them) are sent back on the following hops of the same authorization
+    /// and then dropped.
     pub fn headless(redirect_uri: impl Into<String>, timeout: Duration) -> Result<Self, Error> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .timeout(timeout)
-            .build()
-            .map_err(|e| {
-                Error::new(FailureClass::InvalidConfig, "could not build the HTTP client")
-                    .with_source(e.without_url())
-            })?;
-        let client = Arc::new(client);
-        Ok(Self::from_fn(redirect_uri, move |request: AuthorizationRequest| {
-            let client = client.clone();
-            async move { follow(&client, request).await }
+        // Checked now, so that a bad setting fails when it is made; each
+        // authorization builds its own client, so cookies never outlive it.
+        headless_client(timeout)?;
+        Ok(Self::from_fn(redirect_uri, move |request: AuthorizationRequest| async move {
+            follow(&headless_client(timeout)?, request).await
         }))
     }
 
@@ -204,6 +199,23 @@ impl Default for LoopbackOptions {
     fn default() -> Self {
         Self { port: 0, open_browser: false, wait: DEFAULT_LOOPBACK_WAIT }
     }
+}
+
+/// The headless handler's client: no redirects followed by reqwest (the
+/// handler looks at each `Location` itself), a fresh cookie jar (an
+/// authorization server keeps its login and consent state in cookies across
+/// the redirects of one authorization), a deadline per request.
+fn headless_client(timeout: Duration) -> Result<reqwest::Client, Error> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .cookie_store(true)
+        .no_proxy()
+        .timeout(timeout)
+        .build()
+        .map_err(|e| {
+            Error::new(FailureClass::InvalidConfig, "could not build the HTTP client")
+                .with_source(e.without_url())
+        })
 }
 
 async fn follow(client: &reqwest::Client, request: AuthorizationRequest) -> Result<Secret, Error> {

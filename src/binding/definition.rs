@@ -8,6 +8,7 @@ use crate::config::{Limits, Timeouts, ToolFilter};
 use crate::era::ProtocolChoice;
 use crate::layer::reconnect::ReconnectPolicy;
 use crate::layer::retry::RetryPolicy;
+use crate::layer::trace::TraceContextSource;
 use crate::protocol::logging::LoggingLevel;
 use crate::session::ClientIdentity;
 use crate::transport::TransportFactory;
@@ -71,8 +72,32 @@ pub struct Definition {
     /// Which protocol era (or version) the binding may speak, and so which
     /// handshake it runs: see [`ProtocolChoice`] and
     /// [`Dialer`](crate::layer::Dialer). The default is
-    /// [`ProtocolChoice::Legacy`], the `initialize` handshake.
+    /// [`ProtocolChoice::Auto`]: `server/discover` first, `initialize` when
+    /// the server turns out to be a legacy one (a legacy server that does
+    /// not answer unknown requests costs [`Timeouts::discover`] once).
     pub protocol: ProtocolChoice,
+    /// Where each request's W3C trace context comes from, to send it as
+    /// `traceparent` (and `tracestate`) in the request's `_meta`
+    /// (SEP-414). `None`, the default, sends none: a trace id tells a
+    /// server which requests belong together, which a host opts into. See
+    /// [`crate::layer::trace`] for the spans and how an OpenTelemetry user
+    /// supplies the context.
+    pub trace_context: Option<Arc<dyn TraceContextSource>>,
+    /// Whether a `tools/call` whose reply was lost is sent again. Off by
+    /// default.
+    ///
+    /// On 2026-07-28 over HTTP, a response stream that breaks loses its
+    /// request (that era's streams are not resumable), and the
+    /// specification asks the client to re-issue it. List and read
+    /// requests are re-issued with a new id, within the call's deadline
+    /// ([`MAX_REISSUES`](crate::connection::MAX_REISSUES) times at most). A
+    /// tool call may already have acted, and this binding never runs a tool
+    /// twice behind the host's back: by default it ends `indeterminate`,
+    /// for the host to decide. Set this for a server whose tools are safe to
+    /// run twice (idempotent, or deduplicated by the server), and a lost
+    /// tool call is re-issued like a read. It changes nothing on the legacy
+    /// era, whose streams resume instead.
+    pub reissue_lost_tool_calls: bool,
 }
 
 impl fmt::Debug for Definition {
@@ -92,6 +117,8 @@ impl fmt::Debug for Definition {
             .field("refresh", &self.refresh)
             .field("client", &self.client)
             .field("protocol", &self.protocol)
+            .field("trace_context", &self.trace_context.is_some())
+            .field("reissue_lost_tool_calls", &self.reissue_lost_tool_calls)
             .finish()
     }
 }
@@ -118,6 +145,8 @@ impl Definition {
             refresh: RetryPolicy::default(),
             client: ClientIdentity::default(),
             protocol: ProtocolChoice::default(),
+            trace_context: None,
+            reissue_lost_tool_calls: false,
         }
     }
 

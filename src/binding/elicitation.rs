@@ -119,7 +119,9 @@ pub struct ElicitRequest {
     /// The URL, in URL mode only. Bounded, not vetted: whether to show or
     /// open it is the host's decision.
     pub url: Option<String>,
-    /// The server's correlation id, in URL mode only.
+    /// The server's correlation id, in URL mode only, up to 2025-11-25. On
+    /// 2026-07-28 a URL elicitation is consent only: no id, and no
+    /// completion follows.
     pub elicitation_id: Option<String>,
 }
 
@@ -353,6 +355,9 @@ impl Elicitor {
             }
         };
         let mode = params.mode();
+        // 2026-07-28 asks through input requests: a URL elicitation there is
+        // consent only, with no id and no completion to wait for.
+        let consent_only = crate::protocol::is_modern_version(version);
         let url_allowed = self.modes.url && version >= URL_MODE_SINCE;
         let declared = match mode {
             ElicitationMode::Form => self.modes.form,
@@ -377,7 +382,14 @@ impl Elicitor {
             ElicitRequestParams::Url(url) => self
                 .bounded("message", &url.message)
                 .and_then(|()| self.bounded("URL", &url.url))
-                .and_then(|()| self.bounded("id", &url.elicitation_id))
+                .and_then(|()| match (&url.elicitation_id, consent_only) {
+                    (Some(id), _) => self.bounded("id", id),
+                    (None, true) => Ok(()),
+                    (None, false) => Err(Refusal {
+                        code: codes::INVALID_PARAMS,
+                        message: "a URL elicitation must carry an elicitationId".to_string(),
+                    }),
+                })
                 .map(|()| None),
         };
         let validator = match prepared {
@@ -399,7 +411,9 @@ impl Elicitor {
                 message: url.message,
                 schema: None,
                 url: Some(url.url),
-                elicitation_id: Some(url.elicitation_id),
+                // Consent only: no id for the host to correlate, and none
+                // remembered for a completion.
+                elicitation_id: url.elicitation_id.filter(|_| !consent_only),
             },
         };
         let elicitation_id = request.elicitation_id.clone();

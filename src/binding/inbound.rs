@@ -53,6 +53,17 @@ pub(crate) struct BindingInbound {
     /// The filter of the open 2026-07-28 listen request, to compare its
     /// acknowledgement with.
     listen_filter: std::sync::Mutex<Option<serde_json::Map<String, Value>>>,
+    /// The id of the open listen request, once sent; `None` when none is
+    /// open. Only on transports that carry every stream on one channel
+    /// (stdio, in-memory), where it tells the listen stream's
+    /// notifications from a replaced one's.
+    /// With the generation of the listen task that set it: a replaced
+    /// task's late write is ignored.
+    listen_id: std::sync::Mutex<(u64, Option<crate::connection::AssignedId>)>,
+    /// Whether notifications are told apart by their subscription id (a
+    /// message-oriented transport; over HTTP each stream is its own
+    /// response already).
+    demultiplex: bool,
 }
 
 /// What `initialize` advertises: each capability whose handler is installed
@@ -82,6 +93,42 @@ impl BindingInbound {
     /// Records the filter a listen request asks for.
     pub(crate) fn set_listen_filter(&self, filter: Option<serde_json::Map<String, Value>>) {
         *self.listen_filter.lock().expect("listen filter lock") = filter;
+    }
+
+    /// A new listen stream replaces any earlier one: until it records its
+    /// request ([`BindingInbound::set_listen_id`] with the generation
+    /// returned here), no stamped notification is ours.
+    pub(crate) fn begin_listen(&self) -> u64 {
+        let mut slot = self.listen_id.lock().expect("listen id lock");
+        slot.0 += 1;
+        slot.1 = None;
+        slot.0
+    }
+
+    /// Records the request of the listen stream of `generation`, whose id
+    /// its notifications carry; ignored when a newer stream replaced it.
+    pub(crate) fn set_listen_id(&self, generation: u64, id: crate::connection::AssignedId) {
+        let mut slot = self.listen_id.lock().expect("listen id lock");
+        if slot.0 == generation {
+            slot.1 = Some(id);
+        }
+    }
+
+    /// Whether `notification` belongs to this binding's open listen stream,
+    /// or to none: one stamped with another subscription id (a listen
+    /// request that was replaced, or never this binding's) is not ours.
+    fn ours(&self, notification: &Notification) -> bool {
+        let stamp = notification
+            .params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(super::listen::SUBSCRIPTION_ID_META));
+        let Some(stamp) = stamp else { return true };
+        if !self.demultiplex {
+            return true;
+        }
+        let open = self.listen_id.lock().expect("listen id lock").1.as_ref().and_then(|slot| slot.get());
+        open.is_some_and(|id| serde_json::to_value(id).is_ok_and(|id| &id == stamp))
     }
 
     /// Warns when the server acknowledged a listen request with other
@@ -156,6 +203,8 @@ impl BindingInbound {
             progress,
             version: RwLock::new(String::new()),
             listen_filter: std::sync::Mutex::new(None),
+            listen_id: std::sync::Mutex::new((0, None)),
+            demultiplex: !matches!(definition.transport.kind(), "streamable_http" | "http" | "sse"),
             elicitor,
             sampler,
             roots,
@@ -282,6 +331,15 @@ impl InboundHandler for BindingInbound {
     }
 
     fn notification(&self, notification: Notification) {
+        if !self.ours(&notification) {
+            tracing::debug!(
+                target: "mcp_stack::listen",
+                binding = %self.binding,
+                method = %normalize_message(&notification.method, 128),
+                "dropped a notification of a listen stream that is not open"
+            );
+            return;
+        }
         match notification.method.as_str() {
             methods::NOTIFICATIONS_PROGRESS => {
                 self.progress.route(notification.params.as_ref());

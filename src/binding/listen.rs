@@ -30,6 +30,16 @@
 //! The acknowledgement names what the server honours; when it differs from
 //! what was asked (an asked family missing or off), the binding emits a
 //! warning event.
+//!
+//! On stdio every stream shares the one channel, so the binding tells its
+//! open stream's messages apart by their
+//! `_meta["io.modelcontextprotocol/subscriptionId"]` ([`SUBSCRIPTION_ID_META`],
+//! the id of the listen request that opened the stream): a message stamped
+//! with another id (a stream the binding replaced when a subscription
+//! changed, whose last messages may still be on their way) is dropped, so a
+//! stale acknowledgement is not compared with the new filter and a stale
+//! update is not reported. A notification with no stamp is taken as it is.
+//! Over HTTP each stream is its own response, and nothing is dropped.
 
 use serde_json::{json, Map, Value};
 use std::time::Duration;
@@ -43,6 +53,9 @@ use crate::request::{CallOpts, McpRequest};
 pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 /// The first message of a listen stream: what the server honours.
 pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+/// `_meta` key of every message of a listen stream: the JSON-RPC id of the
+/// `subscriptions/listen` request that opened it.
+pub const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Whether the acknowledged filter `granted` leaves out something `asked`
 /// wants (a family not `true`, a resource not listed).
@@ -95,8 +108,10 @@ impl Binding {
             if let Some(previous) = self.inner.listen.lock().expect("listen lock").take() {
                 previous.abort();
             }
+            self.inner.inbound.begin_listen();
             return;
         };
+        let generation = self.inner.inbound.begin_listen();
         self.inner.inbound.set_listen_filter(Some(filter.clone()));
         let weak = std::sync::Arc::downgrade(&self.inner);
         let task = tokio::spawn(async move {
@@ -108,7 +123,14 @@ impl Binding {
                 let Some(service) = weak.upgrade().map(|inner| inner.service.clone()) else { return };
                 let params = json!({ "notifications": filter.clone() });
                 let opts = CallOpts { timeout: Some(LISTEN_TIMEOUT), ..CallOpts::default() };
-                let request = McpRequest::with_value(SUBSCRIPTIONS_LISTEN, params).opts(opts);
+                let mut request = McpRequest::with_value(SUBSCRIPTIONS_LISTEN, params).opts(opts);
+                // The connection writes the request's id here; its
+                // notifications carry it.
+                let id = crate::connection::AssignedId::default();
+                request.extensions.insert(id.clone());
+                if let Some(inner) = weak.upgrade() {
+                    inner.inbound.set_listen_id(generation, id);
+                }
                 let opened = tokio::time::Instant::now();
                 let outcome = tower::ServiceExt::oneshot(service, request).await;
                 match outcome {

@@ -6,6 +6,13 @@
 //! Outermost first, each position chosen for a reason. Every layer passes
 //! readiness through as tower's middleware do, except where said.
 //!
+//! Around all of it, each request gets its `tracing` span
+//! ([`crate::layer::trace`]: binding, method, tool and model name, request
+//! id; `INFO` for tool calls, `DEBUG` for the rest), opened first so that
+//! a refusal, a wait and a retry all show inside it; the catalog's own
+//! reads get one too. With [`Definition::trace_context`] set, it also
+//! writes the W3C `traceparent` into the request's `_meta`.
+//!
 //! 1. [`ToolFilterLayer`]: refuses a call to a filtered tool
 //!    (`tool_unavailable`) before anything else happens: no deadline, no
 //!    progress route, no place at the gate, no permit, nothing on the wire,
@@ -187,6 +194,7 @@ use crate::error::{Error, FailureClass};
 pub(crate) use crate::events::EventBus;
 use crate::layer::entry::Entry;
 use crate::layer::reconnect::{Dialer, Reconnect, ReconnectLayer};
+use crate::layer::trace::{ModelNames, Trace};
 use crate::layer::{Deadline, DeadlineLayer, ProgressRouter, SafeRetry, SamplingDepthLayer, ToolFilterLayer};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
 use crate::protocol::logging::LoggingLevel;
@@ -310,6 +318,8 @@ impl Binding {
             .client_info(definition.client.to_implementation())
             .timeout(timeouts.startup)
             .protocol(definition.protocol.clone())
+            .discover_timeout(timeouts.discover)
+            .reissue_lost_tool_calls(definition.reissue_lost_tool_calls)
             .log_level(handlers.log.is_some().then_some(definition.log_level));
 
         let (connection, session) = match dialer.dial().await {
@@ -360,7 +370,9 @@ impl Binding {
         // The catalog reads the server's whole offering below the filter and
         // the call checks: the digest describes the server, not this host's
         // policy, and the catalog applies the filter to what it shows.
-        let catalog_service = Deadline::new(entry.clone(), timeouts.request);
+        let trace = definition.trace_context.clone();
+        let catalog_service =
+            Trace::new(Deadline::new(entry.clone(), timeouts.request), &name, None, trace.clone());
         auth_phase.set_phase(State::Discovering);
         let catalog =
             discover_at_connect(&definition, &session, catalog_service, feed, &events, timeouts).await;
@@ -372,8 +384,12 @@ impl Binding {
             }
         };
         lifecycle.attach_catalog(&catalog);
+        let adopted = catalog.clone();
+        let model_names: ModelNames =
+            Arc::new(move |raw: &str| adopted.adopted().tool(raw).map(|t| t.model_name.clone()));
         auth_phase.attach(&lifecycle);
         let front = ServiceBuilder::new()
+            .layer_fn(|inner| Trace::new(inner, &name, Some(model_names.clone()), trace.clone()))
             .layer(ToolFilterLayer::new(definition.tool_filter.clone()))
             .layer(DeadlineLayer::new(timeouts.request))
             .layer_fn(|inner| CatalogGuard::new(inner, catalog.clone()))

@@ -19,6 +19,7 @@ use crate::error::Error;
 use crate::layer::entry::Entry;
 use crate::layer::reconnect::SharedRequests;
 use crate::layer::tool_filter::ToolFilter;
+use crate::layer::trace::Trace;
 use crate::layer::{
     Deadline, ProgressLayer, ProgressRouter, Reconnect, ResultLimitLayer, SafeRetry, SamplingDepth,
     ToolCallGateLayer,
@@ -26,9 +27,9 @@ use crate::layer::{
 use crate::request::{BoxMcpService, McpRequest, McpResponse};
 
 /// Everything above the point where the stack is driven to readiness: the
-/// filter, the deadline, the catalog's call checks, and the sampling-depth
-/// count (which must run on the caller's task).
-type Front = ToolFilter<Deadline<CatalogGuard<SamplingDepth<Entry>>>>;
+/// request's span, the filter, the deadline, the catalog's call checks, and
+/// the sampling-depth count (which must run on the caller's task).
+type Front = Trace<ToolFilter<Deadline<CatalogGuard<SamplingDepth<Entry>>>>>;
 
 /// A binding's whole stack: what [`Binding::service`](crate::Binding::service) returns, for sending
 /// requests through the same layers as the binding's own methods (and for

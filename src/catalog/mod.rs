@@ -142,7 +142,8 @@ pub(crate) use guard::CatalogGuard;
 /// What the catalog reads the server's whole offering through: the
 /// binding's stack below its tool filter and call checks, under the
 /// request deadline (see [`crate::binding`]).
-pub(crate) type CatalogService = crate::layer::Deadline<crate::layer::entry::Entry>;
+pub(crate) type CatalogService =
+    crate::layer::trace::Trace<crate::layer::Deadline<crate::layer::entry::Entry>>;
 
 use serde::Serialize;
 use serde_json::{Map, Value};

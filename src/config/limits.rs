@@ -13,6 +13,20 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default [`Timeouts::elicitation`]: a person answering an elicitation.
 pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// How long the automatic choice waits for an answer to `server/discover`
+/// before it takes the server for a legacy one and sends `initialize`.
+///
+/// A legacy server usually answers at once with "method not found"
+/// (-32601), and then the fallback costs one round trip. A legacy server
+/// that says nothing to a request it does not know (some stdio servers do)
+/// costs this long on the first dial only: the verdict is kept for
+/// reconnects (see `Dialer` in `crate::layer`). It counts against the
+/// startup timeout, so it is shorter than
+/// [`DEFAULT_STARTUP_TIMEOUT`];
+/// [`Timeouts::discover`] changes it, and
+/// `ProtocolChoice::Legacy` skips the probe for a server known to be
+/// legacy.
+pub const DEFAULT_DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default [`Limits::max_concurrent_requests`].
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 8;
 /// Default [`Limits::max_catalog_pages`].
@@ -69,6 +83,11 @@ pub struct Timeouts {
     pub request: Duration,
     /// Bounds a server-initiated elicitation round trip.
     pub elicitation: Duration,
+    /// How long the automatic protocol choice waits for `server/discover`
+    /// before it takes the server for a legacy one (see
+    /// [`DEFAULT_DISCOVER_TIMEOUT`]).
+    /// Part of the startup timeout, not added to it.
+    pub discover: Duration,
 }
 
 impl Timeouts {
@@ -85,6 +104,7 @@ impl Timeouts {
             startup: or(self.startup, DEFAULT_STARTUP_TIMEOUT),
             request: or(self.request, DEFAULT_REQUEST_TIMEOUT),
             elicitation: or(self.elicitation, DEFAULT_ELICITATION_TIMEOUT),
+            discover: or(self.discover, DEFAULT_DISCOVER_TIMEOUT),
         }
     }
 }

@@ -30,9 +30,18 @@
 //!   because the server forgot the session ([`Inbound::SessionExpired`]) ends
 //!   with `transport_closed` and the [`SessionExpired`] marker as its source,
 //!   for the binding to re-initialize and send it again.
-//! - When the connection ends, every call that was sent ends `indeterminate`
-//!   (it may or may not have taken effect, so it must not be replayed) unless
-//!   the connection was closed on purpose, which ends them with `shutdown`.
+//! - When the connection ends, every call that was written to the transport
+//!   ends `indeterminate` (it may or may not have taken effect, so it must
+//!   not be replayed) unless the connection was closed on purpose, which
+//!   ends them with `shutdown`. A call still queued for the writer was never
+//!   written: it ends `transport_closed`, and is never written later.
+//! - A request the transport fails to send ends `transport_closed` (the
+//!   transport's error means it was not delivered; `indeterminate` when the
+//!   transport says it may have been), and the connection ends. A
+//!   notification or reply that fails to send is a warning
+//!   ([`InboundHandler::warning`]), not the end of the connection: over HTTP
+//!   every message is its own exchange, and one failed `POST` of a
+//!   notification says nothing about the next request.
 //! - A call that finds the connection already ended is not sent, and ends
 //!   `transport_closed` (or `shutdown` after a close on purpose), whatever
 //!   broke the connection. So for a request, `transport_closed` means "never
@@ -109,6 +118,24 @@ pub const MAX_REISSUES: usize = 2;
 /// The longest warning text passed to [`InboundHandler::warning`].
 pub const MAX_WARNING_BYTES: usize = 512;
 
+/// A request's extension the connection fills with the JSON-RPC id it gives
+/// the request (the last one, when a request is sent again): for what must
+/// recognise messages that name the request, such as the notifications of a
+/// `subscriptions/listen` stream, stamped with its id.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AssignedId(Arc<Mutex<Option<RequestId>>>);
+
+impl AssignedId {
+    /// The id given, once the request was made.
+    pub(crate) fn get(&self) -> Option<RequestId> {
+        self.0.lock().expect("assigned id lock").clone()
+    }
+
+    fn set(&self, id: &RequestId) {
+        *self.0.lock().expect("assigned id lock") = Some(id.clone());
+    }
+}
+
 /// What the server sends on its own initiative, delivered by the connection.
 ///
 /// `notification` and `warning` are called on the reader task: they must not
@@ -184,12 +211,19 @@ pub enum ConnectionState {
 
 struct Pending {
     tx: oneshot::Sender<Result<Value, Error>>,
+    /// Whether the writer has handed the request to the transport. Until
+    /// then it provably never left the client: a connection that ends
+    /// meanwhile fails it `transport_closed`, not `indeterminate`.
+    written: bool,
 }
 
-/// One message for the writer, with the HTTP headers that mirror it.
+/// One message for the writer, with the HTTP headers that mirror it and,
+/// for a request, its id (so that the writer can tell a request that was
+/// written from one that was not).
 struct Outbound {
     text: String,
     headers: WireHeaders,
+    id: Option<RequestId>,
 }
 
 struct Shared {
@@ -354,14 +388,32 @@ impl Shared {
     }
 
     async fn enqueue(&self, text: String) -> Result<(), Error> {
-        self.enqueue_with(text, WireHeaders::default()).await
+        self.enqueue_with(text, WireHeaders::default(), None).await
     }
 
-    async fn enqueue_with(&self, text: String, headers: WireHeaders) -> Result<(), Error> {
+    async fn enqueue_with(
+        &self,
+        text: String,
+        headers: WireHeaders,
+        id: Option<RequestId>,
+    ) -> Result<(), Error> {
         self.outbound
-            .send(Outbound { text, headers })
+            .send(Outbound { text, headers, id })
             .await
             .map_err(|_| Error::new(FailureClass::TransportClosed, "connection writer has stopped"))
+    }
+
+    /// The writer is about to hand request `id` to the transport: marks it
+    /// written. `false` when nobody waits for it any more (its caller gave
+    /// up, or the connection ended): then it is not sent at all.
+    fn mark_written(&self, id: &RequestId) -> bool {
+        match self.pending.lock().expect("pending lock").get_mut(id) {
+            Some(pending) => {
+                pending.written = true;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Like `check_open`, for a request about to be sent: a connection that
@@ -373,6 +425,7 @@ impl Shared {
             ConnectionState::Closed { class: FailureClass::Shutdown, message } => {
                 Err(Error::new(FailureClass::Shutdown, message))
             }
+            ConnectionState::Closed { class, message } if class.is_auth() => Err(Error::new(*class, message)),
             ConnectionState::Closed { class, message } => Err(Error::new(
                 FailureClass::TransportClosed,
                 format!("not sent: the connection had ended ({class}: {message})"),
@@ -504,8 +557,11 @@ impl Shared {
     ) -> Result<Value, Error> {
         self.check_open_to_send()?;
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        if let Some(slot) = extensions.get::<AssignedId>() {
+            slot.set(&id);
+        }
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().expect("pending lock").insert(id.clone(), Pending { tx });
+        self.pending.lock().expect("pending lock").insert(id.clone(), Pending { tx, written: false });
         let mut guard = PendingGuard { shared: self.clone(), id: id.clone(), sent: false, done: false };
         // `finish` marks the state closed before it drains the table: if it
         // ran between the check above and the insert, it missed this entry,
@@ -513,18 +569,27 @@ impl Shared {
         // means any later `finish` will find the entry.
         self.check_open_to_send()?;
 
+        // The caller's `mcp.request` span (crate::layer::trace), when there
+        // is one, learns the id and version this send goes out with.
+        let span = tracing::Span::current();
+        span.record("jsonrpc.request.id", tracing::field::display(&id));
         let headers = {
             let era = self.era.read().expect("era lock");
+            if !era.protocol_version().is_empty() {
+                span.record("mcp.protocol.version", era.protocol_version());
+            }
             era.decorate(method, &mut params);
             era.wire_headers(method, &params, extensions)
         };
         let params = if params.is_empty() && method == methods::PING { None } else { Some(&*params) };
         let text = request_json(&id, method, params);
-        self.enqueue_with(text, headers).await?;
+        tracing::trace!(target: "mcp_stack::wire", %id, method, bytes = text.len(), "request sent");
+        self.enqueue_with(text, headers, Some(id.clone())).await?;
         guard.sent = true;
 
         let outcome = rx.await;
         guard.done = true;
+        tracing::trace!(target: "mcp_stack::wire", %id, ok = matches!(outcome, Ok(Ok(_))), "reply");
         match outcome {
             Ok(result) => result,
             // Our entry was dropped without an answer; it had been sent, so
@@ -584,16 +649,29 @@ impl Shared {
         }
         let drained: Vec<Pending> =
             self.pending.lock().expect("pending lock").drain().map(|(_, pending)| pending).collect();
-        // Shutdown and authorization failures keep their class: nothing was
-        // left in flight at the server that the caller should wonder about.
-        let per_call = if class == FailureClass::Shutdown || class.is_auth() {
-            class
-        } else {
-            FailureClass::Indeterminate
-        };
         for pending in drained {
-            let text = format!("connection ended before the reply ({class}: {message})");
-            let _ = pending.tx.send(Err(Error::new(per_call, text)));
+            // A request the writer never handed to the transport did not
+            // leave: `transport_closed`, safe to send again. One that did
+            // may have acted: `indeterminate`. Shutdown and authorization
+            // failures keep their class: the server was not asked to act.
+            let error = match (class, pending.written) {
+                (FailureClass::Shutdown, _) => Error::new(
+                    FailureClass::Shutdown,
+                    format!("connection closed before the reply ({message})"),
+                ),
+                (auth, _) if auth.is_auth() => {
+                    Error::new(auth, format!("connection ended before the reply ({class}: {message})"))
+                }
+                (_, true) => Error::new(
+                    FailureClass::Indeterminate,
+                    format!("connection ended before the reply ({class}: {message})"),
+                ),
+                (_, false) => Error::new(
+                    FailureClass::TransportClosed,
+                    format!("not sent: the connection ended first ({class}: {message})"),
+                ),
+            };
+            let _ = pending.tx.send(Err(error));
         }
     }
 }
@@ -612,8 +690,11 @@ impl Drop for PendingGuard {
         if self.done {
             return;
         }
-        let removed = self.shared.pending.lock().expect("pending lock").remove(&self.id).is_some();
-        if !(removed && self.sent) || self.shared.check_open().is_err() {
+        let removed = self.shared.pending.lock().expect("pending lock").remove(&self.id);
+        // A request the writer had not written yet is never written (the
+        // writer skips it): nothing to cancel.
+        let written = removed.is_some_and(|pending| pending.written);
+        if !(written && self.sent) || self.shared.check_open().is_err() {
             return;
         }
         let notice = self.shared.era.read().expect("era lock").cancel_notice(&self.id);
@@ -638,6 +719,26 @@ impl Drop for PendingGuard {
     }
 }
 
+/// What the writer takes next.
+enum Next {
+    Reply(String),
+    Message(Outbound),
+}
+
+/// Writes what the connection sends, in order, replies to the server first.
+///
+/// - A request is written only while its caller still waits for it (else it
+///   is skipped), and marked written first ([`Shared::mark_written`]).
+/// - A request the transport refused to send ends at once with
+///   `transport_closed` (the transport's error means it was not delivered;
+///   `indeterminate` when the transport says it may have been), and the
+///   connection ends: a transport that cannot send a request is gone. The
+///   requests still queued behind it were never written, so they end
+///   `transport_closed` too.
+/// - A notification or a reply that fails to send is a warning, not the end
+///   of the connection: over HTTP each message is its own exchange, and a
+///   transport that is really gone shows it on the next request or on its
+///   reader.
 async fn write_loop(
     shared: std::sync::Weak<Shared>,
     sender: Arc<dyn MessageSender>,
@@ -645,28 +746,71 @@ async fn write_loop(
     mut replies: mpsc::Receiver<String>,
 ) {
     loop {
-        // Replies first: the server may be waiting on them to go on.
-        let sent = tokio::select! {
+        let next = tokio::select! {
             biased;
-            Some(text) = replies.recv() => sender.send(text).await,
-            Some(Outbound { text, headers }) = rx.recv() => match headers.is_empty() {
-                true => sender.send(text).await,
-                false => sender.send_request(text, headers).await,
-            },
+            Some(text) = replies.recv() => Next::Reply(text),
+            Some(outbound) = rx.recv() => Next::Message(outbound),
             else => return,
         };
-        if let Err(e) = sent {
-            let Some(shared) = shared.upgrade() else { return };
-            // A failed write usually means the server is gone, and the reader
-            // is about to see the end of its output with a better diagnosis
-            // (a child's exit status and last stderr lines). Give it a moment
-            // to say so before reporting the write error instead.
-            let mut state = shared.state.subscribe();
-            let closed = state.wait_for(|s| *s != ConnectionState::Open);
-            let _ = tokio::time::timeout(WRITE_FAILURE_GRACE, closed).await;
-            shared.finish(e.class(), e.message());
-            return;
+        let (sent, id) = match next {
+            Next::Reply(text) => (sender.send(text).await, None),
+            Next::Message(Outbound { text, headers, id }) => {
+                if let Some(id) = &id {
+                    let Some(shared) = shared.upgrade() else { return };
+                    if !shared.mark_written(id) {
+                        continue;
+                    }
+                }
+                let sent = match headers.is_empty() {
+                    true => sender.send(text).await,
+                    false => sender.send_request(text, headers).await,
+                };
+                (sent, id)
+            }
+        };
+        let Err(e) = sent else { continue };
+        let Some(shared) = shared.upgrade() else { return };
+        let Some(id) = id else {
+            if shared.check_open().is_ok() {
+                shared.warn(format!("a notification or reply to the server could not be sent: {e}"));
+            }
+            continue;
+        };
+        // Taken out of the table, so that the connection's end (below, or
+        // the reader's) does not fail it `indeterminate`: it was not sent.
+        let failed = shared.pending.lock().expect("pending lock").remove(&id);
+        // A failed write usually means the server is gone, and the reader
+        // is about to see the end of its output with a better diagnosis
+        // (a child's exit status and last stderr lines). Give it a moment
+        // to say so, and report that with the write error's class.
+        let mut state = shared.state.subscribe();
+        let closed = state.wait_for(|s| *s != ConnectionState::Open);
+        let _ = tokio::time::timeout(WRITE_FAILURE_GRACE, closed).await;
+        let ended = shared.state.borrow().clone();
+        shared.finish(e.class(), e.message());
+        if let Some(failed) = failed {
+            let error = match (ended, e.class()) {
+                (ConnectionState::Closed { class: FailureClass::Shutdown, message }, _) => {
+                    Error::new(FailureClass::Shutdown, message)
+                }
+                (_, FailureClass::Indeterminate) => Error::new(FailureClass::Indeterminate, e.message()),
+                // Authorization failed before the request could go out:
+                // the caller needs that class (`auth_required`, ...), not
+                // a retry.
+                (_, auth) if auth.is_auth() => Error::new(auth, e.message()),
+                (ConnectionState::Closed { message, .. }, _) => {
+                    Error::new(FailureClass::TransportClosed, format!("not sent: {message}"))
+                }
+                (ConnectionState::Open, _) => {
+                    Error::new(FailureClass::TransportClosed, format!("not sent: {}", e.message()))
+                }
+            };
+            let _ = failed.tx.send(Err(error));
         }
+        // What is still queued was never written: `finish` failed those
+        // requests `transport_closed`, and nothing more is sent.
+        rx.close();
+        return;
     }
 }
 
@@ -1059,6 +1203,129 @@ mod tests {
         let (results, ()) = tokio::join!(calls, answer);
         assert!(results.iter().all(Result::is_ok), "{results:?}");
         assert_eq!(shared.params.get("stamp"), None, "the caller's request is not touched");
+    }
+
+    /// A sender that holds the request `first` until released and then
+    /// fails it, fails every `notifications/fail`, and passes the rest on.
+    struct Gate {
+        inner: Arc<dyn MessageSender>,
+        entered: Arc<tokio::sync::Notify>,
+        release: Arc<tokio::sync::Notify>,
+    }
+
+    #[async_trait]
+    impl MessageSender for Gate {
+        async fn send(&self, message: String) -> Result<(), Error> {
+            if message.contains("\"method\":\"first\"") {
+                self.entered.notify_one();
+                self.release.notified().await;
+                return Err(Error::new(FailureClass::TransportClosed, "the pipe broke"));
+            }
+            if message.contains("\"method\":\"notifications/fail\"") {
+                return Err(Error::new(FailureClass::Indeterminate, "the POST failed"));
+            }
+            self.inner.send(message).await
+        }
+        async fn close(&self) -> Result<(), Error> {
+            self.inner.close().await
+        }
+    }
+
+    #[derive(Default)]
+    struct Warnings(Mutex<Vec<String>>);
+
+    impl InboundHandler for Warnings {
+        fn warning(&self, text: String) {
+            self.0.lock().unwrap().push(text);
+        }
+    }
+
+    /// A connection over a [`Gate`], and the server's side (which answers
+    /// every request with `{}` while `answer` is set).
+    fn gated(
+        inbound: Arc<dyn InboundHandler>,
+        answer: bool,
+    ) -> (Connection, Arc<tokio::sync::Notify>, Arc<tokio::sync::Notify>, tokio::task::JoinHandle<()>) {
+        let (client, server) = crate::transport::memory::duplex(1 << 20);
+        let entered = Arc::new(tokio::sync::Notify::new());
+        let release = Arc::new(tokio::sync::Notify::new());
+        let gate = Gate { inner: client.sender, entered: entered.clone(), release: release.clone() };
+        let transport = Transport { sender: Arc::new(gate), receiver: client.receiver };
+        let connection = Connection::start(transport, inbound);
+        let Transport { sender, mut receiver } = server;
+        let peer = tokio::spawn(async move {
+            while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
+                if let (true, Ok(Message::Request(req))) = (answer, Message::parse(&text)) {
+                    let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
+                    if sender.send(reply.to_json()).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        (connection, entered, release, peer)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_the_transport_could_not_send_and_those_queued_behind_it_end_transport_closed() {
+        let (connection, entered, release, _peer) = gated(Arc::new(NoInbound), true);
+        let first = tokio::spawn({
+            let c = connection.clone();
+            async move { c.request("first", Map::new()).await }
+        });
+        entered.notified().await;
+        // Queued behind `first`, which the writer is still sending.
+        let second = tokio::spawn({
+            let c = connection.clone();
+            async move { c.request("second", Map::new()).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        release.notify_one();
+        let first = first.await.unwrap().unwrap_err();
+        assert_eq!(first.class(), FailureClass::TransportClosed, "{first}");
+        assert!(first.message().contains("not sent"), "{first}");
+        let second = second.await.unwrap().unwrap_err();
+        assert_eq!(second.class(), FailureClass::TransportClosed, "never written, so retry-safe: {second}");
+        assert!(matches!(connection.state(), ConnectionState::Closed { .. }));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_that_ends_fails_written_requests_indeterminate_and_queued_ones_transport_closed() {
+        let (connection, entered, _release, peer) = gated(Arc::new(NoInbound), false);
+        let first = tokio::spawn({
+            let c = connection.clone();
+            async move { c.request("first", Map::new()).await }
+        });
+        entered.notified().await;
+        let second = tokio::spawn({
+            let c = connection.clone();
+            async move { c.request("second", Map::new()).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        // The server goes away while `first` is being written and `second`
+        // waits behind it.
+        peer.abort();
+        let first = first.await.unwrap().unwrap_err();
+        assert_eq!(first.class(), FailureClass::Indeterminate, "it was being written: {first}");
+        let second = second.await.unwrap().unwrap_err();
+        assert_eq!(second.class(), FailureClass::TransportClosed, "it never left: {second}");
+        assert!(second.message().contains("not sent"), "{second}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_notification_that_fails_to_send_is_a_warning_and_the_connection_goes_on() {
+        let warnings = Arc::new(Warnings::default());
+        let (connection, _entered, _release, _peer) = gated(warnings.clone(), true);
+        connection.notify("notifications/fail", None).await.expect("queued");
+        let result = connection.request("after", Map::new()).await.expect("the connection goes on");
+        assert_eq!(result, Value::Object(Map::new()));
+        assert_eq!(connection.state(), ConnectionState::Open);
+        let warnings = warnings.0.lock().unwrap().clone();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("could not be sent") && warnings[0].contains("the POST failed"),
+            "{warnings:?}"
+        );
     }
 
     #[test]

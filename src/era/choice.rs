@@ -1,17 +1,11 @@
 //! Which protocol era a binding may speak: [`ProtocolChoice`].
 
 use std::fmt;
-use std::time::Duration;
 
 use crate::error::{Error, FailureClass};
 use crate::protocol::{is_modern_version, is_supported_version};
 
-/// How long the automatic choice waits for an answer to `server/discover`
-/// over stdio before it takes the server for a legacy one and sends
-/// `initialize`. A legacy server usually answers at once with "method not
-/// found"; this bounds one that says nothing. It counts against the startup
-/// timeout.
-pub const DEFAULT_DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
+pub use crate::config::limits::DEFAULT_DISCOVER_TIMEOUT;
 
 /// `subscriptions/listen`: a stream the binding re-opens itself (with
 /// backoff), never re-issued by the connection.
@@ -19,22 +13,24 @@ pub(crate) const SUBSCRIPTIONS_LISTEN_METHOD: &str = "subscriptions/listen";
 
 /// Which protocol era, or which version, a binding speaks.
 ///
-/// - [`Auto`](ProtocolChoice::Auto): try the modern era first
+/// - [`Auto`](ProtocolChoice::Auto), the default: try the modern era first
 ///   (`server/discover`); a result or a recognized modern error means the
-///   server is modern, any other error (or, on stdio, no answer within
-///   [`DEFAULT_DISCOVER_TIMEOUT`]) means legacy, and `initialize` follows.
+///   server is modern, any other error (or no answer within
+///   [`DEFAULT_DISCOVER_TIMEOUT`]) means legacy, and `initialize` follows
+///   on the same connection. Every peer a user compares a client with
+///   (the official SDKs) chooses this way, so a binding does too.
 /// - [`Legacy`](ProtocolChoice::Legacy): only the `initialize` handshake
-///   (2024-11-05 to 2025-11-25). The default, today's behaviour.
+///   (2024-11-05 to 2025-11-25), with no probe first.
 /// - [`Modern`](ProtocolChoice::Modern): only the per-request era
 ///   (2026-07-28); a legacy server fails the dial.
 /// - [`Pinned`](ProtocolChoice::Pinned): exactly one version, of either
 ///   era; a server that will not speak it fails with `unsupported_protocol`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ProtocolChoice {
-    /// Modern first, legacy as the fallback.
+    /// Modern first, legacy as the fallback. The default.
+    #[default]
     Auto,
     /// The `initialize` era only.
-    #[default]
     Legacy,
     /// The 2026-07-28 era only.
     Modern,
@@ -124,6 +120,7 @@ mod tests {
         assert_eq!(e.class(), FailureClass::InvalidConfig);
         assert!(ProtocolChoice::Pinned("2026-07-28".into()).allows_modern());
         assert!(!ProtocolChoice::Pinned("2026-07-28".into()).allows_legacy());
-        assert!(!ProtocolChoice::default().allows_modern());
+        assert_eq!(ProtocolChoice::default(), ProtocolChoice::Auto, "auto is the default");
+        assert!(ProtocolChoice::default().allows_modern() && ProtocolChoice::default().allows_legacy());
     }
 }

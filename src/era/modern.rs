@@ -33,7 +33,8 @@
 //! resumable in this era): every method but `tools/call` is sent again with
 //! a new id, at most [`MAX_REISSUES`](crate::connection::MAX_REISSUES)
 //! times and within the call's deadline ([`Modern::reissue_on_loss`]); a
-//! tool call ends `indeterminate`, since it may have acted.
+//! tool call ends `indeterminate`, since it may have acted, unless the
+//! definition opts in (`Definition::reissue_lost_tool_calls`).
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -78,6 +79,7 @@ pub struct Modern {
     version: String,
     meta: Map<String, Value>,
     cancel_by_notice: bool,
+    reissue_tool_calls: bool,
 }
 
 impl Modern {
@@ -100,13 +102,20 @@ impl Modern {
         if let Some(level) = log_level {
             meta.insert(META_LOG_LEVEL.into(), serde_json::to_value(level).expect("a level serializes"));
         }
-        Modern { version, meta, cancel_by_notice: true }
+        Modern { version, meta, cancel_by_notice: true, reissue_tool_calls: false }
     }
 
     /// Whether a dropped request is cancelled by `notifications/cancelled`
     /// (stdio, the default) or by closing its HTTP response stream.
     pub fn cancel_by_notice(mut self, notice: bool) -> Self {
         self.cancel_by_notice = notice;
+        self
+    }
+
+    /// Whether a `tools/call` whose reply was lost is re-issued too (off by
+    /// default: see [`Modern::reissue_on_loss`]).
+    pub fn reissue_tool_calls(mut self, reissue: bool) -> Self {
+        self.reissue_tool_calls = reissue;
         self
     }
 
@@ -152,9 +161,16 @@ impl Era for Modern {
     /// 2026-07-28 streams are not resumable, and the specification asks a
     /// client to re-issue what it lost. Everything but `tools/call` is
     /// re-issued: a tool call may have acted, and the binding never runs a
-    /// tool twice behind the host's back (it ends `indeterminate`).
+    /// tool twice behind the host's back (it ends `indeterminate`) unless
+    /// the definition says its tools may run twice
+    /// ([`Modern::reissue_tool_calls`]). `subscriptions/listen` is never
+    /// re-issued here: the binding re-opens it itself, with backoff.
     fn reissue_on_loss(&self, method: &str) -> bool {
-        method != methods::TOOLS_CALL && method != super::choice::SUBSCRIPTIONS_LISTEN_METHOD
+        match method {
+            methods::TOOLS_CALL => self.reissue_tool_calls,
+            super::choice::SUBSCRIPTIONS_LISTEN_METHOD => false,
+            _ => true,
+        }
     }
 
     fn reply(&self, method: &str, result: Value) -> Result<Reply, Error> {
@@ -317,21 +333,50 @@ pub enum Probe {
 /// there is none, or the retry is refused too, the result is
 /// `unsupported_protocol` naming what the server offered. Any other error
 /// that is a modern one fails as classified; an error no modern server
-/// sends is [`Probe::Legacy`]. The caller bounds it in time.
+/// sends, or a refused HTTP exchange, is [`Probe::Legacy`]. The caller
+/// bounds it in time.
+///
+/// With `probing` (the automatic choice), a result that names no
+/// `supportedVersions` is [`Probe::Legacy`] too: every discover result
+/// lists them, and a legacy server that answers any method with an empty
+/// result must not be taken for a modern one. Without it (modern only, or
+/// a pinned modern version) such a result is accepted as the server's
+/// answer.
 pub async fn discover(
     connection: &Connection,
     era: Modern,
     allowed: impl Fn(&str) -> bool,
+    probing: bool,
 ) -> Result<Probe, Error> {
     let mut era = era;
     let mut retried = false;
     loop {
         connection.set_era(Arc::new(era.clone()));
         match connection.request(methods::SERVER_DISCOVER, Map::new()).await {
-            Ok(result) => return Ok(Probe::Modern(session_of(connection, &era, result)?)),
+            Ok(result) => {
+                let lists = result
+                    .get("supportedVersions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|versions| !versions.is_empty());
+                if probing && !lists {
+                    connection.reset_era();
+                    return Ok(Probe::Legacy(Error::new(
+                        FailureClass::ServerProtocol,
+                        "the server/discover result names no supportedVersions: not a modern server",
+                    )));
+                }
+                return Ok(Probe::Modern(session_of(connection, &era, result)?));
+            }
             Err(e) => {
                 let Some(rpc) = rpc_error(&e) else {
-                    if matches!(e.class(), FailureClass::RemoteHttp | FailureClass::NotFound) {
+                    // Probing, any failure that left the connection up is
+                    // a legacy answer (a legacy HTTP server may answer an
+                    // unknown request with 202, or with a body that is no
+                    // JSON-RPC at all): `initialize` follows. A connection
+                    // that ended cannot carry `initialize` either.
+                    let open = connection.state() == crate::connection::ConnectionState::Open;
+                    let refused = matches!(e.class(), FailureClass::RemoteHttp | FailureClass::NotFound);
+                    if refused || (probing && open && e.class() != FailureClass::Shutdown) {
                         connection.reset_era();
                         return Ok(Probe::Legacy(e));
                     }

@@ -23,6 +23,7 @@ pub mod retry;
 pub mod sampling_depth;
 pub mod tool_filter;
 pub mod tool_gate;
+pub mod trace;
 
 pub use deadline::{Deadline, DeadlineLayer};
 pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};

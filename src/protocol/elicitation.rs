@@ -88,8 +88,13 @@ pub struct ElicitUrlParams {
     pub message: String,
     /// Where to send the user. Bounded by the binding, never vetted here.
     pub url: String,
-    /// The server's opaque identifier of this elicitation.
-    pub elicitation_id: String,
+    /// The server's opaque identifier of this elicitation, which its
+    /// `notifications/elicitation/complete` names. Required up to
+    /// 2025-11-25; absent in a 2026-07-28 input request, where a URL
+    /// elicitation is consent only (the answer travels in the retried
+    /// request, and nothing completes later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation_id: Option<String>,
     /// Asks for the request to run as a task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskMetadata>,
@@ -251,7 +256,7 @@ mod tests {
         let p: ElicitRequestParams = serde_json::from_value(raw.clone()).unwrap();
         assert_eq!(p.mode(), ElicitationMode::Url);
         let ElicitRequestParams::Url(u) = &p else { panic!() };
-        assert_eq!(u.elicitation_id, "550e8400-e29b-41d4-a716-446655440000");
+        assert_eq!(u.elicitation_id.as_deref(), Some("550e8400-e29b-41d4-a716-446655440000"));
         assert_eq!(serde_json::to_value(&p).unwrap(), raw);
         assert_eq!(
             serde_json::to_string(&p).unwrap(),

@@ -151,6 +151,11 @@ pub const DAMAGED_PREFIX_BYTES: usize = 256;
 pub trait MessageSender: Send + Sync + 'static {
     /// Sends one message (a complete JSON-RPC object, serialized). The
     /// transport adds its own framing.
+    ///
+    /// An error means the message was not delivered: the connection fails
+    /// a request whose send failed `transport_closed` (safe to send again),
+    /// unless the error's class is `indeterminate` (it may have reached the
+    /// server). A failed notification or reply is only a warning.
     async fn send(&self, message: String) -> Result<(), Error>;
 
     /// Sends one request with the HTTP headers that mirror it. The default

@@ -60,6 +60,14 @@ impl Wire {
         self.raw(json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string());
     }
 
+    /// Answers `server/discover` as a legacy server does: "method not found",
+    /// at once, so that the automatic protocol choice falls back to
+    /// `initialize` without waiting.
+    pub fn refuse_discover(&self, req: &Request) {
+        let error = json!({"code": -32601, "message": "Method not found"});
+        self.raw(json!({"jsonrpc": "2.0", "id": id_of(req), "error": error}).to_string());
+    }
+
     pub fn notify(&self, method: &str, params: Value) {
         self.raw(Message::Notification(Notification::new(method, Some(params))).to_json());
     }
@@ -77,7 +85,8 @@ pub fn initialize_result() -> Value {
 pub const LIST_METHODS: &[&str] =
     &["tools/list", "prompts/list", "resources/list", "resources/templates/list"];
 
-/// A server that answers `initialize` itself, answers the catalog's list
+/// A legacy server that answers `initialize` itself (and refuses
+/// `server/discover` as a legacy server does), answers the catalog's list
 /// requests with empty lists, and hands every other request to `script`,
 /// which may answer, stay silent, or write anything.
 pub fn scripted<F>(script: F) -> (MemoryFactory, Recorder)
@@ -94,6 +103,7 @@ where
 {
     scripted_all(move |wire, req| match req.method.as_str() {
         "initialize" => wire.reply(&id_of(req), init.clone()),
+        "server/discover" => wire.refuse_discover(req),
         "tools/list" => wire.reply(&id_of(req), json!({"tools": []})),
         "prompts/list" => wire.reply(&id_of(req), json!({"prompts": []})),
         "resources/list" => wire.reply(&id_of(req), json!({"resources": []})),
@@ -110,6 +120,8 @@ where
     scripted_all(move |wire, req| {
         if req.method == "initialize" {
             wire.reply(&id_of(req), initialize_result());
+        } else if req.method == "server/discover" {
+            wire.refuse_discover(req);
         } else {
             script(wire, req)
         }

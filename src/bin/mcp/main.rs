@@ -9,6 +9,7 @@
 //! mcp --stdio "<command> <args>" --env TOKEN=… tools --json
 //! mcp --http https://host/mcp --header 'Authorization: Bearer …' tools
 //! mcp --sse https://host/sse tools               # 2024-11-05 HTTP+SSE
+//! mcp --http https://host/mcp --oauth tools       # OAuth in the browser, tokens kept
 //! mcp tools                                      # the built-in demo server
 //! ```
 //!
@@ -29,10 +30,28 @@
 //!   server refuses it, as the specification describes; a fallback is
 //!   reported as `legacy_sse` in the catalog's `appliedTolerances`.
 //! - `--sse URL` speaks the 2024-11-05 HTTP+SSE transport only.
+//! - `--protocol auto|legacy|modern|VERSION` chooses the protocol era of
+//!   every server: `auto` (the default) sends `server/discover` and speaks
+//!   2026-07-28 to a server that answers it, the `initialize` handshake to
+//!   any other (a server that does not answer at all costs
+//!   `--discover-timeout-ms` once); `legacy` and `modern` speak one era
+//!   only; a version (`2026-07-28`, `2025-11-25`, …) exactly that one. The
+//!   version chosen is the `PROTOCOL` column of `servers` and the
+//!   `protocolVersion` of `servers --json` and of each catalog in
+//!   `tools --json`.
 //! - `--header 'Name: value'` (repeatable) adds a header to every HTTP
 //!   request; its value is never printed. Redirects are refused unless
 //!   `--allow-redirects`, and then credentials never follow one to another
 //!   origin.
+//! - `--oauth` authorizes with OAuth 2.1 when the server answers 401: the
+//!   authorization URL is printed on stderr (`--open-browser` opens it), a
+//!   listener on 127.0.0.1 (`--redirect-port`, else any free port) takes
+//!   the browser's redirect, and the tokens are kept, one private file per
+//!   server origin, in `--token-dir` (default
+//!   `$XDG_CONFIG_HOME/mcp-stack/tokens`, else `~/.config/mcp-stack/tokens`),
+//!   so the next run needs no browser until they can no longer be
+//!   refreshed. The client registers itself where the server allows it;
+//!   `--client-id` (and `--client-secret`) name one registered beforehand.
 //!
 //! Every server connects concurrently, each within its startup timeout.
 //! Every timeout and limit of a definition is a flag named after its field
@@ -83,7 +102,9 @@
 //! Log records, events or progress notifications the CLI had to drop are
 //! counted on stderr at exit. A closed stdout (`mcp tools | head -1`) ends
 //! the command quietly, with the exit code it would have had.
-//! `RUST_LOG=mcp_stack=debug` turns the crate's tracing on, on stderr.
+//! `RUST_LOG=mcp_stack=debug` turns the crate's tracing on, on stderr
+//! (`mcp_stack::request=info`: one line per tool call; see
+//! `mcp_stack::layer::trace`).
 //!
 //! # `--json`
 //!
@@ -128,6 +149,7 @@ mod terminal;
 
 use clap::{Args, Parser, Subcommand};
 use mcp_stack::binding::{root_for_path, ElicitRequest, ElicitationModes, LogMessage};
+use mcp_stack::era::ProtocolChoice;
 use mcp_stack::host::{config_file, Host};
 use mcp_stack::protocol::logging::LoggingLevel;
 #[cfg(feature = "http")]
@@ -203,6 +225,9 @@ struct Cli {
     #[cfg(feature = "http")]
     #[arg(long, global = true)]
     allow_redirects: bool,
+    #[cfg(feature = "oauth")]
+    #[command(flatten)]
+    oauth: OAuthFlags,
     /// The binding name of the --stdio/--http/--sse server ([A-Za-z0-9_-],
     /// 1 to 32 bytes): part of every tool's model name,
     /// mcp__BINDING__TOOL.
@@ -225,6 +250,13 @@ struct Cli {
     /// info, notice, warning, error, critical, alert, emergency).
     #[arg(long, value_name = "LEVEL", global = true)]
     log_level: Option<String>,
+    /// Which protocol era every server is spoken to in: auto (the
+    /// 2026-07-28 protocol when the server speaks it, else the initialize
+    /// handshake), legacy (initialize only), modern (2026-07-28 only), or
+    /// one version exactly (2026-07-28, 2025-11-25, 2025-06-18, ...).
+    /// Overrides a config entry's protocol.
+    #[arg(long, value_name = "auto|legacy|modern|VERSION", global = true)]
+    protocol: Option<String>,
     #[command(flatten)]
     timeouts: TimeoutFlags,
     #[command(flatten)]
@@ -274,6 +306,87 @@ fn millis_help(field: &str, default: Duration) -> String {
     format!("{field} in milliseconds [default: {} = {} s]", default.as_millis(), default.as_secs())
 }
 
+/// OAuth for the --http/--sse server.
+#[cfg(feature = "oauth")]
+#[derive(Args, Debug)]
+struct OAuthFlags {
+    /// Authorize with OAuth when the --http/--sse server asks for it: the
+    /// authorization URL is printed on stderr (and opened with
+    /// --open-browser), a listener on 127.0.0.1 takes the browser's
+    /// redirect, and the tokens are kept in --token-dir for the next run.
+    #[arg(long, global = true)]
+    oauth: bool,
+    /// A client registered with the authorization server beforehand (else
+    /// the client registers itself where the server allows it).
+    #[arg(long, global = true, value_name = "ID", requires = "oauth")]
+    client_id: Option<String>,
+    /// The secret of the --client-id client. Never printed; mind that a
+    /// command line is visible to other users of this machine.
+    #[arg(long, global = true, value_name = "SECRET", requires = "client_id")]
+    client_secret: Option<String>,
+    /// Scopes to ask for (space-separated) when the server names none.
+    #[arg(long, global = true, value_name = "SCOPES", requires = "oauth")]
+    scope: Option<String>,
+    /// Open the system browser on the authorization URL.
+    #[arg(long, global = true, requires = "oauth")]
+    open_browser: bool,
+    /// The port of the redirect listener on 127.0.0.1 (default: any free
+    /// port; a fixed one for servers with exact redirect URIs).
+    #[arg(long, global = true, value_name = "PORT", requires = "oauth")]
+    redirect_port: Option<u16>,
+    /// Where tokens are kept, one private file (mode 0600) per server
+    /// origin [default: $XDG_CONFIG_HOME/mcp-stack/tokens, else
+    /// ~/.config/mcp-stack/tokens].
+    #[arg(long, global = true, value_name = "DIR", requires = "oauth")]
+    token_dir: Option<PathBuf>,
+}
+
+#[cfg(feature = "oauth")]
+impl OAuthFlags {
+    /// The OAuth settings the flags ask for, with the loopback handler
+    /// listening already (its redirect URI is part of the registration).
+    async fn settings(&self) -> Result<Option<mcp_stack::auth::OAuth>, Failure> {
+        use mcp_stack::auth::{AuthorizationHandler, FileStore, LoopbackOptions, OAuth};
+        if !self.oauth {
+            return Ok(None);
+        }
+        let dir = match &self.token_dir {
+            Some(dir) => dir.clone(),
+            None => default_token_dir().ok_or_else(|| {
+                usage("--oauth: neither XDG_CONFIG_HOME nor HOME is set; give --token-dir DIR".into())
+            })?,
+        };
+        let options = LoopbackOptions {
+            port: self.redirect_port.unwrap_or(0),
+            open_browser: self.open_browser,
+            ..LoopbackOptions::default()
+        };
+        let handler = AuthorizationHandler::loopback(options).await.map_err(|e| failure(EXIT_USAGE, &e))?;
+        let mut oauth =
+            OAuth::new().client_name("mcp (mcp-stack)").handler(handler).store(FileStore::new(dir));
+        if let Some(id) = &self.client_id {
+            oauth = oauth.client_id(id.clone());
+        }
+        if let Some(secret) = &self.client_secret {
+            oauth = oauth.client_secret(secret.clone());
+        }
+        if let Some(scope) = &self.scope {
+            oauth = oauth.scopes(scope.clone());
+        }
+        Ok(Some(oauth))
+    }
+}
+
+/// `$XDG_CONFIG_HOME/mcp-stack/tokens`, else `~/.config/mcp-stack/tokens`.
+#[cfg(feature = "oauth")]
+fn default_token_dir() -> Option<PathBuf> {
+    let config =
+        std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(|| {
+            std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config"))
+        })?;
+    Some(config.join("mcp-stack").join("tokens"))
+}
+
 #[derive(Args, Debug)]
 struct TimeoutFlags {
     #[arg(long, global = true, value_name = "MS",
@@ -285,6 +398,9 @@ struct TimeoutFlags {
     #[arg(long, global = true, value_name = "MS",
           help = millis_help("Timeouts.elicitation (one question)", Timeouts::default().resolved().elicitation))]
     elicitation_timeout_ms: Option<u64>,
+    #[arg(long, global = true, value_name = "MS",
+          help = millis_help("Timeouts.discover (auto: how long server/discover may go unanswered)", Timeouts::default().resolved().discover))]
+    discover_timeout_ms: Option<u64>,
 }
 
 impl TimeoutFlags {
@@ -297,6 +413,7 @@ impl TimeoutFlags {
         set(&mut timeouts.startup, self.startup_timeout_ms);
         set(&mut timeouts.request, self.request_timeout_ms);
         set(&mut timeouts.elicitation, self.elicitation_timeout_ms);
+        set(&mut timeouts.discover, self.discover_timeout_ms);
     }
 }
 
@@ -455,7 +572,7 @@ fn parse_object(text: &str) -> Result<Map<String, Value>, Failure> {
 }
 
 /// The server the transport flags name, if any.
-fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Failure> {
+async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Failure> {
     #[cfg(feature = "http")]
     if [cli.stdio.is_some(), cli.http.is_some(), cli.sse.is_some()].iter().filter(|given| **given).count() > 1
     {
@@ -479,12 +596,21 @@ fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Failure> 
             headers.insert_line(&header.line).map_err(|e| usage(e.message().to_string()))?;
         }
         let builder = HttpBuilder::new(url.as_str()).headers(headers).allow_redirects(cli.allow_redirects);
+        #[cfg(feature = "oauth")]
+        let builder = match cli.oauth.settings().await? {
+            Some(oauth) => builder.oauth(oauth),
+            None => builder,
+        };
         let built: Result<Arc<dyn TransportFactory>, Error> = if cli.http.is_some() {
             builder.build_auto(true).map(|f| Arc::new(f) as Arc<dyn TransportFactory>)
         } else {
             builder.build_sse().map(|f| Arc::new(f) as Arc<dyn TransportFactory>)
         };
         return built.map(Some).map_err(|e| usage(e.to_string()));
+    }
+    #[cfg(feature = "oauth")]
+    if cli.oauth.oauth {
+        return Err(usage("--oauth needs --http or --sse".into()));
     }
     #[cfg(feature = "http")]
     if !cli.headers.is_empty() {
@@ -497,7 +623,7 @@ fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Failure> 
 
 /// Every server the flags and the config file name, with the flags'
 /// timeouts, limits, capabilities and log level applied.
-fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<Definition>, Failure> {
+async fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<Definition>, Failure> {
     let mut definitions = Vec::new();
     if let Some(path) = &cli.config {
         let loaded = config_file::load(path).map_err(|e| failure(EXIT_USAGE, &e))?;
@@ -516,7 +642,7 @@ fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<Defini
         }
         definitions.extend(loaded.definitions);
     }
-    match flag_server(cli)? {
+    match flag_server(cli).await? {
         Some(factory) => definitions.push(Definition::with_factory(cli.binding.clone(), factory)),
         None if cli.config.is_none() => {
             definitions.push(Definition::new(cli.binding.clone(), mcp_stack::demo::factory()))
@@ -532,8 +658,20 @@ fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<Defini
         })?),
         None => None,
     };
+    let protocol = match &cli.protocol {
+        Some(text) => Some(ProtocolChoice::parse(text).map_err(|_| {
+            usage(format!(
+                "--protocol {:?}: auto, legacy, modern or a protocol version this client speaks",
+                clean_line(text)
+            ))
+        })?),
+        None => None,
+    };
     for definition in &mut definitions {
         cli.timeouts.apply(&mut definition.timeouts);
+        if let Some(protocol) = &protocol {
+            definition.protocol = protocol.clone();
+        }
         cli.limits.apply(&mut definition.limits);
         definition.capabilities = capabilities;
         if let Some(level) = log_level {
@@ -591,7 +729,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         _ => None,
     };
     let (handlers, capabilities) = handlers(&cli)?;
-    let definitions = definitions(&cli, capabilities)?;
+    let definitions = definitions(&cli, capabilities).await?;
 
     let host = Host::builder().handlers(handlers).build();
     if let Some((name, e)) = host.add_all(definitions).await.into_iter().next() {

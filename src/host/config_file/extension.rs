@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::{Issue, EXTENSION_KEY};
 use crate::binding::{Definition, ToolFilter};
 use crate::compat::Profile;
+use crate::era::ProtocolChoice;
 use crate::limits::Limits;
 use crate::protocol::logging::LoggingLevel;
 
@@ -30,6 +31,8 @@ pub(super) struct Extension {
     pub(super) parallel_calls: Option<bool>,
     pub(super) log_level: Option<LoggingLevel>,
     pub(super) allow_redirects: Option<bool>,
+    pub(super) discover: Option<Duration>,
+    pub(super) protocol: Option<ProtocolChoice>,
 }
 
 /// Reads the extension object of entry `entry`. Unknown keys are warnings;
@@ -97,11 +100,17 @@ pub(super) fn read(entry: &str, value: Value, warnings: &mut Vec<Issue>) -> Resu
                 ext.log_level = Some(level);
             }
             "allowRedirects" => ext.allow_redirects = Some(typed(entry, &field("allowRedirects"), value)?),
-            "protocol" => warnings.push(Issue::new(
-                entry,
-                &field("protocol"),
-                "is reserved for choosing the protocol era and not applied yet; ignored",
-            )),
+            "protocol" => {
+                let text: String = typed(entry, &field("protocol"), value)?;
+                let choice = ProtocolChoice::parse(&text).map_err(|_| {
+                    Issue::new(
+                        entry,
+                        &field("protocol"),
+                        "must be \"auto\", \"legacy\", \"modern\" or a protocol version this client speaks",
+                    )
+                })?;
+                ext.protocol = Some(choice);
+            }
             _ => warnings.push(unknown_key(entry, &field(&key))),
         }
     }
@@ -121,6 +130,7 @@ fn read_timeouts(
             "startupMs" => &mut ext.startup,
             "requestMs" => &mut ext.request,
             "elicitationMs" => &mut ext.elicitation,
+            "discoverMs" => &mut ext.discover,
             _ => {
                 warnings.push(unknown_key(entry, &field));
                 continue;
@@ -199,6 +209,12 @@ impl Extension {
         }
         if let Some(d) = self.elicitation {
             def.timeouts.elicitation = d;
+        }
+        if let Some(d) = self.discover {
+            def.timeouts.discover = d;
+        }
+        if let Some(protocol) = &self.protocol {
+            def.protocol = protocol.clone();
         }
         for (key, n) in &self.limits {
             if let Some((_, field)) = LIMIT_KEYS.iter().find(|(k, _)| k == key) {

@@ -94,7 +94,7 @@
 //!         "parallelCalls": true,
 //!         "logLevel": "warning",
 //!         "allowRedirects": false,
-//!         "protocol": "reserved"
+//!         "protocol": "auto"
 //!       }
 //!     }
 //!   }
@@ -104,14 +104,14 @@
 //! | key | sets |
 //! | --- | --- |
 //! | `name` | the binding name, when the entry's own name is not one (`[A-Za-z0-9_-]`, 1 to 32 bytes) |
-//! | `timeouts.startupMs`, `.requestMs`, `.elicitationMs` | [`Timeouts`](crate::Timeouts), in milliseconds (1 ms to one day) |
+//! | `timeouts.startupMs`, `.requestMs`, `.elicitationMs`, `.discoverMs` | [`Timeouts`](crate::Timeouts), in milliseconds (1 ms to one day) |
 //! | `limits.<name>` | a [`Limits`](crate::Limits) field, camelCase (`maxFrameBytes`, `maxCatalogItems`, …), at least 1 |
 //! | `toolFilter.allow`, `.deny` | the [`ToolFilter`](crate::ToolFilter), by raw name |
 //! | `profile` | the compatibility profile: `strict/v1`, `default/v1`, `legacy/v1` |
 //! | `parallelCalls` | `Definition::allow_parallel_calls` |
 //! | `logLevel` | `Definition::log_level` (`debug` … `emergency`) |
 //! | `allowRedirects` | HTTP only: follow redirects (credentials never follow one to another origin) |
-//! | `protocol` | reserved for choosing the protocol era; a warning, not applied yet |
+//! | `protocol` | `Definition::protocol`: `auto` (the default), `legacy`, `modern` or one version (`2026-07-28`, `2025-11-25`, …); see [`ProtocolChoice`](crate::era::ProtocolChoice) |
 //!
 //! A field left out keeps the crate's default; an unknown key is a warning,
 //! a bad value an error for the entry.

@@ -1,6 +1,7 @@
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use crate::config::limits::DEFAULT_STARTUP_TIMEOUT;
 use crate::connection::{Connection, InboundHandler};
@@ -21,12 +22,14 @@ use std::sync::Mutex;
 ///
 /// # Choosing the era
 ///
-/// The [`ProtocolChoice`] says which handshake runs. `Legacy` (the default)
-/// sends `initialize`. `Modern` sends `server/discover` and installs the
-/// 2026-07-28 era. `Auto` sends `server/discover` first: a result, or an
+/// The [`ProtocolChoice`] says which handshake runs. `Legacy` sends
+/// `initialize`. `Modern` sends `server/discover` and installs the
+/// 2026-07-28 era. `Auto` (the default) sends `server/discover` first: a result, or an
 /// error only a modern server sends (-32020, -32021, -32022), means modern;
-/// any other error, a refused HTTP exchange (400, 404, 405 without a modern
-/// JSON-RPC body) or, on stdio, no answer within the discover timeout
+/// any other error, a discover result that names no supported versions (a
+/// legacy server answering every method alike), a refused HTTP exchange
+/// (400, 404, 405 without a modern JSON-RPC body) or no answer within the
+/// discover timeout
 /// ([`DEFAULT_DISCOVER_TIMEOUT`]) means legacy, and `initialize` follows on
 /// the same connection. The verdict is kept for the dialer's later dials
 /// (reconnects to the same server process or origin); a cached modern
@@ -56,6 +59,7 @@ pub struct Dialer {
     protocol: ProtocolChoice,
     discover_timeout: Duration,
     log_level: Option<LoggingLevel>,
+    reissue_tool_calls: bool,
     /// The era the last dial found: `Some(true)` modern, `Some(false)`
     /// legacy. Shared by clones (the reconnect layer's copy).
     verdict: Arc<Mutex<Option<bool>>>,
@@ -94,6 +98,7 @@ impl Dialer {
             protocol: ProtocolChoice::default(),
             discover_timeout: DEFAULT_DISCOVER_TIMEOUT,
             log_level: None,
+            reissue_tool_calls: false,
             verdict: Arc::default(),
         }
     }
@@ -114,6 +119,15 @@ impl Dialer {
     /// The log level every modern request asks for (`None`: no logs).
     pub fn log_level(mut self, level: Option<LoggingLevel>) -> Self {
         self.log_level = level;
+        self
+    }
+
+    /// Whether a modern `tools/call` whose reply was lost is sent again
+    /// (see [`Definition::reissue_lost_tool_calls`]). Off by default.
+    ///
+    /// [`Definition::reissue_lost_tool_calls`]: crate::Definition::reissue_lost_tool_calls
+    pub fn reissue_lost_tool_calls(mut self, reissue: bool) -> Self {
+        self.reissue_tool_calls = reissue;
         self
     }
 
@@ -177,14 +191,39 @@ impl Dialer {
                 }
             }
         };
+        // The handshake's requests are the connection's own, below any
+        // stack: this span (crate::layer::trace, DEBUG like every request
+        // that is not a tool call) is theirs.
+        let span = tracing::debug_span!(
+            target: "mcp_stack::request",
+            "mcp.connect",
+            mcp.binding = self.config.binding.as_str(),
+            mcp.transport = self.factory.kind(),
+            jsonrpc.request.id = tracing::field::Empty,
+            mcp.protocol.version = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
         // On timeout the half-made connection is dropped with the future,
         // which closes its transport.
-        tokio::time::timeout(self.timeout, start).await.unwrap_or_else(|_| {
-            Err(Error::new(
-                FailureClass::StartupTimeout,
-                format!("connect and handshake did not finish within {:?}", self.timeout),
-            ))
-        })
+        let dialed =
+            tokio::time::timeout(self.timeout, start).instrument(span.clone()).await.unwrap_or_else(|_| {
+                Err(Error::new(
+                    FailureClass::StartupTimeout,
+                    format!("connect and handshake did not finish within {:?}", self.timeout),
+                ))
+            });
+        let _entered = span.enter();
+        match &dialed {
+            Ok((_, session)) => {
+                span.record("mcp.protocol.version", session.protocol_version.as_str());
+                tracing::debug!(target: "mcp_stack::request", "connected");
+            }
+            Err(e) => {
+                span.record("error.type", e.class().as_str());
+                tracing::debug!(target: "mcp_stack::request", "connect failed");
+            }
+        }
+        dialed
     }
 }
 
@@ -203,7 +242,9 @@ impl Dialer {
         };
         // Over HTTP a dropped request is cancelled by closing its stream.
         let by_notice = !matches!(self.factory.kind(), "streamable_http" | "http" | "sse");
-        Modern::new(version, &self.capabilities, &self.client, self.log_level).cancel_by_notice(by_notice)
+        Modern::new(version, &self.capabilities, &self.client, self.log_level)
+            .cancel_by_notice(by_notice)
+            .reissue_tool_calls(self.reissue_tool_calls)
     }
 
     /// The handshake the protocol choice asks for (see the type's docs).
@@ -213,7 +254,8 @@ impl Dialer {
         if try_modern {
             let pinned = self.protocol.pinned().map(str::to_string);
             let allowed = move |v: &str| pinned.as_deref().is_none_or(|p| p == v);
-            let probe = modern::discover(connection, self.modern_era(), allowed);
+            let probing = self.protocol == ProtocolChoice::Auto;
+            let probe = modern::discover(connection, self.modern_era(), allowed, probing);
             let outcome = match self.protocol {
                 // Only the automatic choice falls back when nothing answers.
                 ProtocolChoice::Auto => match tokio::time::timeout(self.discover_timeout, probe).await {

@@ -1,0 +1,113 @@
+//! What an MCP server and its authorization server send the OAuth client:
+//! `WWW-Authenticate` challenges, Protected Resource Metadata,
+//! authorization server metadata, token responses and the redirect's query.
+//! Whatever the bytes, parsing ends with a value or a classified error, never
+//! a panic; a token or code the input carries never shows in `Debug` or in
+//! an error; a parsed challenge's scope list is never longer than its input.
+#![no_main]
+
+use std::time::{Duration, SystemTime};
+
+use libfuzzer_sys::fuzz_target;
+use mcp_stack::auth::{
+    self, authorize, challenge, parse_token_response, AuthorizationParams, AuthorizationServerMetadata,
+    BearerChallenge, ProtectedResourceMetadata,
+};
+
+/// Around every secret the input plants, so a check cannot mistake other text for it.
+const OPEN: &str = "ZqZ";
+const CLOSE: &str = "QzQ";
+
+fn assert_hidden(shown: &str, secret: &str, what: &str) {
+    assert!(!shown.contains(secret), "{what} shows a secret: {shown}");
+}
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let mut parts = text.splitn(4, '\u{0}');
+    let (header, document, token, query) = (
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+    );
+
+    // 1. Challenges, through the parser and the Bearer view.
+    if let Ok(value) = http::HeaderValue::from_str(header) {
+        match challenge::parse_headers([&value]) {
+            Ok(all) => {
+                for c in &all {
+                    let _ = (c.scheme(), c.token68(), c.params().count());
+                }
+                if let Some(bearer) = BearerChallenge::find(&all) {
+                    assert!(bearer.scopes().count() <= header.len());
+                    // Every parameter value is made of the header's bytes.
+                    for value in [&bearer.scope, &bearer.error, &bearer.resource_metadata].into_iter().flatten() {
+                        assert!(value.len() <= header.len());
+                    }
+                }
+            }
+            Err(e) => {
+                let _ = (e.reason(), format!("{e} {e:?}"));
+            }
+        }
+    }
+
+    // 2. Metadata documents, with their checks.
+    let server = url::Url::parse("https://mcp.example.com/mcp").expect("a valid URL");
+    let prm_url = url::Url::parse("https://mcp.example.com/.well-known/oauth-protected-resource/mcp")
+        .expect("a valid URL");
+    if let Ok(prm) = ProtectedResourceMetadata::from_json(document.as_bytes(), &prm_url) {
+        let _ = prm.check_resource(&server);
+    }
+    let as_url = url::Url::parse("https://as.example.com/.well-known/oauth-authorization-server")
+        .expect("a valid URL");
+    if let Ok(metadata) = AuthorizationServerMetadata::from_json(document.as_bytes(), &as_url) {
+        if metadata.check("https://as.example.com").is_ok() {
+            // An authorization URL from checked metadata, then the redirect.
+            if let Ok((url, pending)) = authorize::start(
+                &metadata,
+                AuthorizationParams {
+                    client_id: "client",
+                    redirect_uri: "http://127.0.0.1:1/callback",
+                    resource: "https://mcp.example.com/mcp",
+                    scope: None,
+                },
+            ) {
+                let _ = url.as_str().len();
+                match pending.complete(query) {
+                    Ok(code) => assert_eq!(format!("{code:?}"), "[redacted]"),
+                    Err(e) => {
+                        let shown = format!("{e} {e:?}");
+                        for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
+                            if name == "code" && value.len() >= 8 && value.starts_with(OPEN) {
+                                assert_hidden(&shown, &value, "an authorization response error");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // 3. A token response carrying a planted token.
+    let secret = format!("{OPEN}{token}{CLOSE}");
+    let body = serde_json::json!({
+        "access_token": secret,
+        "token_type": document.get(..8).unwrap_or("Bearer"),
+        "refresh_token": secret,
+        "expires_in": data.len() as u64 * 1000,
+    })
+    .to_string();
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    for status in [200u16, 400, 401] {
+        let shown = match parse_token_response(status, body.as_bytes(), now, None, "https://as.example.com") {
+            Ok(tokens) => format!("{tokens:?} {tokens:#?}"),
+            Err(e) => format!("{e} {e:?}"),
+        };
+        assert_hidden(&shown, &secret, "a token response");
+    }
+    // The raw document as a token response: never a panic.
+    let _ = parse_token_response(200, document.as_bytes(), now, None, "https://as.example.com")
+        .map_err(|e: auth::AuthError| e.to_string());
+});
