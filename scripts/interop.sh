@@ -105,6 +105,12 @@ cargo test --features interop --test interop_modern -- --test-threads=1
 # a tool call, then a refresh when the stored access token goes bad.
 log "cargo test --features interop --test interop_oauth -- --test-threads=1"
 cargo test --features interop --test interop_oauth -- --test-threads=1
+# The extensions at the same provider, given a machine client: a
+# client_credentials grant with a private_key_jwt assertion and DPoP proofs,
+# the provider demanding a nonce; its introspection shows the token bound to
+# the DPoP key.
+log "cargo test --features interop --test interop_oauth_ext -- --test-threads=1"
+cargo test --features interop --test interop_oauth_ext -- --test-threads=1
 
 # ---- conformance suite (client side, 2025-11-25) ----------------------------
 # examples/conformance.rs is the client under test; conformance-baseline.yml

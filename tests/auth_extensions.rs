@@ -81,7 +81,10 @@ fn json_response(status: u16, body: Value) -> Fetched {
 impl Fetch for FakeAs {
     async fn get(&self, url: &Url, _limit: usize) -> Result<Fetched, FetchError> {
         Ok(match url.as_str() {
-            PRM => json_response(200, json!({"resource": MCP, "authorization_servers": [ISSUER]})),
+            PRM => json_response(
+                200,
+                json!({"resource": MCP, "authorization_servers": [ISSUER], "scopes_supported": ["mcp:tools"]}),
+            ),
             u if u == format!("{ISSUER}/.well-known/oauth-authorization-server") => {
                 json_response(200, self.metadata.clone())
             }
@@ -208,7 +211,11 @@ fn ec_key() -> (SigningKey, Value) {
 async fn client_credentials_with_private_key_jwt() {
     let (key, jwk) = ec_key();
     let fake = FakeAs::new(
-        json!({"grant_types_supported": ["client_credentials"], "token_endpoint_auth_methods_supported": ["private_key_jwt"]}),
+        json!({
+            "grant_types_supported": ["client_credentials"],
+            "token_endpoint_auth_methods_supported": ["private_key_jwt"],
+            "scopes_supported": ["mcp:tools", "offline_access"],
+        }),
         |_, _| token_ok("Bearer"),
     );
     let oauth = OAuth::new().client_id("machine-1").private_key(key).grant(Grant::ClientCredentials);
@@ -220,6 +227,8 @@ async fn client_credentials_with_private_key_jwt() {
     let form = &posts[0].form;
     assert_eq!(form["grant_type"], "client_credentials");
     assert_eq!(form["resource"], MCP);
+    // The PRM's scope; no offline_access for a machine client, though the AS lists it.
+    assert_eq!(form["scope"], "mcp:tools");
     assert_eq!(form["client_assertion_type"], "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
     assert!(!posts[0].headers.contains_key(http::header::AUTHORIZATION));
     let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(jwk).unwrap();

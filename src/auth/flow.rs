@@ -219,6 +219,17 @@ impl Authorizer {
             let named = challenge.filter(|c| c.scopes().next().is_some()).or(configured.as_ref());
             authorize::select_scope(named, discovered.resource_metadata.as_ref().map(|(_, p)| p), meta)
         };
+        // `offline_access` asks for a refresh token on behalf of a person who
+        // is away; the grants without a person get none (OAuth 2.1 §4.2.3),
+        // and a server that allows the scope only to interactive clients
+        // would refuse the request for it (`invalid_scope`).
+        let scope = match self.oauth.grant {
+            Grant::AuthorizationCode => scope,
+            _ => scope.and_then(|s| {
+                let kept: Vec<&str> = s.split(' ').filter(|x| *x != "offline_access").collect();
+                (!kept.is_empty()).then(|| kept.join(" "))
+            }),
+        };
         tracing::debug!(target: "mcp_stack::auth", issuer = %meta.issuer, legacy = discovered.is_legacy(), step_up, "authorizing");
         let tokens = match self.oauth.grant {
             Grant::ClientCredentials => self.client_credentials(&discovered, scope.as_deref()).await?,
