@@ -22,10 +22,10 @@ use mcp_stack::transport::http::StreamableHttpFactory;
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::{ConnectConfig, MessageSender, RedactedOrigin, Transport, TransportFactory};
 use mcp_stack::{CallOpts, Content, Definition, Error, FailureClass, State};
-use peers::peer;
+use peers::{free_port, peer, start_listening, Server};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,43 +33,12 @@ use std::time::{Duration, Instant};
 /// The bound on every wait.
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// The Python server's process, killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 /// Starts the Python server on `port` and waits (bounded) until it listens.
 async fn python_on(port: u16) -> Server {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/py_server.py");
-    let child = Command::new(peer("MCP_PYTHON"))
-        .arg(script)
-        .arg("--http")
-        .arg(port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the Python server");
-    let mut server = Server(child);
-    let start = Instant::now();
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        if let Ok(Some(status)) = server.0.try_wait() {
-            panic!("the Python server exited before listening on {port}: {status}");
-        }
-        assert!(start.elapsed() < LIMIT, "nothing listens on port {port}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    server
+    let mut command = Command::new(peer("MCP_PYTHON"));
+    command.arg(script).arg("--http").arg(port.to_string()).stderr(Stdio::null());
+    start_listening(command, port, "the Python server", LIMIT).await
 }
 
 /// Every `tools/call` each binding sends, counted at its transport: what

@@ -20,9 +20,9 @@ use mcp_stack::transport::http::{HttpFactory, HttpMode, StreamableHttpFactory};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
-use peers::peer;
+use peers::{free_port, peer, start_listening, Server};
 use serde_json::{json, Value};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The bound on every wait.
@@ -30,38 +30,9 @@ const LIMIT: Duration = Duration::from_secs(30);
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/py_modern_server.py");
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 async fn start(mut command: Command, port: u16) -> Server {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the server");
-    let start = Instant::now();
-    loop {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return Server(child);
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("the server exited before listening on {port}: {status}");
-        }
-        assert!(start.elapsed() < LIMIT, "nothing listens on port {port}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    command.stderr(Stdio::null());
+    start_listening(command, port, "the server", LIMIT).await
 }
 
 fn handlers() -> Handlers {

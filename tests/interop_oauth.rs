@@ -26,17 +26,17 @@
 
 mod peers;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_stack::auth::{
     AuthorizationHandler, AuthorizationRequest, FileStore, OAuth, Secret, TokenStore, Tokens,
 };
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
-use peers::peer;
+use peers::{free_port, peer, start_listening, Server};
 use serde_json::json;
 
 /// The bound on every wait.
@@ -44,40 +44,10 @@ const LIMIT: Duration = Duration::from_secs(60);
 const RS_CLIENT: &str = "mcp-resource-server";
 const RS_SECRET: &str = "rs-introspection-secret";
 
-/// A server process, killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
-/// Starts `command` and waits (bounded) until `port` accepts connections.
+/// Starts `command`, its stderr shown, and waits (bounded) until `port` accepts connections.
 async fn start(mut command: Command, port: u16, what: &str) -> Server {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap_or_else(|e| panic!("start {what}: {e}"));
-    let begun = Instant::now();
-    loop {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-            return Server(child);
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("{what} exited before listening on {port}: {status}");
-        }
-        assert!(begun.elapsed() < LIMIT, "{what} does not listen on {port}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    command.stderr(Stdio::inherit());
+    start_listening(command, port, what, LIMIT).await
 }
 
 /// The authorization server and the MCP server it protects.

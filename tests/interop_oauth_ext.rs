@@ -20,9 +20,9 @@
 
 mod peers;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -30,7 +30,7 @@ use http::{HeaderMap, StatusCode};
 use mcp_stack::auth::{AuthLayer, Fetch, FetchError, Fetched, Grant, HttpFetch, OAuth, SigningKey};
 use mcp_stack::transport::http::HttpRequest;
 use mcp_stack::Error;
-use peers::peer;
+use peers::{free_port, peer, start_listening};
 use serde_json::{json, Value};
 use tower::{Service as _, ServiceBuilder, ServiceExt as _};
 use url::Url;
@@ -39,20 +39,6 @@ const LIMIT: Duration = Duration::from_secs(60);
 const RS_CLIENT: &str = "mcp-resource-server";
 const RS_SECRET: &str = "rs-introspection-secret";
 const MACHINE: &str = "reporting-bot";
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
 
 /// Serves the MCP server's Protected Resource Metadata; the provider's
 /// documents and endpoints are fetched for real.
@@ -105,17 +91,8 @@ async fn private_key_jwt_and_dpop_with_nonces_at_oidc_provider() {
         RS_SECRET,
         &machine.to_string(),
     ]);
-    let mut child =
-        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().unwrap();
-    let begun = Instant::now();
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("oidc-provider exited before listening: {status}");
-        }
-        assert!(begun.elapsed() < LIMIT, "oidc-provider does not listen on {port}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let _provider = Server(child);
+    command.stderr(Stdio::inherit());
+    let _provider = start_listening(command, port, "oidc-provider", LIMIT).await;
 
     let network = Network {
         prm_url: prm_url.clone(),
