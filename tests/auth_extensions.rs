@@ -209,7 +209,7 @@ fn ec_key() -> (SigningKey, Value) {
 
 #[tokio::test]
 async fn client_credentials_with_private_key_jwt() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = one_at_a_time().await;
     let (key, jwk) = ec_key();
     let fake = FakeAs::new(
         json!({
@@ -248,7 +248,7 @@ async fn client_credentials_with_private_key_jwt() {
 
 #[tokio::test]
 async fn dpop_proofs_and_nonces_on_the_token_and_resource_requests() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = one_at_a_time().await;
     let (key, _) = ec_key();
     let thumbprint = key.thumbprint();
     let fake = FakeAs::new(
@@ -303,7 +303,7 @@ async fn dpop_proofs_and_nonces_on_the_token_and_resource_requests() {
 
 #[tokio::test]
 async fn a_token_endpoint_that_keeps_asking_for_a_nonce_is_asked_twice() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = one_at_a_time().await;
     let (key, _) = ec_key();
     let fake = FakeAs::new(json!({}), |_, n| {
         let mut answer = json_response(400, json!({"error": "use_dpop_nonce"}));
@@ -320,7 +320,7 @@ async fn a_token_endpoint_that_keeps_asking_for_a_nonce_is_asked_twice() {
 
 #[tokio::test]
 async fn a_bearer_answer_stays_a_bearer_token_even_with_dpop_on() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = one_at_a_time().await;
     let (key, _) = ec_key();
     let fake = FakeAs::new(json!({}), |_, _| token_ok("Bearer"));
     let oauth =
@@ -335,7 +335,7 @@ async fn a_bearer_answer_stays_a_bearer_token_even_with_dpop_on() {
 
 #[tokio::test]
 async fn workload_identity_sends_the_token_as_a_jwt_bearer_assertion() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = one_at_a_time().await;
     let fake =
         FakeAs::new(json!({"token_endpoint_auth_methods_supported": ["none"]}), |_, _| token_ok("Bearer"));
     let oauth = OAuth::new()
@@ -354,7 +354,7 @@ async fn workload_identity_sends_the_token_as_a_jwt_bearer_assertion() {
 
 #[tokio::test]
 async fn a_refused_workload_token_surfaces_after_one_request_and_no_other_grant() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = one_at_a_time().await;
     for error in ["invalid_grant", "invalid_scope", "unauthorized_client"] {
         let fake = FakeAs::new(json!({}), move |_, _| json_response(400, json!({"error": error})));
         let oauth = OAuth::new()
@@ -374,7 +374,7 @@ async fn a_refused_workload_token_surfaces_after_one_request_and_no_other_grant(
 
 #[tokio::test]
 async fn enterprise_managed_authorization_exchanges_then_presents_the_id_jag() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = one_at_a_time().await;
     let fake = FakeAs::new(
         json!({"token_endpoint_auth_methods_supported": ["client_secret_basic"]}),
         |sent, _| {
@@ -416,7 +416,7 @@ async fn enterprise_managed_authorization_exchanges_then_presents_the_id_jag() {
 
 #[tokio::test]
 async fn an_idp_that_refuses_the_exchange_is_auth_denied_without_a_grant_at_the_as() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = one_at_a_time().await;
     let fake = FakeAs::new(json!({}), |_, _| json_response(400, json!({"error": "invalid_grant"})));
     let idp = EnterpriseIdp::new(IDP_TOKEN, TokenSource::Static(Secret::new(format!("{SENTINEL}-id-token"))));
     let oauth = OAuth::new().client_id("mcp-client").enterprise(idp);
@@ -429,7 +429,7 @@ async fn an_idp_that_refuses_the_exchange_is_auth_denied_without_a_grant_at_the_
 
 #[test]
 fn no_extension_secret_reaches_debug() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = TURN.blocking_lock();
     let pem = "-----BEGIN PRIVATE KEY-----
 MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgjpsQnnGQmL+YBIff
 H1136cspYG6+0iY7X1fCE9+E9LKhRANCAAR/zc4ncPbEXUGDy+5v20t7WAczNXvp
@@ -466,9 +466,10 @@ H1136cspYG6+0iY7X1fCE9+E9LKhRANCAAR/zc4ncPbEXUGDy+5v20t7WAczNXvp
 /// threads without a subscriber, tracing's process-wide callsite cache can
 /// drop those lines (seen in tests/observability.rs: about one run in
 /// three). The fakes are fast; the file takes a few seconds either way.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static TURN: Mutex<()> = Mutex::new(());
-    TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    TURN.lock().await
 }
 
 #[derive(Clone, Default)]
@@ -497,7 +498,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Capture {
 /// the subscriber sees the flow's task.
 #[tokio::test]
 async fn no_extension_secret_reaches_tracing() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = one_at_a_time().await;
     let capture = Capture::default();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
@@ -535,7 +536,7 @@ async fn no_extension_secret_reaches_tracing() {
 /// an assertion is for one use (its `jti`), like the proof.
 #[tokio::test]
 async fn a_nonce_retry_sends_a_fresh_client_assertion() {
-    let _one_at_a_time = one_at_a_time();
+    let _one_at_a_time = one_at_a_time().await;
     let (key, _) = ec_key();
     let fake = FakeAs::new(json!({"token_endpoint_auth_methods_supported": ["private_key_jwt"]}), |_, n| {
         if n == 1 {
