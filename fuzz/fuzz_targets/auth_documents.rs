@@ -1,6 +1,8 @@
 //! What an MCP server and its authorization server send the OAuth client:
 //! `WWW-Authenticate` challenges, Protected Resource Metadata,
-//! authorization server metadata, token responses and the redirect's query.
+//! authorization server metadata, token responses, the redirect's query,
+//! `DPoP-Nonce` headers and nonce challenges, and an enterprise IdP's
+//! token exchange answer (the ID-JAG).
 //! Whatever the bytes, parsing ends with a value or a classified error, never
 //! a panic; a token or code the input carries never shows in `Debug` or in
 //! an error; a parsed challenge's scope list is never longer than its input.
@@ -9,9 +11,11 @@
 use std::time::{Duration, SystemTime};
 
 use libfuzzer_sys::fuzz_target;
+use mcp_stack::auth::dpop::{is_nonce_challenge, DpopEndpoint};
+use mcp_stack::auth::grant::parse_id_jag_response;
 use mcp_stack::auth::{
     self, authorize, challenge, parse_token_response, AuthorizationParams, AuthorizationServerMetadata,
-    BearerChallenge, ProtectedResourceMetadata,
+    BearerChallenge, Dpop, ProtectedResourceMetadata,
 };
 
 /// Around every secret the input plants, so a check cannot mistake other text for it.
@@ -110,4 +114,48 @@ fuzz_target!(|data: &[u8]| {
     // The raw document as a token response: never a panic.
     let _ = parse_token_response(200, document.as_bytes(), now, None, "https://as.example.com")
         .map_err(|e: auth::AuthError| e.to_string());
+
+    // 4. DPoP: a nonce is kept only when it is 1*NQCHAR (RFC 9449 §8), and
+    //    a nonce challenge is recognised without a panic whatever the body.
+    let resource = url::Url::parse("https://mcp.example.com/mcp").expect("a valid URL");
+    if let Ok(value) = http::HeaderValue::from_str(token) {
+        let mut headers = http::HeaderMap::new();
+        headers.insert("dpop-nonce", value);
+        if let Ok(challenge) = http::HeaderValue::from_str(header) {
+            headers.insert(http::header::WWW_AUTHENTICATE, challenge);
+        }
+        let dpop = dpop();
+        if dpop.observe(&resource, &headers) {
+            let kept = dpop.nonce_for(&resource).expect("an observed nonce is kept");
+            assert_eq!(kept, token);
+            assert!(kept.bytes().all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b)));
+        }
+        for endpoint in [DpopEndpoint::Token, DpopEndpoint::Resource] {
+            for status in [400u16, 401] {
+                let _ = is_nonce_challenge(endpoint, status, &headers, document.as_bytes());
+            }
+        }
+    }
+
+    // 5. The IdP's token exchange answer: a planted ID-JAG never shows in
+    //    an error, and a wrong document is refused, not taken.
+    let exchange = serde_json::json!({
+        "access_token": secret,
+        "issued_token_type": document.get(..40).unwrap_or("urn:ietf:params:oauth:token-type:id-jag"),
+        "token_type": "N_A",
+    })
+    .to_string();
+    for status in [200u16, 400] {
+        if let Err(e) = parse_id_jag_response(status, exchange.as_bytes(), "https://idp.example.com/token") {
+            assert_hidden(&format!("{e} {e:?}"), &secret, "an ID-JAG response error");
+        }
+        let _ = parse_id_jag_response(status, document.as_bytes(), "https://idp.example.com/token");
+    }
 });
+
+/// One DPoP key for the whole run: generating one per input would be most
+/// of the work.
+fn dpop() -> &'static Dpop {
+    static DPOP: std::sync::OnceLock<Dpop> = std::sync::OnceLock::new();
+    DPOP.get_or_init(|| Dpop::generate().expect("a DPoP key"))
+}
