@@ -102,9 +102,13 @@ fuzz_target!(|data: &[u8]| {
 
     // 3. A token response carrying a planted token.
     let secret = format!("{OPEN}{token}{CLOSE}");
+    // A secret the other fields repeat may show as them (a token type is
+    // not secret).
+    let token_type = document.get(..8).unwrap_or("Bearer");
+    let checkable = !token_type.contains(&secret);
     let body = serde_json::json!({
         "access_token": secret,
-        "token_type": document.get(..8).unwrap_or("Bearer"),
+        "token_type": token_type,
         "refresh_token": secret,
         "expires_in": data.len() as u64 * 1000,
     })
@@ -115,7 +119,9 @@ fuzz_target!(|data: &[u8]| {
             Ok(tokens) => format!("{tokens:?} {tokens:#?}"),
             Err(e) => format!("{e} {e:?}"),
         };
-        assert_hidden(&shown, &secret, "a token response");
+        if checkable {
+            assert_hidden(&shown, &secret, "a token response");
+        }
     }
     // The raw document as a token response: never a panic.
     let _ = parse_token_response(200, document.as_bytes(), now, None, "https://as.example.com")
@@ -145,15 +151,19 @@ fuzz_target!(|data: &[u8]| {
 
     // 5. The IdP's token exchange answer: a planted ID-JAG never shows in
     //    an error, and a wrong document is refused, not taken.
+    let issued_type = document.get(..40).unwrap_or("urn:ietf:params:oauth:token-type:id-jag");
+    let checkable = !issued_type.contains(&secret);
     let exchange = serde_json::json!({
         "access_token": secret,
-        "issued_token_type": document.get(..40).unwrap_or("urn:ietf:params:oauth:token-type:id-jag"),
+        "issued_token_type": issued_type,
         "token_type": "N_A",
     })
     .to_string();
     for status in [200u16, 400] {
         if let Err(e) = parse_id_jag_response(status, exchange.as_bytes(), "https://idp.example.com/token") {
-            assert_hidden(&format!("{e} {e:?}"), &secret, "an ID-JAG response error");
+            if checkable {
+                assert_hidden(&format!("{e} {e:?}"), &secret, "an ID-JAG response error");
+            }
         }
         let _ = parse_id_jag_response(status, document.as_bytes(), "https://idp.example.com/token");
     }
