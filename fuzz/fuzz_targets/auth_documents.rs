@@ -46,7 +46,9 @@ fuzz_target!(|data: &[u8]| {
                 if let Some(bearer) = BearerChallenge::find(&all) {
                     assert!(bearer.scopes().count() <= header.len());
                     // Every parameter value is made of the header's bytes.
-                    for value in [&bearer.scope, &bearer.error, &bearer.resource_metadata].into_iter().flatten() {
+                    for value in
+                        [&bearer.scope, &bearer.error, &bearer.resource_metadata].into_iter().flatten()
+                    {
                         assert!(value.len() <= header.len());
                     }
                 }
@@ -140,7 +142,9 @@ fuzz_target!(|data: &[u8]| {
         if dpop.observe(&resource, &headers) {
             let kept = dpop.nonce_for(&resource).expect("an observed nonce is kept");
             assert_eq!(kept, token);
-            assert!(kept.bytes().all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b)));
+            assert!(kept
+                .bytes()
+                .all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b)));
         }
         for endpoint in [DpopEndpoint::Token, DpopEndpoint::Resource] {
             for status in [400u16, 401] {
