@@ -112,87 +112,77 @@ cargo test --features interop --test interop_oauth -- --test-threads=1
 log "cargo test --features interop --test interop_oauth_ext -- --test-threads=1"
 cargo test --features interop --test interop_oauth_ext -- --test-threads=1
 
-# ---- conformance suite (client side, 2025-11-25) ----------------------------
-# examples/conformance.rs is the client under test; conformance-baseline.yml
-# lists the scenarios it cannot pass yet, each with its reason. The suite exits
-# non-zero on any other failure and on a listed scenario that now passes.
+# ---- the conformance suite --------------------------------------------------
+# examples/conformance.rs is the client under test. A suite run exits non-zero
+# on a failed scenario and on a scenario its expected-failures file lists that
+# now passes (a stale baseline); every baseline file is empty today.
 log "cargo build --example conformance (the conformance client)"
 cargo build --example conformance
 CONFORMANCE_CLIENT="$ROOT/target/debug/examples/conformance"
 [ -x "$CONFORMANCE_CLIENT" ] || die "the conformance client was not built at $CONFORMANCE_CLIENT"
-CONFORMANCE_OUT="$ROOT/target/conformance/2025-11-25"
-rm -rf "$CONFORMANCE_OUT"
-mkdir -p "$CONFORMANCE_OUT"
-log "conformance suite: --suite all --spec-version 2025-11-25 (results in $CONFORMANCE_OUT)"
-conformance_rc=0
-"$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
-  --suite all --spec-version 2025-11-25 -o "$CONFORMANCE_OUT" \
-  --expected-failures "$ROOT/conformance-baseline.yml" > "$CONFORMANCE_OUT/run.log" 2>&1 || conformance_rc=$?
-# The per-scenario summary and the totals line, then the verdict.
-sed -n '/=== SUITE SUMMARY ===/,$p' "$CONFORMANCE_OUT/run.log"
-[ "$conformance_rc" -eq 0 ] || { tail -n 60 "$CONFORMANCE_OUT/run.log" >&2; die "conformance suite failed (exit $conformance_rc)"; }
 
-# ---- conformance suite (client side, 2026-07-28) ----------------------------
-# The same client, pinned to 2026-07-28 by MCP_CONFORMANCE_PROTOCOL_VERSION
-# (set by the harness); conformance-baseline-2026-07-28.yml may list only
-# auth/* scenarios, each with its reason.
-MODERN_OUT="$ROOT/target/conformance/2026-07-28"
-rm -rf "$MODERN_OUT"
-mkdir -p "$MODERN_OUT"
-log "conformance suite: --suite all --spec-version 2026-07-28 (results in $MODERN_OUT)"
-modern_rc=0
-"$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
-  --suite all --spec-version 2026-07-28 -o "$MODERN_OUT" \
-  --expected-failures "$ROOT/conformance-baseline-2026-07-28.yml" > "$MODERN_OUT/run.log" 2>&1 || modern_rc=$?
-sed -n '/=== SUITE SUMMARY ===/,$p' "$MODERN_OUT/run.log"
-[ "$modern_rc" -eq 0 ] || { tail -n 60 "$MODERN_OUT/run.log" >&2; die "conformance suite 2026-07-28 failed (exit $modern_rc)"; }
+# conformance_suite NAME OUT ARGS...: one suite run into OUT (emptied first);
+# prints the per-scenario summary and totals, fails on a non-zero exit or on
+# any failed check.
+conformance_suite() {
+  local name="$1" out="$2"; shift 2
+  rm -rf "$out"
+  mkdir -p "$out"
+  log "conformance suite: $name (results in $out)"
+  local rc=0
+  "$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" "$@" -o "$out" \
+    > "$out/run.log" 2>&1 || rc=$?
+  sed -n '/=== SUITE SUMMARY ===/,$p' "$out/run.log"
+  [ "$rc" -eq 0 ] || { tail -n 60 "$out/run.log" >&2; die "conformance suite $name failed (exit $rc)"; }
+  grep -q '^Total: [0-9]* passed, 0 failed' "$out/run.log" || die "conformance suite $name reported failed checks"
+}
 
-# ---- conformance suite: the extensions -------------------------------------
+# conformance_scenario SCENARIO OUT LOG ARGS...: one scenario run (for those
+# in no suite, or forced at another revision); fails unless it exits 0 and
+# says OVERALL: PASSED.
+conformance_scenario() {
+  local scenario="$1" out="$2" log_file="$3"; shift 3
+  log "conformance scenario $scenario ($*)"
+  local rc=0
+  "$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
+    --scenario "$scenario" "$@" -o "$out" > "$log_file" 2>&1 || rc=$?
+  sed -n '/Test Results:/,$p' "$log_file"
+  [ "$rc" -eq 0 ] || { tail -n 60 "$log_file" >&2; die "conformance scenario $scenario ($*) failed (exit $rc)"; }
+  grep -q "OVERALL: PASSED" "$log_file" || die "conformance scenario $scenario ($*) did not pass"
+}
+
+# Every client scenario of 2025-11-25, and of 2026-07-28 (the harness pins the
+# client's era through MCP_CONFORMANCE_PROTOCOL_VERSION).
+conformance_suite "--suite all --spec-version 2025-11-25" "$ROOT/target/conformance/2025-11-25" \
+  --suite all --spec-version 2025-11-25 --expected-failures "$ROOT/conformance-baseline.yml"
+conformance_suite "--suite all --spec-version 2026-07-28" "$ROOT/target/conformance/2026-07-28" \
+  --suite all --spec-version 2026-07-28 --expected-failures "$ROOT/conformance-baseline-2026-07-28.yml"
+
 # The authorization extensions (client_credentials with private_key_jwt and
 # client_secret_basic, enterprise-managed authorization, DPoP with and
 # without server nonces, workload identity federation). No expected-failures
-# file: every scenario must pass, with no failed check.
+# file: every scenario must pass.
 EXT_OUT="$ROOT/target/conformance/extensions"
-rm -rf "$EXT_OUT"
-mkdir -p "$EXT_OUT"
-log "conformance suite: --suite extensions (results in $EXT_OUT)"
-ext_rc=0
-"$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
-  --suite extensions -o "$EXT_OUT" > "$EXT_OUT/run.log" 2>&1 || ext_rc=$?
-sed -n '/=== SUITE SUMMARY ===/,$p' "$EXT_OUT/run.log"
-[ "$ext_rc" -eq 0 ] || { tail -n 60 "$EXT_OUT/run.log" >&2; die "conformance suite extensions failed (exit $ext_rc)"; }
-grep -q '^Total: [0-9]* passed, 0 failed' "$EXT_OUT/run.log" || die "conformance suite extensions reported failed checks"
+conformance_suite "--suite extensions" "$EXT_OUT" --suite extensions
 # The suite runs the extensions at 2025-11-25 only (they are not on the spec
 # timeline); the same six, forced at 2026-07-28, show they hold on the
 # stateless era too.
 for scenario in auth/client-credentials-jwt auth/client-credentials-basic auth/enterprise-managed-authorization \
   auth/dpop auth/dpop-nonce auth/wif-jwt-bearer; do
-  log "conformance scenario $scenario (--spec-version 2026-07-28 --force)"
-  log_file="$EXT_OUT/$(basename "$scenario")-2026-07-28.log"
-  ext_rc=0
-  "$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
-    --scenario "$scenario" --spec-version 2026-07-28 --force -o "$EXT_OUT/2026-07-28" > "$log_file" 2>&1 || ext_rc=$?
-  sed -n '/Test Results:/,$p' "$log_file"
-  [ "$ext_rc" -eq 0 ] || { tail -n 60 "$log_file" >&2; die "conformance scenario $scenario at 2026-07-28 failed (exit $ext_rc)"; }
-  grep -q "OVERALL: PASSED" "$log_file" || die "conformance scenario $scenario at 2026-07-28 did not pass"
+  conformance_scenario "$scenario" "$EXT_OUT/2026-07-28" "$EXT_OUT/$(basename "$scenario")-2026-07-28.log" \
+    --spec-version 2026-07-28 --force
 done
 
-# ---- conformance suite: the 2025-03-26 authorization back-compat ----------
-# Servers of that revision have no Protected Resource Metadata: the client
-# reads the authorization server metadata at the server's root, or falls back
-# to /authorize, /token and /register there. Each scenario must pass.
+# The 2025-03-26 authorization back-compat: servers of that revision have no
+# Protected Resource Metadata, so the client reads the authorization server
+# metadata at the server's root, or falls back to /authorize, /token and
+# /register there.
 BACKCOMPAT_OUT="$ROOT/target/conformance/2025-03-26"
 rm -rf "$BACKCOMPAT_OUT"
 mkdir -p "$BACKCOMPAT_OUT"
 for scenario in auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback; do
-  log "conformance scenario $scenario (--spec-version 2025-03-26)"
-  log_file="$BACKCOMPAT_OUT/$(basename "$scenario").log"
-  backcompat_rc=0
-  "$MCP_NODE" "$MCP_CONFORMANCE_JS" client --command "$CONFORMANCE_CLIENT" \
-    --scenario "$scenario" --spec-version 2025-03-26 -o "$BACKCOMPAT_OUT" > "$log_file" 2>&1 || backcompat_rc=$?
-  sed -n '/Test Results:/,$p' "$log_file"
-  [ "$backcompat_rc" -eq 0 ] || { tail -n 60 "$log_file" >&2; die "conformance scenario $scenario failed (exit $backcompat_rc)"; }
-  grep -q "OVERALL: PASSED" "$log_file" || die "conformance scenario $scenario did not pass"
+  conformance_scenario "$scenario" "$BACKCOMPAT_OUT" "$BACKCOMPAT_OUT/$(basename "$scenario").log" \
+    --spec-version 2025-03-26
 done
 
 log "interop OK"

@@ -13,6 +13,8 @@
 //!   then the ID-JAG in the JWT bearer grant with the client's secret;
 //! - a sentinel in every extension secret never reaches `Debug` or errors.
 
+mod trace_capture;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -472,26 +474,6 @@ async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
     TURN.lock().await
 }
 
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Capture {
-    type Writer = Capture;
-    fn make_writer(&'a self) -> Capture {
-        self.clone()
-    }
-}
-
 /// The enterprise exchange with DPoP and sentinels in the ID token, the
 /// ID-JAG, the client secret and the access token: none shows in tracing
 /// (at TRACE), while the flow did run (the trace says so). One thread, so
@@ -499,13 +481,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Capture {
 #[tokio::test]
 async fn no_extension_secret_reaches_tracing() {
     let _one_at_a_time = one_at_a_time().await;
-    let capture = Capture::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(capture.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (capture, _guard) = trace_capture::capture("trace");
 
     let fake = FakeAs::new(json!({}), |sent, _| {
         if sent.url == IDP_TOKEN {
@@ -527,7 +503,7 @@ async fn no_extension_secret_reaches_tracing() {
     assert_eq!(call(layer(oauth, &fake), mcp).await.unwrap(), StatusCode::OK);
     let last = seen.lock().unwrap().last().unwrap().clone();
     assert_eq!(last[http::header::AUTHORIZATION], format!("DPoP {SENTINEL}-at").as_str());
-    let traced = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let traced = capture.text();
     assert!(traced.contains("ID-JAG"), "the flow ran under the subscriber: {traced}");
     assert!(!traced.contains(SENTINEL), "{traced}");
 }

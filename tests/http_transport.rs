@@ -2,6 +2,8 @@
 //! ports): streamable HTTP, HTTP+SSE and the automatic fallback, their bounds
 //! and their security rules.
 
+mod trace_capture;
+
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -754,38 +756,9 @@ fn redacted_origin_holds_no_secret() {
     }
 }
 
-/// Captures everything written by a tracing subscriber.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Capture {
-    type Writer = Capture;
-
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
 #[tokio::test]
 async fn a_secret_header_never_shows_in_debug_errors_events_or_tracing() {
-    let capture = Capture::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(capture.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (capture, _guard) = trace_capture::capture("trace");
 
     let (mock, url) = mock_server().await;
     mock.on_tool(|_, _| (StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response());
@@ -826,7 +799,7 @@ async fn a_secret_header_never_shows_in_debug_errors_events_or_tracing() {
     b.close().await;
     shown.push(format!("{:?}", b.status()));
     shown.push(format!("{:?}", events.all()));
-    let traced = String::from_utf8_lossy(&capture.0.lock().unwrap()).into_owned();
+    let traced = capture.text();
     assert!(!traced.is_empty());
     shown.push(traced);
     for text in shown {

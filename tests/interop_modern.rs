@@ -35,6 +35,24 @@ async fn start(mut command: Command, port: u16) -> Server {
     start_listening(command, port, "the server", LIMIT).await
 }
 
+/// The reference server "everything" (legacy era only) in `mode`
+/// (`streamableHttp` or `sse`) on a free port.
+async fn everything(mode: &str) -> (Server, u16) {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_NODE"));
+    command.arg(peer("MCP_EVERYTHING_JS")).arg(mode).env("PORT", port.to_string());
+    (start(command, port).await, port)
+}
+
+/// `program script --http PORT` (the Python or TypeScript test server) on a
+/// free port.
+async fn serve_http(program: &str, script: &str) -> (Server, u16) {
+    let port = free_port();
+    let mut command = Command::new(program);
+    command.arg(script).arg("--http").arg(port.to_string());
+    (start(command, port).await, port)
+}
+
 fn handlers() -> Handlers {
     Handlers::default()
         .elicitation(|req: ElicitRequest| async move { Ok(ElicitResult::accept(req.defaults())) })
@@ -95,10 +113,7 @@ async fn python_modern_over_stdio() {
 
 #[tokio::test]
 async fn python_modern_over_streamable_http_with_param_headers() {
-    let port = free_port();
-    let mut command = Command::new(peer("MCP_PYTHON"));
-    command.arg(SCRIPT).arg("--http").arg(port.to_string());
-    let _server = start(command, port).await;
+    let (_server, port) = serve_http(&peer("MCP_PYTHON"), SCRIPT).await;
     let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
     let b = connect(factory).await;
     exercise_python(&b).await;
@@ -121,10 +136,7 @@ async fn everything_still_connects_through_the_fallback_over_stdio() {
 
 #[tokio::test]
 async fn everything_still_connects_through_the_fallback_over_http() {
-    let port = free_port();
-    let mut command = Command::new(peer("MCP_NODE"));
-    command.arg(peer("MCP_EVERYTHING_JS")).arg("streamableHttp").env("PORT", port.to_string());
-    let _server = start(command, port).await;
+    let (_server, port) = everything("streamableHttp").await;
     let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
     let b = connect(factory).await;
     assert_eq!(b.session().protocol_version, "2025-11-25");
@@ -136,10 +148,7 @@ async fn everything_still_connects_through_the_fallback_over_http() {
 async fn everything_sse_is_reached_through_both_fallbacks() {
     // Modern POST refused, then initialize refused by POST (404), then the
     // HTTP+SSE GET: auto era, auto transport.
-    let port = free_port();
-    let mut command = Command::new(peer("MCP_NODE"));
-    command.arg(peer("MCP_EVERYTHING_JS")).arg("sse").env("PORT", port.to_string());
-    let _server = start(command, port).await;
+    let (_server, port) = everything("sse").await;
     let auto = HttpFactory::new(&format!("http://127.0.0.1:{port}/sse"), true).unwrap();
     let b = connect(auto.clone()).await;
     assert_eq!(auto.mode(), Some(HttpMode::LegacySse));
@@ -197,10 +206,7 @@ async fn typescript_v2_over_stdio() {
 
 #[tokio::test]
 async fn typescript_v2_over_streamable_http() {
-    let port = free_port();
-    let mut command = Command::new(peer("MCP_NODE"));
-    command.arg(peer("MCP_TS_SERVER_JS")).arg("--http").arg(port.to_string());
-    let _server = start(command, port).await;
+    let (_server, port) = serve_http(&peer("MCP_NODE"), &peer("MCP_TS_SERVER_JS")).await;
     let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
     let b = connect_ts(factory, ProtocolChoice::Auto).await.expect("connect");
     exercise_ts(&b).await;
@@ -239,10 +245,7 @@ async fn typescript_v2_a_dropped_call_is_cancelled_over_stdio_by_notice() {
 
 #[tokio::test]
 async fn typescript_v2_a_dropped_call_is_cancelled_over_http_by_closing_its_stream() {
-    let port = free_port();
-    let mut command = Command::new(peer("MCP_NODE"));
-    command.arg(peer("MCP_TS_SERVER_JS")).arg("--http").arg(port.to_string());
-    let _server = start(command, port).await;
+    let (_server, port) = serve_http(&peer("MCP_NODE"), &peer("MCP_TS_SERVER_JS")).await;
     let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
     let b = connect_ts(factory, ProtocolChoice::Auto).await.expect("connect");
     assert_eq!(b.session().protocol_version, "2026-07-28");
@@ -303,10 +306,7 @@ async fn python_listen_over_stdio_and_http_gives_a_candidate_and_resource_update
     listen_gives_a_candidate_and_resource_updates(&b, &updates).await;
     b.close().await;
 
-    let port = free_port();
-    let mut command = Command::new(peer("MCP_PYTHON"));
-    command.arg(SCRIPT).arg("--http").arg(port.to_string());
-    let _server = start(command, port).await;
+    let (_server, port) = serve_http(&peer("MCP_PYTHON"), SCRIPT).await;
     let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
     let (b, updates) = connect_recording("py", factory, handlers()).await;
     listen_gives_a_candidate_and_resource_updates(&b, &updates).await;
@@ -315,10 +315,7 @@ async fn python_listen_over_stdio_and_http_gives_a_candidate_and_resource_update
 
 #[tokio::test]
 async fn typescript_v2_listen_over_http_gives_a_candidate_and_resource_updates() {
-    let port = free_port();
-    let mut command = Command::new(peer("MCP_NODE"));
-    command.arg(peer("MCP_TS_SERVER_JS")).arg("--http").arg(port.to_string());
-    let _server = start(command, port).await;
+    let (_server, port) = serve_http(&peer("MCP_NODE"), &peer("MCP_TS_SERVER_JS")).await;
     let factory = StreamableHttpFactory::new(&format!("http://127.0.0.1:{port}/mcp")).unwrap();
     let (b, updates) = connect_recording("tsmodern", factory, ts_handlers()).await;
     listen_gives_a_candidate_and_resource_updates(&b, &updates).await;

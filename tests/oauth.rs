@@ -2,6 +2,8 @@
 //! fake MCP server that is its own authorization server (axum, loopback),
 //! with the headless handler.
 
+mod trace_capture;
+
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method, StatusCode};
@@ -283,26 +285,6 @@ impl Events {
     }
 }
 
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Capture {
-    type Writer = Capture;
-    fn make_writer(&'a self) -> Capture {
-        self.clone()
-    }
-}
-
 async fn connect(url: &str, oauth: OAuth, events: &Events) -> Result<Binding, mcp_stack::Error> {
     let factory = HttpBuilder::new(url).listen(false).allow_redirects(true).oauth(oauth).build().unwrap();
     within("connect", Binding::connect(Definition::new("oauth", factory), events.handlers())).await
@@ -314,13 +296,7 @@ async fn connect(url: &str, oauth: OAuth, events: &Events) -> Result<Binding, mc
 /// tracing. One thread, so that the tracing subscriber sees every task.
 #[tokio::test]
 async fn the_flow_refreshes_bounds_step_up_and_leaks_no_secret() {
-    let capture = Capture::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(capture.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (capture, _guard) = trace_capture::capture("trace");
 
     let (fake, url) = fake_server().await;
     let events = Events::default();
@@ -361,7 +337,7 @@ async fn the_flow_refreshes_bounds_step_up_and_leaks_no_secret() {
     shown.push(format!("{:?}", binding.status()));
     binding.close().await;
     shown.push(format!("{:?}", events.0.lock().unwrap()));
-    let traced = String::from_utf8_lossy(&capture.0.lock().unwrap()).into_owned();
+    let traced = capture.text();
     assert!(!traced.is_empty());
     shown.push(traced);
     let secrets = fake.lock().secrets.clone();

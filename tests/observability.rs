@@ -4,63 +4,21 @@
 //! definition opts in. Tracing output is captured with tracing-subscriber's
 //! fmt layer, as a user would see it.
 
+mod common;
+mod trace_capture;
+
+use common::{id_of, scripted_all, Recorder};
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::host::Host;
 use mcp_stack::layer::trace::{TraceContext, TraceContextSource};
 use mcp_stack::transport::memory::MemoryFactory;
-use mcp_stack::transport::{Inbound, Transport};
 use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use trace_capture::capture;
 
 const SECRET: &str = "s3cr3t-7f1c";
 const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-
-/// Captures everything a tracing subscriber writes.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-
-    fn lines_with(&self, needle: &str) -> Vec<String> {
-        self.text().lines().filter(|l| l.contains(needle)).map(String::from).collect()
-    }
-}
-
-impl std::io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Capture {
-    type Writer = Capture;
-
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
-/// A subscriber for `filter` (an `EnvFilter` directive, as in `RUST_LOG`)
-/// writing into `capture`, set for the current thread.
-fn capture(filter: &str) -> (Capture, tracing::subscriber::DefaultGuard) {
-    let capture = Capture::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(capture.clone())
-        .with_ansi(false)
-        .finish();
-    let guard = tracing::subscriber::set_default(subscriber);
-    (capture, guard)
-}
 
 async fn at_info_a_busy_host_shows_one_line_per_tool_call_with_binding_model_name_and_id() {
     let (capture, _guard) = capture("mcp_stack::request=info");
@@ -172,61 +130,31 @@ async fn at_trace_the_wire_shows_ids_and_sizes_and_still_no_argument_values() {
 
 /// A server of either era (`initialize` or `server/discover`) that answers
 /// the listings and tool calls, recording every request it got.
-fn modern_server() -> (MemoryFactory, Seen) {
-    let seen = Seen::default();
-    let record = seen.clone();
-    let factory = MemoryFactory::new("modern", move |transport: Transport| {
-        let record = record.clone();
-        tokio::spawn(async move {
-            let Transport { sender, mut receiver } = transport;
-            while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
-                let message: Value = serde_json::from_str(&text).unwrap();
-                record.0.lock().unwrap().push(message.clone());
-                let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
-                    continue;
-                };
-                let result = match method {
-                    "initialize" => json!({
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": { "tools": {} },
-                        "serverInfo": { "name": "legacy-test", "version": "1.0" }
-                    }),
-                    "server/discover" => json!({
-                        "resultType": "complete",
-                        "supportedVersions": ["2026-07-28"],
-                        "capabilities": { "tools": {} },
-                        "serverInfo": { "name": "modern-test", "version": "1.0" }
-                    }),
-                    "tools/list" => {
-                        json!({ "tools": [{ "name": "t", "inputSchema": { "type": "object" } }] })
-                    }
-                    "tools/call" => json!({ "content": [{ "type": "text", "text": "ok" }] }),
-                    _ => json!({}),
-                };
-                let reply = json!({ "jsonrpc": "2.0", "id": id, "result": result });
-                if sender.send(reply.to_string()).await.is_err() {
-                    return;
-                }
-            }
-        });
-        Ok(())
-    });
-    (factory, seen)
+fn modern_server() -> (MemoryFactory, Recorder) {
+    scripted_all(|wire, req| {
+        let result = match req.method.as_str() {
+            "initialize" => json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": { "tools": {} },
+                "serverInfo": { "name": "legacy-test", "version": "1.0" }
+            }),
+            "server/discover" => json!({
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": { "tools": {} },
+                "serverInfo": { "name": "modern-test", "version": "1.0" }
+            }),
+            "tools/list" => json!({ "tools": [{ "name": "t", "inputSchema": { "type": "object" } }] }),
+            "tools/call" => json!({ "content": [{ "type": "text", "text": "ok" }] }),
+            _ => json!({}),
+        };
+        wire.reply(&id_of(req), result);
+    })
 }
 
-#[derive(Clone, Default)]
-struct Seen(Arc<Mutex<Vec<Value>>>);
-
-impl Seen {
-    fn metas(&self, method: &str) -> Vec<Value> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|m| m["method"] == method)
-            .map(|m| m["params"]["_meta"].clone())
-            .collect()
-    }
+/// The `_meta` of every `method` request the server got.
+fn metas_of(seen: &Recorder, method: &str) -> Vec<Value> {
+    seen.find(method).iter().map(|m| m["params"]["_meta"].clone()).collect()
 }
 
 /// The source a host would write, answering only inside a request's span:
@@ -254,14 +182,14 @@ async fn on_2026_07_28_an_opted_in_definition_sends_the_span_context_as_tracepar
     b.request(req, "call").await.unwrap();
     b.close().await;
 
-    let meta = seen.metas("tools/call").pop().expect("the call reached the server");
+    let meta = metas_of(&seen, "tools/call").pop().expect("the call reached the server");
     assert_eq!(meta["traceparent"], PARENT, "{meta}");
     assert_eq!(meta["tracestate"], "congo=t61rcWkgMzE", "{meta}");
     assert_eq!(meta["progressToken"], "mine", "the caller's keys stay");
     assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28", "the era's keys stay");
     // The catalog's reads have DEBUG spans, off under this filter: the
     // source, asked outside any request span, sent nothing with them.
-    assert!(seen.metas("tools/list").iter().all(|m| m.get("traceparent").is_none()));
+    assert!(metas_of(&seen, "tools/list").iter().all(|m| m.get("traceparent").is_none()));
 }
 
 async fn without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too() {
@@ -272,7 +200,7 @@ async fn without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too()
     let b = Binding::connect(definition, Handlers::default()).await.unwrap();
     b.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
     b.close().await;
-    let metas = seen.metas("tools/call");
+    let metas = metas_of(&seen, "tools/call");
     assert_eq!(metas.len(), 1);
     assert!(
         metas.iter().all(|m| m.get("traceparent").is_none() && m.get("tracestate").is_none()),
@@ -288,12 +216,12 @@ async fn without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too()
     assert_eq!(b.session().protocol_version, "2025-11-25");
     b.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
     b.close().await;
-    let metas = seen.metas("tools/call");
+    let metas = metas_of(&seen, "tools/call");
     assert_eq!(metas.len(), 1);
     assert_eq!(metas[0]["traceparent"], PARENT, "{metas:?}");
     assert!(metas[0].get("tracestate").is_none(), "none was given: {metas:?}");
     // The catalog's reads carry it too.
-    assert!(seen.metas("tools/list").iter().all(|m| m["traceparent"] == PARENT));
+    assert!(metas_of(&seen, "tools/list").iter().all(|m| m["traceparent"] == PARENT));
 }
 
 async fn a_source_that_cannot_answer_sends_nothing_and_the_call_still_goes() {
@@ -305,7 +233,7 @@ async fn a_source_that_cannot_answer_sends_nothing_and_the_call_still_goes() {
     let b = Binding::connect(definition, Handlers::default()).await.unwrap();
     b.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
     b.close().await;
-    let metas = seen.metas("tools/call");
+    let metas = metas_of(&seen, "tools/call");
     assert_eq!(metas.len(), 1);
     assert!(metas[0].get("traceparent").is_none(), "{metas:?}");
     let e = TraceContext::parse("not-a-traceparent").unwrap_err();
