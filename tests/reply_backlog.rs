@@ -175,20 +175,56 @@ async fn a_stdio_server_that_floods_pings_and_never_reads_its_stdin_ends_the_con
     let transport = factory.connect(&ConnectConfig::new("flood")).await.unwrap();
     let before = alive_tasks();
     let connection = Connection::start(transport, Arc::new(NoInbound));
-    // Real pipes: wait (bounded) until the child's unread stdin has stopped
-    // the writer and the backlog is full, then let the paused clock run the
-    // reader's wait out.
-    let start = std::time::Instant::now();
-    while connection.reply_backlog() < MAX_REPLY_BACKLOG {
-        assert!(start.elapsed() < Duration::from_secs(20), "the backlog never filled");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    tokio::time::pause();
-    let state = ended(&connection).await;
+    let state = stalled_then_ended(&connection).await;
     assert_limit_exceeded(&state);
     assert_eq!(connection.reply_backlog(), MAX_REPLY_BACKLOG);
     let grew = alive_tasks().saturating_sub(before);
     assert!(grew <= 4, "{grew} more tasks alive");
-    tokio::time::resume();
     connection.close().await;
+}
+
+/// Over real pipes: waits (real time, bounded) until the child's unread stdin
+/// has stopped the writer, then lets the paused clock run the reader's wait
+/// for room out; returns how the connection ended.
+///
+/// A full backlog alone does not show a stopped writer: the reader can
+/// outpace the writer for a moment, and if the child is then slow to write
+/// its next ping, the idle runtime lets the paused clock jump past the test's
+/// own limit while the writer still has room. So the backlog must stay full
+/// for `STEADY` (a writer with room empties it in microseconds, and the
+/// child's buffered pings refill it only while the writer keeps draining, which
+/// fills the child's stdin pipe within milliseconds); and an attempt where the
+/// paused clock still ran out with room in the backlog is a false start,
+/// tried again (bounded).
+async fn stalled_then_ended(connection: &Connection) -> ConnectionState {
+    const STEADY: Duration = Duration::from_millis(250);
+    const ATTEMPTS: usize = 5;
+    for attempt in 1..=ATTEMPTS {
+        let start = std::time::Instant::now();
+        let mut full_since = None;
+        loop {
+            assert!(start.elapsed() < Duration::from_secs(20), "the backlog never stayed full");
+            if connection.reply_backlog() < MAX_REPLY_BACKLOG {
+                full_since = None;
+            } else if full_since.get_or_insert_with(std::time::Instant::now).elapsed() >= STEADY {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        tokio::time::pause();
+        let mut state = connection.watch_state();
+        let wait = state.wait_for(|s| *s != ConnectionState::Open);
+        let ended = tokio::time::timeout(REPLY_STALL * 6, wait).await;
+        let backlog = connection.reply_backlog();
+        tokio::time::resume();
+        match ended {
+            Ok(state) => return state.unwrap().clone(),
+            Err(_) if backlog < MAX_REPLY_BACKLOG && attempt < ATTEMPTS => continue,
+            Err(_) => panic!(
+                "attempt {attempt}: the connection did not end; backlog {backlog}, alive tasks {}",
+                alive_tasks()
+            ),
+        }
+    }
+    unreachable!("the last attempt returns or panics")
 }
