@@ -422,14 +422,7 @@ impl Shared {
     fn check_open_to_send(&self) -> Result<(), Error> {
         match &*self.state.borrow() {
             ConnectionState::Open => Ok(()),
-            ConnectionState::Closed { class: FailureClass::Shutdown, message } => {
-                Err(Error::new(FailureClass::Shutdown, message))
-            }
-            ConnectionState::Closed { class, message } if class.is_auth() => Err(Error::new(*class, message)),
-            ConnectionState::Closed { class, message } => Err(Error::new(
-                FailureClass::TransportClosed,
-                format!("not sent: the connection had ended ({class}: {message})"),
-            )),
+            ConnectionState::Closed { class, message } => Err(unanswered(*class, message, false)),
         }
     }
 
@@ -595,9 +588,11 @@ impl Shared {
             // Our entry was dropped without an answer; it had been sent, so
             // its outcome is unknown (unless the connection was closed on
             // purpose).
-            Err(_) => Err(match self.check_open() {
-                Err(e) if e.class() == FailureClass::Shutdown => e,
-                _ => Error::new(FailureClass::Indeterminate, "connection lost before the reply"),
+            Err(_) => Err(match &*self.state.borrow() {
+                ConnectionState::Closed { class, message } => unanswered(*class, message, true),
+                ConnectionState::Open => {
+                    Error::new(FailureClass::Indeterminate, "connection lost before the reply")
+                }
             }),
         }
     }
@@ -650,29 +645,41 @@ impl Shared {
         let drained: Vec<Pending> =
             self.pending.lock().expect("pending lock").drain().map(|(_, pending)| pending).collect();
         for pending in drained {
-            // A request the writer never handed to the transport did not
-            // leave: `transport_closed`, safe to send again. One that did
-            // may have acted: `indeterminate`. Shutdown and authorization
-            // failures keep their class: the server was not asked to act.
-            let error = match (class, pending.written) {
-                (FailureClass::Shutdown, _) => Error::new(
-                    FailureClass::Shutdown,
-                    format!("connection closed before the reply ({message})"),
-                ),
-                (auth, _) if auth.is_auth() => {
-                    Error::new(auth, format!("connection ended before the reply ({class}: {message})"))
-                }
-                (_, true) => Error::new(
-                    FailureClass::Indeterminate,
-                    format!("connection ended before the reply ({class}: {message})"),
-                ),
-                (_, false) => Error::new(
-                    FailureClass::TransportClosed,
-                    format!("not sent: the connection ended first ({class}: {message})"),
-                ),
-            };
-            let _ = pending.tx.send(Err(error));
+            let _ = pending.tx.send(Err(unanswered(class, message, pending.written)));
         }
+    }
+}
+
+/// How a request that got no reply ends when the connection ended with
+/// `class` (`why`); `left` says whether the request may have reached the
+/// server. The one place that decides what a caller may do next:
+///
+/// - a close on purpose (`shutdown`) and an authorization failure keep their
+///   class: the server was not asked to act, and the caller needs to know;
+/// - a request that may have left ends `indeterminate` (it may have acted);
+/// - one that never left ends `transport_closed`, the class that promises
+///   it is safe to send again.
+fn unanswered(class: FailureClass, why: &str, left: bool) -> Error {
+    match class {
+        FailureClass::Shutdown => Error::new(class, with_reply_context("connection closed", why, left)),
+        auth if auth.is_auth() => Error::new(auth, with_reply_context("connection ended", why, left)),
+        _ if left => Error::new(
+            FailureClass::Indeterminate,
+            format!("connection ended before the reply ({class}: {why})"),
+        ),
+        _ => Error::new(
+            FailureClass::TransportClosed,
+            format!("not sent: the connection ended first ({class}: {why})"),
+        ),
+    }
+}
+
+/// `why` as it is for a request that never left; for one that did, what
+/// happened to it before the reply.
+fn with_reply_context(what: &str, why: &str, left: bool) -> String {
+    match left {
+        true => format!("{what} before the reply ({why})"),
+        false => why.to_string(),
     }
 }
 
@@ -789,23 +796,18 @@ async fn write_loop(
         let ended = shared.state.borrow().clone();
         shared.finish(e.class(), e.message());
         if let Some(failed) = failed {
-            let error = match (ended, e.class()) {
-                (ConnectionState::Closed { class: FailureClass::Shutdown, message }, _) => {
-                    Error::new(FailureClass::Shutdown, message)
+            // The write error says whether the request may have left
+            // (`indeterminate`) or was refused for authorization; a close
+            // on purpose meanwhile wins; the reader's diagnosis, when it
+            // came first, is the better message.
+            let (class, why) = match ended {
+                ConnectionState::Closed { class: FailureClass::Shutdown, message } => {
+                    (FailureClass::Shutdown, message)
                 }
-                (_, FailureClass::Indeterminate) => Error::new(FailureClass::Indeterminate, e.message()),
-                // Authorization failed before the request could go out:
-                // the caller needs that class (`auth_required`, ...), not
-                // a retry.
-                (_, auth) if auth.is_auth() => Error::new(auth, e.message()),
-                (ConnectionState::Closed { message, .. }, _) => {
-                    Error::new(FailureClass::TransportClosed, format!("not sent: {message}"))
-                }
-                (ConnectionState::Open, _) => {
-                    Error::new(FailureClass::TransportClosed, format!("not sent: {}", e.message()))
-                }
+                ConnectionState::Closed { message, .. } if !e.class().is_auth() => (e.class(), message),
+                _ => (e.class(), e.message().to_string()),
             };
-            let _ = failed.tx.send(Err(error));
+            let _ = failed.tx.send(Err(unanswered(class, &why, e.class() == FailureClass::Indeterminate)));
         }
         // What is still queued was never written: `finish` failed those
         // requests `transport_closed`, and nothing more is sent.
