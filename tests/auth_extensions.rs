@@ -11,7 +11,9 @@
 //!   `auth_denied` after exactly one token request, no other grant tried;
 //! - enterprise-managed authorization: the RFC 8693 exchange at the IdP,
 //!   then the ID-JAG in the JWT bearer grant with the client's secret;
-//! - a sentinel in every extension secret never reaches `Debug` or errors.
+//! - a sentinel in every extension secret never reaches `Debug` or errors;
+//! - a key whose algorithm the server does not list fails before any token
+//!   request; dynamic registration with a key asks for `private_key_jwt`.
 
 mod trace_capture;
 
@@ -44,6 +46,7 @@ struct Sent {
     url: String,
     headers: HeaderMap,
     form: HashMap<String, String>,
+    body: Vec<u8>,
 }
 
 type TokenHandler = Box<dyn Fn(&Sent, usize) -> Fetched + Send + Sync>;
@@ -102,7 +105,7 @@ impl Fetch for FakeAs {
         _limit: usize,
     ) -> Result<Fetched, FetchError> {
         let form = url::form_urlencoded::parse(&body).into_owned().collect();
-        let sent = Sent { url: url.to_string(), headers: headers.clone(), form };
+        let sent = Sent { url: url.to_string(), headers: headers.clone(), form, body };
         let n = {
             let mut posts = self.posts.lock().unwrap();
             posts.push(sent.clone());
@@ -534,4 +537,114 @@ async fn a_nonce_retry_sends_a_fresh_client_assertion() {
     let jti = |p: &Sent| claims_unverified(&p.form["client_assertion"])["jti"].clone();
     assert_ne!(jti(&posts[0]), jti(&posts[1]));
     assert_eq!(verify_proof(posts[1].headers["dpop"].to_str().unwrap())["nonce"], "n1");
+}
+
+/// A server that lists the DPoP algorithms it takes, none of them the
+/// key's: `auth_failed` naming both, and no token request at all (the
+/// server would refuse the proof without saying why).
+#[tokio::test]
+async fn a_dpop_key_of_an_algorithm_the_server_does_not_list_fails_before_any_token_request() {
+    let _one_at_a_time = one_at_a_time().await;
+    let fake = FakeAs::new(json!({"dpop_signing_alg_values_supported": ["RS256", "PS256"]}), |_, _| {
+        token_ok("DPoP")
+    });
+    let oauth = OAuth::new()
+        .client_id("machine-1")
+        .client_secret("s3cret")
+        .grant(Grant::ClientCredentials)
+        .dpop(SigningKey::generate_es256().unwrap());
+    let (mcp, _) = mcp_server("DPoP", None);
+    let e = call(layer(oauth, &fake), mcp).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::AuthFailed, "{e}");
+    let message = e.to_string();
+    assert!(message.contains("DPoP proofs signed with RS256, PS256"), "{message}");
+    assert!(message.contains("signs with ES256"), "{message}");
+    assert!(fake.posts().is_empty(), "no token request: {:?}", fake.posts());
+
+    // Listed: the same key works.
+    let fake = FakeAs::new(json!({"dpop_signing_alg_values_supported": ["RS256", "ES256"]}), |_, _| {
+        token_ok("DPoP")
+    });
+    let oauth = OAuth::new()
+        .client_id("machine-1")
+        .client_secret("s3cret")
+        .grant(Grant::ClientCredentials)
+        .dpop(SigningKey::generate_es256().unwrap());
+    let (mcp, _) = mcp_server("DPoP", None);
+    assert_eq!(call(layer(oauth, &fake), mcp).await.unwrap(), StatusCode::OK);
+    assert_eq!(fake.posts().len(), 1);
+}
+
+/// The same for `private_key_jwt`: the token endpoint's assertion
+/// algorithms leave out the key's.
+#[tokio::test]
+async fn a_client_assertion_key_of_an_algorithm_the_server_does_not_list_fails_before_any_token_request() {
+    let _one_at_a_time = one_at_a_time().await;
+    let fake = FakeAs::new(
+        json!({
+            "token_endpoint_auth_methods_supported": ["private_key_jwt"],
+            "token_endpoint_auth_signing_alg_values_supported": ["RS256"],
+        }),
+        |_, _| token_ok("Bearer"),
+    );
+    let (key, _) = ec_key();
+    let oauth = OAuth::new().client_id("machine-1").private_key(key).grant(Grant::ClientCredentials);
+    let (mcp, _) = mcp_server("Bearer", None);
+    let e = call(layer(oauth, &fake), mcp).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::AuthFailed, "{e}");
+    assert!(e.to_string().contains("private_key_jwt client assertions signed with RS256"), "{e}");
+    assert!(fake.posts().is_empty(), "no token request: {:?}", fake.posts());
+}
+
+/// With a private key and no `client_id`, dynamic registration asks for
+/// `private_key_jwt` and sends the public key as `jwks`; the token request
+/// then carries an assertion that verifies with the registered key.
+#[tokio::test]
+async fn dynamic_registration_with_a_private_key_registers_private_key_jwt_with_its_jwks() {
+    let _one_at_a_time = one_at_a_time().await;
+    let register = format!("{ISSUER}/register");
+    let fake = FakeAs::new(
+        json!({
+            "registration_endpoint": register,
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "private_key_jwt"],
+            "grant_types_supported": ["client_credentials"],
+        }),
+        move |sent, _| {
+            if sent.url.ends_with("/register") {
+                let asked: Value = serde_json::from_slice(&sent.body).unwrap();
+                return json_response(
+                    201,
+                    json!({
+                        "client_id": "dcr-1",
+                        "token_endpoint_auth_method": asked["token_endpoint_auth_method"],
+                    }),
+                );
+            }
+            token_ok("Bearer")
+        },
+    );
+    let (key, jwk) = ec_key();
+    let oauth = OAuth::new().private_key(key).grant(Grant::ClientCredentials);
+    let (mcp, _) = mcp_server("Bearer", None);
+    assert_eq!(call(layer(oauth, &fake), mcp).await.unwrap(), StatusCode::OK);
+
+    let posts = fake.posts();
+    assert_eq!(posts.len(), 2, "{posts:?}");
+    let asked: Value = serde_json::from_slice(&posts[0].body).unwrap();
+    assert_eq!(asked["token_endpoint_auth_method"], "private_key_jwt");
+    assert_eq!(asked["grant_types"], json!(["client_credentials"]));
+    let registered = &asked["jwks"]["keys"][0];
+    assert_eq!(registered, &jwk, "the public key, and nothing private");
+    assert!(registered.get("d").is_none());
+
+    let token = &posts[1].form;
+    assert_eq!(token["client_assertion_type"], "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+    let assertion = &token["client_assertion"];
+    let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(registered.clone()).unwrap();
+    let mut validation = Validation::new(decode_header(assertion).unwrap().alg);
+    validation.set_audience(&[ISSUER, TOKEN]);
+    let claims =
+        decode::<Value>(assertion, &DecodingKey::from_jwk(&jwk).unwrap(), &validation).unwrap().claims;
+    assert_eq!(claims["iss"], "dcr-1");
+    assert_eq!(claims["sub"], "dcr-1");
 }

@@ -219,6 +219,10 @@ pub struct RegistrationRequest {
     pub response_types: Vec<String>,
     /// `none`: a public client that proves itself with PKCE.
     pub token_endpoint_auth_method: String,
+    /// The client's public keys (`{"keys": [...]}`, RFC 7591 §2), for
+    /// `private_key_jwt`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jwks: Option<serde_json::Value>,
 }
 
 impl RegistrationRequest {
@@ -231,6 +235,7 @@ impl RegistrationRequest {
             grant_types: vec!["authorization_code".into(), "refresh_token".into()],
             response_types: vec!["code".into()],
             token_endpoint_auth_method: "none".into(),
+            jwks: None,
         }
     }
 }

@@ -325,9 +325,11 @@ impl OAuth {
     /// Authenticates the client at the token endpoint with `private_key_jwt`
     /// (RFC 7523 §2.2) where the server takes it: each token request
     /// carries a fresh assertion signed with `key`, `iss` and `sub` the
-    /// client id, `aud` the authorization server's issuer. Needs a
-    /// pre-registered [`client_id`](Self::client_id) (the key is
-    /// registered with it).
+    /// client id, `aud` the authorization server's issuer. With a
+    /// pre-registered [`client_id`](Self::client_id), the key is the one
+    /// registered with it; without one, dynamic client registration asks
+    /// for `private_key_jwt` and sends the key's public half as `jwks`
+    /// (when the server lists the method, or lists no methods).
     ///
     /// A machine client with its own key, no person involved:
     ///
@@ -353,7 +355,11 @@ impl OAuth {
     ///
     /// Proofs go to every token endpoint, whether or not its metadata
     /// lists `dpop_signing_alg_values_supported`: a server without DPoP
-    /// answers with a `Bearer` token (RFC 9449 §5), used as such.
+    /// answers with a `Bearer` token (RFC 9449 §5), used as such. A server
+    /// that lists algorithms without the key's is not asked: the token
+    /// request fails `auth_failed` naming both (the same for a
+    /// [`private_key`](Self::private_key) the server's
+    /// `token_endpoint_auth_signing_alg_values_supported` leaves out).
     ///
     /// ```
     /// use mcp_stack::auth::{OAuth, SigningKey};

@@ -36,6 +36,7 @@ use super::dpop::{is_nonce_challenge, DpopEndpoint};
 use super::grant::PrivateKeyJwt;
 use super::handler::AuthorizationRequest;
 use super::jose::SigningKey;
+use super::metadata::SignedFor;
 use super::token::{FormValue, MAX_TOKEN_RESPONSE_BYTES};
 use super::{
     discover, AuthError, AuthorizationServerMetadata, BearerChallenge, ClientCredentials, ClientRegistration,
@@ -467,17 +468,26 @@ impl Authorizer {
         else {
             return Err(Error::new(FailureClass::AuthFailed, "no client identity could be chosen"));
         };
-        // Ask for the method the server will take: a public client where it
-        // may be one, else a secret sent the way it prefers.
+        // Ask for the method the server will take: `private_key_jwt` with
+        // the key's public half when a key is configured and the server may
+        // take it, else a public client where it may be one, else a secret
+        // sent the way it prefers.
         let supported = meta.token_endpoint_auth_methods_supported.as_deref();
         let public_ok = supported.is_none_or(|s| s.iter().any(|m| m == "none"));
+        let key = self.oauth.private_key.as_ref();
+        let key_ok = TokenEndpointAuth::choose_with_key(supported, key.is_some(), false, None)
+            == TokenEndpointAuth::PrivateKeyJwt;
         let wanted = match grant {
+            _ if key_ok => TokenEndpointAuth::PrivateKeyJwt,
             Grant::ClientCredentials => TokenEndpointAuth::choose(supported, true, None),
             Grant::AuthorizationCode if public_ok => TokenEndpointAuth::None,
             Grant::JwtBearer | Grant::EnterpriseManaged if public_ok => TokenEndpointAuth::None,
             _ => TokenEndpointAuth::choose(supported, true, None),
         };
         request.token_endpoint_auth_method = wanted.as_str().to_owned();
+        if let (TokenEndpointAuth::PrivateKeyJwt, Some(key)) = (wanted, key) {
+            request.jwks = Some(serde_json::json!({ "keys": [key.public_jwk()] }));
+        }
         if grant != Grant::AuthorizationCode {
             request.grant_types = vec![match grant {
                 Grant::ClientCredentials => "client_credentials".into(),
@@ -545,6 +555,7 @@ impl Authorizer {
         );
         let endpoint = Url::parse(&request.endpoint)
             .map_err(|_| classify(AuthError::InvalidUrl { what: "token endpoint", reason: "not a URL" }))?;
+        self.check_signing_algorithms(meta, method)?;
         // With DPoP the server may ask for its nonce (RFC 9449 §8): one more
         // send, with a new proof and a new client assertion (each is for one
         // use), then its answer stands.
@@ -586,6 +597,40 @@ impl Authorizer {
             &meta.issuer,
         )
         .map_err(classify)
+    }
+
+    /// A key whose algorithm the server says it does not take fails the
+    /// token request before it is sent, naming both: the server would only
+    /// refuse the assertion or proof (`invalid_client`, `invalid_dpop_proof`)
+    /// without saying why. A server that lists nothing is tried.
+    fn check_signing_algorithms(
+        &self,
+        meta: &AuthorizationServerMetadata,
+        method: TokenEndpointAuth,
+    ) -> Result<(), Error> {
+        let assertion_key = match method {
+            TokenEndpointAuth::PrivateKeyJwt => self.oauth.private_key.as_ref(),
+            _ => None,
+        };
+        let keys = [
+            (SignedFor::ClientAssertion, assertion_key, "private_key_jwt client assertions"),
+            (SignedFor::DpopProof, self.oauth.dpop.as_ref().map(|d| d.key()), "DPoP proofs"),
+        ];
+        for (signed, key, what) in keys {
+            let Some(key) = key else { continue };
+            let alg = key.algorithm().as_str();
+            if let Some(accepted) = meta.refused_algorithms(signed, alg) {
+                return Err(Error::new(
+                    FailureClass::AuthFailed,
+                    format!(
+                        "the authorization server {} takes {what} signed with {}; the configured key signs with {alg}",
+                        meta.issuer,
+                        accepted.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

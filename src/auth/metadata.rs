@@ -100,6 +100,13 @@ pub struct AuthorizationServerMetadata {
     /// RFC 9207: authorization responses carry `iss`, so it is required.
     #[serde(default)]
     pub authorization_response_iss_parameter_supported: bool,
+    /// JWS algorithms the token endpoint takes for `private_key_jwt`
+    /// assertions (RFC 8414 §2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint_auth_signing_alg_values_supported: Option<Vec<String>>,
+    /// JWS algorithms the server takes for DPoP proofs (RFC 9449 §5.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl AuthorizationServerMetadata {
@@ -161,10 +168,32 @@ impl AuthorizationServerMetadata {
         Ok(())
     }
 
+    /// When the server lists the JWS algorithms it takes for `use`
+    /// (`private_key_jwt` assertions or DPoP proofs) and `alg` is not
+    /// among them, the list: a request signed with `alg` would only be
+    /// refused. `None` when the server lists nothing (any algorithm may
+    /// work) or lists `alg`.
+    pub(crate) fn refused_algorithms(&self, signed: SignedFor, alg: &str) -> Option<&[String]> {
+        let listed = match signed {
+            SignedFor::ClientAssertion => &self.token_endpoint_auth_signing_alg_values_supported,
+            SignedFor::DpopProof => &self.dpop_signing_alg_values_supported,
+        };
+        listed.as_deref().filter(|list| !list.is_empty() && !list.iter().any(|a| a == alg))
+    }
+
     /// Whether `scopes_supported` lists `scope`.
     pub fn supports_scope(&self, scope: &str) -> bool {
         self.scopes_supported.iter().flatten().any(|s| s == scope)
     }
+}
+
+/// What a JWS the client signs is for, as the metadata names its algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SignedFor {
+    /// A `private_key_jwt` client assertion (RFC 7523 §2.2).
+    ClientAssertion,
+    /// A DPoP proof (RFC 9449 §4).
+    DpopProof,
 }
 
 fn same_issuer(found: &str, expected: &str) -> bool {
