@@ -52,11 +52,21 @@ async fn start(mut command: Command, port: u16, what: &str) -> Server {
 
 /// The authorization server and the MCP server it protects.
 async fn servers() -> (Server, Server, String, String) {
+    servers_with(None).await
+}
+
+/// [`servers`], the authorization server also knowing `machine`, a
+/// `private_key_jwt` client of the `client_credentials` grant
+/// (`{"client_id", "jwks"}`, see tests/fixtures/oidc_provider.mjs).
+async fn servers_with(machine: Option<serde_json::Value>) -> (Server, Server, String, String) {
     let (as_port, rs_port) = (free_port(), free_port());
     let resource = format!("http://127.0.0.1:{rs_port}/mcp");
     let issuer = format!("http://127.0.0.1:{as_port}");
     let mut oidc = Command::new(peer("MCP_NODE"));
     oidc.arg(peer("MCP_OIDC_PROVIDER_JS")).args([&as_port.to_string(), &resource, RS_CLIENT, RS_SECRET]);
+    if let Some(machine) = machine {
+        oidc.arg(machine.to_string());
+    }
     let oidc = start(oidc, as_port, "oidc-provider").await;
     let mut python = Command::new(peer("MCP_PYTHON"));
     python.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/py_oauth_server.py")).args([
@@ -214,4 +224,51 @@ async fn the_mcp_command_authorizes_in_a_browser_and_keeps_its_tokens() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains(&issuer), "a second authorization was asked for: {stderr}");
     assert!(String::from_utf8_lossy(&output.stdout).contains("mcp__server__add"), "{output:?}");
+}
+
+/// The `mcp` command as a machine client: `--client-credentials` with a
+/// `private_key_jwt` key (RSA, which oidc-provider takes) registered at the
+/// provider; no browser, no listener; the provider judges the assertion and
+/// the Python server the token. A `--dpop-key` of an algorithm the
+/// provider's `dpop_signing_alg_values_supported` leaves out (RSA: it lists
+/// ES256 and EdDSA) fails before any token request, naming both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_command_as_a_machine_client_with_private_key_jwt() {
+    use mcp_stack::auth::SigningKey;
+    let rsa = concat!(env!("CARGO_MANIFEST_DIR"), "/src/auth/testdata/rsa-2048.pem");
+    let key = SigningKey::from_pem(&Secret::new(std::fs::read_to_string(rsa).unwrap()), None).unwrap();
+    let machine = json!({"client_id": "reporting-bot", "jwks": {"keys": [key.public_jwk()]}});
+    let (_oidc, _python, resource, issuer) = servers_with(Some(machine)).await;
+    let (tokens, fresh) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mcp = |tokens: &std::path::Path, args: &[&str]| {
+        let mut command = tokio::process::Command::new(peer("MCP_CLI"));
+        command
+            .args(["--http", &resource, "--oauth", "--client-credentials", "--client-id", "reporting-bot"])
+            .args(["--private-key", rsa, "--token-dir"])
+            .arg(tokens)
+            .args(args)
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        command
+    };
+
+    let output = tokio::time::timeout(LIMIT, mcp(tokens.path(), &["call", "whoami", "{}"]).output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(output.status.success(), "mcp call failed: {output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("via reporting-bot"), "the token is the machine client's: {stdout}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains(&format!("{issuer}/auth")), "no authorization URL for a machine: {stderr}");
+    assert_eq!(std::fs::read_dir(tokens.path()).unwrap().count(), 1, "the token is kept");
+
+    let output = tokio::time::timeout(LIMIT, mcp(fresh.path(), &["--dpop-key", rsa, "tools"]).output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3), "a connect failure: {output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("DPoP proofs signed with ES256"), "{stderr}");
+    assert!(stderr.contains("signs with RS256"), "{stderr}");
 }

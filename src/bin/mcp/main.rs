@@ -52,6 +52,11 @@
 //!   so the next run needs no browser until they can no longer be
 //!   refreshed. The client registers itself where the server allows it;
 //!   `--client-id` (and `--client-secret`) name one registered beforehand.
+//!   A machine client takes `--client-credentials` (no browser, no
+//!   listener); `--private-key FILE` authenticates it with
+//!   `private_key_jwt`, and `--dpop-key FILE` binds the tokens to a key
+//!   (DPoP). Both files are PEM private keys; their content is never
+//!   printed.
 //!
 //! Every server connects concurrently, each within its startup timeout.
 //! Every timeout and limit of a definition is a flag named after its field
@@ -339,6 +344,20 @@ struct OAuthFlags {
     /// ~/.config/mcp-stack/tokens].
     #[arg(long, global = true, value_name = "DIR", requires = "oauth")]
     token_dir: Option<PathBuf>,
+    /// A machine client: the client_credentials grant, no browser and no
+    /// redirect listener (with --client-secret or --private-key).
+    #[arg(long, global = true, requires = "oauth")]
+    client_credentials: bool,
+    /// Authenticate the client with private_key_jwt, signing with this
+    /// private key (PEM: PKCS#8 P-256, P-384 or RSA, or PKCS#1 RSA). Without
+    /// --client-id the client registers itself with the key's public half.
+    #[arg(long, global = true, value_name = "FILE", requires = "oauth")]
+    private_key: Option<PathBuf>,
+    /// Sender-constrained tokens (DPoP, RFC 9449), proofs signed with this
+    /// private key (PEM, as --private-key). The tokens in --token-dir are
+    /// bound to it: keep the file as long as them.
+    #[arg(long, global = true, value_name = "FILE", requires = "oauth")]
+    dpop_key: Option<PathBuf>,
 }
 
 #[cfg(feature = "oauth")]
@@ -346,7 +365,7 @@ impl OAuthFlags {
     /// The OAuth settings the flags ask for, with the loopback handler
     /// listening already (its redirect URI is part of the registration).
     async fn settings(&self) -> Result<Option<mcp_stack::auth::OAuth>, Failure> {
-        use mcp_stack::auth::{AuthorizationHandler, FileStore, LoopbackOptions, OAuth};
+        use mcp_stack::auth::{AuthorizationHandler, FileStore, Grant, LoopbackOptions, OAuth};
         if !self.oauth {
             return Ok(None);
         }
@@ -356,14 +375,25 @@ impl OAuthFlags {
                 usage("--oauth: neither XDG_CONFIG_HOME nor HOME is set; give --token-dir DIR".into())
             })?,
         };
-        let options = LoopbackOptions {
-            port: self.redirect_port.unwrap_or(0),
-            open_browser: self.open_browser,
-            ..LoopbackOptions::default()
-        };
-        let handler = AuthorizationHandler::loopback(options).await.map_err(|e| failure(EXIT_USAGE, &e))?;
-        let mut oauth =
-            OAuth::new().client_name("mcp (mcp-stack)").handler(handler).store(FileStore::new(dir));
+        let mut oauth = OAuth::new().client_name("mcp (mcp-stack)").store(FileStore::new(dir));
+        if self.client_credentials {
+            oauth = oauth.grant(Grant::ClientCredentials);
+        } else {
+            let options = LoopbackOptions {
+                port: self.redirect_port.unwrap_or(0),
+                open_browser: self.open_browser,
+                ..LoopbackOptions::default()
+            };
+            let handler =
+                AuthorizationHandler::loopback(options).await.map_err(|e| failure(EXIT_USAGE, &e))?;
+            oauth = oauth.handler(handler);
+        }
+        if let Some(path) = &self.private_key {
+            oauth = oauth.private_key(read_key("--private-key", path)?);
+        }
+        if let Some(path) = &self.dpop_key {
+            oauth = oauth.dpop(read_key("--dpop-key", path)?);
+        }
         if let Some(id) = &self.client_id {
             oauth = oauth.client_id(id.clone());
         }
@@ -375,6 +405,17 @@ impl OAuthFlags {
         }
         Ok(Some(oauth))
     }
+}
+
+/// The private key in the PEM file at `path`, for `flag`. What is wrong
+/// with it is said without any of its content.
+#[cfg(feature = "oauth")]
+fn read_key(flag: &str, path: &std::path::Path) -> Result<mcp_stack::auth::SigningKey, Failure> {
+    use mcp_stack::auth::{Secret, SigningKey};
+    let pem = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("{flag} {}: cannot read it: {e}", path.display())))?;
+    SigningKey::from_pem(&Secret::new(pem), None)
+        .map_err(|e| usage(format!("{flag} {}: {e}", path.display())))
 }
 
 /// `$XDG_CONFIG_HOME/mcp-stack/tokens`, else `~/.config/mcp-stack/tokens`.
@@ -1052,6 +1093,30 @@ mod tests {
         ] {
             assert!(help.contains(code), "{code}: {help}");
         }
+    }
+
+    /// A key file that is missing or not a key is a usage error naming the
+    /// flag and the file, and never shows what the file holds.
+    #[cfg(feature = "oauth")]
+    #[test]
+    fn a_bad_key_file_is_a_usage_error_without_its_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.pem");
+        let (code, e) = read_key("--dpop-key", &missing).unwrap_err();
+        assert_eq!(code, EXIT_USAGE);
+        assert!(e.message.contains("--dpop-key") && e.message.contains("missing.pem"), "{}", e.message);
+
+        let garbage = dir.path().join("garbage.pem");
+        std::fs::write(&garbage, "-----BEGIN PRIVATE KEY-----\nSECRET-CONTENT\n-----END PRIVATE KEY-----\n")
+            .unwrap();
+        let (code, e) = read_key("--private-key", &garbage).unwrap_err();
+        assert_eq!(code, EXIT_USAGE);
+        assert!(e.message.contains("--private-key"), "{}", e.message);
+        assert!(!e.message.contains("SECRET-CONTENT"), "{}", e.message);
+
+        let rsa = concat!(env!("CARGO_MANIFEST_DIR"), "/src/auth/testdata/rsa-2048.pem");
+        let key = read_key("--private-key", std::path::Path::new(rsa)).unwrap();
+        assert_eq!(key.algorithm().as_str(), "RS256");
     }
 
     #[test]
