@@ -545,34 +545,30 @@ async fn a_nonce_retry_sends_a_fresh_client_assertion() {
 #[tokio::test]
 async fn a_dpop_key_of_an_algorithm_the_server_does_not_list_fails_before_any_token_request() {
     let _one_at_a_time = one_at_a_time().await;
-    let fake = FakeAs::new(json!({"dpop_signing_alg_values_supported": ["RS256", "PS256"]}), |_, _| {
-        token_ok("DPoP")
-    });
-    let oauth = OAuth::new()
-        .client_id("machine-1")
-        .client_secret("s3cret")
-        .grant(Grant::ClientCredentials)
-        .dpop(SigningKey::generate_es256().unwrap());
-    let (mcp, _) = mcp_server("DPoP", None);
-    let e = call(layer(oauth, &fake), mcp).await.unwrap_err();
+    // A machine client with an ES256 DPoP key, at a server that lists `algs`.
+    let attempt = |algs: Value| async move {
+        let fake = FakeAs::new(json!({"dpop_signing_alg_values_supported": algs}), |_, _| token_ok("DPoP"));
+        let oauth = OAuth::new()
+            .client_id("machine-1")
+            .client_secret("s3cret")
+            .grant(Grant::ClientCredentials)
+            .dpop(SigningKey::generate_es256().unwrap());
+        let (mcp, _) = mcp_server("DPoP", None);
+        (call(layer(oauth, &fake), mcp).await, fake.posts())
+    };
+
+    let (outcome, posts) = attempt(json!(["RS256", "PS256"])).await;
+    let e = outcome.unwrap_err();
     assert_eq!(e.class(), FailureClass::AuthFailed, "{e}");
     let message = e.to_string();
     assert!(message.contains("DPoP proofs signed with RS256, PS256"), "{message}");
     assert!(message.contains("signs with ES256"), "{message}");
-    assert!(fake.posts().is_empty(), "no token request: {:?}", fake.posts());
+    assert!(posts.is_empty(), "no token request: {posts:?}");
 
-    // Listed: the same key works.
-    let fake = FakeAs::new(json!({"dpop_signing_alg_values_supported": ["RS256", "ES256"]}), |_, _| {
-        token_ok("DPoP")
-    });
-    let oauth = OAuth::new()
-        .client_id("machine-1")
-        .client_secret("s3cret")
-        .grant(Grant::ClientCredentials)
-        .dpop(SigningKey::generate_es256().unwrap());
-    let (mcp, _) = mcp_server("DPoP", None);
-    assert_eq!(call(layer(oauth, &fake), mcp).await.unwrap(), StatusCode::OK);
-    assert_eq!(fake.posts().len(), 1);
+    // Listed: the same kind of key works.
+    let (outcome, posts) = attempt(json!(["RS256", "ES256"])).await;
+    assert_eq!(outcome.unwrap(), StatusCode::OK);
+    assert_eq!(posts.len(), 1);
 }
 
 /// The same for `private_key_jwt`: the token endpoint's assertion
