@@ -1,8 +1,14 @@
 //! Tracing output captured as a user would see it: tracing-subscriber's
 //! fmt layer, for an `EnvFilter` directive, writing into a buffer the test
-//! reads. The subscriber is the current thread's (`set_default`): a test
-//! that checks for lines must not share its binary with tests that hit the
-//! same callsites on other threads without one (see tests/observability.rs).
+//! reads.
+//!
+//! - [`capture`]: the current thread's subscriber (`set_default`). A test
+//!   that checks for lines must not share its binary with tests that hit the
+//!   same callsites on other threads without one (tracing's process-wide
+//!   callsite cache can drop them; see tests/observability.rs).
+//! - [`global`]: one process-wide subscriber for the whole test binary, for
+//!   checks that something never shows: it sees every event of every test
+//!   on every thread, so an absence check cannot pass for want of capture.
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};
@@ -51,4 +57,24 @@ pub fn capture(filter: &str) -> (Capture, tracing::subscriber::DefaultGuard) {
         .finish();
     let guard = tracing::subscriber::set_default(subscriber);
     (capture, guard)
+}
+
+/// The process-wide subscriber at TRACE, installed by the first caller in
+/// this test binary, and everything it wrote (every test's events, from
+/// every thread).
+pub fn global() -> Capture {
+    static GLOBAL: std::sync::OnceLock<Capture> = std::sync::OnceLock::new();
+    GLOBAL
+        .get_or_init(|| {
+            let capture = Capture::default();
+            let subscriber = tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::new("trace"))
+                .with_writer(capture.clone())
+                .with_ansi(false)
+                .finish();
+            tracing::subscriber::set_global_default(subscriber)
+                .expect("no other global subscriber in this test binary");
+            capture
+        })
+        .clone()
 }
