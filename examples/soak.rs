@@ -1,14 +1,21 @@
-//! A soak: many calls against a stdio server and a streamable-HTTP server
-//! that misbehave on a schedule, then checks that nothing hung, leaked or
-//! was left behind.
+//! A soak: many calls against stdio and streamable-HTTP servers of both
+//! protocol eras that misbehave on a schedule, then checks that nothing
+//! hung, leaked or was left behind.
 //!
 //! ```text
 //! cargo run --release --example soak                      # 100,000 calls
-//! cargo run --example soak -- --calls 10000               # what CI runs
+//! cargo run --example soak -- --calls 20000               # what CI runs
+//! cargo run --example soak -- --era modern                # 2026-07-28 servers only
 //! ```
 //!
-//! Half the calls go to a stdio server (this same program re-executed with
-//! `--serve`), half to an in-process axum server on a free loopback port.
+//! The calls are shared out evenly between the servers: with `--era both`
+//! (the default) four of them, a stdio server (this same program
+//! re-executed with `--serve`) and an in-process axum server on a free
+//! loopback port for each era. The legacy servers speak 2025-11-25 (HTTP
+//! with sessions) and answer `server/discover` as a legacy server does; the
+//! modern ones speak 2026-07-28 (stateless HTTP, whose server checks the
+//! `MCP-Protocol-Version` and `Mcp-Method` headers of every POST). Every
+//! binding chooses its era automatically; the soak checks it chose right.
 //! Each call carries the fault the server is to commit, chosen from its
 //! number by the `--*-every` flags (0 turns a fault off):
 //!
@@ -20,6 +27,7 @@
 //! | flood | `--flood` notifications before the reply | the same, on the reply's SSE stream |
 //! | garbage | a non-JSON line and an invalid UTF-8 line before the reply | a `200 application/json` body that is not JSON |
 //! | slow | answers after `--slow-ms` | answers after `--slow-ms` |
+//! | rounds (2026-07-28) | asks for one more round trip (`input_required` with a `requestState`), answers the re-send that echoes it | the same |
 //!
 //! The calls run in 100 rounds (each 1% of them, `--workers` at a time per
 //! server); after each round, with no call in flight, it samples tokio's
@@ -103,9 +111,18 @@ struct Args {
     /// How slow a slow reply is, in milliseconds (within the deadline).
     #[arg(long, default_value_t = 20)]
     slow_ms: u64,
+    /// Ask for one more round trip every N calls (2026-07-28 servers).
+    #[arg(long, default_value_t = 37)]
+    rounds_every: usize,
+    /// Which protocol era the servers speak.
+    #[arg(long, value_enum, default_value_t = EraArg::Both)]
+    era: EraArg,
     /// Run as the stdio server (internal).
     #[arg(long, hide = true)]
     serve: bool,
+    /// With --serve: speak 2026-07-28 (internal).
+    #[arg(long, hide = true)]
+    modern: bool,
     /// Serve the HTTP server alone on this address until killed (for the
     /// network-namespace tests of `scripts/netfaults.sh`).
     #[arg(long, value_name = "ADDR")]
@@ -114,6 +131,18 @@ struct Args {
     #[arg(long, hide = true, default_value = "")]
     token: String,
 }
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum EraArg {
+    Legacy,
+    Modern,
+    Both,
+}
+
+/// The version a modern server speaks, and the one a legacy server
+/// negotiates.
+const MODERN: &str = "2026-07-28";
+const LEGACY: &str = "2025-11-25";
 
 /// What a server is asked to do wrong with one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -125,16 +154,18 @@ enum Fault {
     Flood,
     Garbage,
     Slow,
+    Rounds,
 }
 
 impl Fault {
-    const ALL: [Fault; 7] = [
+    const ALL: [Fault; 8] = [
         Fault::Kill,
         Fault::Hang,
         Fault::SessionLoss,
         Fault::Flood,
         Fault::Garbage,
         Fault::Slow,
+        Fault::Rounds,
         Fault::None,
     ];
 
@@ -147,6 +178,7 @@ impl Fault {
             Fault::Flood => "flood",
             Fault::Garbage => "garbage",
             Fault::Slow => "slow",
+            Fault::Rounds => "rounds",
         }
     }
 
@@ -154,15 +186,19 @@ impl Fault {
         Fault::ALL.into_iter().find(|f| f.name() == name).unwrap_or(Fault::None)
     }
 
-    /// The fault for call `n` of a server; `http` says which.
-    fn of(n: usize, args: &Args, http: bool) -> Fault {
+    /// The fault for call `n` of a server: sessions are lost only where
+    /// there are any (legacy HTTP), rounds asked for only where the era
+    /// has them.
+    fn of(n: usize, args: &Args, http: bool, modern: bool) -> Fault {
         let every = |k: usize| k > 0 && n % k == k - 1;
         if every(args.kill_every) {
             Fault::Kill
         } else if every(args.hang_every) {
             Fault::Hang
-        } else if http && every(args.session_loss_every) {
+        } else if http && !modern && every(args.session_loss_every) {
             Fault::SessionLoss
+        } else if modern && every(args.rounds_every) {
+            Fault::Rounds
         } else if every(args.flood_every) {
             Fault::Flood
         } else if every(args.garbage_every) {
@@ -193,7 +229,7 @@ fn main() {
     let args = Args::parse();
     if args.serve {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
-        rt.block_on(serve_stdio());
+        rt.block_on(serve_stdio(args.modern));
         return;
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -205,7 +241,7 @@ fn main() {
         rt.block_on(async {
             let listener = tokio::net::TcpListener::bind(addr).await.expect("the address to serve on");
             println!("serving on http://{addr}/mcp");
-            let _ = axum::serve(listener, http_router()).await;
+            let _ = axum::serve(listener, http_router(false)).await;
         });
         return;
     }
@@ -218,7 +254,7 @@ fn main() {
 // The stdio server: this program with --serve.
 // ---------------------------------------------------------------------------
 
-async fn serve_stdio() {
+async fn serve_stdio(modern: bool) {
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(256);
     let writer = tokio::spawn(async move {
         let mut out = tokio::io::stdout();
@@ -237,6 +273,12 @@ async fn serve_stdio() {
         }
         let reply = |result: Value| line_of(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
         match msg["method"].as_str().unwrap_or("") {
+            "server/discover" if modern => {
+                let _ = tx.send(reply(discover_result())).await;
+            }
+            "server/discover" => {
+                let _ = tx.send(line_of(&unknown_method(&id))).await;
+            }
             "initialize" => {
                 let _ = tx.send(reply(initialize_result(&msg))).await;
             }
@@ -246,7 +288,7 @@ async fn serve_stdio() {
             "tools/call" => {
                 let tx = tx.clone();
                 let call = msg["params"]["arguments"].clone();
-                let answer = reply(tool_result(&call));
+                let answer = reply(tool_result(&msg["params"]));
                 tokio::spawn(async move {
                     let fault = Fault::from_name(call["fault"].as_str().unwrap_or(""));
                     match fault {
@@ -261,7 +303,7 @@ async fn serve_stdio() {
                             let _ = tx.send(b"this is not JSON {{{\n".to_vec()).await;
                             let _ = tx.send(b"\xff\xfe\xfd invalid UTF-8\n".to_vec()).await;
                         }
-                        Fault::None | Fault::SessionLoss => {}
+                        Fault::None | Fault::SessionLoss | Fault::Rounds => {}
                     }
                     let _ = tx.send(answer).await;
                 });
@@ -294,8 +336,36 @@ fn tools_list() -> Value {
     json!({"tools": [{"name": "work", "inputSchema": {"type": "object"}}]})
 }
 
-fn tool_result(call: &Value) -> Value {
-    json!({"content": [{"type": "text", "text": format!("ok {}", call["n"])}]})
+fn discover_result() -> Value {
+    json!({
+        "supportedVersions": [MODERN],
+        "capabilities": {"tools": {}, "logging": {}},
+        "serverInfo": {"name": "soak", "version": "1"},
+    })
+}
+
+/// What a legacy server says to a method it does not know.
+fn unknown_method(id: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
+}
+
+/// The result of a `tools/call` with `params`: with the `rounds` fault, a
+/// request for one more round trip, then (for the re-send that echoes the
+/// state) the answer; a wrong echo gets a wrong answer.
+fn tool_result(params: &Value) -> Value {
+    let call = &params["arguments"];
+    let n = &call["n"];
+    let state = format!("soak-state-{n}");
+    if Fault::from_name(call["fault"].as_str().unwrap_or("")) == Fault::Rounds {
+        match params.get("requestState") {
+            None => return json!({"resultType": "input_required", "requestState": state}),
+            Some(echo) if *echo != json!(state) => {
+                return json!({"content": [{"type": "text", "text": format!("bad state {echo}")}]})
+            }
+            Some(_) => {}
+        }
+    }
+    json!({"content": [{"type": "text", "text": format!("ok {n}")}]})
 }
 
 fn flood_note(i: u64) -> Value {
@@ -318,6 +388,8 @@ fn delay_of(call: &Value) -> Duration {
 
 #[derive(Default)]
 struct Http {
+    /// Speaks 2026-07-28: no sessions, the headers of every POST checked.
+    modern: bool,
     sessions: Mutex<HashSet<String>>,
     next_session: AtomicU64,
     /// Calls whose session loss was committed: the renewed re-send of the
@@ -330,6 +402,18 @@ async fn http_endpoint(State(s): State<Arc<Http>>, headers: HeaderMap, body: Byt
         return StatusCode::ACCEPTED.into_response();
     };
     let method = msg["method"].as_str().unwrap_or("").to_string();
+    if s.modern {
+        if let Some(refusal) = modern_header_refusal(&headers, &msg) {
+            return refusal;
+        }
+    } else if method == "server/discover" {
+        // What a legacy server without a session says to any request but
+        // `initialize` (as the TypeScript SDK's does).
+        let body = json!({"jsonrpc": "2.0", "id": null,
+                          "error": {"code": -32000, "message": "Bad Request: Server not initialized"}});
+        return (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body.to_string())
+            .into_response();
+    }
     let session = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(String::from);
     if let Some(sid) = &session {
         if !s.sessions.lock().unwrap().contains(sid) {
@@ -344,6 +428,7 @@ async fn http_endpoint(State(s): State<Arc<Http>>, headers: HeaderMap, body: Byt
     let json_reply =
         |value: Value| ([(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response();
     match method.as_str() {
+        "server/discover" => json_reply(envelope(discover_result())),
         "initialize" => {
             let n = s.next_session.fetch_add(1, Ordering::Relaxed);
             let sid = format!("soak-{n}");
@@ -355,7 +440,7 @@ async fn http_endpoint(State(s): State<Arc<Http>>, headers: HeaderMap, body: Byt
         "tools/list" => json_reply(envelope(tools_list())),
         "tools/call" => {
             let call = msg["params"]["arguments"].clone();
-            let answer = envelope(tool_result(&call));
+            let answer = envelope(tool_result(&msg["params"]));
             match Fault::from_name(call["fault"].as_str().unwrap_or("")) {
                 Fault::SessionLoss => {
                     let n = call["n"].as_u64().unwrap_or(0);
@@ -384,11 +469,34 @@ async fn http_endpoint(State(s): State<Arc<Http>>, headers: HeaderMap, body: Byt
                     let broken = Err(std::io::Error::other("the server broke the stream"));
                     sse_response(Body::from_stream(futures_util::stream::iter([head, broken])))
                 }
-                Fault::None => json_reply(answer),
+                Fault::None | Fault::Rounds => json_reply(answer),
             }
         }
         _ => json_reply(envelope(json!({}))),
     }
+}
+
+/// A 2026-07-28 POST whose `MCP-Protocol-Version` or `Mcp-Method` header
+/// is missing or does not match its body gets a 400 with the spec's
+/// header-mismatch error (-32020), which the soak counts as unexplained.
+fn modern_header_refusal(headers: &HeaderMap, msg: &Value) -> Option<Response> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let version_ok = header("mcp-protocol-version") == Some(MODERN);
+    let method = msg["method"].as_str();
+    // Requests only: a notification's answer is not a call's.
+    if msg["id"].is_null() {
+        return None;
+    }
+    let method_ok = header("mcp-method") == method;
+    if version_ok && method_ok {
+        return None;
+    }
+    let body = json!({"jsonrpc": "2.0", "id": msg["id"],
+                      "error": {"code": -32020, "message": "the request's headers do not match its body"}});
+    Some(
+        (StatusCode::BAD_REQUEST, [(header::CONTENT_TYPE, "application/json")], body.to_string())
+            .into_response(),
+    )
 }
 
 fn sse_event(value: &Value) -> Bytes {
@@ -399,12 +507,12 @@ fn sse_response(body: Body) -> Response {
     Response::builder().header(header::CONTENT_TYPE, "text/event-stream").body(body).unwrap()
 }
 
-fn http_router() -> Router {
-    Router::new().route("/mcp", any(http_endpoint)).with_state(Arc::new(Http::default()))
+fn http_router(modern: bool) -> Router {
+    Router::new().route("/mcp", any(http_endpoint)).with_state(Arc::new(Http { modern, ..Http::default() }))
 }
 
-async fn start_http() -> String {
-    let router = http_router();
+async fn start_http(modern: bool) -> String {
+    let router = http_router(modern);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a free loopback port");
     let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
     tokio::spawn(async move {
@@ -435,6 +543,7 @@ struct Tally {
 struct Target {
     name: &'static str,
     http: bool,
+    modern: bool,
     binding: Binding,
     next: AtomicUsize,
     tally: Mutex<Tally>,
@@ -448,7 +557,7 @@ struct Target {
 
 impl Target {
     async fn call(&self, n: usize, args: &Args) {
-        let fault = Fault::of(n, args, self.http);
+        let fault = Fault::of(n, args, self.http, self.modern);
         let deadline = Duration::from_millis(args.deadline_ms);
         let delay = match fault {
             Fault::Hang => deadline * 2,
@@ -585,15 +694,32 @@ fn mib(b: u64) -> String {
 async fn soak(args: Args) -> bool {
     let token = format!("soak-token-{}", std::process::id());
     let exe = std::env::current_exe().expect("the soak's own path");
-    let stdio = StdioFactory::new(exe).args(["--serve", "--token", &token]);
-    let url = start_http().await;
-    let http = HttpBuilder::new(&url).listen(false).build().expect("an HTTP factory");
     let args = Arc::new(Args { token: token.clone(), ..args });
+    let eras: &[bool] = match args.era {
+        EraArg::Legacy => &[false],
+        EraArg::Modern => &[true],
+        EraArg::Both => &[false, true],
+    };
     let mut targets = Vec::new();
-    for (name, http_kind, factory) in [
-        ("stdio", false, Arc::new(stdio) as Arc<dyn mcp_stack::transport::TransportFactory>),
-        ("http", true, Arc::new(http)),
-    ] {
+    for &modern in eras {
+        let mut serve = vec!["--serve", "--token", &token];
+        if modern {
+            serve.push("--modern");
+        }
+        let stdio = StdioFactory::new(&exe).args(serve);
+        let url = start_http(modern).await;
+        let http = HttpBuilder::new(&url).listen(false).build().expect("an HTTP factory");
+        targets.push((modern, false, Arc::new(stdio) as Arc<dyn mcp_stack::transport::TransportFactory>));
+        targets.push((modern, true, Arc::new(http)));
+    }
+    let mut connected = Vec::new();
+    for (modern, http_kind, factory) in targets {
+        let name = match (http_kind, modern) {
+            (false, false) => "stdio",
+            (true, false) => "http",
+            (false, true) => "stdio-2026",
+            (true, true) => "http-2026",
+        };
         let binding = match Binding::connect(definition(name, factory, &args), Handlers::default()).await {
             Ok(b) => b,
             Err(e) => {
@@ -601,9 +727,17 @@ async fn soak(args: Args) -> bool {
                 return false;
             }
         };
-        targets.push(Arc::new(Target {
+        // The automatic choice must have found the server's era.
+        let version = binding.session().protocol_version.clone();
+        let expected = if modern { MODERN } else { LEGACY };
+        if version != expected {
+            eprintln!("soak: the {name} binding speaks {version}, not {expected}");
+            return false;
+        }
+        connected.push(Arc::new(Target {
             name,
             http: http_kind,
+            modern,
             binding,
             next: AtomicUsize::new(0),
             tally: Mutex::default(),
@@ -611,6 +745,7 @@ async fn soak(args: Args) -> bool {
             recent: Mutex::default(),
         }));
     }
+    let targets = connected;
 
     const ROUNDS: usize = 100;
     let per_target = args.calls.div_ceil(targets.len());
@@ -649,9 +784,11 @@ async fn soak(args: Args) -> bool {
         args.deadline_ms
     );
     println!();
-    println!("{:<28}{:>10}{:>10}", "", targets[0].name, targets[1].name);
+    let names: String = targets.iter().map(|t| format!("{:>12}", t.name)).collect();
+    println!("{:<28}{names}", "");
     let row = |label: &str, f: &dyn Fn(&Tally) -> String| {
-        println!("{label:<28}{:>10}{:>10}", f(&tallies[0]), f(&tallies[1]));
+        let cells: String = tallies.iter().map(|t| format!("{:>12}", f(t))).collect();
+        println!("{label:<28}{cells}");
     };
     row("calls", &|t| t.faults.values().sum::<usize>().to_string());
     for fault in Fault::ALL {
