@@ -120,8 +120,8 @@ struct Args {
     /// Run as the stdio server (internal).
     #[arg(long, hide = true)]
     serve: bool,
-    /// With --serve: speak 2026-07-28 (internal).
-    #[arg(long, hide = true)]
+    /// With --serve or --serve-http: speak 2026-07-28.
+    #[arg(long)]
     modern: bool,
     /// Serve the HTTP server alone on this address until killed (for the
     /// network-namespace tests of `scripts/netfaults.sh`).
@@ -241,7 +241,7 @@ fn main() {
         rt.block_on(async {
             let listener = tokio::net::TcpListener::bind(addr).await.expect("the address to serve on");
             println!("serving on http://{addr}/mcp");
-            let _ = axum::serve(listener, http_router(false)).await;
+            let _ = axum::serve(listener, http_router(args.modern)).await;
         });
         return;
     }

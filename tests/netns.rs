@@ -8,7 +8,8 @@
 //!
 //! Calls made during the partition end by their deadlines with a classified
 //! error; once the link is up again the next call works over the same
-//! connection when the server kept it. When the server was restarted during
+//! connection when the server kept it, for a server of either era (the
+//! 2026-07-28 one stateless, `--serve-http ADDR --modern`). When the server was restarted during
 //! the partition, the first call after the heal may end classified
 //! (`indeterminate`: see the test), the binding reconnects, and the call
 //! after works. The test starts and restarts the server itself, in the
@@ -44,11 +45,21 @@ struct Server {
 }
 
 impl Server {
+    /// The legacy server (2025-11-25, sessions).
     async fn start() -> Server {
+        Self::start_era(false).await
+    }
+
+    /// The server, speaking 2026-07-28 (stateless) when `modern`.
+    async fn start_era(modern: bool) -> Server {
         let (ns, exe, addr) =
             (env("NETFAULTS_SERVER_NS"), env("NETFAULTS_SERVER_EXE"), env("NETFAULTS_SERVER_ADDR"));
+        let mut args = vec!["netns", "exec", &ns, &exe, "--serve-http", &addr];
+        if modern {
+            args.push("--modern");
+        }
         let mut child = tokio::process::Command::new("ip")
-            .args(["netns", "exec", &ns, &exe, "--serve-http", &addr])
+            .args(args)
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
             .spawn()
@@ -78,13 +89,29 @@ async fn call(b: &Binding, n: u64, timeout: Duration) -> (Result<String, mcp_sta
 // (and removes after); `.ci/run` runs that script, so CI runs them.
 #[ignore = "needs network namespaces: run scripts/netfaults.sh"]
 async fn after_a_partition_heals_the_binding_reconnects_and_the_next_call_works() {
+    partitions_heal(false).await;
+}
+
+#[tokio::test]
+// As above (needs the namespaces scripts/netfaults.sh makes).
+#[ignore = "needs network namespaces: run scripts/netfaults.sh"]
+async fn after_a_partition_heals_a_stateless_2026_binding_works_again() {
+    partitions_heal(true).await;
+}
+
+/// Three partitions of a binding to the server of the era `modern` says
+/// (chosen automatically, checked): the calls during each end by their
+/// deadlines, classified; the call after each heal works.
+async fn partitions_heal(modern: bool) {
     let (url, iface) = (env("NETFAULTS_URL"), env("NETFAULTS_IFACE"));
     let test = async {
-        let server = Server::start().await;
+        let server = Server::start_era(modern).await;
         let factory = HttpBuilder::new(&url).listen(false).build().unwrap();
         let mut def = Definition::new("netns", factory);
         def.timeouts.startup = Duration::from_secs(10);
         let binding = Binding::connect(def, Handlers::default()).await.expect("connects across the veth");
+        let version = binding.session().protocol_version.clone();
+        assert_eq!(version, if modern { "2026-07-28" } else { "2025-11-25" });
         let (r, _) = call(&binding, 1, Duration::from_secs(5)).await;
         assert_eq!(r.unwrap(), "ok 1");
 
