@@ -1268,20 +1268,26 @@ mod tests {
         (connection, entered, release, peer)
     }
 
+    type Call = tokio::task::JoinHandle<Result<Value, Error>>;
+
+    /// Starts request `first` and, once the [`Gate`] holds it in the
+    /// writer, request `second`, queued behind it.
+    async fn first_and_second_queued(connection: &Connection, entered: &tokio::sync::Notify) -> (Call, Call) {
+        let start = |method: &'static str| {
+            let c = connection.clone();
+            tokio::spawn(async move { c.request(method, Map::new()).await })
+        };
+        let first = start("first");
+        entered.notified().await;
+        let second = start("second");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        (first, second)
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_request_the_transport_could_not_send_and_those_queued_behind_it_end_transport_closed() {
         let (connection, entered, release, _peer) = gated(Arc::new(NoInbound), true);
-        let first = tokio::spawn({
-            let c = connection.clone();
-            async move { c.request("first", Map::new()).await }
-        });
-        entered.notified().await;
-        // Queued behind `first`, which the writer is still sending.
-        let second = tokio::spawn({
-            let c = connection.clone();
-            async move { c.request("second", Map::new()).await }
-        });
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        let (first, second) = first_and_second_queued(&connection, &entered).await;
         release.notify_one();
         let first = first.await.unwrap().unwrap_err();
         assert_eq!(first.class(), FailureClass::TransportClosed, "{first}");
@@ -1294,16 +1300,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_connection_that_ends_fails_written_requests_indeterminate_and_queued_ones_transport_closed() {
         let (connection, entered, _release, peer) = gated(Arc::new(NoInbound), false);
-        let first = tokio::spawn({
-            let c = connection.clone();
-            async move { c.request("first", Map::new()).await }
-        });
-        entered.notified().await;
-        let second = tokio::spawn({
-            let c = connection.clone();
-            async move { c.request("second", Map::new()).await }
-        });
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        let (first, second) = first_and_second_queued(&connection, &entered).await;
         // The server goes away while `first` is being written and `second`
         // waits behind it.
         peer.abort();
@@ -1328,6 +1325,23 @@ mod tests {
             warnings[0].contains("could not be sent") && warnings[0].contains("the POST failed"),
             "{warnings:?}"
         );
+    }
+
+    #[test]
+    fn a_request_without_a_reply_keeps_shutdown_and_auth_and_is_indeterminate_only_if_it_left() {
+        for left in [false, true] {
+            let e = unanswered(FailureClass::Shutdown, "closed by the host", left);
+            assert_eq!(e.class(), FailureClass::Shutdown, "{e}");
+            let e = unanswered(FailureClass::AuthRequired, "needs authorization", left);
+            assert_eq!(e.class(), FailureClass::AuthRequired, "{e}");
+            assert!(e.message().contains("needs authorization"), "{e}");
+        }
+        let e = unanswered(FailureClass::TransportClosed, "the child exited", true);
+        assert_eq!(e.class(), FailureClass::Indeterminate, "it may have acted: {e}");
+        assert!(e.message().contains("the child exited"), "{e}");
+        let e = unanswered(FailureClass::ServerProtocol, "bad frame", false);
+        assert_eq!(e.class(), FailureClass::TransportClosed, "safe to send again: {e}");
+        assert!(e.message().starts_with("not sent") && e.message().contains("server_protocol"), "{e}");
     }
 
     #[test]
