@@ -10,7 +10,9 @@
 //! - workload identity: the JWT bearer grant, and a refusal surfaces as
 //!   `auth_denied` after exactly one token request, no other grant tried;
 //! - enterprise-managed authorization: the RFC 8693 exchange at the IdP,
-//!   then the ID-JAG in the JWT bearer grant with the client's secret;
+//!   then the ID-JAG in the JWT bearer grant with the client's secret; an
+//!   IdP known by its issuer has its token endpoint discovered, the
+//!   issuer checked;
 //! - a sentinel in every extension secret never reaches `Debug` or errors;
 //! - a key whose algorithm the server does not list fails before any token
 //!   request; dynamic registration with a key asks for `private_key_jwt`.
@@ -37,6 +39,7 @@ const MCP: &str = "http://127.0.0.1:9001/mcp";
 const PRM: &str = "http://127.0.0.1:9001/.well-known/oauth-protected-resource/mcp";
 const ISSUER: &str = "http://127.0.0.1:9002";
 const TOKEN: &str = "http://127.0.0.1:9002/token";
+const IDP: &str = "http://127.0.0.1:9003";
 const IDP_TOKEN: &str = "http://127.0.0.1:9003/token";
 const SENTINEL: &str = "SENTINEL-0c7e";
 
@@ -92,6 +95,14 @@ impl Fetch for FakeAs {
             ),
             u if u == format!("{ISSUER}/.well-known/oauth-authorization-server") => {
                 json_response(200, self.metadata.clone())
+            }
+            // The IdP's own metadata; at `/evil`, a document naming the
+            // IdP's issuer instead of the one asked for.
+            u if u == format!("{IDP}/.well-known/oauth-authorization-server") => {
+                json_response(200, json!({"issuer": IDP, "token_endpoint": IDP_TOKEN}))
+            }
+            u if u == format!("{IDP}/.well-known/oauth-authorization-server/evil") => {
+                json_response(200, json!({"issuer": IDP, "token_endpoint": format!("{IDP}/evil/token")}))
             }
             _ => Fetched::new(404, Vec::new()),
         })
@@ -643,4 +654,44 @@ async fn dynamic_registration_with_a_private_key_registers_private_key_jwt_with_
         decode::<Value>(assertion, &DecodingKey::from_jwk(&jwk).unwrap(), &validation).unwrap().claims;
     assert_eq!(claims["iss"], "dcr-1");
     assert_eq!(claims["sub"], "dcr-1");
+}
+
+/// An IdP known only by its issuer: its metadata names the token endpoint
+/// the exchange goes to. Metadata that names another issuer is refused
+/// before any exchange (a document at the wrong place must not redirect
+/// the user's ID token).
+#[tokio::test]
+async fn an_idp_known_by_its_issuer_is_discovered_with_its_issuer_checked() {
+    let _one_at_a_time = one_at_a_time().await;
+    let attempt = |issuer: String| async move {
+        let fake = FakeAs::new(json!({}), |sent, _| {
+            if sent.url == IDP_TOKEN {
+                return json_response(
+                    200,
+                    json!({"access_token": "id-jag-value", "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"}),
+                );
+            }
+            token_ok("Bearer")
+        });
+        let idp = EnterpriseIdp::from_issuer(issuer, TokenSource::Static(Secret::new("user.id.token")))
+            .client_id("idp-client");
+        let oauth = OAuth::new().client_id("mcp-client").client_secret("mcp-secret").enterprise(idp);
+        let (mcp, _) = mcp_server("Bearer", None);
+        (call(layer(oauth, &fake), mcp).await, fake.posts())
+    };
+
+    let (outcome, posts) = attempt(IDP.to_owned()).await;
+    assert_eq!(outcome.unwrap(), StatusCode::OK);
+    assert_eq!(posts.iter().map(|p| p.url.as_str()).collect::<Vec<_>>(), [IDP_TOKEN, TOKEN]);
+    assert_eq!(posts[0].form["subject_token"], "user.id.token");
+    assert_eq!(posts[1].form["assertion"], "id-jag-value");
+
+    let (outcome, posts) = attempt(format!("{IDP}/evil")).await;
+    let e = outcome.unwrap_err();
+    assert_eq!(e.class(), FailureClass::AuthFailed, "{e}");
+    assert!(
+        e.to_string().contains("names issuer http://127.0.0.1:9003, not http://127.0.0.1:9003/evil"),
+        "{e}"
+    );
+    assert!(posts.is_empty(), "the ID token went nowhere: {posts:?}");
 }

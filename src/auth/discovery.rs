@@ -140,6 +140,29 @@ async fn legacy(fetch: &(impl Fetch + ?Sized), server: &Url) -> Result<Discovere
     })
 }
 
+/// The token endpoint of the authorization server (or enterprise identity
+/// provider) `issuer`, from its metadata: RFC 8414 with path insertion,
+/// then both OpenID Connect discovery forms; the document's `issuer` must be
+/// the one asked for. Only the token endpoint is needed, so nothing else is
+/// required of the document (an IdP need not offer PKCE to its exchange).
+pub(crate) async fn token_endpoint_of(fetch: &(impl Fetch + ?Sized), issuer: &str) -> Result<Url, AuthError> {
+    let issuer_url = http_url(issuer, "issuer")?;
+    for url in authorization_server_metadata_urls(&issuer_url) {
+        let Some(body) = get_ok(fetch, &url).await? else { continue };
+        let meta = AuthorizationServerMetadata::from_json(&body, &url)?;
+        if !super::metadata::same_issuer(&meta.issuer, issuer) {
+            return Err(AuthError::IssuerMismatch { expected: issuer.to_owned(), found: meta.issuer });
+        }
+        let endpoint = meta.token_endpoint.as_deref().ok_or_else(|| AuthError::InvalidDocument {
+            what: "authorization server metadata",
+            url: url.to_string(),
+            reason: "no token_endpoint".to_owned(),
+        })?;
+        return http_url(endpoint, "token endpoint");
+    }
+    Err(AuthError::NoServerMetadata { issuer: issuer.to_owned() })
+}
+
 /// The body of a 2xx answer, `None` for any other status.
 async fn get_ok(fetch: &(impl Fetch + ?Sized), url: &Url) -> Result<Option<Vec<u8>>, AuthError> {
     let Fetched { status, body, .. } = fetch

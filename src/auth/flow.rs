@@ -319,9 +319,23 @@ impl Authorizer {
         let idp = self.oauth.enterprise.as_ref().ok_or_else(|| {
             Error::new(FailureClass::AuthRequired, "no enterprise identity provider is configured")
         })?;
-        let endpoint = Url::parse(&idp.token_endpoint).map_err(|_| {
-            classify(AuthError::InvalidUrl { what: "identity provider token endpoint", reason: "not a URL" })
-        })?;
+        let endpoint = match (&idp.token_endpoint, &idp.issuer) {
+            (Some(endpoint), _) => Url::parse(endpoint).map_err(|_| {
+                classify(AuthError::InvalidUrl {
+                    what: "identity provider token endpoint",
+                    reason: "not a URL",
+                })
+            })?,
+            (None, Some(issuer)) => {
+                super::discovery::token_endpoint_of(&*self.fetch, issuer).await.map_err(classify)?
+            }
+            (None, None) => {
+                return Err(Error::new(
+                    FailureClass::AuthRequired,
+                    "the enterprise identity provider has neither a token endpoint nor an issuer",
+                ))
+            }
+        };
         let id_token = idp.id_token.read().await.map_err(classify)?;
         let mut exchange = TokenRequest::id_jag_exchange(
             endpoint.as_str(),

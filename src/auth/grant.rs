@@ -268,8 +268,13 @@ impl TokenSource {
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct EnterpriseIdp {
-    /// The IdP's token endpoint, where the token exchange is sent.
-    pub token_endpoint: String,
+    /// The IdP's token endpoint, where the token exchange is sent; `None`:
+    /// the one the metadata of [`issuer`](Self::issuer) names.
+    pub token_endpoint: Option<String>,
+    /// The IdP's issuer. When no token endpoint is given, its metadata
+    /// (RFC 8414, then OpenID Connect discovery, the `issuer` checked) is
+    /// fetched before each exchange and names the token endpoint.
+    pub issuer: Option<String>,
     /// This client's id at the IdP (sent in the form; with a secret, by
     /// HTTP Basic instead).
     pub client_id: Option<String>,
@@ -282,7 +287,32 @@ pub struct EnterpriseIdp {
 impl EnterpriseIdp {
     /// An IdP at `token_endpoint` exchanging `id_token`.
     pub fn new(token_endpoint: impl Into<String>, id_token: TokenSource) -> Self {
-        Self { token_endpoint: token_endpoint.into(), client_id: None, client_secret: None, id_token }
+        Self {
+            token_endpoint: Some(token_endpoint.into()),
+            issuer: None,
+            client_id: None,
+            client_secret: None,
+            id_token,
+        }
+    }
+
+    /// The IdP known by its `issuer` (what an enterprise's administrators
+    /// usually know, `https://login.example.com`), exchanging `id_token`:
+    /// its token endpoint is discovered from its metadata.
+    ///
+    /// ```
+    /// use mcp_stack::auth::{EnterpriseIdp, TokenSource};
+    /// let idp = EnterpriseIdp::from_issuer("https://login.example.com", TokenSource::File("/run/id-token".into()));
+    /// assert_eq!(idp.token_endpoint, None);
+    /// ```
+    pub fn from_issuer(issuer: impl Into<String>, id_token: TokenSource) -> Self {
+        Self {
+            token_endpoint: None,
+            issuer: Some(issuer.into()),
+            client_id: None,
+            client_secret: None,
+            id_token,
+        }
     }
 
     /// This client's id at the IdP.
@@ -302,6 +332,7 @@ impl std::fmt::Debug for EnterpriseIdp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EnterpriseIdp")
             .field("token_endpoint", &self.token_endpoint)
+            .field("issuer", &self.issuer)
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret)
             .field("id_token", &self.id_token)

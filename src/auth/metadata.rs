@@ -196,7 +196,7 @@ pub(crate) enum SignedFor {
     DpopProof,
 }
 
-fn same_issuer(found: &str, expected: &str) -> bool {
+pub(crate) fn same_issuer(found: &str, expected: &str) -> bool {
     found == expected
         || root_without_slash(found) == Some(expected)
         || root_without_slash(expected) == Some(found)
