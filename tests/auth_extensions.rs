@@ -388,20 +388,24 @@ async fn a_refused_workload_token_surfaces_after_one_request_and_no_other_grant(
     }
 }
 
+/// The IdP's token endpoint answers the exchange with the ID-JAG
+/// `id-jag-value`; the authorization server's, with a bearer token.
+fn id_jag_then_bearer(sent: &Sent, _: usize) -> Fetched {
+    if sent.url == IDP_TOKEN {
+        return json_response(
+            200,
+            json!({"access_token": "id-jag-value", "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"}),
+        );
+    }
+    token_ok("Bearer")
+}
+
 #[tokio::test]
 async fn enterprise_managed_authorization_exchanges_then_presents_the_id_jag() {
     let _one_at_a_time = one_at_a_time().await;
     let fake = FakeAs::new(
         json!({"token_endpoint_auth_methods_supported": ["client_secret_basic"]}),
-        |sent, _| {
-            if sent.url == IDP_TOKEN {
-                return json_response(
-                    200,
-                    json!({"access_token": "id-jag-value", "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"}),
-                );
-            }
-            token_ok("Bearer")
-        },
+        id_jag_then_bearer,
     );
     let idp = EnterpriseIdp::new(IDP_TOKEN, TokenSource::Static(Secret::new("user.id.token")))
         .client_id("idp-client");
@@ -664,15 +668,7 @@ async fn dynamic_registration_with_a_private_key_registers_private_key_jwt_with_
 async fn an_idp_known_by_its_issuer_is_discovered_with_its_issuer_checked() {
     let _one_at_a_time = one_at_a_time().await;
     let attempt = |issuer: String| async move {
-        let fake = FakeAs::new(json!({}), |sent, _| {
-            if sent.url == IDP_TOKEN {
-                return json_response(
-                    200,
-                    json!({"access_token": "id-jag-value", "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"}),
-                );
-            }
-            token_ok("Bearer")
-        });
+        let fake = FakeAs::new(json!({}), id_jag_then_bearer);
         let idp = EnterpriseIdp::from_issuer(issuer, TokenSource::Static(Secret::new("user.id.token")))
             .client_id("idp-client");
         let oauth = OAuth::new().client_id("mcp-client").client_secret("mcp-secret").enterprise(idp);
