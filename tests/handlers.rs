@@ -3,6 +3,7 @@
 //! server and scripted servers.
 
 mod common;
+mod recorded_events;
 
 use common::{id_of, scripted, scripted_with, Wire};
 use mcp_stack::binding::{
@@ -16,40 +17,17 @@ use mcp_stack::{
     Binding, CallOpts, ClientCapabilities, Definition, Error, Event, FailureClass, Handlers, Limits,
     Timeouts, ToolResult,
 };
+use recorded_events::Events;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// How long a test waits for an event.
+const WAIT: Duration = Duration::from_secs(10);
+
 const ALL_CAPS: ClientCapabilities = ClientCapabilities { elicitation: true, sampling: true, roots: true };
-
-/// Collects a binding's events.
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<Event>>>);
-
-impl Events {
-    fn install(&self, handlers: Handlers) -> Handlers {
-        let sink = self.0.clone();
-        handlers.with_events(move |e| sink.lock().unwrap().push(e))
-    }
-
-    fn matching<T>(&self, f: impl Fn(&Event) -> Option<T>) -> Vec<T> {
-        self.0.lock().unwrap().iter().filter_map(f).collect()
-    }
-
-    /// Waits (bounded) until `f` finds an event.
-    async fn wait_for<T>(&self, f: impl Fn(&Event) -> Option<T>) -> T {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(found) = self.0.lock().unwrap().iter().find_map(&f) {
-                return found;
-            }
-            assert!(Instant::now() < deadline, "the expected event never came");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-}
 
 fn demo_definition() -> Definition {
     let mut def = Definition::new("demo", mcp_stack::demo::factory());
@@ -172,7 +150,7 @@ async fn an_elicitation_message_one_byte_over_its_bound_is_refused_not_trimmed()
     assert!(error["message"].as_str().unwrap().contains("65 bytes"), "{error}");
     assert_eq!(seen.lock().unwrap().len(), 1, "the host never saw the over-bound request");
     let (action, class) = events
-        .wait_for(|e| match e {
+        .wait_for(WAIT, |e| match e {
             Event::ElicitationResolved { action, class: Some(FailureClass::ElicitationInvalid), .. } => {
                 Some((*action, FailureClass::ElicitationInvalid))
             }
@@ -209,7 +187,7 @@ async fn an_answer_that_breaks_the_schema_is_not_sent() {
     b.call_tool("go", json!({}), CallOpts::default()).await.unwrap();
 
     let message = events
-        .wait_for(|e| match e {
+        .wait_for(WAIT, |e| match e {
             Event::ElicitationResolved {
                 action: None,
                 class: Some(FailureClass::ElicitationInvalid),
@@ -253,7 +231,7 @@ async fn a_valid_form_answer_is_sent_and_events_carry_mode_action_and_duration()
         json!({"action": "accept", "content": {"name": "Ada", "email": "ada@example.com", "age": 30}})
     );
     events
-        .wait_for(|e| match e {
+        .wait_for(WAIT, |e| match e {
             Event::ElicitationResolved {
                 mode: ElicitationMode::Form,
                 action: Some(ElicitAction::Accept),
@@ -318,7 +296,7 @@ async fn an_unanswered_elicitation_times_out_as_cancel() {
     let waited = started.elapsed();
     assert!(waited >= Duration::from_secs(30) && waited < Duration::from_secs(31), "{waited:?}");
     let (class, duration) = events
-        .wait_for(|e| match e {
+        .wait_for(WAIT, |e| match e {
             Event::ElicitationResolved { class: Some(c), duration, .. } => Some((*c, *duration)),
             _ => None,
         })
@@ -353,7 +331,7 @@ async fn url_mode_passes_the_url_as_data_and_routes_completion() {
     assert_eq!(req.elicitation_id.as_deref(), Some("e-1"));
     assert!(req.schema.is_none());
     let id = events
-        .wait_for(|e| match e {
+        .wait_for(WAIT, |e| match e {
             Event::ElicitationComplete { elicitation_id, .. } => Some(elicitation_id.clone()),
             _ => None,
         })
@@ -463,7 +441,7 @@ async fn max_tokens_is_capped_never_raised() {
     b.call_tool("sample", json!({"prompt": "small", "max_tokens": 10}), CallOpts::default()).await.unwrap();
     assert_eq!(*seen.lock().unwrap(), [(50, 100000), (10, 10)]);
     let granted = events
-        .wait_for(|e| match e {
+        .wait_for(WAIT, |e| match e {
             Event::SamplingRequested { max_tokens, requested_max_tokens: 100000, depth: 1, .. } => {
                 Some(*max_tokens)
             }
@@ -472,7 +450,7 @@ async fn max_tokens_is_capped_never_raised() {
         .await;
     assert_eq!(granted, 50);
     let resolved = events
-        .wait_for(|e| match e {
+        .wait_for(WAIT, |e| match e {
             Event::SamplingResolved { outcome, model, max_tokens: 50, .. } => Some((*outcome, model.clone())),
             _ => None,
         })
@@ -516,7 +494,7 @@ async fn a_sampling_request_at_depth_three_with_limit_two_is_refused_over_budget
     );
 
     let refused = events
-        .wait_for(|e| match e {
+        .wait_for(WAIT, |e| match e {
             Event::SamplingResolved { depth: 3, outcome, class, .. } => Some((*outcome, *class)),
             _ => None,
         })
@@ -765,7 +743,7 @@ async fn subscriptions_deliver_updates_and_are_kept_for_a_new_connection() {
     let r = b.call_tool("touch", json!({"uri": "demo://readme"}), CallOpts::default()).await.unwrap();
     assert_eq!(r.structured.unwrap()["notified"], true);
     let uri = events
-        .wait_for(|e| match e {
+        .wait_for(WAIT, |e| match e {
             Event::ResourceUpdated { uri, .. } => Some(uri.clone()),
             _ => None,
         })

@@ -2,6 +2,8 @@
 //! (axum, loopback, a free port): stateless POSTs with the mirrored
 //! headers, and a dropped call cancelled by closing its response stream.
 
+mod http_server;
+
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method};
@@ -91,13 +93,7 @@ async fn endpoint(State(mock): State<Mock>, method: Method, headers: HeaderMap, 
 }
 
 async fn serve(mock: Mock) -> String {
-    let router = Router::new().route("/mcp", any(endpoint)).with_state(mock);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    format!("http://{addr}/mcp")
+    http_server::serve_mcp(Router::new().route("/mcp", any(endpoint)).with_state(mock)).await
 }
 
 async fn eventually(what: &str, check: impl Fn() -> bool) {
@@ -190,13 +186,7 @@ async fn scripted(
                 .unwrap()
         }
     };
-    let router = Router::new().route("/mcp", any(handler));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    (format!("http://{addr}/mcp"), methods)
+    (http_server::serve_mcp(Router::new().route("/mcp", any(handler))).await, methods)
 }
 
 fn ok(result: Value) -> (u16, Value) {

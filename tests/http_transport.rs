@@ -2,6 +2,8 @@
 //! ports): streamable HTTP, HTTP+SSE and the automatic fallback, their bounds
 //! and their security rules.
 
+mod http_server;
+mod recorded_events;
 mod trace_capture;
 
 use axum::body::Body;
@@ -12,12 +14,14 @@ use axum::routing::{any, get, post};
 use axum::Router;
 use bytes::Bytes;
 use futures_util::StreamExt;
+use http_server::serve;
 use mcp_stack::catalog::{Profile, Tolerance};
 use mcp_stack::transport::http::{
     HttpBuilder, HttpFactory, HttpMode, ResumePolicy, SseFactory, StreamableHttpFactory,
 };
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
+use recorded_events::Events;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::future::Future;
@@ -230,34 +234,10 @@ async fn mock_endpoint(
     }
 }
 
-async fn serve(router: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    addr
-}
-
 async fn mock_server() -> (Mock, String) {
     let mock = Mock::default();
     let addr = serve(mock.router()).await;
     (mock, format!("http://{addr}/mcp"))
-}
-
-/// Events a binding reported.
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<Event>>>);
-
-impl Events {
-    fn handlers(&self) -> Handlers {
-        let sink = self.0.clone();
-        Handlers::default().with_events(move |e| sink.lock().unwrap().push(e))
-    }
-
-    fn all(&self) -> Vec<Event> {
-        self.0.lock().unwrap().clone()
-    }
 }
 
 async fn bind(factory: impl TransportFactory, events: &Events) -> Binding {

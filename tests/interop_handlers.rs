@@ -7,6 +7,7 @@
 //! missing peer is a failure.
 
 mod peers;
+mod recorded_events;
 
 use mcp_stack::binding::{
     ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage, SampleRequest,
@@ -19,6 +20,7 @@ use mcp_stack::{
     Binding, CallOpts, ClientCapabilities, Content, Definition, Event, Handlers, Limits, ToolResult,
 };
 use peers::{everything, peer};
+use recorded_events::Events;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,32 +38,6 @@ async fn connect(def: Definition, handlers: Handlers) -> Binding {
 
 fn text_of(result: &ToolResult) -> String {
     result.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
-}
-
-/// Collects events; waits for one, bounded.
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<Event>>>);
-
-impl Events {
-    fn install(&self, handlers: Handlers) -> Handlers {
-        let sink = self.0.clone();
-        handlers.with_events(move |e| sink.lock().unwrap().push(e))
-    }
-
-    fn matching<T>(&self, f: impl Fn(&Event) -> Option<T>) -> Vec<T> {
-        self.0.lock().unwrap().iter().filter_map(f).collect()
-    }
-
-    async fn wait_for<T>(&self, within: Duration, f: impl Fn(&Event) -> Option<T>) -> T {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some(found) = self.0.lock().unwrap().iter().find_map(&f) {
-                return found;
-            }
-            assert!(Instant::now() < deadline, "the expected event never came");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
 }
 
 const ELICITATION: ClientCapabilities =

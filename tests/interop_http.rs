@@ -11,12 +11,14 @@
 //! killed when its test ends.
 
 mod peers;
+mod recorded_events;
 
 use mcp_stack::catalog::Tolerance;
 use mcp_stack::transport::http::{HttpFactory, HttpMode, SseFactory, StreamableHttpFactory};
 use mcp_stack::transport::TransportFactory;
-use mcp_stack::{Binding, CallOpts, Content, Definition, Event, Handlers};
+use mcp_stack::{Binding, CallOpts, Content, Definition, Event};
 use peers::peer;
+use recorded_events::Events;
 use serde_json::json;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -81,16 +83,6 @@ async fn python(port: u16) -> Server {
     let mut command = Command::new(peer("MCP_PYTHON"));
     command.arg(script).arg("--http").arg(port.to_string());
     start(command, port).await
-}
-
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<Event>>>);
-
-impl Events {
-    fn handlers(&self) -> Handlers {
-        let sink = self.0.clone();
-        Handlers::default().with_events(move |e| sink.lock().unwrap().push(e))
-    }
 }
 
 async fn connect(name: &str, factory: impl TransportFactory, events: &Events) -> Binding {

@@ -10,6 +10,8 @@
 //! The partition tests in network namespaces are `tests/netns.rs`, run by
 //! `scripts/netfaults.sh`.
 
+mod http_server;
+
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -242,12 +244,8 @@ struct Setup {
 
 async fn setup() -> Setup {
     let server = Arc::new(Server::default());
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let upstream = listener.local_addr().unwrap();
-    let router = Router::new().route("/mcp", any(endpoint)).with_state(server.clone());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
+    let upstream =
+        http_server::serve(Router::new().route("/mcp", any(endpoint)).with_state(server.clone())).await;
     let proxy = Proxy::start(upstream).await;
     let binding = within("connect", connect(&proxy.url(), Duration::from_secs(10))).await.unwrap();
     Setup { server, proxy, binding }

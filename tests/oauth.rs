@@ -2,6 +2,8 @@
 //! fake MCP server that is its own authorization server (axum, loopback),
 //! with the headless handler.
 
+mod http_server;
+mod recorded_events;
 mod trace_capture;
 
 use axum::body::Bytes;
@@ -10,14 +12,15 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
+use http_server::serve;
 use mcp_stack::auth::{AuthorizationHandler, MemoryStore, OAuth, Secret, TokenStore, Tokens};
 use mcp_stack::events::State as BindingState;
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
+use recorded_events::Events;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
@@ -231,15 +234,6 @@ async fn token(State(fake): State<Fake>, body: Bytes) -> Response {
     .into_response()
 }
 
-async fn serve(router: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    addr
-}
-
 async fn fake_server() -> (Fake, String) {
     let fake = Fake::default();
     let router = Router::new()
@@ -273,16 +267,6 @@ async fn other_origin(fake: Fake) -> String {
 fn oauth() -> OAuth {
     let handler = AuthorizationHandler::headless(REDIRECT, LIMIT).unwrap();
     OAuth::new().client_id("client-1").client_secret(format!("{SENTINEL}-client-secret")).handler(handler)
-}
-
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<Event>>>);
-
-impl Events {
-    fn handlers(&self) -> Handlers {
-        let sink = self.0.clone();
-        Handlers::default().with_events(move |e| sink.lock().unwrap().push(e))
-    }
 }
 
 async fn connect(url: &str, oauth: OAuth, events: &Events) -> Result<Binding, mcp_stack::Error> {

@@ -7,6 +7,8 @@
 //! tried again, and the call took 6.6 s to fail. Time is paused, so any
 //! backoff would show in full in the elapsed time measured.
 
+mod http_server;
+
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -59,12 +61,8 @@ async fn endpoint(State(s): State<Arc<Forgetful>>, headers: HeaderMap, body: Byt
 
 async fn start() -> (Arc<Forgetful>, String) {
     let state = Arc::new(Forgetful::default());
-    let router = Router::new().route("/mcp", any(endpoint)).with_state(state.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
+    let url =
+        http_server::serve_mcp(Router::new().route("/mcp", any(endpoint)).with_state(state.clone())).await;
     (state, url)
 }
 

@@ -8,6 +8,8 @@
 //! anything but `deadline` ended before it, and the class says who ended it.
 #![cfg(feature = "http")]
 
+mod http_server;
+
 use axum::body::Body;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -98,13 +100,7 @@ async fn endpoint(
 }
 
 async fn serve(server: Server) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let router = Router::new().route("/mcp", any(endpoint)).with_state(server);
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    format!("http://{addr}/mcp")
+    http_server::serve_mcp(Router::new().route("/mcp", any(endpoint)).with_state(server)).await
 }
 
 async fn bind(factory: impl TransportFactory) -> Binding {
