@@ -40,8 +40,12 @@
 //! - **classified**: every failure has a class a scheduled fault explains,
 //!   and every success has the right answer;
 //! - **no growth**: alive tasks and RSS of the last 10% of rounds (median)
-//!   against the first 10% (tasks: at most 2 more; RSS: at most 5% + 4 MiB
-//!   more);
+//!   against the first 10% (tasks: at most 2 more per server; RSS: at most
+//!   5% + 4 MiB more). Between rounds a server's connection may hold one
+//!   more pooled HTTP connection, or a restarted child, than it did at the
+//!   start: a task or two that come and go (seen: 52 to 59 alive over one
+//!   run of four servers, with no trend over 100,000 calls). A leak of a
+//!   task per fault or per thousand calls is far above the bound;
 //! - **no child left**: no process whose parent is the soak, and none
 //!   running this soak's server token, within 3 s of closing (a child the
 //!   reconnect layer was starting as the binding closed is killed, not
@@ -835,7 +839,7 @@ async fn soak(args: Args) -> bool {
         ("every call ended by its deadline (hung 0)", hung == 0),
         ("every failure explained by a fault, every answer right", unexplained.is_empty() && wrong == 0),
         ("calls succeeded", tallies.iter().all(|t| t.ok > 0)),
-        ("no growth of alive tasks", tasks_last <= tasks_first + 2),
+        ("no growth of alive tasks", tasks_last <= tasks_first + 2 * targets.len() as u64),
         ("no growth of RSS", rss_last <= rss_first + rss_first / 20 + (4 << 20)),
         ("no child process left", left.is_empty()),
     ];
