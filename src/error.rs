@@ -239,7 +239,12 @@ impl fmt::Debug for Error {
             .field("binding", &self.binding)
             .field("op", &self.op)
             .field("message", &self.message)
-            .field("source", &self.source.as_ref().map(|s| s.to_string()))
+            // The source's own text is not bounded by this crate; it is
+            // scrubbed and bounded here like every other quote.
+            .field(
+                "source",
+                &self.source.as_ref().map(|s| normalize_message(&s.to_string(), MAX_ERROR_MESSAGE_BYTES)),
+            )
             .finish()
     }
 }
@@ -330,7 +335,14 @@ pub fn is_display_hazard(c: char) -> bool {
 /// and replaces control characters and bidirectional formatting characters
 /// ([`is_display_hazard`]) with spaces, so that text quoted from a server
 /// can neither flood a log, forge lines in it, nor reorder what it shows.
+///
+/// First of all it removes every secret the process holds or sent
+/// ([`crate::redact::scrub`]): this is the function every quote from a
+/// server passes before it reaches an [`Error`], an event or a log line,
+/// which makes it the crate's one redaction point. Redaction runs on the
+/// whole text, before the bound, so that a cut cannot split a secret.
 pub fn normalize_message(text: &str, max: usize) -> String {
+    let text = crate::redact::scrub(text);
     let mut out = String::with_capacity(text.len().min(max));
     for ch in text.chars() {
         let ch = if is_display_hazard(ch) { ' ' } else { ch };

@@ -23,6 +23,7 @@ pub mod host;
 pub mod layer;
 pub mod protocol;
 pub mod providers;
+pub mod redact;
 pub mod request;
 mod serialize;
 pub mod session;

@@ -282,3 +282,72 @@ fn protocol_chooses_the_era_and_tools_json_reports_the_negotiated_version() {
     assert_eq!(code(&out), 2, "a usage error: {}", stderr(&out));
     assert!(stderr(&out).contains("--protocol"), "{}", stderr(&out));
 }
+
+/// A server on a thread of its own (its own runtime) whose tools quote
+/// the request's headers back: as a gateway's error page (HTTP 502) and
+/// in a JSON-RPC error's message and data.
+fn reflecting_server() -> String {
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+    async fn reflect(headers: HeaderMap, body: axum::body::Bytes) -> axum::response::Response {
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let id = body["id"].clone();
+        if id.is_null() {
+            return StatusCode::ACCEPTED.into_response();
+        }
+        let echoed: String =
+            headers.iter().map(|(n, v)| format!("{n}: {}\n", v.to_str().unwrap_or("?"))).collect();
+        let reply = match body["method"].as_str().unwrap_or_default() {
+            "initialize" => json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "reflect", "version": "1"}}}),
+            "tools/list" => json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                {"name": "page", "inputSchema": {"type": "object"}},
+                {"name": "rpc", "inputSchema": {"type": "object"}}]}}),
+            "tools/call" if body["params"]["name"] == "page" => {
+                return (StatusCode::BAD_GATEWAY, format!("upstream refused:\n{echoed}")).into_response()
+            }
+            "tools/call" => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000,
+                "message": format!("refused: {echoed}"), "data": {"headers": echoed}}}),
+            _ => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
+            }
+        };
+        ([(axum::http::header::CONTENT_TYPE, "application/json")], reply.to_string()).into_response()
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let router = axum::Router::new().route("/mcp", axum::routing::post(reflect));
+            let _ = axum::serve(listener, router).await;
+        });
+    });
+    format!("http://{}/mcp", rx.recv().unwrap())
+}
+
+#[test]
+fn secrets_a_server_reflects_never_reach_stdout_or_stderr() {
+    const KEY: &str = "api-key-LEAK-77c1-0123456789";
+    const TOKEN: &str = "static-token-LEAK-77c1-0123456789";
+    let url = reflecting_server();
+    let url_with_key = format!("{url}?key=url-key-LEAK-77c1-0123456789");
+    let authorization = format!("Authorization: Bearer {TOKEN}");
+    let api_key = format!("X-Api-Key: {KEY}");
+    for tool in ["page", "rpc"] {
+        for json in [false, true] {
+            let mut args = vec!["--http", &url_with_key, "--protocol", "legacy", "--header", &api_key];
+            args.extend(["--header", &authorization, "call", tool, "{}"]);
+            if json {
+                args.push("--json");
+            }
+            let out =
+                Command::new(MCP).args(&args).env("RUST_LOG", "trace").stdin(Stdio::null()).output().unwrap();
+            assert_eq!(code(&out), 4, "{tool} {json}: {}", stderr(&out));
+            let shown = format!("{}\n{}", stdout(&out), stderr(&out));
+            assert!(shown.contains("x-api-key: [redacted]"), "{tool} {json}: the quote is shown: {shown}");
+            assert!(!shown.contains("LEAK-77c1"), "{tool} {json}: a secret leaked: {shown}");
+        }
+    }
+}

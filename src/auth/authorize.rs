@@ -228,14 +228,43 @@ impl PendingAuthorization {
     }
 }
 
-/// An OAuth error code as RFC 6749 allows it (printable ASCII but `"` and
-/// `\`), at most 64 characters; anything else is replaced.
+/// The OAuth error codes the registries define, which are all an error of
+/// this crate quotes from an authorization server: RFC 6749 (§4.1.2.1 and
+/// §5.2), RFC 6750 §3.1, RFC 9449 (§7.1, §8), RFC 8707 §2 and RFC 7591
+/// §3.2.2. A server's `error` is text it chose, and one that reflects what
+/// the client sent (its secret, its assertion) would otherwise put it in
+/// front of the user: anything else is reported as [`UNREGISTERED_ERROR`].
+const REGISTERED_ERRORS: &[&str] = &[
+    "invalid_request",
+    "unauthorized_client",
+    "access_denied",
+    "unsupported_response_type",
+    "invalid_scope",
+    "server_error",
+    "temporarily_unavailable",
+    "invalid_client",
+    "invalid_grant",
+    "unsupported_grant_type",
+    "invalid_token",
+    "insufficient_scope",
+    "invalid_dpop_proof",
+    "use_dpop_nonce",
+    "invalid_target",
+    "invalid_redirect_uri",
+    "invalid_client_metadata",
+    "invalid_software_statement",
+    "unapproved_software_statement",
+];
+
+/// What an unregistered OAuth `error` is reported as.
+pub(crate) const UNREGISTERED_ERROR: &str = "unregistered_error_code";
+
+/// An OAuth error code as it may be quoted: a registered one as it is,
+/// anything else as [`UNREGISTERED_ERROR`].
 pub(crate) fn error_code(error: &str) -> String {
-    let ok = |c: char| matches!(c, '\x20'..='\x7e') && c != '"' && c != '\\';
-    if !error.is_empty() && error.len() <= 64 && error.chars().all(ok) {
-        error.to_owned()
-    } else {
-        "invalid_error_code".to_owned()
+    match REGISTERED_ERRORS.iter().find(|code| **code == error) {
+        Some(code) => (*code).to_owned(),
+        None => UNREGISTERED_ERROR.to_owned(),
     }
 }
 
@@ -388,7 +417,7 @@ mod tests {
             p.complete(&redirect(&p, "&error=access_denied&iss=https%3A%2F%2Fas.example.com")).unwrap_err();
         assert!(matches!(err, AuthError::AuthorizationDenied { ref error } if error == "access_denied"));
         let err = p.complete(&redirect(&p, "&error=%22%0A&iss=https%3A%2F%2Fas.example.com")).unwrap_err();
-        assert!(matches!(err, AuthError::AuthorizationDenied { ref error } if error == "invalid_error_code"));
+        assert!(matches!(err, AuthError::AuthorizationDenied { ref error } if error == UNREGISTERED_ERROR));
     }
 
     #[test]

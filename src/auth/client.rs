@@ -31,9 +31,10 @@ pub struct ClientCredentials {
 /// Credentials and the issuer they belong to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientRegistration {
-    /// The authorization server that issued (or was configured with) them;
-    /// `None` for pre-registered credentials meant for whichever server the
-    /// MCP server names.
+    /// The authorization server that issued (or was configured with, or
+    /// first used) them; `None` for pre-registered credentials not yet
+    /// bound, which the first authorization server that grants them a
+    /// token binds.
     pub issuer: Option<String>,
     /// The credentials.
     pub credentials: ClientCredentials,

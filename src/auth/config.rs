@@ -147,8 +147,12 @@ pub struct OAuthClient {
     pub client_id: Option<String>,
     /// The secret of the pre-registered client, for a confidential client.
     pub client_secret: Option<Secret>,
-    /// The issuer the pre-registered client belongs to; `None`: whichever
-    /// authorization server the MCP server names.
+    /// The issuer the pre-registered client belongs to. `None`: it is bound
+    /// to the first authorization server that issues it a token, and that
+    /// binding is kept in the token store
+    /// ([`TokenStore::save_client_issuer`](super::TokenStore::save_client_issuer));
+    /// from then on another authorization server is refused, as with a
+    /// configured issuer.
     pub issuer: Option<String>,
     /// The `https` URL of this client's Client ID Metadata Document, used
     /// as the `client_id` where the server supports it.
@@ -216,6 +220,9 @@ pub struct OAuth {
     pub(crate) fetch_timeout: Duration,
     /// Dynamic registrations by issuer.
     pub(crate) registrations: Arc<Mutex<HashMap<String, Registered>>>,
+    /// The issuer the pre-registered client was bound to on first use
+    /// (when none is configured): `None` until the store was read.
+    pub(crate) bound_issuer: Arc<Mutex<Option<Option<String>>>>,
 }
 
 /// A dynamic registration and the token endpoint method it was bound to.
@@ -264,6 +271,7 @@ impl OAuth {
             flow_timeout: DEFAULT_FLOW_TIMEOUT,
             fetch_timeout: DEFAULT_FETCH_TIMEOUT,
             registrations: Arc::default(),
+            bound_issuer: Arc::default(),
         }
     }
 
@@ -280,7 +288,9 @@ impl OAuth {
     }
 
     /// Binds the pre-registered client to one issuer: another authorization
-    /// server is refused rather than shown these credentials.
+    /// server is refused (`auth_failed`, naming both issuers) before it is
+    /// sent anything. Without it, the client is bound to the first issuer
+    /// that grants it a token (see [`OAuthClient::issuer`]).
     pub fn client_issuer(mut self, issuer: impl Into<String>) -> Self {
         self.client.issuer = Some(issuer.into());
         self

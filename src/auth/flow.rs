@@ -199,6 +199,7 @@ impl Authorizer {
                 format!("the server requires authorization and {missing}"),
             ));
         }
+        self.load_client_issuer().await?;
         let discovered =
             discover(&*self.fetch, self.server.as_str(), challenge, &DiscoveryOptions::default())
                 .await
@@ -380,6 +381,7 @@ impl Authorizer {
         let Some((tokens, refresh)) = current.and_then(|t| t.refresh_token.as_ref().map(|r| (t, r))) else {
             return Err(Error::new(FailureClass::AuthExpired, "there is no refresh token"));
         };
+        self.load_client_issuer().await?;
         let known = self.memory.lock().unwrap_or_else(|e| e.into_inner()).discovered.clone();
         let discovered = match known {
             Some(d) => d,
@@ -418,11 +420,65 @@ impl Authorizer {
         Ok(fresh)
     }
 
+    /// Reads, once, the issuer the pre-registered client was bound to on
+    /// its first use, when none is configured. A store that cannot be read
+    /// fails the flow: going on could show the secret to another server.
+    async fn load_client_issuer(&self) -> Result<(), Error> {
+        let client = &self.oauth.client;
+        let Some(id) = client.client_id.as_deref().filter(|_| client.issuer.is_none()) else {
+            return Ok(());
+        };
+        if self.oauth.bound_issuer.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+            return Ok(());
+        }
+        let stored = self.oauth.store.load_client_issuer(&self.server, id).await.map_err(|e| {
+            Error::new(
+                FailureClass::AuthFailed,
+                format!(
+                    "could not read which authorization server the pre-registered client belongs to: {e}"
+                ),
+            )
+        })?;
+        self.oauth.bound_issuer.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(stored);
+        Ok(())
+    }
+
+    /// The issuer the pre-registered client belongs to: the configured one,
+    /// else the one it was bound to on first use.
+    fn client_issuer(&self) -> Option<String> {
+        let bound = || self.oauth.bound_issuer.lock().unwrap_or_else(|e| e.into_inner()).clone().flatten();
+        self.oauth.client.issuer.clone().or_else(bound)
+    }
+
+    /// Binds the pre-registered client to `issuer` after its first token
+    /// there (when no issuer is configured), and keeps that in the store.
+    async fn bind_client_issuer(&self, credentials: &ClientCredentials, issuer: &str) {
+        let client = &self.oauth.client;
+        if client.issuer.is_some() || client.client_id.as_deref() != Some(credentials.client_id.as_str()) {
+            return;
+        }
+        {
+            let mut bound = self.oauth.bound_issuer.lock().unwrap_or_else(|e| e.into_inner());
+            if bound.as_ref().is_some_and(Option::is_some) {
+                return;
+            }
+            *bound = Some(Some(issuer.to_owned()));
+        }
+        tracing::debug!(target: "mcp_stack::auth", %issuer, "bound the pre-registered client to its issuer");
+        if let Err(e) =
+            self.oauth.store.save_client_issuer(&self.server, &credentials.client_id, issuer).await
+        {
+            // The binding holds for this process; a later one would bind again
+            // on its first use.
+            tracing::warn!(target: "mcp_stack::auth", error = %e, "could not keep the pre-registered client's issuer in the token store");
+        }
+    }
+
     fn client_settings(&self, redirect_uri: &str) -> ClientSettings {
         let client = &self.oauth.client;
         ClientSettings {
             pre_registered: client.client_id.as_ref().map(|id| ClientRegistration {
-                issuer: client.issuer.clone(),
+                issuer: self.client_issuer(),
                 credentials: ClientCredentials {
                     client_id: id.clone(),
                     client_secret: client.client_secret.clone(),
@@ -603,14 +659,16 @@ impl Authorizer {
             }
             tracing::debug!(target: "mcp_stack::auth", "the token endpoint asked for a DPoP nonce; sending again");
         }
-        super::token::parse_token_response(
+        let tokens = super::token::parse_token_response(
             answer.status,
             &answer.body,
             SystemTime::now(),
             scope,
             &meta.issuer,
         )
-        .map_err(classify)
+        .map_err(classify)?;
+        self.bind_client_issuer(credentials, &meta.issuer).await;
+        Ok(tokens)
     }
 
     /// A key whose algorithm the server says it does not take fails the
@@ -674,6 +732,11 @@ pub(crate) fn apply_client_auth(
                 Error::new(FailureClass::AuthFailed, "the client credentials are not header-safe")
             })?;
             value.set_sensitive(true);
+            // Sent, not held: known to the redaction point as a recent value,
+            // so an authorization server that quotes the header back has it
+            // removed.
+            crate::redact::remember(value.to_str().unwrap_or_default());
+            crate::redact::remember(&encoded);
             headers.insert(AUTHORIZATION, value);
             request.form.retain(|(name, _)| *name != "client_id");
         }

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::redact::Registration;
+
 /// A token, client secret, authorization code, PKCE verifier or `state`.
 ///
 /// Its `Debug` prints `[redacted]` and it has no `Display`, so a secret
@@ -9,20 +11,39 @@ use std::fmt;
 /// value comes out only through [`Secret::expose`], which names the intent at
 /// the one place that sends it. It has no `Serialize` either: the stores
 /// write secrets through their own private file format.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
+///
+/// A secret is also known to the crate's [redaction point](crate::redact)
+/// for as long as a copy of it lives (and a while after), so that a server
+/// that quotes it back (an error page reflecting the request's headers, an
+/// authorization server answering with the client secret as its `error`)
+/// has it removed from every error, event and log line.
+#[derive(Clone)]
+pub struct Secret {
+    value: String,
+    _known: Registration,
+}
 
 impl Secret {
     /// Wraps a value.
     pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
+        let value = value.into();
+        let _known = crate::redact::register(&value);
+        Self { value, _known }
     }
 
     /// The value, for the one place that sends it.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.value
     }
 }
+
+impl PartialEq for Secret {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Eq for Secret {}
 
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -32,7 +53,7 @@ impl fmt::Debug for Secret {
 
 impl From<String> for Secret {
     fn from(value: String) -> Self {
-        Self(value)
+        Self::new(value)
     }
 }
 
@@ -55,5 +76,13 @@ mod tests {
         assert!(!format!("{holder:?}").contains("sentinel"));
         assert!(!format!("{holder:#?}").contains("sentinel"));
         assert_eq!(secret.expose(), "sentinel-7f3a");
+    }
+
+    #[test]
+    fn a_secret_is_scrubbed_from_quoted_text_while_it_lives() {
+        let secret = Secret::new("sentinel-scrub-91c2");
+        let quoted = crate::error::normalize_message("upstream said: sentinel-scrub-91c2", 256);
+        assert_eq!(quoted, "upstream said: [redacted]");
+        assert_eq!(secret.expose(), "sentinel-scrub-91c2");
     }
 }

@@ -75,6 +75,30 @@ pub trait TokenStore: Send + Sync + fmt::Debug {
     async fn save(&self, server: &Url, tokens: &Tokens) -> Result<(), AuthError>;
     /// Forgets the tokens for `server`'s origin (no error if there were none).
     async fn remove(&self, server: &Url) -> Result<(), AuthError>;
+
+    /// The issuer that the pre-registered client `client_id` of `server`'s
+    /// origin was bound to on its first use, if any. The binding outlives
+    /// the tokens ([`TokenStore::remove`] keeps it): it is what keeps the
+    /// client's secret from a different authorization server later.
+    ///
+    /// The default keeps nothing, so a store that does not implement it
+    /// leaves the binding to the process that made it.
+    async fn load_client_issuer(&self, server: &Url, client_id: &str) -> Result<Option<String>, AuthError> {
+        let _ = (server, client_id);
+        Ok(None)
+    }
+
+    /// Keeps the binding of the pre-registered client `client_id` of
+    /// `server`'s origin to `issuer`.
+    async fn save_client_issuer(&self, server: &Url, client_id: &str, issuer: &str) -> Result<(), AuthError> {
+        let _ = (server, client_id, issuer);
+        Ok(())
+    }
+}
+
+/// The key of a client binding: the origin and the client id.
+fn binding_key(server: &Url, client_id: &str) -> String {
+    format!("{}\n{client_id}", origin(server))
 }
 
 fn origin(server: &Url) -> String {
@@ -85,6 +109,7 @@ fn origin(server: &Url) -> String {
 #[derive(Debug, Default, Clone)]
 pub struct MemoryStore {
     tokens: Arc<Mutex<HashMap<String, Tokens>>>,
+    client_issuers: Arc<Mutex<HashMap<String, String>>>,
 }
 
 impl MemoryStore {
@@ -109,6 +134,17 @@ impl TokenStore for MemoryStore {
         self.tokens.lock().unwrap_or_else(|e| e.into_inner()).remove(&origin(server));
         Ok(())
     }
+
+    async fn load_client_issuer(&self, server: &Url, client_id: &str) -> Result<Option<String>, AuthError> {
+        let issuers = self.client_issuers.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(issuers.get(&binding_key(server, client_id)).cloned())
+    }
+
+    async fn save_client_issuer(&self, server: &Url, client_id: &str, issuer: &str) -> Result<(), AuthError> {
+        let mut issuers = self.client_issuers.lock().unwrap_or_else(|e| e.into_inner());
+        issuers.insert(binding_key(server, client_id), issuer.to_owned());
+        Ok(())
+    }
 }
 
 /// Tokens in files, one per server origin, in a directory the caller names.
@@ -129,6 +165,43 @@ impl FileStore {
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         self.dir.join(format!("{hex}.json"))
     }
+}
+
+/// A pre-registered client's binding to its issuer, in its own file beside
+/// the tokens (removing tokens keeps it).
+#[derive(Serialize, Deserialize)]
+struct ClientIssuerFile {
+    origin: String,
+    client_id: String,
+    issuer: String,
+}
+
+impl FileStore {
+    fn client_issuer_path(&self, server: &Url, client_id: &str) -> PathBuf {
+        let digest = sha2::Sha256::digest(binding_key(server, client_id).as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join(format!("client-{hex}.json"))
+    }
+}
+
+fn read_client_issuer(path: &Path, origin: &str, client_id: &str) -> io::Result<Option<String>> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut body = Vec::new();
+    file.take(MAX_TOKEN_FILE_BYTES + 1).read_to_end(&mut body)?;
+    if body.len() as u64 > MAX_TOKEN_FILE_BYTES {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "client binding file too large"));
+    }
+    let wire: ClientIssuerFile = serde_json::from_slice(&body).map_err(|e| {
+        io::Error::new(io::ErrorKind::InvalidData, format!("client binding file: {}", json_reason(&e)))
+    })?;
+    if wire.origin != origin || wire.client_id != client_id {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "client binding file is for another client"));
+    }
+    Ok(Some(wire.issuer))
 }
 
 /// The file format; private so that no other code serializes a secret.
@@ -246,6 +319,24 @@ impl TokenStore for FileStore {
         })
         .await
     }
+
+    async fn load_client_issuer(&self, server: &Url, client_id: &str) -> Result<Option<String>, AuthError> {
+        let path = self.client_issuer_path(server, client_id);
+        let (origin, client_id) = (origin(server), client_id.to_owned());
+        blocking(move || read_client_issuer(&path, &origin, &client_id)).await
+    }
+
+    async fn save_client_issuer(&self, server: &Url, client_id: &str, issuer: &str) -> Result<(), AuthError> {
+        let wire = ClientIssuerFile {
+            origin: origin(server),
+            client_id: client_id.to_owned(),
+            issuer: issuer.to_owned(),
+        };
+        let body =
+            serde_json::to_vec(&wire).map_err(|e| AuthError::Store(io::Error::other(json_reason(&e))))?;
+        let (dir, path) = (self.dir.clone(), self.client_issuer_path(server, client_id));
+        blocking(move || write_file(&dir, &path, &body)).await
+    }
 }
 
 #[cfg(test)]
@@ -284,6 +375,18 @@ mod tests {
         assert!(store.load(&b).await.unwrap().is_some());
         let shown = format!("{store:?} {:?}", store.load(&b).await.unwrap());
         assert!(!shown.contains("sentinel"), "{shown}");
+
+        // A client's binding to its issuer: per origin and client, and kept
+        // when the tokens go.
+        assert_eq!(store.load_client_issuer(&a, "app").await.unwrap(), None);
+        store.save_client_issuer(&a, "app", "https://as.example.com").await.unwrap();
+        store.remove(&a).await.unwrap();
+        assert_eq!(
+            store.load_client_issuer(&same_origin, "app").await.unwrap().as_deref(),
+            Some("https://as.example.com")
+        );
+        assert_eq!(store.load_client_issuer(&a, "other-app").await.unwrap(), None);
+        assert_eq!(store.load_client_issuer(&b, "app").await.unwrap(), None);
     }
 
     #[test]
@@ -308,10 +411,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = FileStore::new(dir.path().join("tokens"));
         round_trip(&store).await;
-        // One file per origin, nothing left over from the atomic writes.
-        let names: Vec<_> =
-            std::fs::read_dir(dir.path().join("tokens")).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names.len(), 1, "{names:?}");
+        // One file per origin and one per client binding, nothing left over
+        // from the atomic writes.
+        let names: Vec<_> = std::fs::read_dir(dir.path().join("tokens"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert_eq!(names.iter().filter(|n| n.starts_with("client-")).count(), 1, "{names:?}");
+        assert!(!names.iter().any(|n| n.starts_with('.')), "{names:?}");
     }
 
     #[cfg(unix)]

@@ -108,9 +108,11 @@ pub struct ElicitRequest {
     pub binding: String,
     /// The mode; always one the host declared.
     pub mode: ElicitationMode,
-    /// The prompt to show, verbatim: within the bound, never shortened.
-    /// It is server text; a host that writes it to a terminal should strip
-    /// control sequences first.
+    /// The prompt to show, verbatim: within the bound, never shortened,
+    /// but with any secret this process holds or sent replaced by
+    /// `[redacted]` ([`crate::redact`]): a server that quotes one back must
+    /// not put it in front of a person. It is server text; a host that
+    /// writes it to a terminal should strip control sequences first.
     pub message: String,
     /// The JSON Schema the answer must satisfy, in form mode only (an
     /// object schema of primitive properties, per the specification). Raw
@@ -400,7 +402,7 @@ impl Elicitor {
             ElicitRequestParams::Form(form) => ElicitRequest {
                 binding: self.binding.clone(),
                 mode,
-                message: form.message,
+                message: crate::redact::scrub(&form.message).into_owned(),
                 schema: Some(form.requested_schema),
                 url: None,
                 elicitation_id: None,
@@ -408,7 +410,7 @@ impl Elicitor {
             ElicitRequestParams::Url(url) => ElicitRequest {
                 binding: self.binding.clone(),
                 mode,
-                message: url.message,
+                message: crate::redact::scrub(&url.message).into_owned(),
                 schema: None,
                 url: Some(url.url),
                 // Consent only: no id for the host to correlate, and none

@@ -608,7 +608,10 @@ impl Shared {
             Outcome::Error(e) => Err(self.era.read().expect("era lock").classify_error(RpcError {
                 code: e.code,
                 message: normalize_message(&e.message, MAX_WARNING_BYTES),
-                data: e.data,
+                data: e.data.map(|mut data| {
+                    crate::redact::scrub_value(&mut data);
+                    data
+                }),
             })),
         };
         let _ = pending.tx.send(result);

@@ -51,7 +51,10 @@
 //!   `$XDG_CONFIG_HOME/mcp-stack/tokens`, else `~/.config/mcp-stack/tokens`),
 //!   so the next run needs no browser until they can no longer be
 //!   refreshed. The client registers itself where the server allows it;
-//!   `--client-id` (and `--client-secret`) name one registered beforehand.
+//!   `--client-id` (and `--client-secret`) name one registered beforehand;
+//!   its credentials are only ever sent to the authorization server
+//!   `--issuer URL` names, or else to the first one that grants it a token
+//!   (that binding is kept in `--token-dir`).
 //!   A machine client takes `--client-credentials` (no browser, no
 //!   listener); `--private-key FILE` authenticates it with
 //!   `private_key_jwt`, and `--dpop-key FILE` binds the tokens to a key
@@ -329,6 +332,12 @@ struct OAuthFlags {
     /// command line is visible to other users of this machine.
     #[arg(long, global = true, value_name = "SECRET", requires = "client_id")]
     client_secret: Option<String>,
+    /// The authorization server (its issuer URL) the --client-id client
+    /// belongs to: any other is refused before it is sent anything. Without
+    /// it, the client is bound to the first server that grants it a token,
+    /// and that is kept in --token-dir.
+    #[arg(long, global = true, value_name = "URL", requires = "client_id")]
+    issuer: Option<String>,
     /// Scopes to ask for (space-separated) when the server names none.
     #[arg(long, global = true, value_name = "SCOPES", requires = "oauth")]
     scope: Option<String>,
@@ -399,6 +408,9 @@ impl OAuthFlags {
         }
         if let Some(secret) = &self.client_secret {
             oauth = oauth.client_secret(secret.clone());
+        }
+        if let Some(issuer) = &self.issuer {
+            oauth = oauth.client_issuer(issuer.clone());
         }
         if let Some(scope) = &self.scope {
             oauth = oauth.scopes(scope.clone());

@@ -109,10 +109,13 @@ const RESERVED_HEADERS: &[&str] = &[
 
 /// Custom headers sent with every request of a definition (an API key, a
 /// bearer token). Their values are marked sensitive and never printed:
-/// `Debug` shows the names only.
+/// `Debug` shows the names only. They are known to the crate's
+/// [redaction point](crate::redact) while the headers live, so a server
+/// that quotes one back has it removed from errors, events and logs.
 #[derive(Clone, Default)]
 pub struct SecretHeaders {
     entries: Vec<(HeaderName, HeaderValue)>,
+    known: Vec<crate::redact::Registration>,
 }
 
 impl fmt::Debug for SecretHeaders {
@@ -142,6 +145,7 @@ impl SecretHeaders {
             Error::new(FailureClass::InvalidConfig, format!("the value of header {name} is not valid"))
         })?;
         value.set_sensitive(true);
+        self.known.extend(secret_parts(value.to_str().unwrap_or_default()).map(crate::redact::register));
         self.entries.retain(|(n, _)| n != name);
         self.entries.push((name, value));
         Ok(())
@@ -192,9 +196,19 @@ pub(crate) fn parse_url(url: &str) -> Result<Url, Error> {
     }
 }
 
+/// A secret value as a server could quote it back: whole, and, for a value
+/// of the `Scheme credential` shape (`Authorization`), the credential alone.
+pub(crate) fn secret_parts(value: &str) -> impl Iterator<Item = &str> {
+    let credential = value.split_once(' ').map(|(_, c)| c.trim());
+    std::iter::once(value).chain(credential)
+}
+
 /// What every HTTP factory is configured with.
 #[derive(Clone)]
 pub(crate) struct Settings {
+    /// The URL's password and query values, known to the redaction point
+    /// (an API key in `?key=` is as secret as one in a header).
+    _known: Arc<Vec<crate::redact::Registration>>,
     pub(crate) url: Url,
     pub(crate) headers: SecretHeaders,
     pub(crate) allow_redirects: bool,
@@ -227,7 +241,11 @@ impl Settings {
 
     pub(crate) fn new(url: &str) -> Result<Self, Error> {
         let url = parse_url(url)?;
+        let password = url.password().map(str::to_owned);
+        let query = url.query_pairs().map(|(_, v)| v.into_owned());
+        let known = password.into_iter().chain(query).map(|v| crate::redact::register(&v)).collect();
         Ok(Settings {
+            _known: Arc::new(known),
             origin: redacted_origin(&url),
             url,
             headers: SecretHeaders::default(),
@@ -327,6 +345,7 @@ impl HttpBuilder {
             self.headers.entries.retain(|(n, _)| *n != name);
             self.headers.entries.push((name, value));
         }
+        self.headers.known.extend(headers.known);
         self
     }
 
