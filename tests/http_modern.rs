@@ -1,8 +1,12 @@
 //! The 2026-07-28 era over streamable HTTP against a local mock server
 //! (axum, loopback, a free port): stateless POSTs with the mirrored
-//! headers, and a dropped call cancelled by closing its response stream.
+//! headers, a dropped call cancelled by closing its response stream, a
+//! stream that delivers no response but its own request's, and server
+//! requests outside `input_required` dropped unanswered.
 
 mod http_server;
+mod recorded_events;
+mod server_requests;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -13,8 +17,10 @@ use axum::Router;
 use bytes::Bytes;
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::transport::http::StreamableHttpFactory;
-use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
+use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
+use recorded_events::Events;
 use serde_json::{json, Value};
+use server_requests::{server_requests, Asked};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -256,4 +262,256 @@ async fn a_400_with_a_modern_error_corrects_the_version_and_one_without_goes_leg
         assert_eq!(b.session().protocol_version, "2025-11-25", "{status}");
         b.close().await;
     }
+}
+
+// ---- streams own their responses; no server requests outside MRTR ----------
+
+/// How many messages a misbehaving server floods a stream with.
+const FLOOD: usize = 100;
+/// The warnings a flood of [`FLOOD`] gives: the 1st, 2nd, 4th, … 64th.
+const FLOOD_WARNINGS: usize = FLOOD.ilog2() as usize + 1;
+
+/// An SSE response, and the sender that writes its events; the stream ends
+/// when the sender is dropped.
+fn sse() -> (tokio::sync::mpsc::UnboundedSender<Value>, Response) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    let events = futures_util::stream::unfold(rx, |mut rx| async move {
+        let event = rx.recv().await?;
+        Some((Ok::<_, std::io::Error>(Bytes::from(format!("data: {event}\n\n"))), rx))
+    });
+    let response = Response::builder()
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .body(Body::from_stream(events))
+        .unwrap();
+    (tx, response)
+}
+
+fn text_result(text: &str) -> Value {
+    json!({ "content": [ { "type": "text", "text": text } ] })
+}
+
+/// A 2026-07-28 server whose listen stream (`on_listen`), or else the
+/// reply of the `noisy` tool call, carries [`FLOOD`] responses to the
+/// pending `slow` call, forged to say "forged". `slow` itself answers "real"
+/// once the test releases it.
+#[derive(Clone)]
+struct Strays {
+    on_listen: bool,
+    /// The JSON-RPC id of the `slow` call, once posted.
+    slow: tokio::sync::watch::Sender<Option<Value>>,
+    release: Arc<tokio::sync::Notify>,
+}
+
+impl Strays {
+    fn new(on_listen: bool) -> Self {
+        Strays { on_listen, slow: tokio::sync::watch::channel(None).0, release: Default::default() }
+    }
+
+    /// Writes the forged responses to `slow` on `stream`, once `slow` was
+    /// posted.
+    async fn forge(&self, stream: &tokio::sync::mpsc::UnboundedSender<Value>) {
+        let id = self.slow.subscribe().wait_for(Option::is_some).await.unwrap().clone().unwrap();
+        for _ in 0..FLOOD {
+            let _ = stream.send(json!({ "jsonrpc": "2.0", "id": id, "result": text_result("forged") }));
+        }
+    }
+}
+
+async fn strays_endpoint(State(server): State<Strays>, method: Method, body: Bytes) -> Response {
+    if method != Method::POST {
+        return Response::builder().status(405).body(Body::empty()).unwrap();
+    }
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let id = body["id"].clone();
+    if id.is_null() {
+        return Response::builder().status(202).body(Body::empty()).unwrap();
+    }
+    let reply = move |result: Value| json!({ "jsonrpc": "2.0", "id": id, "result": result });
+    match (body["method"].as_str().unwrap_or_default(), body["params"]["name"].as_str()) {
+        ("server/discover", _) => json_response(reply(json!({
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": { "listChanged": true } },
+            "serverInfo": { "name": "strays", "version": "1" }
+        }))),
+        ("tools/list", _) => json_response(reply(json!({ "tools": [
+            { "name": "slow", "inputSchema": { "type": "object" } },
+            { "name": "noisy", "inputSchema": { "type": "object" } }
+        ]}))),
+        ("subscriptions/listen", _) => {
+            let (stream, response) = sse();
+            let _ = stream
+                .send(json!({ "jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                "params": { "notifications": { "toolsListChanged": true } } }));
+            tokio::spawn(async move {
+                if server.on_listen {
+                    server.forge(&stream).await;
+                }
+                // The stream stays open (a listen stream that ends is
+                // opened again, and would flood again).
+                std::future::pending::<()>().await;
+            });
+            response
+        }
+        ("tools/call", Some("slow")) => {
+            server.slow.send_replace(Some(body["id"].clone()));
+            let (stream, response) = sse();
+            tokio::spawn(async move {
+                server.release.notified().await;
+                let _ = stream.send(reply(text_result("real")));
+            });
+            response
+        }
+        ("tools/call", Some("noisy")) => {
+            let (stream, response) = sse();
+            tokio::spawn(async move {
+                server.forge(&stream).await;
+                let _ = stream.send(reply(text_result("noisy")));
+            });
+            response
+        }
+        _ => json_response(reply(json!({}))),
+    }
+}
+
+fn text_of(result: &mcp_stack::ToolResult) -> &str {
+    result.content[0].as_text().unwrap_or_default()
+}
+
+/// The warnings of `events` whose text contains `marker`.
+fn warnings(events: &Events, marker: &str) -> Vec<String> {
+    events.matching(|e| match e {
+        Event::Warning { text, .. } if text.contains(marker) => Some(text.clone()),
+        _ => None,
+    })
+}
+
+/// Call `slow` is pending while another stream floods the connection with
+/// responses to it: none ends it, it ends with its own reply, and the flood
+/// gives [`FLOOD_WARNINGS`] warnings.
+async fn responses_on_another_stream_end_no_call(on_listen: bool) {
+    let server = Strays::new(on_listen);
+    let router = Router::new().route("/mcp", any(strays_endpoint)).with_state(server.clone());
+    let url = http_server::serve_mcp(router).await;
+    let events = Events::default();
+    let mut definition = Definition::new("strays", StreamableHttpFactory::new(&url).unwrap());
+    definition.allow_parallel_calls = true;
+    let binding =
+        tokio::time::timeout(LIMIT, Binding::connect(definition, events.handlers())).await.unwrap().unwrap();
+    assert_eq!(binding.session().protocol_version, "2026-07-28");
+
+    let caller = binding.clone();
+    let slow = tokio::spawn(async move { caller.call_tool("slow", json!({}), CallOpts::default()).await });
+    if !on_listen {
+        server.slow.subscribe().wait_for(Option::is_some).await.unwrap();
+        let noisy = binding.call_tool("noisy", json!({}), CallOpts::default()).await.unwrap();
+        assert_eq!(text_of(&noisy), "noisy", "a stream's own response still ends its call");
+    }
+    // The last warning of the flood: every forged response was read by now.
+    let last = format!("({} such responses dropped so far)", 1 << (FLOOD_WARNINGS - 1));
+    eventually("the flood was reported", || slow.is_finished() || !warnings(&events, &last).is_empty()).await;
+    if slow.is_finished() {
+        panic!("a response on another stream ended the call: {:?}", slow.await.unwrap());
+    }
+    server.release.notify_one();
+    let result = tokio::time::timeout(LIMIT, slow).await.unwrap().unwrap().expect("its own reply");
+    assert_eq!(text_of(&result), "real");
+
+    let dropped = warnings(&events, "belongs to its own request's stream");
+    assert_eq!(dropped.len(), FLOOD_WARNINGS, "{FLOOD} responses, a bounded number of warnings: {dropped:?}");
+    assert!(dropped[0].starts_with("dropped a response to request"), "{dropped:?}");
+    assert!(warnings(&events, "unknown request id").is_empty(), "none reached the connection");
+    binding.close().await;
+}
+
+#[tokio::test]
+async fn responses_on_the_listen_stream_end_no_call() {
+    responses_on_another_stream_end_no_call(true).await;
+}
+
+#[tokio::test]
+async fn responses_on_another_calls_reply_stream_end_no_call() {
+    responses_on_another_stream_end_no_call(false).await;
+}
+
+/// A server that sends [`server_requests`] on the reply to every tool call
+/// before its result, speaking 2026-07-28 when `modern`, else 2025-11-25
+/// (it refuses `server/discover` with a 404); its URL, and every message
+/// POSTed to it.
+async fn asking_server(modern: bool) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let sent = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let record = sent.clone();
+    let handler = move |method: Method, body: Bytes| {
+        let record = record.clone();
+        async move {
+            if method != Method::POST {
+                return Response::builder().status(405).body(Body::empty()).unwrap();
+            }
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            record.lock().unwrap().push(body.clone());
+            let id = body["id"].clone();
+            if id.is_null() || body.get("method").is_none() {
+                return Response::builder().status(202).body(Body::empty()).unwrap();
+            }
+            let reply = |result: Value| json!({ "jsonrpc": "2.0", "id": id, "result": result });
+            match body["method"].as_str().unwrap_or_default() {
+                "server/discover" if !modern => Response::builder().status(404).body(Body::empty()).unwrap(),
+                "server/discover" => json_response(reply(json!({
+                    "supportedVersions": ["2026-07-28"], "capabilities": { "tools": {} },
+                    "serverInfo": { "name": "asks", "version": "1" } }))),
+                "initialize" => json_response(reply(json!({
+                    "protocolVersion": "2025-11-25", "capabilities": { "tools": {} },
+                    "serverInfo": { "name": "asks", "version": "1" } }))),
+                "tools/list" => json_response(reply(
+                    json!({ "tools": [ { "name": "ask", "inputSchema": { "type": "object" } } ] }),
+                )),
+                "tools/call" => {
+                    let (stream, response) = sse();
+                    for request in server_requests() {
+                        let _ = stream.send(request);
+                    }
+                    let _ = stream.send(reply(text_result("asked")));
+                    response
+                }
+                _ => json_response(reply(json!({}))),
+            }
+        }
+    };
+    (http_server::serve_mcp(Router::new().route("/mcp", any(handler))).await, sent)
+}
+
+/// A binding to `url` whose elicitation and roots handlers record into
+/// `asked`, and its events into `events`.
+async fn asking_binding(url: &str, asked: &Asked, events: &Events) -> Binding {
+    let mut definition = Definition::new("asks", StreamableHttpFactory::new(url).unwrap());
+    let handlers = asked.handlers(events, &mut definition);
+    tokio::time::timeout(LIMIT, Binding::connect(definition, handlers)).await.unwrap().unwrap()
+}
+
+#[tokio::test]
+async fn server_requests_on_a_modern_reply_stream_are_dropped_unanswered() {
+    let (url, sent) = asking_server(true).await;
+    let (events, asked) = (Events::default(), Asked::default());
+    let binding = asking_binding(&url, &asked, &events).await;
+    assert_eq!(binding.session().protocol_version, "2026-07-28");
+    let result = binding.call_tool("ask", json!({}), CallOpts::default()).await.unwrap();
+    assert_eq!(text_of(&result), "asked", "the call itself goes on");
+    asked.check_nothing_served(&events, LIMIT, || sent.lock().unwrap().clone()).await;
+    binding.close().await;
+}
+
+#[tokio::test]
+async fn server_requests_on_a_legacy_reply_stream_are_still_served() {
+    let (url, sent) = asking_server(false).await;
+    let (events, asked) = (Events::default(), Asked::default());
+    let binding = asking_binding(&url, &asked, &events).await;
+    assert_eq!(binding.session().protocol_version, "2025-11-25");
+    let result = binding.call_tool("ask", json!({}), CallOpts::default()).await.unwrap();
+    assert_eq!(text_of(&result), "asked");
+    let answered = || sent.lock().unwrap().iter().filter(|m| m.get("method").is_none()).count();
+    eventually("every server request was answered", || answered() == server_requests().len()).await;
+    assert_eq!(asked.count(), server_requests().len() - 1, "every elicitation and roots/list (ping aside)");
+    let roots = sent.lock().unwrap().iter().find(|m| m["id"] == "r0").cloned().unwrap();
+    assert_eq!(roots["result"]["roots"][0]["uri"], "file:///home/user/secret", "{roots}");
+    assert!(warnings(&events, "unanswered").is_empty());
+    binding.close().await;
 }

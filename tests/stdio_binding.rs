@@ -2,15 +2,22 @@
 //! (`mcp-stack-demo`), started directly or through `sh -c`.
 
 mod common;
+mod recorded_events;
+mod server_requests;
 
 use common::{group_members, wait_group_empty};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
+use recorded_events::Events;
 use serde_json::json;
+use server_requests::Asked;
 use std::sync::{Arc, Mutex};
 
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-stack-demo");
+/// A 2026-07-28 server that sends requests of its own before it answers a
+/// tool call; it appends what it reads to the file its argument names.
+const ASKING: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/modern_asking_server.sh");
 
 fn sh(script: &str) -> Arc<StdioFactory> {
     Arc::new(StdioFactory::new("sh").arg("-c").arg(script))
@@ -88,4 +95,27 @@ async fn a_child_that_exits_before_answering_names_its_status_and_stderr() {
     assert_eq!(err.class(), FailureClass::TransportClosed);
     let text = err.to_string();
     assert!(text.contains('7') && text.contains("cannot open database"), "{text}");
+}
+
+/// The messages a scripted server logged, one JSON message a line.
+fn logged(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().map(|line| serde_json::from_str(line).expect("a logged message")).collect()
+}
+
+#[tokio::test]
+async fn a_modern_servers_own_requests_are_dropped_unanswered_over_stdio() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("received.jsonl");
+    let (events, asked) = (Events::default(), Asked::default());
+    let mut def = Definition::new("asking", StdioFactory::new("sh").arg(ASKING).arg(&log));
+    let handlers = asked.handlers(&events, &mut def);
+    let b = Binding::connect(def, handlers).await.expect("connect");
+    assert_eq!(b.session().protocol_version, "2026-07-28");
+    let r = b.call_tool("ask", json!({}), CallOpts::default()).await.unwrap();
+    assert_eq!(r.content[0].as_text(), Some("asked"), "the call itself goes on");
+    asked.check_nothing_served(&events, std::time::Duration::from_secs(10), || logged(&log)).await;
+    b.close().await;
+    let responses: Vec<_> = logged(&log).into_iter().filter(|m| m.get("method").is_none()).collect();
+    assert!(responses.is_empty(), "nothing answered them later either: {responses:?}");
 }

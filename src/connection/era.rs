@@ -79,6 +79,16 @@ pub trait Era: Send + Sync + fmt::Debug + 'static {
         false
     }
 
+    /// Whether a request the server sends on its own (`elicitation/create`,
+    /// `roots/list`, `ping`, ...) is served. The default: yes. An era whose
+    /// server asks only through results (2026-07-28's `input_required`)
+    /// says no, and the connection then drops such a request unanswered,
+    /// with a warning: it never reaches a handler, and no response (not
+    /// even an error) is sent, since that era forbids the client any.
+    fn serves_server_requests(&self) -> bool {
+        true
+    }
+
     /// The classified error for a JSON-RPC error the server answered with.
     fn classify_error(&self, error: RpcError) -> Error {
         error.into_error()

@@ -18,6 +18,10 @@
 //!   `server_protocol`.
 //! - A reply to an id nobody is waiting for is ignored with a warning.
 //! - The server's `ping` is answered here, whatever handler is installed.
+//! - A server request in an era that serves none (2026-07-28:
+//!   [`Era::serves_server_requests`]) is dropped: no handler sees it, and
+//!   no response is sent. A warning says so for the 1st, 2nd, 4th, 8th, …
+//!   such request, so that a flood of them gives a few warnings.
 //! - A server request the server then cancels (`notifications/cancelled`
 //!   naming its id) is stopped: its handler's future is dropped, which ends
 //!   whatever the handler was doing, and no reply is sent, as the
@@ -242,6 +246,8 @@ struct Shared {
     /// number tells apart two requests a careless server gave one id.
     serving: Mutex<HashMap<RequestId, (u64, tokio::task::AbortHandle)>>,
     last_served: AtomicU64,
+    /// Server requests dropped because the era serves none.
+    unserved: AtomicU64,
 }
 
 /// The JSON-RPC engine over one transport. Cheap to clone; every clone talks
@@ -295,6 +301,7 @@ impl Connection {
             inbound,
             serving: Mutex::new(HashMap::new()),
             last_served: AtomicU64::new(0),
+            unserved: AtomicU64::new(0),
         });
         tokio::spawn(write_loop(Arc::downgrade(&shared), transport.sender, outbound_rx, replies_rx));
         tokio::spawn(read_loop(shared.clone(), transport.receiver));
@@ -844,6 +851,7 @@ async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::transport::
                     shared.fail(&id, error);
                 }
             }
+            Ok(Some(Inbound::Dropped { reason })) => shared.warn(reason),
             Ok(Some(Inbound::RequestFailed { id, class, message })) => {
                 shared.fail(&id, Error::new(class, message));
             }
@@ -908,7 +916,8 @@ async fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) ->
 /// A message deeper than [`MAX_MESSAGE_DEPTH`]: a reply ends its call with
 /// `limit_exceeded` and the [`TooDeep`] as the source (which keeps the raw
 /// result for a caller that reads it piece by piece); a server request gets
-/// an "invalid request" error; anything else is a warning.
+/// an "invalid request" error (when the era serves any); anything else is a
+/// warning.
 async fn too_deep(shared: &Arc<Shared>, deep: TooDeep) -> bool {
     match (deep.method(), deep.id().cloned()) {
         (None, Some(id)) => {
@@ -922,6 +931,9 @@ async fn too_deep(shared: &Arc<Shared>, deep: TooDeep) -> bool {
             }
         }
         (Some(method), Some(id)) => {
+            if !shared.admit_server_request(method) {
+                return true;
+            }
             shared.warn(format!("refused a server request {method:?} that nests too deep"));
             let text = format!("the request nests deeper than {MAX_MESSAGE_DEPTH} levels");
             let error = ErrorObject::new(codes::INVALID_REQUEST, text);
@@ -939,6 +951,9 @@ async fn too_deep(shared: &Arc<Shared>, deep: TooDeep) -> bool {
 /// reader itself, through the reply backlog; the rest on a handler task.
 /// Returns `false` when the connection ended meanwhile.
 async fn serve(shared: &Arc<Shared>, permits: &Arc<Semaphore>, request: Request) -> bool {
+    if !shared.admit_server_request(&request.method) {
+        return true;
+    }
     if request.method == methods::PING {
         return shared.reply_from_reader(Response::result(request.id, Value::Object(Map::new()))).await;
     }
@@ -970,6 +985,26 @@ async fn serve(shared: &Arc<Shared>, permits: &Arc<Semaphore>, request: Request)
 }
 
 impl Shared {
+    /// Whether the era serves a server request of `method`; when it does
+    /// not, the request is dropped, with a warning for the 1st, 2nd, 4th, …
+    /// one (a flood gives a few).
+    fn admit_server_request(&self, method: &str) -> bool {
+        let era = self.era.read().expect("era lock").clone();
+        if era.serves_server_requests() {
+            return true;
+        }
+        let dropped = self.unserved.fetch_add(1, Ordering::Relaxed) + 1;
+        if dropped.is_power_of_two() {
+            self.warn(format!(
+                "dropped the server's request {:?} unanswered: in protocol version {} a server asks only \
+                 through input_required results ({dropped} such requests dropped so far)",
+                normalize_message(method, 64),
+                era.protocol_version()
+            ));
+        }
+        false
+    }
+
     /// Queues a reply the reader makes. When the backlog is full the reader
     /// waits for room (reading nothing, which pushes back on the server), up
     /// to [`REPLY_STALL`]; then the connection ends with `limit_exceeded`.

@@ -11,7 +11,9 @@
 //! - how a JSON-RPC error becomes a classified [`Error`](crate::Error)
 //!   ([`Era::classify_error`]);
 //! - what a result means ([`Era::reply`]: complete, or asking for input);
-//! - which HTTP headers mirror a request ([`Era::wire_headers`]).
+//! - which HTTP headers mirror a request ([`Era::wire_headers`]);
+//! - whether the server may send requests of its own
+//!   ([`Era::serves_server_requests`]).
 //!
 //! The handshakes live beside it: [`legacy`] (`initialize`) and [`modern`]
 //! (`server/discover` and per-request `_meta`); [`ProtocolChoice`] says

@@ -35,6 +35,11 @@
 //! times and within the call's deadline ([`Modern::reissue_on_loss`]); a
 //! tool call ends `indeterminate`, since it may have acted, unless the
 //! definition opts in (`Definition::reissue_lost_tool_calls`).
+//!
+//! The server asks the client for something (elicitation, sampling, roots)
+//! only through `input_required` results, and the client sends no JSON-RPC
+//! responses: a request the server sends on its own is dropped unanswered
+//! with a warning, never served ([`Modern::serves_server_requests`]).
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -152,6 +157,12 @@ impl Era for Modern {
 
     fn change_style(&self) -> super::ChangeStyle {
         super::ChangeStyle::ListenStream
+    }
+
+    /// Never: in this era a server asks only through `input_required`
+    /// results, and a client must not send JSON-RPC responses.
+    fn serves_server_requests(&self) -> bool {
+        false
     }
 
     fn classify_error(&self, error: RpcError) -> Error {

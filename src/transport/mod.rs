@@ -26,6 +26,10 @@
 //!   already ended, so a transport that cannot tell whether the reply it
 //!   delivered was usable (an HTTP JSON body) reports the failure after it:
 //!   the request ends at once either way, never at its deadline.
+//! - A message that arrived where it may not be delivered (an HTTP response
+//!   stream carries its own request's response and no other) is dropped and
+//!   reported as [`Inbound::Dropped`], a warning; a flood of them is
+//!   reported a few times, not once each.
 //! - A server that forgot the session (HTTP 404 on a request that carried
 //!   `Mcp-Session-Id`) is reported as [`Inbound::SessionExpired`]; see
 //!   [`SessionExpired`] for what the engine and the binding do with it.
@@ -94,6 +98,15 @@ pub enum Inbound {
         class: FailureClass,
         /// A bounded description without credentials.
         message: String,
+    },
+    /// A whole message the transport read and dropped on purpose, because
+    /// it may not be delivered where it arrived (a response on another
+    /// request's response stream); `reason` is a bounded description, which
+    /// the connection reports as a warning. The connection goes on. A
+    /// transport bounds how many it reports in a flood.
+    Dropped {
+        /// Why it was dropped.
+        reason: String,
     },
     /// The server no longer knows the session this connection was using
     /// (HTTP 404 on a request that carried `Mcp-Session-Id`). The request

@@ -733,6 +733,12 @@ impl Peek {
     pub(crate) fn answers(&self, id: &RequestId) -> bool {
         self.method.is_none() && self.id.as_ref() == Some(id)
     }
+
+    /// The request this answers, when it is a response to another than
+    /// `id`.
+    pub(crate) fn answers_other(&self, id: &RequestId) -> Option<&RequestId> {
+        self.id.as_ref().filter(|answered| self.method.is_none() && *answered != id)
+    }
 }
 
 /// A stand-in frame start naming `id`, for a damaged reply whose own start

@@ -42,10 +42,17 @@
 //! An SSE reply is read event by event: requests and notifications the
 //! server sends before the response are delivered in order; the priming
 //! event (an id with empty data) and other empty events only advance the
-//! last event id and the `retry` advice. When the stream ends before the
-//! response, it is resumed by a `GET` with `Last-Event-ID` after exactly the
-//! server's `retry` delay (or [`ResumePolicy::delay`] when it gave none), at
-//! most [`ResumePolicy::max_attempts`] times in a row without a message;
+//! last event id and the `retry` advice. A response to another request is
+//! dropped, as in a JSON body: a reply carries its own request's response
+//! and no other (so a 2026-07-28 `subscriptions/listen` stream, a request's
+//! reply like any other, can never end another call). The 1st, 2nd, 4th,
+//! 8th, … such response of the connection is reported as an
+//! [`Inbound::Dropped`] warning, so that a flood gives a few.
+//!
+//! When an SSE reply ends before the response, it is resumed by a `GET`
+//! with `Last-Event-ID` after exactly the server's `retry` delay (or
+//! [`ResumePolicy::delay`] when it gave none), at most
+//! [`ResumePolicy::max_attempts`] times in a row without a message;
 //! when it cannot be resumed (no event id, the server refuses, attempts
 //! exhausted), the call ends `indeterminate`. A reply over a bound ends the
 //! call `limit_exceeded`; an error status ends it `remote_http`
@@ -80,11 +87,15 @@
 //! the server offers none, and that is fine. A broken stream is resumed with
 //! `Last-Event-ID` after the `retry` delay; after
 //! [`ResumePolicy::max_attempts`] reconnections in a row that brought no
-//! message, the transport stops listening.
+//! message, the transport stops listening. The reply to a request answered
+//! with 202 comes on it, so it is the one stream that delivers responses to
+//! any request. A 2026-07-28 connection opens none: it is stateless, and its
+//! server sends on its own only on a `subscriptions/listen` request's reply.
 //!
 //! [`MessageSender::negotiated`]: crate::transport::MessageSender::negotiated
 //! [`MessageSender::send`]: crate::transport::MessageSender::send
 //! [`Inbound::SessionExpired`]: crate::transport::Inbound::SessionExpired
+//! [`Inbound::Dropped`]: crate::transport::Inbound::Dropped
 //! [`SessionExpired`]: crate::transport::SessionExpired
 //! [`CLOSE_TIMEOUT`]: super::CLOSE_TIMEOUT
 
@@ -94,7 +105,7 @@ use reqwest::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use reqwest::{Method, StatusCode};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{oneshot, watch, OwnedSemaphorePermit, Semaphore};
@@ -241,6 +252,7 @@ impl StreamableHttpFactory {
             listening: Mutex::new(Listening::default()),
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             streams: Mutex::new(HashMap::new()),
+            strays: AtomicU64::new(0),
         }))
     }
 }
@@ -313,6 +325,8 @@ pub(crate) struct Core {
     /// The reply streams being read, by request: dropping an entry's sender
     /// ends its task (and closes its HTTP response).
     streams: Mutex<HashMap<RequestId, oneshot::Sender<()>>>,
+    /// Responses dropped because they came on another request's stream.
+    strays: AtomicU64,
 }
 
 impl fmt::Debug for Core {
@@ -731,9 +745,8 @@ impl Core {
             match &peek.id {
                 Some(answered) if answered == id => why.answered = true,
                 Some(other) => {
-                    tracing::warn!(target: "mcp_stack::http", binding = %self.binding, origin = %self.origin(), "dropped a JSON body's response to id {other}: it answers another request");
                     why.other = Some(other.clone());
-                    return true;
+                    return self.stray(id, other).await;
                 }
                 None => {}
             }
@@ -741,8 +754,30 @@ impl Core {
         self.deliver(Inbound::Frame(text)).await
     }
 
+    /// A response to `other` read from the reply to `id`: dropped, since a
+    /// response belongs to its own request's reply (delivered, it would end
+    /// call `other` with whatever another stream said). Reported as
+    /// [`Inbound::Dropped`] for the 1st, 2nd, 4th, 8th, … one of the
+    /// connection, so that a flood gives a few warnings. Returns `false`
+    /// when nobody reads any more.
+    async fn stray(&self, id: &RequestId, other: &RequestId) -> bool {
+        let dropped = self.strays.fetch_add(1, Ordering::Relaxed) + 1;
+        tracing::debug!(target: "mcp_stack::http", binding = %self.binding, "dropped a response to {other} on the reply to {id}");
+        if !dropped.is_power_of_two() {
+            return true;
+        }
+        let reason = format!(
+            "dropped a response to request {} that came with the reply to request {id}: a response \
+             belongs to its own request's stream ({dropped} such responses dropped so far)",
+            normalize_message(&other.to_string(), 64)
+        );
+        self.deliver(Inbound::Dropped { reason }).await
+    }
+
     /// An SSE reply to `id`, resumed as the specification says when it ends
-    /// before the response.
+    /// before the response. It carries requests and notifications, and its
+    /// own response; a response to another request is dropped
+    /// ([`Core::stray`]).
     async fn stream_reply(&self, id: RequestId, response: reqwest::Response) {
         let mut reader = EventReader::new(response, self.max_frame, Some(self.max_body));
         let mut attempts = 0u32;
@@ -754,7 +789,16 @@ impl Core {
             let end = loop {
                 match reader.next().await {
                     Ok(Item::Message(text)) => {
-                        let answered = Peek::of(&text).answers(&id);
+                        let peek = Peek::of(&text);
+                        if let Some(other) = peek.answers_other(&id) {
+                            // Not a sign of life: a stream of these alone is
+                            // not resumed without end.
+                            if !self.stray(&id, other).await {
+                                return;
+                            }
+                            continue;
+                        }
+                        let answered = peek.answers(&id);
                         if !self.deliver(Inbound::Frame(text)).await {
                             return;
                         }
