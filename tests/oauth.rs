@@ -59,6 +59,8 @@ struct Inner {
     refuse_refresh: bool,
     /// Tokens presented on `GET /mcp` (the listening stream).
     get_tokens: Vec<Option<String>>,
+    /// The person clicks Deny: `/authorize` redirects with `access_denied`.
+    deny: bool,
 }
 
 #[derive(Clone, Default)]
@@ -191,6 +193,11 @@ async fn authorize(State(fake): State<Fake>, uri: axum::http::Uri) -> Response {
     s.authorize_requests += 1;
     s.secrets.push(code.clone());
     s.secrets.push(q["state"].clone());
+    if s.deny {
+        let iss = url::form_urlencoded::byte_serialize(s.base.as_bytes()).collect::<String>();
+        let location = format!("{}?error=access_denied&state={}&iss={iss}", q["redirect_uri"], q["state"]);
+        return (StatusCode::FOUND, [(header::LOCATION, location)]).into_response();
+    }
     let location = format!(
         "{}?code={code}&state={}&iss={}",
         q["redirect_uri"],
@@ -549,4 +556,64 @@ async fn the_listening_stream_carries_the_token() {
     assert!(gets.iter().all(Option::is_some), "a GET went without the token: {gets:?}");
     assert_eq!(fake.lock().authorize_requests, 1);
     binding.close().await;
+}
+
+/// With the automatic protocol choice, a denial while `server/discover`
+/// probes ends the dial `auth_denied`: it says nothing about the era, and
+/// `initialize` must not ask the person again.
+#[tokio::test]
+async fn a_denial_while_probing_the_era_ends_the_dial_and_asks_once() {
+    let (fake, url) = fake_server().await;
+    fake.lock().deny = true;
+    let e = connect(&url, oauth(), &Events::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::AuthDenied, "{e}");
+    assert_eq!(fake.lock().authorize_requests, 1, "the person was asked once");
+}
+
+/// A person slower than the probe's own timeout (`Timeouts::discover`) is
+/// waited for, within the startup timeout: the probe does not fall back to
+/// `initialize` (which would drop the flow and ask again), whether the
+/// person then approves or declines.
+#[tokio::test]
+async fn a_person_slower_than_the_probe_is_asked_once() {
+    for approve in [true, false] {
+        let (fake, url) = fake_server().await;
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = asked.clone();
+        let headless = AuthorizationHandler::headless(REDIRECT, LIMIT).unwrap();
+        let slow = AuthorizationHandler::from_fn(REDIRECT, move |request| {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let headless = headless.clone();
+            async move {
+                // Several times the probe's timeout below: the person reads.
+                tokio::time::sleep(Duration::from_millis(1200)).await;
+                if approve {
+                    headless.authorize(request).await
+                } else {
+                    Err(mcp_stack::Error::new(FailureClass::AuthDenied, "the person declined"))
+                }
+            }
+        });
+        let oauth = OAuth::new()
+            .client_id("client-1")
+            .client_secret(format!("{SENTINEL}-client-secret"))
+            .handler(slow);
+        let factory = HttpBuilder::new(&url).listen(false).oauth(oauth).build().unwrap();
+        let mut definition = Definition::new("slow", factory);
+        definition.timeouts.discover = Duration::from_millis(200);
+        let connected = within("connect", Binding::connect(definition, Handlers::default())).await;
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1, "approve={approve}: asked once");
+        match connected {
+            Ok(binding) => {
+                assert!(approve);
+                assert_eq!(binding.status().protocol_version, "2025-11-25");
+                binding.close().await;
+            }
+            Err(e) => {
+                assert!(!approve, "{e}");
+                assert_eq!(e.class(), FailureClass::AuthDenied, "{e}");
+            }
+        }
+        assert_eq!(fake.lock().authorize_requests, u32::from(approve));
+    }
 }

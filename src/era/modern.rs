@@ -343,9 +343,10 @@ pub enum Probe {
 /// `data.supported` that this client speaks (and `allowed` admits); when
 /// there is none, or the retry is refused too, the result is
 /// `unsupported_protocol` naming what the server offered. Any other error
-/// that is a modern one fails as classified; an error no modern server
-/// sends, or a refused HTTP exchange, is [`Probe::Legacy`]. The caller
-/// bounds it in time.
+/// that is a modern one fails as classified, and so does a failed
+/// authorization (an `auth_*` class: it tells nothing of the era); an error
+/// no modern server sends, or a refused HTTP exchange, is
+/// [`Probe::Legacy`]. The caller bounds it in time.
 ///
 /// With `probing` (the automatic choice), a result that names no
 /// `supportedVersions` is [`Probe::Legacy`] too: every discover result
@@ -379,6 +380,12 @@ pub async fn discover(
                 return Ok(Probe::Modern(session_of(connection, &era, result)?));
             }
             Err(e) => {
+                // An authorization that failed (denied, refused, nobody to
+                // ask) says nothing about the era: the dial ends with its
+                // class, so that `initialize` does not ask the person again.
+                if e.class().is_auth() {
+                    return Err(e.with_op("server/discover"));
+                }
                 let Some(rpc) = rpc_error(&e) else {
                     // Probing, any failure that left the connection up is
                     // a legacy answer (a legacy HTTP server may answer an

@@ -1,4 +1,5 @@
 use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument as _;
@@ -63,6 +64,33 @@ pub struct Dialer {
     /// The era the last dial found: `Some(true)` modern, `Some(false)`
     /// legacy. Shared by clones (the reconnect layer's copy).
     verdict: Arc<Mutex<Option<bool>>>,
+    /// The authorization flows the transport reported, through the hook of
+    /// [`ConnectConfig::authenticating`].
+    flows: Arc<AuthFlows>,
+}
+
+/// What the transport's authorization layer reported: how many flows run
+/// now, and how many ever started.
+#[derive(Debug, Default)]
+struct AuthFlows {
+    active: AtomicUsize,
+    started: AtomicU64,
+}
+
+impl AuthFlows {
+    fn record(&self, active: bool) {
+        if active {
+            self.started.fetch_add(1, Ordering::SeqCst);
+            self.active.fetch_add(1, Ordering::SeqCst);
+        } else {
+            let _ = self.active.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        }
+    }
+
+    /// Whether a flow runs now or started since `started` was read.
+    fn ran_since(&self, started: u64) -> bool {
+        self.active.load(Ordering::SeqCst) > 0 || self.started.load(Ordering::SeqCst) != started
+    }
 }
 
 impl fmt::Debug for Dialer {
@@ -85,9 +113,20 @@ impl Dialer {
     /// [`DEFAULT_STARTUP_TIMEOUT`] per dial.
     pub fn new(
         factory: Arc<dyn TransportFactory>,
-        config: ConnectConfig,
+        mut config: ConnectConfig,
         inbound: Arc<dyn InboundHandler>,
     ) -> Self {
+        // The dialer watches the authorization flows too (see `handshake`),
+        // and passes every report on to the hook it was given.
+        let flows = Arc::new(AuthFlows::default());
+        let given = config.authenticating.take();
+        let watch = flows.clone();
+        config.authenticating = Some(Arc::new(move |active| {
+            watch.record(active);
+            if let Some(given) = &given {
+                given(active);
+            }
+        }));
         Dialer {
             factory,
             config,
@@ -100,6 +139,7 @@ impl Dialer {
             log_level: None,
             reissue_tool_calls: false,
             verdict: Arc::default(),
+            flows,
         }
     }
 
@@ -256,18 +296,27 @@ impl Dialer {
             let allowed = move |v: &str| pinned.as_deref().is_none_or(|p| p == v);
             let probing = self.protocol == ProtocolChoice::Auto;
             let probe = modern::discover(connection, self.modern_era(), allowed, probing);
+            let flows = self.flows.started.load(Ordering::SeqCst);
             let outcome = match self.protocol {
                 // Only the automatic choice falls back when nothing answers.
-                ProtocolChoice::Auto => match tokio::time::timeout(self.discover_timeout, probe).await {
-                    Ok(outcome) => outcome,
-                    Err(_) => {
-                        connection.reset_era();
-                        Ok(Probe::Legacy(Error::new(
-                            FailureClass::StartupTimeout,
-                            format!("server/discover had no answer within {:?}", self.discover_timeout),
-                        )))
+                ProtocolChoice::Auto => {
+                    let mut probe = std::pin::pin!(probe);
+                    match tokio::time::timeout(self.discover_timeout, &mut probe).await {
+                        Ok(outcome) => outcome,
+                        // An authorization ran during the probe: the time was
+                        // the person's (or the authorization server's), not a
+                        // silent server's, and falling back would drop the
+                        // flow and ask again. The dial's own timeout bounds it.
+                        Err(_) if self.flows.ran_since(flows) => probe.await,
+                        Err(_) => {
+                            connection.reset_era();
+                            Ok(Probe::Legacy(Error::new(
+                                FailureClass::StartupTimeout,
+                                format!("server/discover had no answer within {:?}", self.discover_timeout),
+                            )))
+                        }
                     }
-                },
+                }
                 _ => probe.await,
             };
             match outcome? {
