@@ -134,7 +134,11 @@ pub enum Event {
         #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
-    /// A call reported progress (also delivered to the call's own sink).
+    /// The server reported progress on a call that asked for it (a
+    /// [`CallOpts`](crate::CallOpts) progress sink): the same report that
+    /// call's sink gets. A report no call took (a late or invented token)
+    /// is none. Queued like every event: dropped and counted when the
+    /// queue is full.
     RequestProgress {
         /// The report.
         #[serde(serialize_with = "crate::serialize::progress")]

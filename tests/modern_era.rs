@@ -227,6 +227,53 @@ async fn a_modern_error_never_falls_back_and_names_what_was_offered() {
     assert!(seen.requests("initialize").is_empty(), "a modern error never falls back");
 }
 
+/// A -32022 that names the version it refused as supported, twice: one
+/// retry, then a `server_protocol` error that says so (not that the server
+/// speaks none of ours).
+#[tokio::test(start_paused = true)]
+async fn a_server_refusing_the_version_it_lists_is_asked_twice_and_named_contradictory() {
+    let (factory, seen) = both(
+        |_| {
+            let data = json!({ "supported": ["2026-07-28"], "requested": "2026-07-28" });
+            Some(json!({ "error": { "code": -32022, "message": "Unsupported", "data": data } }))
+        },
+        |_| done(),
+    );
+    let e =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    assert!(!e.message().contains("speaks none"), "{e}");
+    assert!(e.message().contains("names it among the versions it supports"), "{e}");
+    assert_eq!(seen.requests("server/discover").len(), 2, "one retry");
+    assert!(seen.requests("initialize").is_empty());
+}
+
+/// A -32022 whose mutually supported versions are all `initialize`-era
+/// ones: the automatic choice falls back to `initialize` (the version
+/// negotiation the specification asks for); a binding limited to
+/// 2026-07-28 fails `unsupported_protocol` naming them.
+#[tokio::test(start_paused = true)]
+async fn a_modern_error_offering_only_legacy_versions_falls_back_to_initialize_under_auto() {
+    let refuse = |_: &Value| {
+        let data = json!({ "supported": ["2025-11-25", "2025-06-18"], "requested": "2026-07-28" });
+        Some(json!({ "error": { "code": -32022, "message": "Unsupported", "data": data } }))
+    };
+    let (factory, seen) = both(refuse, |_| done());
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    assert_eq!(binding.session().protocol_version, "2025-11-25");
+    assert_eq!(seen.requests("server/discover").len(), 1, "no modern version to retry with");
+    assert_eq!(seen.requests("initialize").len(), 1);
+    binding.close().await;
+
+    let (factory, seen) = both(refuse, |_| done());
+    let e =
+        Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::UnsupportedProtocol, "{e}");
+    assert!(e.message().contains("2025-06-18"), "{e}");
+    assert!(seen.requests("initialize").is_empty());
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_legacy_binding_refused_every_version_fails_unsupported_protocol() {
     let (factory, _seen) = server(|method, _| match method {

@@ -342,7 +342,12 @@ impl InboundHandler for BindingInbound {
         }
         match notification.method.as_str() {
             methods::NOTIFICATIONS_PROGRESS => {
-                self.progress.route(notification.params.as_ref());
+                // The call's own sink has it; the events get a copy, queued
+                // like every event (dropped and counted when the queue is
+                // full). A report no call took is no request's progress.
+                if let Some(progress) = self.progress.route(notification.params.as_ref()) {
+                    self.events.emit(Event::RequestProgress { progress, at: SystemTime::now() });
+                }
             }
             methods::NOTIFICATIONS_MESSAGE => self.log(notification.params),
             methods::NOTIFICATIONS_RESOURCES_UPDATED => self.resource_updated(notification.params),

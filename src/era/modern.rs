@@ -52,7 +52,7 @@ use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::lifecycle::{ClientCapabilities, Implementation, ServerCapabilities};
 use crate::protocol::logging::LoggingLevel;
-use crate::protocol::{is_modern_version, methods, Notification, RequestId};
+use crate::protocol::{is_modern_version, methods, Notification, RequestId, SUPPORTED_VERSIONS};
 use crate::session::{ServerIdentity, SessionInfo};
 use crate::transport::WireHeaders;
 
@@ -166,7 +166,7 @@ impl Era for Modern {
     }
 
     fn classify_error(&self, error: RpcError) -> Error {
-        classify_modern_error(error)
+        classify_modern_error(&self.version, error)
     }
 
     /// 2026-07-28 streams are not resumable, and the specification asks a
@@ -212,8 +212,9 @@ impl Era for Modern {
     }
 }
 
-/// The classified error for a modern-era JSON-RPC error.
-pub fn classify_modern_error(error: RpcError) -> Error {
+/// The classified error for a modern-era JSON-RPC error answering a
+/// request made in version `asked`.
+pub fn classify_modern_error(asked: &str, error: RpcError) -> Error {
     match error.code {
         codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
             let capability = error
@@ -230,8 +231,7 @@ pub fn classify_modern_error(error: RpcError) -> Error {
         }
         codes::UNSUPPORTED_PROTOCOL_VERSION => {
             let offered = supported_versions(&error);
-            let message = format!("the server speaks none of this client's versions; it offered {offered:?}");
-            Error::new(FailureClass::UnsupportedProtocol, message).with_source(error)
+            unsupported_version(asked, &offered).with_source(error)
         }
         codes::HEADER_MISMATCH => {
             let message =
@@ -240,6 +240,22 @@ pub fn classify_modern_error(error: RpcError) -> Error {
         }
         _ => error.into_error(),
     }
+}
+
+/// The error for a -32022 that leaves no version to retry with: the
+/// server speaks none this binding may use, or (a contradiction) it
+/// refused `asked` while naming it among the versions it supports.
+fn unsupported_version(asked: &str, offered: &[String]) -> Error {
+    if offered.iter().any(|v| v == asked) {
+        let message = format!(
+            "the server refused protocol version {asked} though it names it among the versions it supports ({offered:?})"
+        );
+        return Error::new(FailureClass::ServerProtocol, message);
+    }
+    let message = format!(
+        "the server speaks none of the versions this binding may use (it asked in {asked}); it offered {offered:?}"
+    );
+    Error::new(FailureClass::UnsupportedProtocol, message)
 }
 
 /// The versions a -32022 error's `data.supported` lists (bounded).
@@ -407,22 +423,27 @@ pub async fn discover(
                 if rpc.code != codes::UNSUPPORTED_PROTOCOL_VERSION {
                     return Err(e.with_op("server/discover"));
                 }
+                // The specification: select a mutually supported version
+                // from `supported` and retry (once: a server that refuses
+                // the version it named again is not asked a third time).
+                // For a dual-era client a mutual version may be an
+                // `initialize`-era one: with the automatic choice that is a
+                // fall back to `initialize` (the legacy handshake then
+                // negotiates which).
                 let offered = supported_versions(rpc);
                 let next = offered.iter().find(|v| is_modern_version(v) && allowed(v));
+                let legacy = offered.iter().any(|v| SUPPORTED_VERSIONS.contains(&v.as_str()));
                 match next {
                     Some(version) if !retried => {
                         retried = true;
                         era = era.at(version);
                     }
-                    _ => {
-                        return Err(Error::new(
-                            FailureClass::UnsupportedProtocol,
-                            format!(
-                                "the server speaks none of the versions this binding may use; it offered {offered:?}"
-                            ),
-                        )
-                        .with_op("server/discover"))
+                    None if probing && legacy => {
+                        connection.reset_era();
+                        let why = format!("the server offers only initialize-era versions ({offered:?})");
+                        return Ok(Probe::Legacy(Error::new(FailureClass::UnsupportedProtocol, why)));
                     }
+                    _ => return Err(unsupported_version(&era.version, &offered).with_op("server/discover")),
                 }
             }
         }
@@ -535,20 +556,35 @@ mod tests {
 
     #[test]
     fn modern_errors_are_classified_and_name_what_matters() {
-        let e = classify_modern_error(RpcError {
-            code: codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
-            message: "need it".into(),
-            data: Some(json!({ "requiredCapabilities": { "sampling": {} } })),
-        });
+        let e = classify_modern_error(
+            "2026-07-28",
+            RpcError {
+                code: codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message: "need it".into(),
+                data: Some(json!({ "requiredCapabilities": { "sampling": {} } })),
+            },
+        );
         assert_eq!(e.class(), FailureClass::InvalidConfig);
         assert!(e.message().contains("sampling"), "{}", e.message());
-        let e = classify_modern_error(RpcError {
-            code: codes::UNSUPPORTED_PROTOCOL_VERSION,
-            message: "no".into(),
-            data: Some(json!({ "supported": ["2030-01-01"] })),
-        });
+        let refused = |supported: Value| {
+            classify_modern_error(
+                "2026-07-28",
+                RpcError {
+                    code: codes::UNSUPPORTED_PROTOCOL_VERSION,
+                    message: "no".into(),
+                    data: Some(json!({ "supported": supported })),
+                },
+            )
+        };
+        let e = refused(json!(["2030-01-01"]));
         assert_eq!(e.class(), FailureClass::UnsupportedProtocol);
-        assert!(e.message().contains("2030-01-01"));
+        assert!(e.message().contains("2030-01-01") && e.message().contains("speaks none"), "{}", e.message());
+        // Refusing the version it names as supported is a contradiction,
+        // not a server that speaks none of ours.
+        let e = refused(json!(["2026-07-28", "2025-11-25"]));
+        assert_eq!(e.class(), FailureClass::ServerProtocol);
+        assert!(!e.message().contains("speaks none"), "{}", e.message());
+        assert!(e.message().contains("names it among the versions it supports"), "{}", e.message());
     }
 
     #[test]

@@ -69,12 +69,14 @@ impl ProgressRouter {
     }
 
     /// Routes one `notifications/progress` (its params) to its call. Never
-    /// blocks. Returns whether a call took it.
-    pub fn route(&self, params: Option<&Value>) -> bool {
+    /// blocks. Returns the report when a call took it (a copy, for the
+    /// binding's [`Event::RequestProgress`](crate::Event::RequestProgress)),
+    /// `None` when none did.
+    pub fn route(&self, params: Option<&Value>) -> Option<Progress> {
         let Some(params) = params.and_then(|p| serde_json::from_value::<ProgressParams>(p.clone()).ok())
         else {
             self.inner.unrouted.fetch_add(1, Ordering::Relaxed);
-            return false;
+            return None;
         };
         let key = match &params.progress_token {
             ProgressToken::String(s) => s.clone(),
@@ -83,7 +85,7 @@ impl ProgressRouter {
         let tx = self.inner.routes.lock().expect("routes lock").get(&key).cloned();
         let Some(tx) = tx else {
             self.inner.unrouted.fetch_add(1, Ordering::Relaxed);
-            return false;
+            return None;
         };
         let progress = Progress {
             binding: self.inner.binding.clone(),
@@ -91,11 +93,11 @@ impl ProgressRouter {
             total: params.total,
             message: params.message.map(|m| normalize_message(&m, MAX_PROGRESS_MESSAGE_BYTES)),
         };
-        match tx.try_send(progress) {
-            Ok(()) => true,
+        match tx.try_send(progress.clone()) {
+            Ok(()) => Some(progress),
             Err(_) => {
                 self.inner.dropped.fetch_add(1, Ordering::Relaxed);
-                false
+                None
             }
         }
     }

@@ -49,12 +49,12 @@ async fn reports_reach_only_their_call_and_stop_after_the_reply() {
     assert_ne!(token_a, token_b);
     assert_eq!(router.len(), 2);
 
-    assert!(router.route(Some(&progress_params(&token_a, 1.0))));
-    assert!(router.route(Some(&progress_params(&token_a, 2.0))));
+    assert!(router.route(Some(&progress_params(&token_a, 1.0))).is_some());
+    assert!(router.route(Some(&progress_params(&token_a, 2.0))).is_some());
     send_a.send_response(McpResponse::new(json!({})));
     fut_a.await.unwrap();
     // After the reply, the route is gone and late reports are dropped.
-    assert!(!router.route(Some(&progress_params(&token_a, 3.0))));
+    assert!(router.route(Some(&progress_params(&token_a, 3.0))).is_none());
     assert_eq!(router.unrouted(), 1);
     assert_eq!(router.len(), 1);
 
@@ -117,7 +117,7 @@ async fn a_blocked_sink_never_blocks_routing() {
     // Routing 1,000 reports returns at once even though the sink is stuck.
     let mut accepted = 0;
     for i in 0..1_000 {
-        if router.route(Some(&progress_params(&token, i as f64))) {
+        if router.route(Some(&progress_params(&token, i as f64))).is_some() {
             accepted += 1;
         }
     }
