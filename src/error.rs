@@ -63,6 +63,9 @@ impl FailureClass {
 failure_classes! {
     /// The definition or a call's options are invalid; nothing was sent.
     InvalidConfig => "invalid_config",
+    /// A call's arguments are unusable (not JSON, not an object, not what
+    /// the tool or prompt takes, over a bound); nothing was sent.
+    InvalidArguments => "invalid_arguments",
     /// The server speaks no protocol version this crate supports.
     UnsupportedProtocol => "unsupported_protocol",
     /// Connecting plus the handshake did not finish within `Timeouts::startup`.
@@ -99,8 +102,11 @@ failure_classes! {
     ToolUnavailable => "tool_unavailable",
     /// The tool's schema changed since the catalog the caller used.
     ToolSchemaChanged => "tool_schema_changed",
-    /// The server answered the request with a JSON-RPC error.
+    /// The server answered a tool call with a JSON-RPC error.
     RemoteToolError => "remote_tool_error",
+    /// The server answered any other request (a prompt, a resource, a
+    /// completion, a list) with a JSON-RPC error.
+    RemoteError => "remote_error",
     /// A result or message exceeded a limit and was refused.
     LimitExceeded => "limit_exceeded",
     /// A person declined an elicitation.
@@ -379,7 +385,7 @@ mod tests {
 
     #[test]
     fn class_ids_round_trip_and_are_snake_case() {
-        assert_eq!(FailureClass::ALL.len(), 29);
+        assert_eq!(FailureClass::ALL.len(), 31);
         for class in FailureClass::ALL {
             let id = class.as_str();
             assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{id}");

@@ -176,7 +176,8 @@ async fn the_digest_is_identical_across_two_connections_to_the_demo_server() {
     let expected: Vec<String> = raw.iter().map(|r| format!("mcp__demo__{r}")).collect();
     assert_eq!(models, expected);
     assert_eq!(ca.prompts[0].name, "greeting");
-    assert_eq!(ca.resources[0].uri, "demo://readme");
+    let uris: Vec<&str> = ca.resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["demo://logo", "demo://readme"]);
     assert_eq!(ca.resource_templates[0].uri_template, "demo://notes/{id}");
     assert!(ca.applied_tolerances.is_empty() && ca.warnings.is_empty(), "{:?}", ca.warnings);
     let add = ca.tool("add").unwrap();

@@ -139,10 +139,10 @@ fn call_routes_a_model_name_through_the_host() {
         mcp(&["--config", config.arg(), "call", "mcp__alpha__env", r#"{"name":"DEMO_GREETING"}"#, "--json"]);
     assert_eq!(json_of(&out)["content"][0]["text"], "null", "alpha has no such variable");
 
-    // A raw name is ambiguous with two servers, and an unknown name is
-    // refused: both are failed calls.
+    // A raw name is ambiguous with two servers: refused before any I/O, a
+    // usage error (see tool_names_that_miss_... for what it says).
     let out = mcp(&["--config", config.arg(), "call", "echo", r#"{"message":"hi"}"#]);
-    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("not_found"), "{}", stderr(&out));
     // ... unless --server names one.
     let out = mcp(&["--config", config.arg(), "--server", "alpha", "call", "echo", r#"{"message":"hi"}"#]);
@@ -169,7 +169,7 @@ fn a_raw_name_works_with_one_server_and_the_exit_codes_are_as_documented() {
     // A help that documents them.
     let out = mcp(&["--help"]);
     assert_eq!(code(&out), 0);
-    assert!(stdout(&out).contains("5  the tool returned isError"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("5    the tool returned isError"), "{}", stdout(&out));
     assert!(stdout(&out).contains("[default: 30000 = 30 s]"), "{}", stdout(&out));
 }
 
@@ -287,6 +287,11 @@ fn protocol_chooses_the_era_and_tools_json_reports_the_negotiated_version() {
 /// the request's headers back: as a gateway's error page (HTTP 502) and
 /// in a JSON-RPC error's message and data.
 fn reflecting_server() -> String {
+    local_server("mcp")
+}
+
+/// The in-process test server's URL at `path` (see [`reflecting_server`]).
+fn local_server(path: &str) -> String {
     use axum::http::{HeaderMap, StatusCode};
     use axum::response::IntoResponse;
     async fn reflect(headers: HeaderMap, body: axum::body::Bytes) -> axum::response::Response {
@@ -320,11 +325,39 @@ fn reflecting_server() -> String {
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             tx.send(listener.local_addr().unwrap()).unwrap();
-            let router = axum::Router::new().route("/mcp", axum::routing::post(reflect));
+            let router = axum::Router::new()
+                .route("/mcp", axum::routing::post(reflect))
+                // A web page, not an MCP endpoint.
+                .route(
+                    "/page",
+                    axum::routing::any(|| async {
+                        (
+                            StatusCode::NOT_IMPLEMENTED,
+                            [(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                            "<!DOCTYPE html><html><body><h1>Not Implemented</h1></body></html>",
+                        )
+                    }),
+                )
+                // A server of 2026-07-28 only: initialize is refused with
+                // the versions it speaks.
+                .route(
+                    "/modern",
+                    axum::routing::any(|body: axum::body::Bytes| async move {
+                        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                        let error = json!({"jsonrpc": "2.0", "id": body["id"], "error": {"code": -32022,
+                            "message": "Unsupported protocol version",
+                            "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}});
+                        (
+                            StatusCode::BAD_REQUEST,
+                            [(axum::http::header::CONTENT_TYPE, "application/json")],
+                            error.to_string(),
+                        )
+                    }),
+                );
             let _ = axum::serve(listener, router).await;
         });
     });
-    format!("http://{}/mcp", rx.recv().unwrap())
+    format!("http://{}/{path}", rx.recv().unwrap())
 }
 
 #[test]
@@ -350,4 +383,225 @@ fn secrets_a_server_reflects_never_reach_stdout_or_stderr() {
             assert!(!shown.contains("LEAK-77c1"), "{tool} {json}: a secret leaked: {shown}");
         }
     }
+}
+
+/// `mcp` with `stdin` written to its standard input.
+fn mcp_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(MCP)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// Arguments of 10 MiB from stdin (`-`) and from a file (`@FILE`), within
+/// a raised --max-frame-bytes; past the bound a usage error that names it.
+#[test]
+fn big_arguments_come_from_stdin_or_a_file_and_are_bounded() {
+    let big = json!({ "message": "x".repeat(10 << 20) }).to_string();
+    let raised = (16 << 20).to_string();
+    let out = mcp_with_stdin(
+        &["--stdio", DEMO, "--max-frame-bytes", &raised, "call", "echo", "-", "--json"],
+        big.as_bytes(),
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let doc = json_of(&out);
+    assert_eq!(doc["isError"], false);
+    // The echo came back, cut at the text result's bound and marked.
+    assert!(doc["content"][0]["text"].as_str().unwrap().starts_with("xxxx"), "{}", &stdout(&out)[..200]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("args.json");
+    std::fs::write(&file, &big).unwrap();
+    let at = format!("@{}", file.display());
+    let out = mcp(&["--stdio", DEMO, "--max-frame-bytes", &raised, "call", "echo", &at, "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+
+    // The default bound (4 MiB): refused before anything starts.
+    let out = mcp(&["--stdio", DEMO, "call", "echo", &at, "--json"]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    let error = &json_of(&out)["error"];
+    assert_eq!(error["class"], "invalid_arguments", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("--max-frame-bytes"), "{error}");
+    // A missing file is named.
+    let out = mcp(&["--stdio", DEMO, "call", "echo", "@/nonexistent/args.json"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("/nonexistent/args.json"), "{}", stderr(&out));
+}
+
+/// Every way a tool name can miss, each refused before any I/O as a usage
+/// error that says what to do.
+#[test]
+fn tool_names_that_miss_say_which_servers_list_them_and_what_was_meant() {
+    let config = Config::two_demos("names");
+    // A raw name two servers list: which, and --server.
+    let out = mcp(&["--config", config.arg(), "call", "echo", r#"{"message":"hi"}"#]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("not_found") && err.contains("servers alpha, beta") && err.contains("--server"),
+        "{err}"
+    );
+    assert!(err.contains("mcp__alpha__echo"), "{err}");
+    // With --server it works.
+    let out = mcp(&["--config", config.arg(), "--server", "beta", "call", "echo", r#"{"message":"hi"}"#]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // A model-name typo: the closest names.
+    let out = mcp(&["--config", config.arg(), "call", "mcp__alpha__ecoh", "--json"]);
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    let error = &json_of(&out)["error"];
+    assert_eq!(error["class"], "not_found");
+    assert!(error["message"].as_str().unwrap().contains(r#"did you mean "mcp__alpha__echo""#), "{error}");
+    // An unknown raw name on one server: refused, not sent.
+    let out = mcp(&["--stdio", DEMO, "call", "nosuch_tool"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains(r#"server server lists no tool "nosuch_tool""#), "{}", stderr(&out));
+}
+
+/// Each failure names itself: bad arguments, a failed prompt or resource,
+/// a bad URL, a missing config file, a web page, a 2026-07-28-only server.
+#[test]
+fn errors_name_what_went_wrong_and_what_to_do() {
+    let class_and_message = |out: &Output| {
+        let error = json_of(out)["error"].clone();
+        (error["class"].as_str().unwrap().to_string(), error["message"].as_str().unwrap().to_string())
+    };
+    let out = mcp(&["--stdio", DEMO, "call", "echo", "{not json", "--json"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(class_and_message(&out).0, "invalid_arguments");
+    let out = mcp(&["--stdio", DEMO, "get-prompt", "nosuch", "--json"]);
+    assert_eq!(code(&out), 4);
+    assert_eq!(class_and_message(&out).0, "remote_error");
+    let out = mcp(&["--stdio", DEMO, "read", "demo://nothing", "--json"]);
+    assert_eq!(class_and_message(&out).0, "not_found", "a missing resource is not_found");
+    let out = mcp(&["--http", "not a url", "tools"]);
+    assert_eq!(code(&out), 2);
+    assert!(!stderr(&out).contains("invalid_config: invalid_config"), "{}", stderr(&out));
+    let out = mcp(&["--config", "/nonexistent/mcp.json", "tools"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("/nonexistent/mcp.json"), "{}", stderr(&out));
+    let out = mcp(&["--http", &local_server("page"), "tools", "--json"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let (_, message) = class_and_message(&out);
+    assert!(message.contains("not an MCP endpoint") && !message.contains("<html"), "{message}");
+    let out = mcp(&["--http", &local_server("modern"), "--protocol", "legacy", "tools", "--json"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let (class, message) = class_and_message(&out);
+    assert_eq!(class, "unsupported_protocol", "{message}");
+    assert!(
+        message.contains("2026-07-28") && message.contains("auto") && !message.contains("405"),
+        "{message}"
+    );
+}
+
+/// `-h` is short and `--help` complete: grouped, every default shown, in
+/// words a user knows, with examples.
+#[test]
+fn the_help_is_short_with_h_and_grouped_with_help() {
+    let short = stdout(&mcp(&["-h"]));
+    let long = stdout(&mcp(&["--help"]));
+    assert!(short.lines().count() < 45, "{} lines:\n{short}", short.lines().count());
+    assert!(short.contains("Examples:"), "{short}");
+    assert!(long.lines().count() > short.lines().count() * 2, "{long}");
+    for heading in [
+        "Connection:",
+        "Authorization (--http, --sse):",
+        "Timeouts (every server):",
+        "Limits (every server):",
+    ] {
+        assert!(long.contains(heading), "{heading}: {long}");
+    }
+    assert!(!long.contains("Timeouts.") && !long.contains("Limits.max"), "library words: {long}");
+    assert!(long.contains("[default: auto"), "--protocol's default: {long}");
+    let call = stdout(&mcp(&["call", "-h"]));
+    assert!(call.lines().count() < 40, "{} lines:\n{call}", call.lines().count());
+    assert!(call.contains("Examples:") && call.contains("@FILE"), "{call}");
+}
+
+/// Prompts' arguments are strings; `read --output` saves a blob; empty
+/// listings say so; structured content is not printed twice.
+#[test]
+fn prompts_resources_and_output_read_as_a_person_expects() {
+    let out = mcp(&["--stdio", DEMO, "get-prompt", "greeting", r#"{"name": 42}"#, "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("Say hello to 42."), "{}", stdout(&out));
+    let out = mcp(&["--stdio", DEMO, "get-prompt", "greeting", r#"{"name": {"a": 1}}"#, "--json"]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(json_of(&out)["error"]["class"], "invalid_arguments");
+
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("logo.png");
+    let out = mcp(&["--stdio", DEMO, "read", "demo://logo", "--output", saved.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let bytes = std::fs::read(&saved).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG"), "{bytes:?}");
+    assert!(stdout(&out).contains("(image/png)"), "{}", stdout(&out));
+    let out = mcp(&["--stdio", DEMO, "read", "demo://logo"]);
+    assert!(stdout(&out).contains("image/png") && stdout(&out).contains("--output"), "{}", stdout(&out));
+
+    let out = mcp(&["--stdio", DEMO, "resources"]);
+    let text = stdout(&out);
+    let columns: Vec<usize> = text.lines().map(|l| l.rfind(' ').unwrap() + 1).collect();
+    assert_eq!(columns.len(), 2, "{text}");
+    assert!(columns.windows(2).all(|w| w[0] == w[1]), "aligned: {text}");
+
+    // The demo's add returns its sum as text and as structured content:
+    // printed once.
+    let out = mcp(&["--stdio", DEMO, "call", "add", r#"{"a":2,"b":3}"#]);
+    assert_eq!(stdout(&out), "5\n");
+
+    let out = mcp(&["--stdio", DEMO, "servers"]);
+    let text = stdout(&out);
+    let header = text.lines().next().unwrap();
+    let row = text.lines().nth(1).unwrap();
+    assert_eq!(header.find("PROTOCOL"), row.find("2025-11-25"), "{text}");
+}
+
+/// Every `--json` document says its format version.
+#[test]
+fn every_json_document_carries_its_format_version() {
+    for args in [&["tools", "--json"][..], &["servers", "--json"], &["call", "nosuch", "--json"]] {
+        let out = mcp(args);
+        assert_eq!(json_of(&out)["formatVersion"], 2, "{args:?}: {}", stdout(&out));
+    }
+}
+
+/// Ctrl-C during a call: the command says it was interrupted and that the
+/// request was cancelled, and exits 130 (as a shell reports SIGINT).
+#[cfg(unix)]
+#[test]
+fn ctrl_c_cancels_the_call_and_says_so() {
+    use std::io::BufRead;
+    let mut child = Command::new(MCP)
+        .args(["--stdio", DEMO, "call", "count", r#"{"steps": 100, "delay_ms": 200}"#])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The call is in flight once its first progress line is on stderr.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("progress") {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "stderr ended before any progress: {seen}");
+        seen.push_str(&line);
+    }
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{seen}{rest}");
+    assert!(rest.contains("interrupted") && rest.contains("cancelled"), "{rest}");
 }

@@ -261,7 +261,17 @@ async fn the_mcp_command_as_a_machine_client_with_private_key_jwt() {
     assert!(stdout.contains("via reporting-bot"), "the token is the machine client's: {stdout}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains(&format!("{issuer}/auth")), "no authorization URL for a machine: {stderr}");
-    assert_eq!(std::fs::read_dir(tokens.path()).unwrap().count(), 1, "the token is kept");
+    // The token is kept, and so is the pre-registered client's binding to
+    // the issuer that granted it (its own file, which outlives the tokens).
+    let mut files: Vec<String> = std::fs::read_dir(tokens.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2, "the token and the client's binding: {files:?}");
+    let binding = files.iter().find(|f| f.starts_with("client-")).expect("the client's binding is kept");
+    let binding = std::fs::read_to_string(tokens.path().join(binding)).unwrap();
+    assert!(binding.contains(&issuer) && binding.contains("reporting-bot"), "{binding}");
 
     let output = tokio::time::timeout(LIMIT, mcp(fresh.path(), &["--dpop-key", rsa, "tools"]).output())
         .await

@@ -582,9 +582,18 @@ impl Binding {
 
     /// Sends one request through the stack: exactly what
     /// `binding.service().oneshot(request)` does, with `op` recorded in the
-    /// error.
+    /// error. A JSON-RPC error answering anything but a tool call is
+    /// `remote_error` here (the stack below knows the answer, not what it
+    /// answered), so that a failed prompt or resource is not named a tool's.
     pub async fn request(&self, request: McpRequest, op: &'static str) -> Result<McpResponse, Error> {
-        self.service().oneshot(request).await.map_err(|e| e.with_binding(&self.inner.name).with_op(op))
+        let tool_call = request.method == methods::TOOLS_CALL;
+        self.service().oneshot(request).await.map_err(|e| {
+            let e = match e.class() {
+                FailureClass::RemoteToolError if !tool_call => e.reclassify(FailureClass::RemoteError),
+                _ => e,
+            };
+            e.with_binding(&self.inner.name).with_op(op)
+        })
     }
 
     async fn request_as<T: DeserializeOwned>(
@@ -721,9 +730,12 @@ impl Binding {
         let mut params = json!({ "name": name });
         if !arguments.is_null() {
             if !arguments.is_object() {
-                return Err(Error::new(FailureClass::InvalidConfig, "tool arguments must be a JSON object")
-                    .with_binding(&self.inner.name)
-                    .with_op("call_tool"));
+                return Err(Error::new(
+                    FailureClass::InvalidArguments,
+                    "tool arguments must be a JSON object",
+                )
+                .with_binding(&self.inner.name)
+                .with_op("call_tool"));
             }
             params["arguments"] = arguments;
         }

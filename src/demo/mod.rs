@@ -275,12 +275,19 @@ async fn handle(request: &Request, peer: &Peer) -> Result<Value, ErrorObject> {
         }
         methods::RESOURCES_LIST => Ok(json!({ "resources": [{
             "uri": "demo://readme", "name": "readme", "mimeType": "text/plain", "description": "About the demo server",
+        }, {
+            "uri": "demo://logo", "name": "logo", "mimeType": "image/png", "description": "A 1x1 PNG (a blob)",
         }]})),
         methods::RESOURCES_TEMPLATES_LIST => Ok(json!({ "resourceTemplates": [{
             "uriTemplate": "demo://notes/{id}", "name": "note", "mimeType": "text/plain",
         }]})),
         methods::RESOURCES_READ => {
             let uri = params["uri"].as_str().unwrap_or_default();
+            if uri == "demo://logo" {
+                return Ok(
+                    json!({ "contents": [{ "uri": uri, "mimeType": "image/png", "blob": TINY_PNG_BASE64 }] }),
+                );
+            }
             let text = if uri == "demo://readme" {
                 "This is the mcp-stack demo server.".to_string()
             } else if let Some(id) = uri.strip_prefix("demo://notes/") {
@@ -598,6 +605,9 @@ fn tool_error(text: &str) -> Value {
     json!({ "content": [{ "type": "text", "text": text }], "isError": true })
 }
 
+/// The largest request the stdio demo server reads.
+pub const DEMO_MAX_FRAME_BYTES: usize = 32 << 20;
+
 /// Serves the demo server on this process's stdin and stdout until stdin
 /// ends: what the `mcp-stack-demo` binary runs, so that tests and examples
 /// have a real stdio server without installing anything.
@@ -634,10 +644,9 @@ pub async fn serve_stdio() {
     }
     let transport = Transport {
         sender: Arc::new(Out(tokio::sync::Mutex::new(tokio::io::stdout()))),
-        receiver: Box::new(In(FrameReader::new(
-            tokio::io::stdin(),
-            crate::config::limits::DEFAULT_MAX_FRAME_BYTES,
-        ))),
+        // Larger than the client's default: a test of the client's own
+        // bound (`--max-frame-bytes`) must meet that bound, not this one.
+        receiver: Box::new(In(FrameReader::new(tokio::io::stdin(), DEMO_MAX_FRAME_BYTES))),
     };
     serve_connection(transport, true).await
 }

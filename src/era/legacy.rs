@@ -84,6 +84,16 @@ pub async fn initialize_version(
             .filter(|rpc| rpc.code == crate::protocol::jsonrpc::codes::UNSUPPORTED_PROTOCOL_VERSION)
             .map(super::modern::supported_versions);
         match refused {
+            // A 2026-07-28 version this crate speaks, refused only because
+            // this binding is limited to the initialize era: say so.
+            Some(offered) if offered.iter().any(|v| crate::protocol::is_modern_version(v)) => Error::new(
+                FailureClass::UnsupportedProtocol,
+                format!(
+                    "the server refused initialize: it speaks only the 2026-07-28 era ({offered:?}), and this \
+                     binding is limited to the initialize era; choose the protocol auto or modern"
+                ),
+            )
+            .with_op("initialize"),
             Some(offered) => Error::new(
                 FailureClass::UnsupportedProtocol,
                 format!("the server refused initialize: it speaks none of this client's versions; it offered {offered:?}"),

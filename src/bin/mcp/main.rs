@@ -77,11 +77,21 @@
 //! - `call NAME 'JSON'`: calls a tool by model name, routed by the host
 //!   (fail closed: an unknown or ambiguous name is refused before anything
 //!   is sent). A raw name (the server's own) works when there is one server,
-//!   or with `--server NAME`.
+//!   or with `--server NAME`; with several, a raw name is refused naming the
+//!   servers that list it. A name no server lists is refused before any
+//!   I/O (`not_found`, exit 2) with the closest names offered, unless that
+//!   server's tool list is stale (then it may be new, and it is sent).
+//! - Arguments (`call`, `get-prompt`) are inline JSON, `-` (read from
+//!   stdin) or `@FILE`, up to `--max-frame-bytes` (4 MiB by default; Linux
+//!   caps one command-line argument at 128 KiB). Unusable arguments are
+//!   `invalid_arguments` (exit 2). Prompt arguments are strings: a number
+//!   or a boolean is sent as its text, anything else is refused.
 //! - `prompts`, `get-prompt NAME 'JSON'`, `resources`, `templates`,
-//!   `read URI`: against one server (`--server NAME` when there are
-//!   several). A server that does not advertise prompts or resources is not
-//!   asked; its list is empty.
+//!   `read URI [--output FILE]`: against one server (`--server NAME` when
+//!   there are several). A server that does not advertise prompts or
+//!   resources is not asked; its list is empty, and the text output says
+//!   so. `read` prints text, and for a binary item its size and MIME type;
+//!   `--output FILE` saves the first item's bytes (or text).
 //!
 //! # What the server may ask
 //!
@@ -117,7 +127,11 @@
 //! # `--json`
 //!
 //! One JSON document on stdout, serde's form of the crate's types
-//! (camelCase, `null` for what is absent):
+//! (camelCase, `null` for what is absent). Every document carries
+//! `formatVersion` (now `2`), raised whenever a shape below changes, so a
+//! script can check it. Version 1 (the documents had no such field) printed
+//! `tools` as the one server's catalog object, `{binding, tools, …}`; since
+//! version 2 it is `{catalogs: [...], warnings}` for any number of servers:
 //!
 //! - `servers`: `{ servers: [Status & {toolCount}] }` — each binding's
 //!   `Status` (`binding`, `state`, `protocolVersion`, `server`,
@@ -137,21 +151,25 @@
 //!   `templates`: `{ resourceTemplates, warnings }`; `read`: `{ contents,
 //!   warnings }`.
 //!
-//! A failure prints `{ error: {class, message, binding, op} }` with `--json`,
-//! else `error: <class>: <message>` on stderr.
+//! A failure prints `{ error: {class, message, binding, op}, formatVersion }`
+//! with `--json`, else `error: <class>: <message>` on stderr.
 //!
 //! # Exit codes
 //!
-//! `0` ok; `2` usage (flags, arguments, config file); `3` could not connect
-//! or complete the handshake; `4` the request failed; `5` the tool returned
-//! `isError`.
+//! `0` ok; `2` usage (flags, arguments, a tool name no server lists, the
+//! config file); `3` could not connect or complete the handshake; `4` the
+//! request failed; `5` the tool returned `isError`; `130` interrupted
+//! (Ctrl-C): the request in flight was cancelled on the wire and the
+//! servers closed, which stderr says.
 //!
 //! [`Host`]: mcp_stack::host::Host
 //! [`config_file`]: mcp_stack::host::config_file
 
 #![forbid(unsafe_code)]
 
+mod args;
 mod elicit;
+mod names;
 mod progress;
 mod terminal;
 
@@ -182,56 +200,103 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_CONNECT: u8 = 3;
 const EXIT_CALL: u8 = 4;
 const EXIT_TOOL_ERROR: u8 = 5;
+/// As a shell reports a process ended by SIGINT (128 + 2).
+const EXIT_INTERRUPTED: u8 = 130;
 
-const AFTER_HELP: &str = "\
+/// Shown by `mcp -h` and `mcp --help`.
+const EXAMPLES: &str = "\
+Examples:
+  mcp tools                                          the built-in demo server's tools
+  mcp --config ~/.cursor/mcp.json servers            every server of a config file
+  mcp --stdio 'npx -y @modelcontextprotocol/server-everything stdio' call echo '{\"message\":\"hi\"}'
+  mcp --http https://host/mcp --oauth tools          OAuth in the browser, tokens kept
+  mcp call mcp__server__add @args.json --json        arguments from a file (or - for stdin)
+
+mcp -h is short; mcp --help shows every flag (connection, authorization,
+timeouts, limits) with its default. Each command has its own -h.";
+
+/// Shown by `mcp --help` only.
+const LONG_AFTER_HELP: &str = "\
 Servers: --config FILE (an mcpServers or VS Code servers file) and/or one of
 --stdio, --http (streamable HTTP, falling back to HTTP+SSE) or --sse; with
 none, the built-in demo server. Timeouts and limits apply to every server.
 
 Server text is printed with escape sequences, control characters and bidi
-overrides made visible (\\u{1b}); --json output is exact.
+overrides made visible (\\u{1b}); --json output is exact, one document with
+its formatVersion (see the README).
 
 Exit codes:
-  0  ok
-  2  usage: flags, arguments or the config file
-  3  could not connect or complete the handshake
-  4  the request failed
-  5  the tool returned isError";
+  0    ok
+  2    usage: flags, arguments, a tool name no server lists, the config file
+  3    could not connect or complete the handshake
+  4    the request failed
+  5    the tool returned isError
+  130  interrupted (Ctrl-C): the request in flight was cancelled";
+
+const CALL_EXAMPLES: &str = "\
+Examples:
+  mcp call echo '{\"message\":\"hi\"}'                      a raw name, with one server
+  mcp --config mcp.json call mcp__files__read_file '{\"path\":\"a.txt\"}'
+  mcp --config mcp.json --server files call read_file @args.json
+  cat args.json | mcp call add -                      arguments from stdin";
+
+const GET_PROMPT_EXAMPLES: &str = "\
+Examples:
+  mcp prompts                                         what the server offers
+  mcp get-prompt greeting '{\"name\":\"Ada\",\"times\":3}'     3 is sent as \"3\"";
+
+const READ_EXAMPLES: &str = "\
+Examples:
+  mcp resources                                       what the server offers
+  mcp read demo://readme
+  mcp read demo://logo --output logo.png              save a binary resource";
+
+/// The long help's groups.
+const CONNECTION: &str = "Connection";
+const AUTHORIZATION: &str = "Authorization (--http, --sse)";
+const TIMEOUTS: &str = "Timeouts (every server)";
+const LIMITS: &str = "Limits (every server)";
 
 #[derive(Parser, Debug)]
-#[command(name = "mcp", version, about = "A bounded MCP client for people and scripts", after_help = AFTER_HELP)]
+#[command(
+    name = "mcp",
+    version,
+    about = "A bounded MCP client for people and scripts",
+    after_help = EXAMPLES,
+    after_long_help = format!("{EXAMPLES}\n\n{LONG_AFTER_HELP}")
+)]
 struct Cli {
     /// Read servers from this mcpServers (Claude Desktop, Cursor) or VS Code
     /// servers JSON file.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = CONNECTION)]
     config: Option<PathBuf>,
     /// Run this server as a child process ("COMMAND ARGS", split like a
     /// shell).
-    #[arg(long, global = true, value_name = "COMMAND")]
+    #[arg(long, global = true, value_name = "COMMAND", help_heading = CONNECTION)]
     stdio: Option<String>,
     /// An environment variable for the --stdio server, KEY=VALUE
     /// (repeatable). The child inherits only a small allowlist otherwise.
     /// The value is never printed.
-    #[arg(long = "env", global = true, value_name = "KEY=VALUE")]
+    #[arg(long = "env", global = true, value_name = "KEY=VALUE", help_heading = CONNECTION, hide_short_help = true)]
     envs: Vec<EnvArg>,
     /// Connect over streamable HTTP to this URL, falling back to HTTP+SSE
     /// when the server refuses it (reported in appliedTolerances).
     #[cfg(feature = "http")]
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, global = true, value_name = "URL", help_heading = CONNECTION)]
     http: Option<String>,
     /// Connect over the 2024-11-05 HTTP+SSE transport to this SSE URL.
     #[cfg(feature = "http")]
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, global = true, value_name = "URL", help_heading = CONNECTION)]
     sse: Option<String>,
     /// A header for every HTTP request, as 'Name: value' (repeatable). The
     /// value is never printed.
     #[cfg(feature = "http")]
-    #[arg(long = "header", global = true, value_name = "NAME: VALUE")]
+    #[arg(long = "header", global = true, value_name = "NAME: VALUE", help_heading = CONNECTION, hide_short_help = true)]
     headers: Vec<HeaderArg>,
     /// Follow HTTP redirects (refused otherwise); credentials never follow
     /// one to another origin.
     #[cfg(feature = "http")]
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = CONNECTION, hide_short_help = true)]
     allow_redirects: bool,
     #[cfg(feature = "oauth")]
     #[command(flatten)]
@@ -239,31 +304,32 @@ struct Cli {
     /// The binding name of the --stdio/--http/--sse server ([A-Za-z0-9_-],
     /// 1 to 32 bytes): part of every tool's model name,
     /// mcp__BINDING__TOOL.
-    #[arg(long, global = true, default_value = "server")]
+    #[arg(long, global = true, default_value = "server", help_heading = CONNECTION, hide_short_help = true)]
     binding: String,
     /// The server a single-server command (prompts, get-prompt, resources,
     /// templates, read, a call by raw name) talks to, when there are several.
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, global = true, value_name = "NAME", help_heading = CONNECTION)]
     server: Option<String>,
     /// Print one JSON document on stdout.
     #[arg(long, global = true)]
     json: bool,
     /// Answer elicitation with the schema's defaults, without prompting.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, hide_short_help = true)]
     accept_defaults: bool,
     /// Offer this directory to the servers as a root (repeatable).
-    #[arg(long = "root", value_name = "DIR", global = true)]
+    #[arg(long = "root", value_name = "DIR", global = true, hide_short_help = true)]
     roots: Vec<PathBuf>,
     /// Print the servers' logs at this level and above on stderr (debug,
     /// info, notice, warning, error, critical, alert, emergency).
-    #[arg(long, value_name = "LEVEL", global = true)]
+    #[arg(long, value_name = "LEVEL", global = true, hide_short_help = true)]
     log_level: Option<String>,
     /// Which protocol era every server is spoken to in: auto (the
     /// 2026-07-28 protocol when the server speaks it, else the initialize
     /// handshake), legacy (initialize only), modern (2026-07-28 only), or
     /// one version exactly (2026-07-28, 2025-11-25, 2025-06-18, ...).
-    /// Overrides a config entry's protocol.
-    #[arg(long, value_name = "auto|legacy|modern|VERSION", global = true)]
+    /// Overrides a config entry's protocol [default: auto, or the entry's
+    /// own].
+    #[arg(long, value_name = "auto|legacy|modern|VERSION", global = true, help_heading = CONNECTION, hide_short_help = true)]
     protocol: Option<String>,
     #[command(flatten)]
     timeouts: TimeoutFlags,
@@ -281,21 +347,25 @@ enum Command {
     /// Every server's tools, by model name.
     Tools,
     /// Call a tool with JSON arguments.
+    #[command(after_help = CALL_EXAMPLES)]
     Call {
         /// The tool's model name (mcp__BINDING__TOOL), or its raw name
         /// with one server or --server.
         name: String,
-        /// The arguments, a JSON object.
+        /// The arguments: a JSON object, `-` to read it from stdin, or
+        /// @FILE to read it from a file (up to --max-frame-bytes).
         #[arg(default_value = "{}")]
         arguments: String,
     },
     /// List a server's prompts.
     Prompts,
     /// Render a prompt with JSON arguments.
+    #[command(after_help = GET_PROMPT_EXAMPLES)]
     GetPrompt {
         /// The prompt's name.
         name: String,
-        /// The arguments, a JSON object of strings.
+        /// The arguments: a JSON object of strings (numbers and booleans
+        /// are sent as their text), `-` for stdin, or @FILE.
         #[arg(default_value = "{}")]
         arguments: String,
     },
@@ -304,14 +374,19 @@ enum Command {
     /// List a server's resource templates.
     Templates,
     /// Read a resource.
+    #[command(after_help = READ_EXAMPLES)]
     Read {
         /// The resource's URI (passed to the server verbatim).
         uri: String,
+        /// Save the resource's content (its bytes, or its text) to FILE
+        /// instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 
-fn millis_help(field: &str, default: Duration) -> String {
-    format!("{field} in milliseconds [default: {} = {} s]", default.as_millis(), default.as_secs())
+fn millis_help(what: &str, default: Duration) -> String {
+    format!("{what}, in milliseconds [default: {} = {} s]", default.as_millis(), default.as_secs())
 }
 
 /// OAuth for the --http/--sse server.
@@ -322,50 +397,50 @@ struct OAuthFlags {
     /// authorization URL is printed on stderr (and opened with
     /// --open-browser), a listener on 127.0.0.1 takes the browser's
     /// redirect, and the tokens are kept in --token-dir for the next run.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = AUTHORIZATION)]
     oauth: bool,
     /// A client registered with the authorization server beforehand (else
     /// the client registers itself where the server allows it).
-    #[arg(long, global = true, value_name = "ID", requires = "oauth")]
+    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, value_name = "ID", requires = "oauth")]
     client_id: Option<String>,
     /// The secret of the --client-id client. Never printed; mind that a
     /// command line is visible to other users of this machine.
-    #[arg(long, global = true, value_name = "SECRET", requires = "client_id")]
+    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, value_name = "SECRET", requires = "client_id")]
     client_secret: Option<String>,
     /// The authorization server (its issuer URL) the --client-id client
     /// belongs to: any other is refused before it is sent anything. Without
     /// it, the client is bound to the first server that grants it a token,
     /// and that is kept in --token-dir.
-    #[arg(long, global = true, value_name = "URL", requires = "client_id")]
+    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, value_name = "URL", requires = "client_id")]
     issuer: Option<String>,
     /// Scopes to ask for (space-separated) when the server names none.
-    #[arg(long, global = true, value_name = "SCOPES", requires = "oauth")]
+    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, value_name = "SCOPES", requires = "oauth")]
     scope: Option<String>,
     /// Open the system browser on the authorization URL.
-    #[arg(long, global = true, requires = "oauth")]
+    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, requires = "oauth")]
     open_browser: bool,
     /// The port of the redirect listener on 127.0.0.1 (default: any free
     /// port; a fixed one for servers with exact redirect URIs).
-    #[arg(long, global = true, value_name = "PORT", requires = "oauth")]
+    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, value_name = "PORT", requires = "oauth")]
     redirect_port: Option<u16>,
     /// Where tokens are kept, one private file (mode 0600) per server
     /// origin [default: $XDG_CONFIG_HOME/mcp-stack/tokens, else
     /// ~/.config/mcp-stack/tokens].
-    #[arg(long, global = true, value_name = "DIR", requires = "oauth")]
+    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, value_name = "DIR", requires = "oauth")]
     token_dir: Option<PathBuf>,
     /// A machine client: the client_credentials grant, no browser and no
     /// redirect listener (with --client-secret or --private-key).
-    #[arg(long, global = true, requires = "oauth")]
+    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, requires = "oauth")]
     client_credentials: bool,
     /// Authenticate the client with private_key_jwt, signing with this
     /// private key (PEM: PKCS#8 P-256, P-384 or RSA, or PKCS#1 RSA). Without
     /// --client-id the client registers itself with the key's public half.
-    #[arg(long, global = true, value_name = "FILE", requires = "oauth")]
+    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, value_name = "FILE", requires = "oauth")]
     private_key: Option<PathBuf>,
     /// Sender-constrained tokens (DPoP, RFC 9449), proofs signed with this
     /// private key (PEM, as --private-key). The tokens in --token-dir are
     /// bound to it: keep the file as long as them.
-    #[arg(long, global = true, value_name = "FILE", requires = "oauth")]
+    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, value_name = "FILE", requires = "oauth")]
     dpop_key: Option<PathBuf>,
 }
 
@@ -442,17 +517,17 @@ fn default_token_dir() -> Option<PathBuf> {
 
 #[derive(Args, Debug)]
 struct TimeoutFlags {
-    #[arg(long, global = true, value_name = "MS",
-          help = millis_help("Timeouts.startup (connect, handshake, discovery)", Timeouts::default().resolved().startup))]
+    #[arg(long, global = true, value_name = "MS", help_heading = TIMEOUTS, hide_short_help = true,
+          help = millis_help("How long connecting may take (connect, handshake, catalog)", Timeouts::default().resolved().startup))]
     startup_timeout_ms: Option<u64>,
-    #[arg(long, global = true, value_name = "MS",
-          help = millis_help("Timeouts.request (one request)", Timeouts::default().resolved().request))]
+    #[arg(long, global = true, value_name = "MS", help_heading = TIMEOUTS, hide_short_help = true,
+          help = millis_help("How long one request may take", Timeouts::default().resolved().request))]
     request_timeout_ms: Option<u64>,
-    #[arg(long, global = true, value_name = "MS",
-          help = millis_help("Timeouts.elicitation (one question)", Timeouts::default().resolved().elicitation))]
+    #[arg(long, global = true, value_name = "MS", help_heading = TIMEOUTS, hide_short_help = true,
+          help = millis_help("How long a question to you may wait for an answer", Timeouts::default().resolved().elicitation))]
     elicitation_timeout_ms: Option<u64>,
-    #[arg(long, global = true, value_name = "MS",
-          help = millis_help("Timeouts.discover (auto: how long server/discover may go unanswered)", Timeouts::default().resolved().discover))]
+    #[arg(long, global = true, value_name = "MS", help_heading = TIMEOUTS, hide_short_help = true,
+          help = millis_help("With --protocol auto: how long server/discover may go unanswered before the server is taken for a pre-2026 one", Timeouts::default().resolved().discover))]
     discover_timeout_ms: Option<u64>,
 }
 
@@ -470,23 +545,23 @@ impl TimeoutFlags {
     }
 }
 
-/// `Limits.<field> [default: N]`, with N in KiB or MiB too for a byte count.
-fn limit_help(field: &str, default: usize) -> String {
+/// `<what> [default: N]`, with N in KiB or MiB too for a byte count.
+fn limit_help(what: &str, field: &str, default: usize) -> String {
     let human = match default {
         n if field.ends_with("_bytes") && n >= 1 << 20 && n % (1 << 20) == 0 => format!(" = {} MiB", n >> 20),
         n if field.ends_with("_bytes") && n >= 1 << 10 && n % (1 << 10) == 0 => format!(" = {} KiB", n >> 10),
         _ => String::new(),
     };
-    format!("Limits.{field} [default: {default}{human}]")
+    format!("{what} [default: {default}{human}]")
 }
 
 macro_rules! limit_flags {
-    ($($field:ident),* $(,)?) => {
+    ($($field:ident: $what:literal),* $(,)?) => {
         #[derive(Args, Debug)]
         struct LimitFlags {
             $(
-                #[arg(long, global = true, value_name = "N",
-                      help = limit_help(stringify!($field), Limits::default().resolved().$field))]
+                #[arg(long, global = true, value_name = "N", help_heading = LIMITS, hide_short_help = true,
+                      help = limit_help($what, stringify!($field), Limits::default().resolved().$field))]
                 $field: Option<usize>,
             )*
         }
@@ -500,28 +575,28 @@ macro_rules! limit_flags {
 }
 
 limit_flags!(
-    max_concurrent_requests,
-    max_catalog_pages,
-    max_catalog_items,
-    max_frame_bytes,
-    max_body_bytes,
-    max_schema_bytes,
-    max_schema_depth,
-    max_text_result_bytes,
-    max_structured_bytes,
-    max_binary_item_bytes,
-    max_binary_items,
-    max_content_items,
-    max_log_message_bytes,
-    max_elicit_message_bytes,
-    max_elicit_schema_bytes,
-    max_prompt_count,
-    max_resource_count,
-    max_sampling_depth,
-    max_sampling_concurrency,
-    max_sampling_tokens,
-    max_sampling_messages,
-    max_sampling_request_bytes,
+    max_concurrent_requests: "Requests in flight at once, per server",
+    max_catalog_pages: "Pages read of one list (tools, prompts, resources)",
+    max_catalog_items: "Tools taken from one server",
+    max_frame_bytes: "The largest message sent or read, in bytes (arguments included)",
+    max_body_bytes: "The largest HTTP response body, in bytes",
+    max_schema_bytes: "The largest tool schema, in bytes",
+    max_schema_depth: "The deepest tool schema nesting",
+    max_text_result_bytes: "The text of one result, in bytes (more is cut and marked)",
+    max_structured_bytes: "The structured content of one tool result, in bytes",
+    max_binary_item_bytes: "One image, audio or blob item, in bytes",
+    max_binary_items: "Binary items in one result",
+    max_content_items: "Items in one result (content blocks, prompt messages, resource contents)",
+    max_log_message_bytes: "One server log message, in bytes",
+    max_elicit_message_bytes: "One question a server asks you, in bytes",
+    max_elicit_schema_bytes: "The form a question asks for, in bytes",
+    max_prompt_count: "Prompts taken from one server",
+    max_resource_count: "Resources taken from one server",
+    max_sampling_depth: "Nested sampling requests",
+    max_sampling_concurrency: "Sampling requests at once",
+    max_sampling_tokens: "Tokens of one sampling completion",
+    max_sampling_messages: "Messages of one sampling request",
+    max_sampling_request_bytes: "One sampling request, in bytes",
 );
 
 /// A `--env` value: `KEY=VALUE`. Its `Debug` shows the key only; it is
@@ -586,9 +661,12 @@ impl std::str::FromStr for HeaderArg {
 #[tokio::main]
 async fn main() -> ExitCode {
     if std::env::var_os("RUST_LOG").is_some() {
+        use std::io::IsTerminal as _;
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_writer(std::io::stderr)
+            // Colour only for a person: a file or a pipe gets plain text.
+            .with_ansi(std::io::stderr().is_terminal())
             .try_init();
     }
     let cli = Cli::parse();
@@ -597,9 +675,14 @@ async fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err((code, report)) => {
             if json_out {
-                let _ = out_line(&json!({ "error": report }).to_string());
+                let _ = out_line(&versioned(json!({ "error": report })).to_string());
             } else {
                 err_line(&format!("error: {}: {}", report.class, clean(&report.message)));
+            }
+            if code == EXIT_INTERRUPTED {
+                // A question on the terminal may still wait for a line on a
+                // blocking thread, which the runtime would wait for.
+                std::process::exit(i32::from(code));
             }
             ExitCode::from(code)
         }
@@ -607,6 +690,18 @@ async fn main() -> ExitCode {
 }
 
 type Failure = (u8, ErrorReport);
+
+/// The version of the `--json` documents' shapes (see the module docs):
+/// raised whenever a shape changes, so that a script can check it.
+const JSON_FORMAT_VERSION: u32 = 2;
+
+/// `document` with its `formatVersion`.
+fn versioned(mut document: Value) -> Value {
+    if let Some(object) = document.as_object_mut() {
+        object.insert("formatVersion".into(), JSON_FORMAT_VERSION.into());
+    }
+    document
+}
 
 fn failure(code: u8, e: &Error) -> Failure {
     (code, e.report())
@@ -616,11 +711,22 @@ fn usage(message: String) -> Failure {
     failure(EXIT_USAGE, &Error::new(FailureClass::InvalidConfig, message))
 }
 
-fn parse_object(text: &str) -> Result<Map<String, Value>, Failure> {
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(usage("arguments must be a JSON object".into())),
-        Err(e) => Err(usage(format!("arguments are not JSON: {e}"))),
+fn bad_arguments(e: args::BadArguments) -> Failure {
+    failure(EXIT_USAGE, &Error::new(FailureClass::InvalidArguments, e.0))
+}
+
+/// The arguments of `call` and `get-prompt`, read and checked before
+/// anything connects.
+fn read_arguments(cli: &Cli) -> Result<Option<Map<String, Value>>, Failure> {
+    let limit = cli.limits.max_frame_bytes.unwrap_or(Limits::default().resolved().max_frame_bytes);
+    let spec = match &cli.command {
+        Command::Call { arguments, .. } | Command::GetPrompt { arguments, .. } => arguments,
+        _ => return Ok(None),
+    };
+    let object = args::text(spec, limit).and_then(|text| args::object(&text)).map_err(bad_arguments)?;
+    match cli.command {
+        Command::GetPrompt { .. } => args::prompt_strings(object).map(Some).map_err(bad_arguments),
+        _ => Ok(Some(object)),
     }
 }
 
@@ -635,7 +741,8 @@ async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Fai
         return Err(usage("--env needs --stdio (a config file entry has its own \"env\")".into()));
     }
     if let Some(line) = &cli.stdio {
-        let mut factory = StdioFactory::from_command_line(line).map_err(|e| usage(e.to_string()))?;
+        let mut factory =
+            StdioFactory::from_command_line(line).map_err(|e| usage(e.message().to_string()))?;
         for env in &cli.envs {
             let (key, value) = env.pair()?;
             factory = factory.env(key, value);
@@ -659,7 +766,7 @@ async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Fai
         } else {
             builder.build_sse().map(|f| Arc::new(f) as Arc<dyn TransportFactory>)
         };
-        return built.map(Some).map_err(|e| usage(e.to_string()));
+        return built.map(Some).map_err(|e| usage(e.message().to_string()));
     }
     #[cfg(feature = "oauth")]
     if cli.oauth.oauth {
@@ -775,12 +882,7 @@ fn handlers(cli: &Cli) -> Result<(Handlers, ClientCapabilities), Failure> {
 async fn run(cli: Cli) -> Result<u8, Failure> {
     // Everything is checked before connecting, so a typo costs no child
     // process.
-    let arguments = match &cli.command {
-        Command::Call { arguments, .. } | Command::GetPrompt { arguments, .. } => {
-            Some(parse_object(arguments)?)
-        }
-        _ => None,
-    };
+    let arguments = read_arguments(&cli)?;
     let (handlers, capabilities) = handlers(&cli)?;
     let definitions = definitions(&cli, capabilities).await?;
 
@@ -790,14 +892,23 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         return Err(failure(EXIT_USAGE, &e.with_binding(&name)));
     }
     let outcome = match connected(&cli, &host) {
-        Ok(()) => command(&cli, &host, arguments).await,
+        // Ctrl-C drops the command: its request in flight is cancelled on
+        // the wire (notifications/cancelled, or its HTTP stream closed) and
+        // the host is closed as after any command.
+        Ok(()) => tokio::select! {
+            outcome = command(&cli, &host, arguments) => outcome,
+            _ = tokio::signal::ctrl_c() => Err(failure(EXIT_INTERRUPTED, &Error::new(
+                FailureClass::Cancelled,
+                "interrupted: the request in flight was cancelled and its server told so",
+            ))),
+        },
         Err(e) => Err(e),
     };
     report_dropped(&host.status());
     host.close().await;
     let output = outcome?;
     if cli.json {
-        let _ = out_line(&output.document.to_string());
+        let _ = out_line(&versioned(output.document).to_string());
     } else {
         for line in &output.lines {
             if out_line(line).is_err() {
@@ -924,10 +1035,8 @@ async fn command(cli: &Cli, host: &Host, arguments: Option<Map<String, Value>>) 
                 .iter()
                 .map(|s| ServerRow { status: s, tool_count: tool_count(&s.binding) })
                 .collect();
-            let mut lines = vec![format!(
-                "{:<20} {:<12} {:<10} {:<12} {:>5}  LAST FAILURE",
-                "NAME", "STATE", "TRANSPORT", "PROTOCOL", "TOOLS"
-            )];
+            let mut table =
+                vec![["NAME", "STATE", "TRANSPORT", "PROTOCOL", "TOOLS", "LAST FAILURE"].map(String::from)];
             for row in &rows {
                 let s = row.status;
                 let protocol = if s.protocol_version.is_empty() { "-" } else { &s.protocol_version };
@@ -935,16 +1044,16 @@ async fn command(cli: &Cli, host: &Host, arguments: Option<Map<String, Value>>) 
                     .failure
                     .as_ref()
                     .map_or_else(|| "-".to_string(), |f| format!("{}: {}", f.class, clean_line(&f.message)));
-                lines.push(format!(
-                    "{:<20} {:<12} {:<10} {:<12} {:>5}  {failure}",
-                    s.binding,
+                table.push([
+                    s.binding.clone(),
                     s.state.to_string(),
-                    s.transport_kind,
+                    s.transport_kind.to_string(),
                     clean_line(protocol),
-                    row.tool_count
-                ));
+                    row.tool_count.to_string(),
+                    failure,
+                ]);
             }
-            Output::ok(json!({ "servers": rows }), lines)
+            Output::ok(json!({ "servers": rows }), aligned(&table))
         }
         Command::Tools => {
             // The adopted catalogs, discovered while connecting: the tools
@@ -964,34 +1073,19 @@ async fn command(cli: &Cli, host: &Host, arguments: Option<Map<String, Value>>) 
         }
         Command::Call { name, .. } => {
             let arguments = Value::Object(arguments.unwrap_or_default());
-            // A model name is routed by the host; anything else is a raw
-            // name, sent to the one server (or --server).
-            let binding = match (&cli.server, host.route(name)) {
-                (None, Ok(_)) => None,
-                (_, Err(e)) if cli.server.is_none() && host.names().len() > 1 => {
-                    // Not a model name any server lists; a raw name needs
-                    // to know its server.
-                    let hint =
-                        format!("{} (a raw name needs --server NAME with several servers)", e.message());
-                    return Err(call_failed(Error::new(e.class(), hint).with_op("call_tool")));
-                }
-                _ => Some(one_server(cli, host).await?),
-            };
+            let target = call_target(cli, host, name).await?;
             let progress = ProgressDisplay::new(cli.json);
-            let result = match &binding {
+            let result = match &target {
                 None => host.call_tool(name, arguments, progress.opts()).await,
-                Some(binding) => {
-                    let raw = match host.route(name) {
-                        Ok(route) if route.binding == binding.name() => route.raw_name,
-                        _ => name.clone(),
-                    };
-                    binding.call_tool(&raw, arguments, progress.opts()).await
-                }
+                Some((binding, raw)) => binding.call_tool(raw, arguments, progress.opts()).await,
             };
             progress.finish();
             let result = result.map_err(call_failed)?;
             let mut lines: Vec<String> = result.content.iter().map(|c| clean(&content_text(c))).collect();
-            if let Some(s) = &result.structured {
+            // A tool that returns structured content also returns it as text
+            // (the specification asks it to); shown once.
+            let has_text = result.content.iter().any(|c| matches!(c, Content::Text { .. }));
+            if let (Some(s), false) = (&result.structured, has_text) {
                 lines.push(format!("structured: {}", clean(&s.to_string())));
             }
             lines.extend(result.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
@@ -999,18 +1093,14 @@ async fn command(cli: &Cli, host: &Host, arguments: Option<Map<String, Value>>) 
             Output { document: json!(result), lines, code }
         }
         Command::Prompts => {
-            let prompts = one_server(cli, host).await?.list_prompts().await.map_err(call_failed)?;
-            let mut lines: Vec<String> = prompts
+            let binding = one_server(cli, host).await?;
+            let prompts = binding.list_prompts().await.map_err(call_failed)?;
+            let rows: Vec<[String; 2]> = prompts
                 .items
                 .iter()
-                .map(|p| {
-                    format!(
-                        "{:<32} {}",
-                        clean_line(&p.name),
-                        clean_line(first_line(p.description.as_deref()))
-                    )
-                })
+                .map(|p| [clean_line(&p.name), clean_line(first_line(p.description.as_deref()))])
                 .collect();
+            let mut lines = listed(&rows, binding.name(), "prompts");
             lines.extend(prompts.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
             Output::ok(json!({ "prompts": prompts.items, "warnings": prompts.warnings }), lines)
         }
@@ -1028,40 +1118,118 @@ async fn command(cli: &Cli, host: &Host, arguments: Option<Map<String, Value>>) 
             Output::ok(json!(prompt), lines)
         }
         Command::Resources => {
-            let resources = one_server(cli, host).await?.list_resources().await.map_err(call_failed)?;
-            let mut lines: Vec<String> = resources
-                .items
-                .iter()
-                .map(|r| format!("{:<40} {}", clean_line(&r.uri), clean_line(&r.name)))
-                .collect();
+            let binding = one_server(cli, host).await?;
+            let resources = binding.list_resources().await.map_err(call_failed)?;
+            let rows: Vec<[String; 2]> =
+                resources.items.iter().map(|r| [clean_line(&r.uri), clean_line(&r.name)]).collect();
+            let mut lines = listed(&rows, binding.name(), "resources");
             lines.extend(resources.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
             Output::ok(json!({ "resources": resources.items, "warnings": resources.warnings }), lines)
         }
         Command::Templates => {
-            let templates =
-                one_server(cli, host).await?.list_resource_templates().await.map_err(call_failed)?;
-            let mut lines: Vec<String> = templates
-                .items
-                .iter()
-                .map(|t| format!("{:<40} {}", clean_line(&t.uri_template), clean_line(&t.name)))
-                .collect();
+            let binding = one_server(cli, host).await?;
+            let templates = binding.list_resource_templates().await.map_err(call_failed)?;
+            let rows: Vec<[String; 2]> =
+                templates.items.iter().map(|t| [clean_line(&t.uri_template), clean_line(&t.name)]).collect();
+            let mut lines = listed(&rows, binding.name(), "resource templates");
             lines.extend(templates.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
             Output::ok(json!({ "resourceTemplates": templates.items, "warnings": templates.warnings }), lines)
         }
-        Command::Read { uri } => {
+        Command::Read { uri, output } => {
             let binding = one_server(cli, host).await?;
             let resource = binding.read_resource(uri, CallOpts::default()).await.map_err(call_failed)?;
-            let lines = resource
-                .contents
-                .iter()
-                .map(|c| match &c.text {
+            let mut lines: Vec<String> =
+                resource.warnings.iter().map(|w| format!("warning: {}", clean_line(w))).collect();
+            match output {
+                Some(path) => lines.extend(save_resource(&resource, path)?),
+                None => lines.extend(resource.contents.iter().map(|c| match &c.text {
                     Some(text) => clean(text),
-                    None => format!("<{} bytes>", c.data.as_ref().map_or(0, Vec::len)),
-                })
-                .collect();
+                    None => format!(
+                        "<{} bytes of {}; save them with --output FILE>",
+                        c.data.as_ref().map_or(0, Vec::len),
+                        clean_line(c.mime_type.as_deref().unwrap_or("an unnamed type"))
+                    ),
+                })),
+            }
             Output::ok(json!(resource), lines)
         }
     })
+}
+
+/// The tool `call NAME` means (`None`: a model name the host routes),
+/// decided before anything is sent (see [`names`]). A name no catalog
+/// lists is a usage error (`not_found`, exit 2).
+async fn call_target(cli: &Cli, host: &Host, name: &str) -> Result<Option<(Binding, String)>, Failure> {
+    let statuses = host.status();
+    let stale = |binding: &str| {
+        statuses.iter().any(|s| s.binding == binding && s.stale_families.iter().any(|f| f == "tools"))
+    };
+    let target = names::resolve(&host.catalog(), &host.names(), cli.server.as_deref(), name, &stale)
+        .map_err(|names::Unknown(why)| {
+            failure(EXIT_USAGE, &Error::new(FailureClass::NotFound, why).with_op("call_tool"))
+        })?;
+    match target {
+        names::Target::Model => Ok(None),
+        names::Target::Raw { raw_name, .. } => Ok(Some((one_server(cli, host).await?, raw_name))),
+    }
+}
+
+/// Rows as columns as wide as their widest cell (the last column as it
+/// is), two spaces apart.
+fn aligned<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..N).map(width).collect();
+    rows.iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(i, cell)| if i + 1 == N { cell.clone() } else { format!("{cell:<w$}", w = widths[i]) })
+                .collect();
+            cells.join("  ").trim_end().to_string()
+        })
+        .collect()
+}
+
+/// A listing's rows, aligned, or one line saying there are none.
+fn listed(rows: &[[String; 2]], binding: &str, what: &str) -> Vec<String> {
+    if rows.is_empty() {
+        return vec![format!("server {binding} offers no {what}")];
+    }
+    aligned(rows)
+}
+
+/// Writes a read resource to `path`: the first item's bytes, or its text.
+/// Returns what to tell the person.
+fn save_resource(
+    resource: &mcp_stack::content::ResourceResult,
+    path: &std::path::Path,
+) -> Result<Vec<String>, Failure> {
+    let Some(first) = resource.contents.first() else {
+        return Err(failure(
+            EXIT_CALL,
+            &Error::new(FailureClass::NotFound, "the resource has no content to save")
+                .with_op("read_resource"),
+        ));
+    };
+    let bytes: &[u8] = match (&first.data, &first.text) {
+        (Some(data), _) => data,
+        (None, Some(text)) => text.as_bytes(),
+        (None, None) => &[],
+    };
+    std::fs::write(path, bytes).map_err(|e| usage(format!("--output {}: {e}", path.display())))?;
+    let mime = first.mime_type.as_deref().map(|m| format!(" ({})", clean_line(m))).unwrap_or_default();
+    let mut lines = vec![format!("saved {} bytes{mime} to {}", bytes.len(), path.display())];
+    if first.truncated {
+        lines.push("warning: a limit cut this content; the file holds what was kept".into());
+    }
+    if resource.contents.len() > 1 {
+        lines.push(format!(
+            "warning: the resource has {} items; only the first was saved",
+            resource.contents.len()
+        ));
+    }
+    Ok(lines)
 }
 
 fn first_line(text: Option<&str>) -> &str {
@@ -1097,11 +1265,12 @@ mod tests {
         assert!(help.contains("[default: 4194304 = 4 MiB]"), "{help}");
         assert!(!help.contains("[default: 0]"), "{help}");
         for code in [
-            "0  ok",
-            "2  usage",
-            "3  could not connect",
-            "4  the request failed",
-            "5  the tool returned isError",
+            "0    ok",
+            "2    usage",
+            "3    could not connect",
+            "4    the request failed",
+            "5    the tool returned isError",
+            "130  interrupted",
         ] {
             assert!(help.contains(code), "{code}: {help}");
         }
@@ -1172,14 +1341,8 @@ mod tests {
 
     #[test]
     fn byte_limits_read_in_binary_units() {
-        assert_eq!(
-            limit_help("max_frame_bytes", 4 << 20),
-            "Limits.max_frame_bytes [default: 4194304 = 4 MiB]"
-        );
-        assert_eq!(
-            limit_help("max_schema_bytes", 256 << 10),
-            "Limits.max_schema_bytes [default: 262144 = 256 KiB]"
-        );
-        assert_eq!(limit_help("max_binary_items", 16), "Limits.max_binary_items [default: 16]");
+        assert_eq!(limit_help("Frame", "max_frame_bytes", 4 << 20), "Frame [default: 4194304 = 4 MiB]");
+        assert_eq!(limit_help("Schema", "max_schema_bytes", 256 << 10), "Schema [default: 262144 = 256 KiB]");
+        assert_eq!(limit_help("Items", "max_binary_items", 16), "Items [default: 16]");
     }
 }

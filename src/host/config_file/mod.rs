@@ -221,12 +221,14 @@ pub fn load(path: impl AsRef<Path>) -> Result<Loaded, Error> {
 /// As [`load`], with variables looked up by `env`.
 pub fn load_with(path: impl AsRef<Path>, env: &dyn Fn(&str) -> Option<String>) -> Result<Loaded, Error> {
     let fail = |what: String| Error::new(FailureClass::InvalidConfig, what).with_op("config_file");
-    let file =
-        std::fs::File::open(path.as_ref()).map_err(|e| fail(format!("cannot open the config file: {e}")))?;
+    // The path is the caller's own (never a server's): it says which file.
+    let shown = path.as_ref().display();
+    let file = std::fs::File::open(path.as_ref())
+        .map_err(|e| fail(format!("cannot open the config file {shown}: {e}")))?;
     let mut bytes = Vec::new();
     file.take(MAX_CONFIG_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| fail(format!("cannot read the config file: {e}")))?;
+        .map_err(|e| fail(format!("cannot read the config file {shown}: {e}")))?;
     if bytes.len() > MAX_CONFIG_BYTES {
         return Err(fail(format!("the config file is over {MAX_CONFIG_BYTES} bytes")));
     }
@@ -262,6 +264,8 @@ pub fn parse(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Loaded,
                 }
                 Ordered::Not(_) => push(&mut loaded.warnings, Issue::file("the top-level key \"mcp\" is ignored")),
             },
+            // An empty list asks nothing, so ignoring it loses nothing.
+            "inputs" if value.get().trim() == "[]" => {}
             "inputs" => push(
                 &mut loaded.warnings,
                 Issue::file(

@@ -118,6 +118,7 @@ use super::{
     LAST_EVENT_ID, MCP_PROTOCOL_VERSION, SHORT_EXCHANGE_TIMEOUT,
 };
 use crate::error::{normalize_message, Error, FailureClass};
+use crate::protocol::jsonrpc::codes;
 use crate::protocol::{methods, RequestId};
 use crate::transport::{
     ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory, WireHeaders,
@@ -472,6 +473,25 @@ impl Core {
                     StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
                 )
             {
+                // A 2026-07-28 server refusing `initialize` says so with a
+                // modern error naming the versions it speaks: that, not the
+                // HTTP+SSE fallback's failure, is what the person needs (the
+                // specification's rule: a recognized modern error identifies
+                // a modern server, never a legacy one).
+                if status == StatusCode::BAD_REQUEST && body_kind(&response) == BodyKind::Json {
+                    let limit = self.max_frame.min(64 << 10);
+                    if let Ok(body) = read_body_bounded(&self.client, response, limit).await {
+                        let text = String::from_utf8_lossy(&body).into_owned();
+                        if let Some(refusal) = modern_refusal(&text) {
+                            if Peek::of(&text).answers(&id) {
+                                self.deliver(Inbound::Frame(text)).await;
+                            } else {
+                                self.fail(&id, FailureClass::UnsupportedProtocol, refusal).await;
+                            }
+                            return Ok(Started::Sent);
+                        }
+                    }
+                }
                 return Ok(Started::Refused(status));
             }
             if status.is_success() {
@@ -667,6 +687,17 @@ impl Core {
                     .await;
             }
             return self.fail(&id, status_class(status), status_message(self.origin(), status, "")).await;
+        }
+        if is_html(&response) {
+            // A web page, not an MCP endpoint: its markup says nothing to the
+            // person, the URL does.
+            let text = format!(
+                "the server at {} answered HTTP {} with a web page: this URL is not an MCP endpoint \
+                 (check its path; servers often serve MCP at /mcp)",
+                self.origin(),
+                status.as_u16()
+            );
+            return self.fail(&id, status_class(status), text).await;
         }
         let quote = error_body_quote(&self.client, response).await;
         self.fail(&id, status_class(status), status_message(self.origin(), status, &quote)).await;
@@ -1076,6 +1107,37 @@ fn status_class(status: StatusCode) -> FailureClass {
         StatusCode::FORBIDDEN => FailureClass::AuthDenied,
         _ => FailureClass::RemoteHttp,
     }
+}
+
+/// A modern-era JSON-RPC error in `text` (see [`codes::is_modern`]), as a
+/// message naming the versions the server speaks, if it is one.
+fn modern_refusal(text: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let error = value.get("error")?;
+    let code = error.get("code")?.as_i64()?;
+    if !codes::is_modern(code) {
+        return None;
+    }
+    let supported: Vec<String> = error
+        .pointer("/data/supported")
+        .and_then(serde_json::Value::as_array)
+        .map(|list| {
+            list.iter().filter_map(|v| v.as_str()).take(16).map(|v| normalize_message(v, 64)).collect()
+        })
+        .unwrap_or_default();
+    let said = normalize_message(error.get("message").and_then(|m| m.as_str()).unwrap_or(""), 256);
+    Some(format!(
+        "the server refused initialize with a 2026-07-28 error ({code}: {said}); it speaks {supported:?}: \
+         let the protocol choice be auto or modern"
+    ))
+}
+
+/// Whether a response is an HTML page (`text/html`, or `application/xhtml+xml`).
+fn is_html(response: &reqwest::Response) -> bool {
+    response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+        let v = v.trim_start().to_ascii_lowercase();
+        v.starts_with("text/html") || v.starts_with("application/xhtml+xml")
+    })
 }
 
 fn status_message(origin: &RedactedOrigin, status: StatusCode, quote: &str) -> String {
