@@ -244,3 +244,15 @@ fn the_protocol_key_chooses_the_era_and_a_bad_one_is_an_error_for_its_entry() {
     assert_eq!(typo.field.as_deref(), Some("x-mcp-stack.protocol"));
     assert!(typo.message.contains("auto"), "{typo}");
 }
+
+/// An empty `inputs` list asks nothing: ignoring it is no loss, and no
+/// warning is given; a list with inputs still warns.
+#[test]
+fn an_empty_inputs_list_is_not_warned_about() {
+    let text = r#"{"inputs": [], "servers": {"m": {"command": "x"}}}"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let text = r#"{"inputs": [{"id": "k", "type": "promptString"}], "servers": {"m": {"command": "x"}}}"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    assert!(loaded.warnings.iter().any(|w| w.message.contains("inputs")), "{:?}", loaded.warnings);
+}
