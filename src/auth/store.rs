@@ -184,7 +184,9 @@ impl FileStore {
     }
 }
 
-fn read_client_issuer(path: &Path, origin: &str, client_id: &str) -> io::Result<Option<String>> {
+/// A store file's bytes (`None` when there is none), at most
+/// [`MAX_TOKEN_FILE_BYTES`].
+fn read_bounded(path: &Path, what: &str) -> io::Result<Option<Vec<u8>>> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -193,8 +195,13 @@ fn read_client_issuer(path: &Path, origin: &str, client_id: &str) -> io::Result<
     let mut body = Vec::new();
     file.take(MAX_TOKEN_FILE_BYTES + 1).read_to_end(&mut body)?;
     if body.len() as u64 > MAX_TOKEN_FILE_BYTES {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "client binding file too large"));
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{what} too large")));
     }
+    Ok(Some(body))
+}
+
+fn read_client_issuer(path: &Path, origin: &str, client_id: &str) -> io::Result<Option<String>> {
+    let Some(body) = read_bounded(path, "client binding file")? else { return Ok(None) };
     let wire: ClientIssuerFile = serde_json::from_slice(&body).map_err(|e| {
         io::Error::new(io::ErrorKind::InvalidData, format!("client binding file: {}", json_reason(&e)))
     })?;
@@ -230,16 +237,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 fn read_file(path: &Path, origin: &str) -> io::Result<Option<Tokens>> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let mut body = Vec::new();
-    file.take(MAX_TOKEN_FILE_BYTES + 1).read_to_end(&mut body)?;
-    if body.len() as u64 > MAX_TOKEN_FILE_BYTES {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "token file too large"));
-    }
+    let Some(body) = read_bounded(path, "token file")? else { return Ok(None) };
     let wire: TokenFile = serde_json::from_slice(&body).map_err(|e| {
         io::Error::new(io::ErrorKind::InvalidData, format!("token file: {}", json_reason(&e)))
     })?;
