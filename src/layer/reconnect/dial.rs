@@ -36,6 +36,12 @@ use std::sync::Mutex;
 /// (reconnects to the same server process or origin); a cached modern
 /// verdict that a new dial finds wrong is probed again.
 ///
+/// # When the dial times out
+///
+/// The `startup_timeout` error says what the transport knows of why
+/// ([`TransportFactory::startup_hint`]): for a stdio server, what it last
+/// wrote on stderr and which environment it was given.
+///
 /// ```
 /// # use mcp_stack::layer::Dialer;
 /// # use mcp_stack::connection::NoInbound;
@@ -247,10 +253,12 @@ impl Dialer {
         // which closes its transport.
         let dialed =
             tokio::time::timeout(self.timeout, start).instrument(span.clone()).await.unwrap_or_else(|_| {
-                Err(Error::new(
-                    FailureClass::StartupTimeout,
-                    format!("connect and handshake did not finish within {:?}", self.timeout),
-                ))
+                let mut message = format!("connect and handshake did not finish within {:?}", self.timeout);
+                if let Some(hint) = self.factory.startup_hint() {
+                    message.push_str("; ");
+                    message.push_str(&hint);
+                }
+                Err(Error::new(FailureClass::StartupTimeout, message))
             });
         let _entered = span.enter();
         match &dialed {
