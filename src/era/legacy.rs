@@ -82,12 +82,18 @@ pub async fn initialize_version(
         };
         let refused = super::modern::rpc_error(&e)
             .filter(|rpc| rpc.code == crate::protocol::jsonrpc::codes::UNSUPPORTED_PROTOCOL_VERSION)
-            .map(super::modern::supported_versions);
+            .cloned();
         match refused {
-            Some(offered) => Error::new(
+            // The JSON-RPC error stays the source: the dialer reads what
+            // was offered (a slow dual-era server may have chosen 2026-07-28).
+            Some(rpc) => Error::new(
                 FailureClass::UnsupportedProtocol,
-                format!("the server refused initialize: it speaks none of this client's versions; it offered {offered:?}"),
+                format!(
+                    "the server refused initialize: it speaks none of this client's versions; it offered {:?}",
+                    super::modern::supported_versions(&rpc)
+                ),
             )
+            .with_source(rpc)
             .with_op("initialize"),
             None => e.with_op("initialize"),
         }
