@@ -4,7 +4,12 @@
 //! ```text
 //! cargo run --example quickstart                       # the built-in demo server
 //! cargo run --example quickstart -- --stdio "npx -y @modelcontextprotocol/server-everything stdio"
+//! cargo run --example quickstart -- --env NODE_EXTRA_CA_CERTS=/etc/ssl/corp.pem --stdio "npx -y …"
 //! ```
+//!
+//! A stdio server gets only an allowlist of this environment (see
+//! `mcp_stack::transport::stdio`); `--env KEY=VALUE` (repeatable) sets one
+//! more variable for it.
 //!
 //! Against the demo server it calls `count`, then asks the server to log.
 //! Against another server it calls `--tool NAME` with `--args JSON`; without
@@ -44,9 +49,15 @@ async fn main() {
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (mut stdio, mut tool, mut tool_args, mut log_level) = (None, None, None, LoggingLevel::Info);
+    let mut env = Vec::new();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--stdio" => stdio = args.next(),
+            "--env" => {
+                let pair = args.next().unwrap_or_default();
+                let (key, value) = pair.split_once('=').ok_or("--env takes KEY=VALUE")?;
+                env.push((key.to_string(), value.to_string()));
+            }
             "--tool" => tool = args.next(),
             "--args" => tool_args = args.next(),
             "--log-level" => log_level = args.next().unwrap_or_default().parse()?,
@@ -55,7 +66,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let mut definition = match &stdio {
-        Some(line) => Definition::with_factory("server", Arc::new(StdioFactory::from_command_line(line)?)),
+        Some(line) => {
+            let factory = env.iter().fold(StdioFactory::from_command_line(line)?, |f, (k, v)| f.env(k, v));
+            Definition::with_factory("server", Arc::new(factory))
+        }
+        None if !env.is_empty() => return Err("--env applies to a --stdio server".into()),
         None => Definition::new("demo", mcp_stack::demo::factory()),
     };
     // What this server may ask of us, and the level of logs we want.

@@ -10,9 +10,10 @@
 #                                              with tests/fixtures/ts_server.mjs copied in
 #   oidc-provider 9 ........ .peers/oidc     (oidc-provider, an authorization server)
 #                                              with tests/fixtures/oidc_provider.mjs copied in
+#   FastMCP 4.1.6 .......... .peers/fastmcp-venv (fastmcp==4.1.6, its own venv)
 #
 # Writes .peers/env.sh exporting MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS,
-# MCP_PYTHON, MCP_TS_SERVER_JS and MCP_OIDC_PROVIDER_JS (absolute paths). Idempotent: every step checks the installed
+# MCP_PYTHON, MCP_TS_SERVER_JS, MCP_OIDC_PROVIDER_JS and MCP_FASTMCP_PYTHON (absolute paths). Idempotent: every step checks the installed
 # version first and is skipped when it already matches, so a second run takes
 # about a second. Any failure exits non-zero with a message saying what broke.
 set -Eeuo pipefail
@@ -31,6 +32,7 @@ TS_NODE_VERSION=2.1.2
 ZOD_MAJOR=4
 OIDC_PKG=oidc-provider
 OIDC_VERSION=9.13.3
+FASTMCP_VERSION=4.1.6
 
 # ---- paths (relative to the repo root, computed from this script) ----------
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,6 +54,8 @@ TS_SERVER_JS="$TS_PREFIX/ts_server.mjs"
 OIDC_PREFIX="$PEERS/oidc"
 OIDC_DIR="$OIDC_PREFIX/node_modules/$OIDC_PKG"
 OIDC_JS="$OIDC_PREFIX/oidc_provider.mjs"
+FASTMCP_VENV="$PEERS/fastmcp-venv"
+FASTMCP_PY="$FASTMCP_VENV/bin/python"
 HOST_PYTHON="${PYTHON:-python3}"
 
 log() { printf '[install-peers] %s\n' "$*" >&2; }
@@ -166,8 +170,30 @@ else
 fi
 cp -f "$ROOT/tests/fixtures/oidc_provider.mjs" "$OIDC_JS" || die "could not copy tests/fixtures/oidc_provider.mjs into $OIDC_PREFIX"
 
+# ---- 3d. FastMCP (its own venv: it pins its own mcp) -------------------------
+fastmcp_version() {
+  [ -x "$FASTMCP_PY" ] || { echo ""; return 0; }
+  "$FASTMCP_PY" -c 'import importlib.metadata as m; print(m.version("fastmcp"))' 2>/dev/null || echo ""
+}
+fm_have="$(fastmcp_version)"
+if [ "$fm_have" = "$FASTMCP_VERSION" ]; then
+  log "fastmcp==$fm_have present"
+else
+  log "installing fastmcp==$FASTMCP_VERSION into venv $FASTMCP_VENV (had: '${fm_have:-none}')"
+  if [ ! -x "$FASTMCP_PY" ]; then
+    "$HOST_PYTHON" -m venv "$FASTMCP_VENV" || die "'$HOST_PYTHON -m venv $FASTMCP_VENV' failed"
+  fi
+  "$FASTMCP_PY" -m pip install --quiet --disable-pip-version-check "fastmcp==$FASTMCP_VERSION" \
+    || die "pip install fastmcp==$FASTMCP_VERSION failed"
+  installed_any=1
+  fm_have="$(fastmcp_version)"
+  [ "$fm_have" = "$FASTMCP_VERSION" ] || die "venv has fastmcp '${fm_have:-missing}', wanted $FASTMCP_VERSION"
+  "$FASTMCP_PY" -c 'from fastmcp import FastMCP, Context' \
+    || die "fastmcp $FASTMCP_VERSION installed but 'from fastmcp import FastMCP, Context' fails"
+fi
+
 # ---- 4. final checks + env.sh ----------------------------------------------
-for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS"; do
+for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$FASTMCP_PY"; do
   [ -e "$f" ] || die "expected file missing after install: $f"
 done
 node_v="$("$NODE_BIN" --version)" || die "$NODE_BIN --version failed"
@@ -183,12 +209,13 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
   printf 'export MCP_PYTHON=%q\n' "$VENV_PY"
   printf 'export MCP_TS_SERVER_JS=%q\n' "$TS_SERVER_JS"
   printf 'export MCP_OIDC_PROVIDER_JS=%q\n' "$OIDC_JS"
+  printf 'export MCP_FASTMCP_PYTHON=%q\n' "$FASTMCP_PY"
 } > "$tmp"
 mv -f "$tmp" "$ENV_FILE"
 
 if [ "$installed_any" -eq 0 ]; then
-  log "all peers already present (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have); nothing to do ($((SECONDS - START))s)"
+  log "all peers already present (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have, fastmcp $fm_have); nothing to do ($((SECONDS - START))s)"
 else
-  log "peers installed in $((SECONDS - START))s (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have)"
+  log "peers installed in $((SECONDS - START))s (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have, fastmcp $fm_have)"
 fi
 log "wrote $ENV_FILE"

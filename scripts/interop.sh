@@ -13,6 +13,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 log() { printf '[interop] %s\n' "$*" >&2; }
+# `scripts/interop.sh fastmcp`: install the peers, build the CLI and run only
+# the FastMCP part; with no argument, everything.
+ONLY="${1:-}"
+case "$ONLY" in ""|fastmcp) ;; *) printf '[interop] ERROR: unknown part %s (only: fastmcp)\n' "$ONLY" >&2; exit 2 ;; esac
 die() { printf '[interop] ERROR: %s\n' "$*" >&2; exit 1; }
 
 bash "$ROOT/scripts/install-peers.sh" || die "scripts/install-peers.sh failed"
@@ -22,7 +26,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_FASTMCP_PYTHON; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -f "$val" ] || die "$var points to a missing file: $val"
@@ -39,6 +43,26 @@ log "cargo build --features cli --bin mcp (the CLI under test)"
 cargo build --features cli --bin mcp
 export MCP_CLI="$ROOT/target/debug/mcp"
 [ -x "$MCP_CLI" ] || die "the CLI was not built at $MCP_CLI"
+
+# ---- FastMCP 4.1.6 through the mcp command ---------------------------------
+# tests/fixtures/fastmcp_server.py over stdio and streamable HTTP, driven
+# through $MCP_CLI under the default protocol choice: a tool that elicits
+# (answered with --accept-defaults) and one that lists roots (--root DIR)
+# both succeed, on the initialize era the default profile chooses for
+# FastMCP 4 (legacy_era_for_mrtr_less_servers, reported as applied); a
+# FastMCP server it cannot recognize gets the hint, and works with the
+# one-line config ("x-mcp-stack": {"protocol": "legacy"}).
+# `scripts/interop.sh fastmcp` runs this part alone.
+run_fastmcp() {
+  log "cargo test --features interop --test interop_fastmcp -- --test-threads=1"
+  cargo test --features interop --test interop_fastmcp -- --test-threads=1
+}
+if [ "$ONLY" = "fastmcp" ]; then
+  run_fastmcp
+  log "interop (fastmcp only) OK"
+  exit 0
+fi
+
 log "cargo test --features interop --test interop_stdio -- --test-threads=1"
 cargo test --features interop --test interop_stdio -- --test-threads=1
 log "cargo test --features interop --test interop_handlers -- --test-threads=1"
@@ -97,6 +121,9 @@ cargo test --features interop --test interop_host -- --test-threads=1
 # fallback.
 log "cargo test --features interop --test interop_modern -- --test-threads=1"
 cargo test --features interop --test interop_modern -- --test-threads=1
+
+# ---- FastMCP 4.1.6 (run_fastmcp, defined above) -----------------------------
+run_fastmcp
 
 # ---- OAuth against a real authorization server ------------------------------
 # oidc-provider 9 (tests/fixtures/oidc_provider.mjs) in front of a Python SDK

@@ -13,12 +13,21 @@
 //! | `display_name_normalization` | a title, description or resource name holding control characters (C0, C1) or bidirectional formatting characters, or a title with surrounding blanks, is normalized (those characters become spaces; titles are trimmed) | that field is dropped and the entry kept (a resource's or template's required name: the entry is refused) |
 //! | `loose_input_schema` | a tool without an input schema is given `{"type":"object"}`; one without `"type"` is kept as sent | the tool is refused |
 //! | `structured_content_mismatch` | a call result whose `structuredContent` fails the tool's output schema (or is missing) loses its structured content, with a warning | the call fails with `server_protocol` |
+//! | `legacy_era_for_mrtr_less_servers` | under the automatic protocol choice, a server whose `server/discover` identifies an implementation known to speak 2026-07-28 while still asking for elicitation and roots only through server-initiated requests (which that era does not carry) is spoken to with `initialize` instead | the 2026-07-28 era is kept, and such tools fail |
 //!
 //! | profile | tolerances |
 //! | --- | --- |
 //! | `strict/v1` | none |
-//! | `default/v1` (the default) | `invalid_output_schema`, `legacy_sse`, `display_name_normalization`, `structured_content_mismatch` |
-//! | `legacy/v1` | all five |
+//! | `default/v2` (the default) | `invalid_output_schema`, `legacy_sse`, `display_name_normalization`, `structured_content_mismatch`, `legacy_era_for_mrtr_less_servers` |
+//! | `default/v1` | `invalid_output_schema`, `legacy_sse`, `display_name_normalization`, `structured_content_mismatch` |
+//! | `legacy/v2` | all six |
+//! | `legacy/v1` | the first five (all but `legacy_era_for_mrtr_less_servers`) |
+//!
+//! `legacy_era_for_mrtr_less_servers` is applied by the dialer (see
+//! [`Dialer`](crate::layer::Dialer)) and reported with the catalog of every
+//! session it chose the era for; which implementations it knows is written
+//! down at [`crate::era::modern::mrtr_less_implementation`]. A pinned
+//! protocol choice is always obeyed.
 //!
 //! `structured_content_mismatch` bends a call, not a catalog: when it is
 //! applied, the call's result says so in its warnings, and it never appears
@@ -92,6 +101,9 @@ tolerances! {
     /// Drop a call's structured content that fails the output schema instead
     /// of failing the call.
     StructuredContentMismatch => "structured_content_mismatch",
+    /// Under the automatic protocol choice, speak the `initialize` era to a
+    /// server known to ask only through server-initiated requests.
+    LegacyEraForMrtrLessServers => "legacy_era_for_mrtr_less_servers",
 }
 
 impl fmt::Display for Tolerance {
@@ -112,9 +124,9 @@ pub struct Profile {
 }
 
 impl Default for Profile {
-    /// [`Profile::default_v1`].
+    /// [`Profile::default_v2`].
     fn default() -> Self {
-        Profile::default_v1()
+        Profile::default_v2()
     }
 }
 
@@ -124,7 +136,16 @@ impl Profile {
         Profile { name: "strict".into(), version: 1, tolerances: Vec::new() }
     }
 
-    /// `default/v1`: what a host wants from servers in the wild.
+    /// `default/v2`: what a host wants from servers in the wild; `default/v1`
+    /// and `legacy_era_for_mrtr_less_servers`.
+    pub fn default_v2() -> Self {
+        let mut profile = Profile::default_v1();
+        profile.version = 2;
+        profile.tolerances.push(Tolerance::LegacyEraForMrtrLessServers);
+        profile
+    }
+
+    /// `default/v1`: the default before `legacy_era_for_mrtr_less_servers`.
     pub fn default_v1() -> Self {
         Profile {
             name: "default".into(),
@@ -138,9 +159,42 @@ impl Profile {
         }
     }
 
-    /// `legacy/v1`: every tolerance, for old or careless servers.
+    /// `legacy/v2`: every tolerance, for old or careless servers.
+    pub fn legacy_v2() -> Self {
+        let mut profile = Profile::legacy_v1();
+        profile.version = 2;
+        profile.tolerances.push(Tolerance::LegacyEraForMrtrLessServers);
+        profile
+    }
+
+    /// `legacy/v1`: the five tolerances there were before
+    /// `legacy_era_for_mrtr_less_servers` (a profile never changes under
+    /// its name and version).
     pub fn legacy_v1() -> Self {
-        Profile { name: "legacy".into(), version: 1, tolerances: Tolerance::ALL.to_vec() }
+        Profile {
+            name: "legacy".into(),
+            version: 1,
+            tolerances: vec![
+                Tolerance::InvalidOutputSchema,
+                Tolerance::LegacySse,
+                Tolerance::DisplayNameNormalization,
+                Tolerance::LooseInputSchema,
+                Tolerance::StructuredContentMismatch,
+            ],
+        }
+    }
+
+    /// The shipped profile named `id` (`name/vN`), if there is one.
+    pub fn shipped(id: &str) -> Option<Self> {
+        let profile = match id {
+            "strict/v1" => Profile::strict_v1(),
+            "default/v1" => Profile::default_v1(),
+            "default/v2" => Profile::default_v2(),
+            "legacy/v1" => Profile::legacy_v1(),
+            "legacy/v2" => Profile::legacy_v2(),
+            _ => return None,
+        };
+        Some(profile)
     }
 
     /// Whether this profile allows `tolerance`.
@@ -179,10 +233,25 @@ mod tests {
 
     #[test]
     fn shipped_profiles() {
-        assert_eq!(Profile::default(), Profile::default_v1());
+        assert_eq!(Profile::default(), Profile::default_v2());
         assert_eq!(Profile::strict_v1().id(), "strict/v1");
         assert_eq!(Profile::default_v1().id(), "default/v1");
+        assert_eq!(Profile::default_v2().id(), "default/v2");
         assert_eq!(Profile::legacy_v1().id(), "legacy/v1");
+        assert_eq!(Profile::legacy_v2().id(), "legacy/v2");
+        let quirk = Tolerance::LegacyEraForMrtrLessServers;
+        assert!(Profile::default_v2().allows(quirk) && Profile::legacy_v2().allows(quirk));
+        assert!(!Profile::default_v1().allows(quirk) && !Profile::legacy_v1().allows(quirk));
+        assert!(!Profile::strict_v1().allows(quirk));
+        assert_eq!(
+            Profile::legacy_v2().tolerances.len(),
+            Tolerance::ALL.len(),
+            "legacy/v2 is every tolerance"
+        );
+        for id in ["strict/v1", "default/v1", "default/v2", "legacy/v1", "legacy/v2"] {
+            assert_eq!(Profile::shipped(id).unwrap().id(), id);
+        }
+        assert!(Profile::shipped("default/v3").is_none());
         assert!(!Profile::strict_v1().allows(Tolerance::InvalidOutputSchema));
         assert!(Profile::default_v1().allows(Tolerance::InvalidOutputSchema));
         assert!(!Profile::default_v1().allows(Tolerance::LooseInputSchema));
@@ -216,6 +285,14 @@ mod tests {
         assert_eq!(
             Profile::legacy_v1().digest(),
             "2b1c34adf878d636b479a4e4cc0a292a5e16621ca95603146837f5b35ba1e8ee"
+        );
+        assert_eq!(
+            Profile::default_v2().digest(),
+            "e4e347c4fa936494376f6d180e6429c3f4517fe5a1581a5dd377642d0f427904"
+        );
+        assert_eq!(
+            Profile::legacy_v2().digest(),
+            "7c9beddc7dac22206b9d2f9dafa9ec704e8da5e26dd4986973ac515c3a107c67"
         );
     }
 }

@@ -605,3 +605,16 @@ fn ctrl_c_cancels_the_call_and_says_so() {
     assert_eq!(out.status.code(), Some(130), "{seen}{rest}");
     assert!(rest.contains("interrupted") && rest.contains("cancelled"), "{rest}");
 }
+
+/// A stdio server that never finishes starting: the timeout says what it
+/// last wrote on stderr, and names --env and the environment allowlist.
+#[cfg(unix)]
+#[test]
+fn a_server_that_does_not_start_says_what_it_last_wrote() {
+    let server = "sh -c 'echo npm ERR! unable to get local issuer certificate >&2; exec sleep 30'";
+    let out = mcp(&["--stdio", server, "--startup-timeout-ms", "1500", "tools"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("startup_timeout") && err.contains("unable to get local issuer certificate"), "{err}");
+    assert!(err.contains("--env"), "{err}");
+}

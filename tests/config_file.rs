@@ -182,6 +182,24 @@ fn a_strict_profile_turns_the_http_sse_fallback_off_instead_of_failing() {
 }
 
 #[test]
+fn every_shipped_profile_is_named_and_the_default_is_default_v2() {
+    for id in ["strict/v1", "default/v1", "default/v2", "legacy/v1", "legacy/v2"] {
+        let text =
+            format!(r#"{{"mcpServers": {{"s": {{"command": "x", "x-mcp-stack": {{"profile": "{id}"}}}}}}}}"#);
+        let loaded = config_file::parse(&text, &|_| None).unwrap();
+        assert!(loaded.errors.is_empty(), "{id}: {:?}", loaded.errors);
+        assert_eq!(loaded.definitions[0].compat.id(), id);
+    }
+    let loaded = config_file::parse(r#"{"mcpServers": {"s": {"command": "x"}}}"#, &|_| None).unwrap();
+    assert_eq!(loaded.definitions[0].compat.id(), "default/v2");
+    // The one line for a server whose tools ask through server-initiated
+    // requests and that the default profile does not recognize.
+    let text = r#"{"mcpServers": {"s": {"command": "x", "x-mcp-stack": {"protocol": "legacy"}}}}"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    assert_eq!(loaded.definitions[0].protocol, mcp_stack::era::ProtocolChoice::Legacy);
+}
+
+#[test]
 fn a_file_that_is_not_a_server_list_fails_as_a_whole() {
     for text in ["", "[1]", "{\"mcpServers\": ", "{\"other\": {}}", "{\"mcpServers\": {}, } trailing"] {
         let e = config_file::parse(text, &|_| None).unwrap_err();

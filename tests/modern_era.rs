@@ -12,19 +12,25 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// What the scripted server answers: `Some(response fields)` (`result` or
-/// `error`), or `None` to stay silent.
-type Script = dyn Fn(&str, &Value) -> Option<Value> + Send + Sync;
-
 /// A server that answers each request with `script`, recording every
 /// message it got.
 fn server(script: impl Fn(&str, &Value) -> Option<Value> + Send + Sync + 'static) -> (MemoryFactory, Seen) {
+    server_per_connection(move |_, method, params| script(method, params))
+}
+
+/// [`server`], with the script told which connection (0, 1, …) asks.
+fn server_per_connection(
+    script: impl Fn(usize, &str, &Value) -> Option<Value> + Send + Sync + 'static,
+) -> (MemoryFactory, Seen) {
     let seen = Seen::default();
-    let script: Arc<Script> = Arc::new(script);
+    let script = Arc::new(script);
     let record = seen.clone();
+    let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let factory = MemoryFactory::new("modern", move |transport: Transport| {
+        let n = connections.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let script = script.clone();
         let record = record.clone();
+        let script = move |method: &str, params: &Value| script(n, method, params);
         tokio::spawn(async move {
             let Transport { sender, mut receiver } = transport;
             while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
@@ -993,4 +999,219 @@ async fn the_listen_stream_is_opened_again_after_a_reconnect() {
     assert_eq!(seen.requests("server/discover").len(), 2, "a modern verdict is confirmed by the next dial");
     assert!(seen.requests("initialize").is_empty());
     binding.close().await;
+}
+
+/// A FastMCP 4 server's `server/discover` answer: the author's name, the
+/// FastMCP version, the MCP Apps extension FastMCP always declares.
+fn fastmcp_discover(version: &str) -> Value {
+    json!({ "result": {
+        "resultType": "complete",
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": { "tools": { "listChanged": false }, "extensions": { "io.modelcontextprotocol/ui": {} } },
+        "_meta": { "io.modelcontextprotocol/serverInfo": { "name": "weather", "version": version } }
+    }})
+}
+
+fn quirk() -> mcp_stack::compat::Tolerance {
+    mcp_stack::compat::Tolerance::LegacyEraForMrtrLessServers
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_speaks_initialize_to_fastmcp_4_and_reports_the_tolerance() {
+    let (factory, seen) = both(|_| Some(fastmcp_discover("4.1.6")), |_| done());
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    assert_eq!(binding.session().protocol_version, "2025-11-25");
+    assert_eq!(binding.catalog().protocol_version, "2025-11-25");
+    assert_eq!(binding.catalog().applied_tolerances, [quirk()]);
+    // The same connection: discover, then initialize.
+    assert_eq!(&seen.methods()[..3], ["server/discover", "initialize", "notifications/initialized"]);
+    binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
+    let call = &seen.requests("tools/call")[0];
+    assert!(call["params"]
+        .get("_meta")
+        .is_none_or(|m| m.get("io.modelcontextprotocol/protocolVersion").is_none()));
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fastmcp_server_refusing_initialize_after_discover_gets_a_new_connection() {
+    // As FastMCP over stdio: a connection that answered discover keeps the
+    // 2026-07-28 era and refuses initialize with -32022.
+    let (factory, seen) = server_per_connection(|n, method, _| match method {
+        "server/discover" => Some(fastmcp_discover("4.0.0b3")),
+        "initialize" if n == 0 => Some(json!({ "error": { "code": -32022,
+            "message": "connection is serving the 2026-07-28 protocol; the initialize handshake is not accepted",
+            "data": { "supported": ["2026-07-28"] } } })),
+        "initialize" => Some(initialize_result()),
+        "tools/list" => Some(tools_list()),
+        _ => Some(json!({ "result": {} })),
+    });
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    assert_eq!(binding.session().protocol_version, "2025-11-25");
+    assert_eq!(binding.catalog().applied_tolerances, [quirk()]);
+    assert_eq!(seen.requests("server/discover").len(), 1, "the new connection is not probed again");
+    assert_eq!(seen.requests("initialize").len(), 2);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pinned_choice_or_a_profile_without_the_tolerance_keeps_fastmcp_modern() {
+    for (protocol, profile) in [
+        (ProtocolChoice::Modern, mcp_stack::compat::Profile::default()),
+        (ProtocolChoice::Pinned("2026-07-28".into()), mcp_stack::compat::Profile::default()),
+        (ProtocolChoice::Auto, mcp_stack::compat::Profile::default_v1()),
+        (ProtocolChoice::Auto, mcp_stack::compat::Profile::strict_v1()),
+    ] {
+        let (factory, seen) = both(|_| Some(fastmcp_discover("4.1.6")), |_| done());
+        let mut definition = definition(factory, protocol.clone());
+        definition.compat = profile.clone();
+        let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
+        assert_eq!(binding.session().protocol_version, "2026-07-28", "{protocol} {}", profile.id());
+        assert!(binding.catalog().applied_tolerances.is_empty());
+        assert!(seen.requests("initialize").is_empty());
+        binding.close().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn servers_not_known_to_lack_mrtr_stay_modern() {
+    // FastMCP with the author's version; a 4.x server without the
+    // extension; the plain modern server.
+    let answers = [
+        fastmcp_discover("1.2.0"),
+        json!({ "result": { "supportedVersions": ["2026-07-28"], "capabilities": {},
+            "serverInfo": { "name": "other", "version": "4.1.6" } } }),
+        discover_result(),
+    ];
+    for answer in answers {
+        let reply = answer.clone();
+        let (factory, _) = both(move |_| Some(reply.clone()), |_| done());
+        let binding =
+            Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+        assert_eq!(binding.session().protocol_version, "2026-07-28", "{answer}");
+        binding.close().await;
+    }
+    // A generated FastMCP name is recognized whatever the version.
+    let mut answer = fastmcp_discover("1.2.0");
+    answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] = json!("FastMCP-1a2b");
+    let (factory, _) = both(move |_| Some(answer.clone()), |_| done());
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    assert_eq!(binding.session().protocol_version, "2025-11-25");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_reconnect_of_a_fastmcp_binding_goes_to_initialize_and_still_reports_it() {
+    use mcp_stack::connection::NoInbound;
+    use mcp_stack::layer::Dialer;
+    use mcp_stack::transport::ConnectConfig;
+    let (factory, seen) = both(|_| Some(fastmcp_discover("4.1.6")), |_| done());
+    let dialer = Dialer::new(Arc::new(factory), ConnectConfig::new("t"), Arc::new(NoInbound));
+    for _ in 0..2 {
+        let (connection, session) = dialer.dial().await.unwrap();
+        assert_eq!(session.protocol_version, "2025-11-25");
+        assert_eq!(session.transport_tolerances, [quirk()]);
+        connection.close().await;
+    }
+    assert_eq!(seen.requests("server/discover").len(), 1);
+    assert_eq!(seen.requests("initialize").len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_refusing_to_ask_on_2026_07_28_gets_a_hint() {
+    let refusal = |text: &str| {
+        Some(json!({ "result": { "isError": true, "content": [ { "type": "text", "text": text } ] } }))
+    };
+    let (factory, _) = both(
+        |_| Some(discover_result()),
+        move |params| match params["name"].as_str() {
+            Some("t") => {
+                refusal("elicitation via server-initiated requests is unavailable on 2026-07-28 connections.")
+            }
+            _ => refusal("plain failure"),
+        },
+    );
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    let result = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
+    assert!(result.is_error);
+    assert_eq!(result.warnings.len(), 1, "{:?}", result.warnings);
+    assert!(result.warnings[0].contains("--protocol legacy"), "{:?}", result.warnings);
+    assert!(result.warnings[0].contains(r#""x-mcp-stack": {"protocol": "legacy"}"#), "{:?}", result.warnings);
+    binding.close().await;
+
+    // A JSON-RPC error saying the same (the SDK's wording) carries it too.
+    let (factory, _) = both(
+        |_| Some(discover_result()),
+        |_| {
+            Some(json!({ "error": { "code": -32600, "message":
+                "Cannot send 'roots/list': this transport context has no back-channel for server-initiated requests." } }))
+        },
+    );
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::RemoteToolError);
+    assert!(e.message().contains("--protocol legacy"), "{}", e.message());
+    binding.close().await;
+}
+
+/// A dual-era server slow to start (`npx`, `uvx` fetching it): the probe
+/// goes unanswered, the server then reads it, chooses 2026-07-28 for the
+/// connection and refuses the fallback `initialize` with -32022.
+fn slow_dual_era(discover: Value) -> (MemoryFactory, Seen) {
+    let discovers = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    server_per_connection(move |n, method, _| match method {
+        "server/discover" => {
+            let mut answer = discover.clone();
+            if discovers.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                answer["delayMs"] = json!(8000);
+            }
+            Some(answer)
+        }
+        "initialize" if n == 0 => Some(json!({ "error": { "code": -32022,
+            "message": "connection is serving the 2026-07-28 protocol; the initialize handshake is not accepted",
+            "data": { "supported": ["2026-07-28"] } } })),
+        "initialize" => Some(initialize_result()),
+        "tools/list" => Some(tools_list()),
+        _ => Some(json!({ "result": {} })),
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_dual_era_server_refusing_the_fallback_is_probed_again() {
+    let (factory, seen) = slow_dual_era(discover_result());
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    assert_eq!(binding.session().protocol_version, "2026-07-28");
+    assert_eq!(seen.requests("server/discover").len(), 2);
+    assert_eq!(seen.requests("initialize").len(), 1);
+    binding.close().await;
+
+    // FastMCP 4, slow: probed again, then initialize on a new connection.
+    let (factory, seen) = slow_dual_era(fastmcp_discover("4.1.6"));
+    let binding =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
+    assert_eq!(binding.session().protocol_version, "2025-11-25");
+    assert_eq!(binding.catalog().applied_tolerances, [quirk()]);
+    assert_eq!(seen.requests("initialize").len(), 3);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_legacy_server_refusing_initialize_still_fails_unsupported_protocol() {
+    // -32022 offering only versions this client does not speak: no second probe.
+    let (factory, seen) = server(|method, _| match method {
+        "server/discover" => None,
+        "initialize" => Some(json!({ "error": { "code": -32022, "message": "no",
+            "data": { "supported": ["2030-01-01"] } } })),
+        _ => Some(json!({ "result": {} })),
+    });
+    let e =
+        Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::UnsupportedProtocol);
+    assert_eq!(seen.requests("server/discover").len(), 1);
 }

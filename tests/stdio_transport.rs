@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_stack::transport::stdio::{StdioFactory, INHERITED_ENV};
+use mcp_stack::connection::NoInbound;
+use mcp_stack::layer::Dialer;
+use mcp_stack::transport::stdio::{StdioFactory, INHERITED_ENV, INHERITED_PROXY_ENV};
 use mcp_stack::transport::{ConnectConfig, Inbound, Transport, TransportFactory};
 use mcp_stack::FailureClass;
 use tokio::time::timeout;
@@ -131,10 +133,95 @@ async fn the_child_sees_only_the_allowlist_and_its_definition() {
     for var in &vars {
         let name = var.split('=').next().unwrap();
         assert!(
-            INHERITED_ENV.contains(&name) || name == "MCP_STACK_TEST_DEFINED",
+            INHERITED_ENV.contains(&name)
+                || INHERITED_PROXY_ENV.contains(&name)
+                || name == "MCP_STACK_TEST_DEFINED",
             "{name} is neither allowlisted nor defined"
         );
     }
+}
+
+/// What `npx` and `uvx` need behind a TLS-intercepting proxy reaches the
+/// child; the proxy's credentials never show in an error or `Debug`.
+#[tokio::test]
+async fn certificate_and_proxy_variables_reach_the_child_and_credentials_stay_hidden() {
+    const PASSWORD: &str = "s3cr3t-proxy-pw";
+    let proxy = format!("http://alice:{PASSWORD}@127.0.0.1:9/");
+    let certs = [
+        ("NODE_EXTRA_CA_CERTS", "/etc/ssl/corp/node.pem"),
+        ("SSL_CERT_FILE", "/etc/ssl/corp/bundle.pem"),
+        ("SSL_CERT_DIR", "/etc/ssl/corp/certs"),
+        ("REQUESTS_CA_BUNDLE", "/etc/ssl/corp/requests.pem"),
+        ("CURL_CA_BUNDLE", "/etc/ssl/corp/curl.pem"),
+        ("PIP_CERT", "/etc/ssl/corp/pip.pem"),
+    ];
+    // Safe in edition 2021; no other test of this binary reads these.
+    for (key, value) in certs {
+        std::env::set_var(key, value);
+    }
+    std::env::set_var("HTTPS_PROXY", &proxy);
+    std::env::set_var("no_proxy", "localhost,127.0.0.1");
+
+    let factory = StdioFactory::new("env");
+    let mut t = connect(&factory, &ConnectConfig::new("env")).await;
+    let mut vars = Vec::new();
+    // `env` prints and exits: the end of stdout is an error, and ends the loop.
+    while let Ok(Some(Inbound::Frame(line))) = within("recv", t.receiver.recv()).await {
+        vars.push(line);
+    }
+    within("close", t.sender.close()).await.unwrap();
+    for (key, value) in certs {
+        assert!(vars.contains(&format!("{key}={value}")), "{key}: {vars:?}");
+    }
+    assert!(vars.contains(&format!("HTTPS_PROXY={proxy}")), "the proxy is passed on: {vars:?}");
+    assert!(vars.contains(&"no_proxy=localhost,127.0.0.1".to_string()), "{vars:?}");
+
+    // While the factory lives, the proxy value and its password are secrets.
+    assert!(!format!("{factory:?}").contains(PASSWORD));
+    let e = mcp_stack::Error::new(FailureClass::TransportClosed, format!("via {proxy} and {PASSWORD}"));
+    assert!(!e.message().contains(PASSWORD), "{}", e.message());
+    // NO_PROXY holds host names: never hidden.
+    let e = mcp_stack::Error::new(FailureClass::TransportClosed, "localhost,127.0.0.1");
+    assert_eq!(e.message(), "localhost,127.0.0.1");
+
+    // A server that quotes the proxy on stderr and never starts: the
+    // startup timeout quotes its stderr, without the credentials.
+    let script =
+        r#"echo "npm error request via $HTTPS_PROXY failed: SELF_SIGNED_CERT_IN_CHAIN" >&2; exec sleep 30"#;
+    let dialer = Dialer::new(Arc::new(sh(script)), ConnectConfig::new("npx"), Arc::new(NoInbound))
+        .timeout(Duration::from_secs(1));
+    let err = within("dial", dialer.dial()).await.unwrap_err();
+    assert_eq!(err.class(), FailureClass::StartupTimeout);
+    assert!(err.message().contains("SELF_SIGNED_CERT_IN_CHAIN"), "{}", err.message());
+    assert!(!err.message().contains(PASSWORD), "{}", err.message());
+    drop(factory);
+}
+
+/// A stdio server that does not finish starting is explained: what it last
+/// wrote on stderr, and how to give it the environment it may lack.
+#[tokio::test]
+async fn a_startup_timeout_says_what_the_server_last_wrote_and_names_env() {
+    let script = "printf 'starting\\nnpm error code UNABLE_TO_GET_ISSUER_CERT_LOCALLY\\n' >&2; exec sleep 30";
+    let started = std::time::Instant::now();
+    let dialer = Dialer::new(Arc::new(sh(script)), ConnectConfig::new("npx"), Arc::new(NoInbound))
+        .timeout(Duration::from_secs(1));
+    let err = within("dial", dialer.dial()).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(10), "bounded: {:?}", started.elapsed());
+    assert_eq!(err.class(), FailureClass::StartupTimeout);
+    let message = err.message();
+    assert!(message.contains("did not finish within 1s"), "{message}");
+    assert!(
+        message.contains("last stderr: starting | npm error code UNABLE_TO_GET_ISSUER_CERT_LOCALLY"),
+        "{message}"
+    );
+    assert!(message.contains("--env KEY=VALUE") && message.contains("INHERITED_ENV"), "{message}");
+
+    // Silence is said too.
+    let dialer = Dialer::new(Arc::new(sh("exec sleep 30")), ConnectConfig::new("quiet"), Arc::new(NoInbound))
+        .timeout(Duration::from_secs(1));
+    let err = within("dial", dialer.dial()).await.unwrap_err();
+    assert_eq!(err.class(), FailureClass::StartupTimeout);
+    assert!(err.message().contains("wrote nothing on stderr"), "{}", err.message());
 }
 
 #[tokio::test]

@@ -318,6 +318,7 @@ impl Binding {
             .client_info(definition.client.to_implementation())
             .timeout(timeouts.startup)
             .protocol(definition.protocol.clone())
+            .compat(&definition.compat)
             .discover_timeout(timeouts.discover)
             .reissue_lost_tool_calls(definition.reissue_lost_tool_calls)
             .log_level(handlers.log.is_some().then_some(definition.log_level));

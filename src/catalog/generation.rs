@@ -440,6 +440,9 @@ impl CatalogCell {
     /// planned tool's output schema; what a failure does follows the
     /// profile.
     pub(crate) fn check_response(&self, plan: &CallPlan, rsp: &mut McpResponse) -> Result<(), Error> {
+        if let Some(hint) = server_request_hint(&plan.catalog.protocol_version, &rsp.result) {
+            rsp.warn(hint);
+        }
         let i = match &plan.tool {
             Ok(i) => *i,
             Err(raw_name) => {
@@ -539,4 +542,21 @@ async fn run(cell: Weak<CatalogCell>, feed: Arc<ChangeFeed>, policy: RetryPolicy
             pause.await;
         }
     }
+}
+
+/// The hint for an error result of a 2026-07-28 call that failed because the
+/// server tried to ask through a server-initiated request (which that era
+/// does not carry): the caller learns how to reach the tool on the
+/// `initialize` era. Only the first few text items are read (each bounded
+/// by the result limit).
+fn server_request_hint(protocol_version: &str, result: &serde_json::Value) -> Option<&'static str> {
+    if !crate::protocol::is_modern_version(protocol_version) || result.get("isError") != Some(&true.into()) {
+        return None;
+    }
+    let content = result.get("content")?.as_array()?;
+    content
+        .iter()
+        .take(4)
+        .filter_map(|item| item.get("text")?.as_str())
+        .find_map(crate::era::modern::server_request_hint)
 }

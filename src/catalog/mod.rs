@@ -45,7 +45,7 @@
 //! output schema (see [`schema`]; no reference is ever fetched). A result
 //! that fails, or that lacks structured content although the tool declares
 //! an output schema, is handled by the profile: with the tolerance
-//! `structured_content_mismatch` (`default/v1`, `legacy/v1`) the structured
+//! `structured_content_mismatch` (`default/v2`, `legacy/v2` and their v1) the structured
 //! content is dropped and the result carries a warning saying why; without it
 //! (`strict/v1`) the call fails with `server_protocol`. A result with
 //! `isError` is not validated.

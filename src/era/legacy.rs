@@ -82,23 +82,24 @@ pub async fn initialize_version(
         };
         let refused = super::modern::rpc_error(&e)
             .filter(|rpc| rpc.code == crate::protocol::jsonrpc::codes::UNSUPPORTED_PROTOCOL_VERSION)
-            .map(super::modern::supported_versions);
+            .cloned();
         match refused {
-            // A 2026-07-28 version this crate speaks, refused only because
-            // this binding is limited to the initialize era: say so.
-            Some(offered) if offered.iter().any(|v| crate::protocol::is_modern_version(v)) => Error::new(
-                FailureClass::UnsupportedProtocol,
-                format!(
-                    "the server refused initialize: it speaks only the 2026-07-28 era ({offered:?}), and this \
-                     binding is limited to the initialize era; choose the protocol auto or modern"
-                ),
-            )
-            .with_op("initialize"),
-            Some(offered) => Error::new(
-                FailureClass::UnsupportedProtocol,
-                format!("the server refused initialize: it speaks none of this client's versions; it offered {offered:?}"),
-            )
-            .with_op("initialize"),
+            // The JSON-RPC error stays the source: the dialer reads what
+            // was offered (a slow dual-era server may have chosen 2026-07-28).
+            Some(rpc) => {
+                let offered = super::modern::supported_versions(&rpc);
+                // A 2026-07-28 version this crate speaks, refused because
+                // this handshake is the initialize era's: say so.
+                let message = if offered.iter().any(|v| crate::protocol::is_modern_version(v)) {
+                    format!(
+                        "the server refused initialize: it speaks only the 2026-07-28 era ({offered:?}); \
+                         with the protocol choice auto or modern this client speaks it too"
+                    )
+                } else {
+                    format!("the server refused initialize: it speaks none of this client's versions; it offered {offered:?}")
+                };
+                Error::new(FailureClass::UnsupportedProtocol, message).with_source(rpc).with_op("initialize")
+            }
             None => e.with_op("initialize"),
         }
     })?;

@@ -238,8 +238,64 @@ pub fn classify_modern_error(asked: &str, error: RpcError) -> Error {
                 format!("the server found the request's headers do not match it: {}", error.message);
             Error::new(FailureClass::ServerProtocol, message).with_source(error)
         }
-        _ => error.into_error(),
+        _ => match server_request_hint(&error.message) {
+            Some(hint) => {
+                let class = error.clone().into_error().class();
+                let message = format!("{}; {hint}", error.message);
+                Error::new(class, message).with_source(error)
+            }
+            None => error.into_error(),
+        },
     }
+}
+
+/// The implementations known to speak 2026-07-28 while their tools still
+/// ask for elicitation and roots only through server-initiated requests,
+/// which that era does not carry (so those tools fail on it, and work on the
+/// `initialize` era): the name of the one `session` (a `server/discover`
+/// answer) identifies, if any.
+///
+/// - **FastMCP 4.x** (every release from 4.0.0 to 4.2.3, the newest when
+///   this was written): `ctx.elicit` raises "elicitation via
+///   server-initiated requests is unavailable on 2026-07-28 connections",
+///   and `ctx.session.list_roots()` "no back-channel for server-initiated
+///   requests"; only a tool written to return `InputRequiredResult` asks
+///   the 2026-07-28 way. Its `serverInfo.name` is the author's, so it is
+///   recognized by what every FastMCP 4 server sends unless its author
+///   changes it: the `io.modelcontextprotocol/ui` extension (declared
+///   unconditionally) together with a `serverInfo.version` of major 4 (the
+///   FastMCP version, the default) or a generated name (`FastMCP-…`).
+///
+/// A server that is not recognized (a FastMCP server with its own version)
+/// keeps the 2026-07-28 era; its failing tools carry a hint
+/// ([`server_request_hint`]) naming the one-line configuration. A server
+/// wrongly taken for one of these still works, on the older era.
+pub fn mrtr_less_implementation(session: &SessionInfo) -> Option<&'static str> {
+    let ui = session.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(UI_EXTENSION));
+    let major_4 = session.server.version.split('.').next() == Some("4");
+    let generated = session.server.name.starts_with("FastMCP-");
+    (ui && (major_4 || generated)).then_some("FastMCP 4")
+}
+
+/// The MCP Apps extension's identifier (FastMCP 4 declares it always).
+const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
+
+/// What a tool failure's text says when the server tried to ask the client
+/// through a server-initiated request on a 2026-07-28 connection (FastMCP's
+/// and the Python SDK's wording), or `None`.
+const SERVER_REQUEST_REFUSALS: &[&str] =
+    &["unavailable on 2026-07-28 connections", "no back-channel for server-initiated requests"];
+
+/// A hint for a tool failure `text` that shows the server tried to ask
+/// through a server-initiated request, which 2026-07-28 does not carry:
+/// how to connect on the `initialize` era instead.
+pub fn server_request_hint(text: &str) -> Option<&'static str> {
+    let asked = SERVER_REQUEST_REFUSALS.iter().any(|phrase| text.contains(phrase));
+    asked.then_some(
+        "the server asks through server-initiated requests, which 2026-07-28 connections do not carry: \
+         connect with the initialize era (`--protocol legacy`, or `\"x-mcp-stack\": {\"protocol\": \"legacy\"}` \
+         in the server's config entry)",
+    )
 }
 
 /// The error for a -32022 that leaves no version to retry with: the
@@ -344,6 +400,8 @@ struct DiscoverResult {
 }
 
 /// How a discover attempt ended, for the automatic choice.
+// One per dial, moved once: boxing the session would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Probe {
     /// The server is modern; the era is installed.

@@ -323,14 +323,21 @@ impl Host {
         // Spawned under the lock, so that the task's settle (which takes it)
         // always finds the slot this call fills in; the connector runs on the
         // task, so that it may use the host itself.
+        let factory = definition.transport.clone();
         let task = runtime.spawn(async move {
             let connect = connector(definition, handlers);
             let outcome = match tokio::time::timeout(startup, connect).await {
                 Ok(outcome) => outcome,
-                Err(_) => Err(Error::new(
-                    FailureClass::StartupTimeout,
-                    format!("the binding did not connect within {startup:?}"),
-                )),
+                // The transport may know why (a stdio server's last words on
+                // stderr): this timeout, the host's, usually fires before the
+                // dialer's, so it says the same.
+                Err(_) => {
+                    let hint = factory.startup_hint().map(|h| format!("; {h}")).unwrap_or_default();
+                    Err(Error::new(
+                        FailureClass::StartupTimeout,
+                        format!("the binding did not connect within {startup:?}{hint}"),
+                    ))
+                }
             };
             settle(weak, &task_name, id, outcome);
         });

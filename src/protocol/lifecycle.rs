@@ -145,6 +145,11 @@ pub struct ServerCapabilities {
     /// `requests.tools.call`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Map<String, Value>>,
+    /// The extensions the server declares (2026-07-28), by identifier, as
+    /// sent. Reported, never acted on, except to recognize an
+    /// implementation (the `legacy_era_for_mrtr_less_servers` tolerance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Map<String, Value>>,
 }
 
 impl ServerCapabilities {

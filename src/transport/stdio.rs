@@ -6,11 +6,27 @@
 //! - **Environment**: it starts empty (`env_clear`). Of the parent's
 //!   environment only the variables in [`INHERITED_ENV`] are passed on, when
 //!   set: `PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TERM`, `LANG`,
-//!   `LC_ALL`, `LC_CTYPE`, `TMPDIR` and `TZ`, and nothing else. Then the
+//!   `LC_ALL`, `LC_CTYPE`, `TMPDIR` and `TZ`; the certificate-bundle paths
+//!   (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `SSL_CERT_DIR`,
+//!   `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`, `PIP_CERT`); and the proxy
+//!   settings of [`INHERITED_PROXY_ENV`] (`HTTPS_PROXY`, `HTTP_PROXY`,
+//!   `ALL_PROXY`, `NO_PROXY`, in both cases), and nothing else. Then the
 //!   variables the definition names ([`StdioFactory::env`]) are added; they
 //!   win over an inherited one of the same name. A token the host holds in
 //!   its own environment therefore never reaches a server unless the
 //!   definition passes it on explicitly.
+//!
+//!   Why those: a server started through `npx` or `uvx` first fetches
+//!   itself, and behind a TLS-intercepting proxy that fails without the
+//!   proxy and the company's certificate bundle, silently, until the
+//!   startup timeout. The certificate variables hold paths, not secrets.
+//!   A proxy URL may hold credentials (`http://user:password@proxy:3128`):
+//!   they are passed on, since the server cannot reach the network without
+//!   them and the host's user set them for exactly that, but every proxy
+//!   value (and its user and password) is registered with
+//!   [`crate::redact`] while the factory lives, so no error, event or log
+//!   shows it, and no `Debug` output names it. `NO_PROXY` holds host
+//!   names and is not registered.
 //! - **Process group**: the child leads a new process group (its pid is the
 //!   group id), so that closing can signal everything it started.
 //! - **stdin / stdout**: piped. Each message is written as one line
@@ -23,8 +39,11 @@
 //! - **stderr**: piped, never inherited, and drained continuously by a task,
 //!   so a chatty child can never block on a full pipe. Each line (cut at
 //!   [`STDERR_LINE_BYTES`]) goes to [`ConnectConfig::diagnostics`] if set, and
-//!   the last [`STDERR_TAIL_LINES`] are kept to explain a child that dies.
-//!   Blank lines are dropped.
+//!   the last [`STDERR_TAIL_LINES`] are kept to explain a child that dies,
+//!   or one that does not finish starting
+//!   ([`TransportFactory::startup_hint`], quoted by the dialer's
+//!   `startup_timeout` error with the environment it was given). Blank
+//!   lines are dropped.
 //!
 //! When the child's stdout ends without [`MessageSender::close`] having been
 //! called, the receiver returns a `transport_closed` error naming the exit
@@ -71,10 +90,44 @@ use super::{
 };
 use crate::error::{normalize_message, truncate_utf8, Error, FailureClass};
 
-/// The parent's environment variables a child inherits (when set). Nothing
-/// else of the parent's environment reaches it.
-pub const INHERITED_ENV: &[&str] =
-    &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"];
+/// The parent's environment variables a child inherits (when set), besides
+/// the proxy settings of [`INHERITED_PROXY_ENV`]. Nothing else of the
+/// parent's environment reaches it. The certificate-bundle variables are
+/// here so that `npx`, `uvx` and `pip` work behind a TLS-intercepting
+/// proxy; they hold paths.
+pub const INHERITED_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TZ",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PIP_CERT",
+];
+
+/// The proxy settings a child inherits (when set). Their values may hold
+/// credentials: every one but `NO_PROXY` is registered with
+/// [`crate::redact`] (see the [module docs](self)).
+pub const INHERITED_PROXY_ENV: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
 
 /// How long each step of closing waits before the next, stronger one.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -93,6 +146,10 @@ pub const EXIT_STATUS_WAIT: Duration = Duration::from_secs(1);
 /// How much of the stderr tail an error quotes, in bytes (most recent lines
 /// first to be kept).
 const STDERR_IN_ERROR_BYTES: usize = 600;
+
+/// How much of the stderr tail a startup hint quotes, in bytes: less than an
+/// error of a dead child, since the hint shares the timeout's message.
+const STDERR_IN_HINT_BYTES: usize = 480;
 
 /// How often closing checks whether the process group has emptied.
 const GROUP_POLL: Duration = Duration::from_millis(10);
@@ -118,7 +175,15 @@ pub struct StdioFactory {
     shutdown_grace: Duration,
     origin: RedactedOrigin,
     last_pid: StdMutex<Option<u32>>,
+    /// The stderr tail of the child started last, for [`TransportFactory::startup_hint`].
+    last_stderr: StdMutex<Option<StderrTail>>,
+    /// The inherited proxy values, known to the redaction point while the
+    /// factory lives (replaced at each start).
+    proxy_secrets: StdMutex<Vec<crate::redact::Registration>>,
 }
+
+/// The last stderr lines of one child.
+type StderrTail = Arc<StdMutex<VecDeque<String>>>;
 
 impl fmt::Debug for StdioFactory {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -148,6 +213,8 @@ impl StdioFactory {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             origin,
             last_pid: StdMutex::new(None),
+            last_stderr: StdMutex::new(None),
+            proxy_secrets: StdMutex::new(Vec::new()),
         }
     }
 
@@ -224,6 +291,18 @@ impl StdioFactory {
                 cmd.env(key, value);
             }
         }
+        let mut secrets = Vec::new();
+        for key in INHERITED_PROXY_ENV {
+            if let Some(value) = std::env::var_os(key) {
+                if !key.eq_ignore_ascii_case("NO_PROXY") {
+                    secrets.extend(
+                        proxy_secrets(&value.to_string_lossy()).iter().map(|s| crate::redact::register(s)),
+                    );
+                }
+                cmd.env(key, value);
+            }
+        }
+        *self.proxy_secrets.lock().unwrap_or_else(|e| e.into_inner()) = secrets;
         for (key, value) in &self.env {
             let bytes = key.as_encoded_bytes();
             if bytes.is_empty() || bytes.contains(&b'=') || bytes.contains(&0) {
@@ -284,6 +363,7 @@ impl TransportFactory for StdioFactory {
         let pid = Pid::from_raw(raw_pid);
 
         let tail = Arc::new(StdMutex::new(VecDeque::with_capacity(STDERR_TAIL_LINES)));
+        *self.last_stderr.lock().unwrap_or_else(|e| e.into_inner()) = Some(tail.clone());
         let (stderr_done_tx, stderr_done) = watch::channel(false);
         tokio::spawn(drain_stderr(stderr, tail.clone(), config.diagnostics.clone(), stderr_done_tx));
 
@@ -320,6 +400,38 @@ impl TransportFactory for StdioFactory {
         };
         Ok(Transport { sender: Arc::new(sender), receiver: Box::new(receiver) })
     }
+
+    /// What the child started last wrote on stderr, and the environment it
+    /// was given: a server that does not finish starting is most often one
+    /// that `npx` or `uvx` could not fetch, or one missing a variable.
+    fn startup_hint(&self) -> Option<String> {
+        let tail = self.last_stderr.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
+        let said = match summarize_tail(&tail, STDERR_IN_HINT_BYTES) {
+            Some(lines) => format!("the server's last stderr: {lines}"),
+            None => "the server wrote nothing on stderr".to_string(),
+        };
+        let hint = format!(
+            "{said}; a stdio server gets only an allowlist of this environment (PATH, HOME, LANG, \
+             the certificate-bundle and proxy variables, …: mcp_stack::transport::stdio::INHERITED_ENV) \
+             and what its definition sets: pass what it needs with --env KEY=VALUE (\"env\" in a config file)"
+        );
+        Some(normalize_message(&hint, 900))
+    }
+}
+
+/// What of a proxy setting is secret: the whole value, and the user
+/// information and password of a URL that carries them.
+fn proxy_secrets(value: &str) -> Vec<String> {
+    let mut secrets = vec![value.to_string()];
+    let rest = value.split_once("://").map_or(value, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if let Some((userinfo, _host)) = authority.rsplit_once('@') {
+        secrets.push(userinfo.to_string());
+        if let Some((_user, password)) = userinfo.split_once(':') {
+            secrets.push(password.to_string());
+        }
+    }
+    secrets
 }
 
 /// `stdio:` and the program's file name, without its directory or arguments.
@@ -434,27 +546,37 @@ impl Shared {
 
     /// The most recent stderr lines that fit in [`STDERR_IN_ERROR_BYTES`].
     fn stderr_summary(&self) -> String {
-        let tail = self.stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
-        let mut kept = Vec::new();
-        let mut used = 0;
-        for line in tail.iter().rev() {
-            if used + line.len() + 3 > STDERR_IN_ERROR_BYTES {
-                if kept.is_empty() {
-                    let mut cut = line.clone();
-                    truncate_utf8(&mut cut, STDERR_IN_ERROR_BYTES);
-                    kept.push(cut);
-                }
-                break;
-            }
-            used += line.len() + 3;
-            kept.push(line.clone());
+        match summarize_tail(&self.stderr_tail, STDERR_IN_ERROR_BYTES) {
+            Some(lines) => format!("last stderr: {lines}"),
+            None => "no stderr output".to_string(),
         }
-        if kept.is_empty() {
-            return "no stderr output".to_string();
-        }
-        kept.reverse();
-        format!("last stderr: {}", kept.join(" | "))
     }
+}
+
+/// The most recent lines of `tail` that fit in `max` bytes, oldest first and
+/// joined by ` | ` (the last one cut when even it does not fit), or `None`
+/// when there are none.
+fn summarize_tail(tail: &StdMutex<VecDeque<String>>, max: usize) -> Option<String> {
+    let tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+    let mut kept = Vec::new();
+    let mut used = 0;
+    for line in tail.iter().rev() {
+        if used + line.len() + 3 > max {
+            if kept.is_empty() {
+                let mut cut = line.clone();
+                truncate_utf8(&mut cut, max);
+                kept.push(cut);
+            }
+            break;
+        }
+        used += line.len() + 3;
+        kept.push(line.clone());
+    }
+    if kept.is_empty() {
+        return None;
+    }
+    kept.reverse();
+    Some(kept.join(" | "))
 }
 
 fn describe_status(status: ExitStatus) -> String {
@@ -821,6 +943,16 @@ mod tests {
         assert_eq!(tail.len(), STDERR_TAIL_LINES);
         assert_eq!(tail.back().unwrap(), "line 99");
         assert!(tail.iter().all(|l| l.len() <= STDERR_LINE_BYTES));
+    }
+
+    #[test]
+    fn proxy_credentials_are_secrets() {
+        assert_eq!(
+            proxy_secrets("http://alice:s3cr3t-pw@proxy.corp:3128/"),
+            ["http://alice:s3cr3t-pw@proxy.corp:3128/", "alice:s3cr3t-pw", "s3cr3t-pw"]
+        );
+        assert_eq!(proxy_secrets("proxy.corp:3128"), ["proxy.corp:3128"]);
+        assert_eq!(proxy_secrets("http://tok@p:1"), ["http://tok@p:1", "tok"]);
     }
 
     #[test]

@@ -74,18 +74,13 @@ pub(super) fn read(entry: &str, value: Value, warnings: &mut Vec<Issue>) -> Resu
             }
             "profile" => {
                 let id: String = typed(entry, &field("profile"), value)?;
-                ext.profile = Some(match id.as_str() {
-                    "strict/v1" => Profile::strict_v1(),
-                    "default/v1" => Profile::default_v1(),
-                    "legacy/v1" => Profile::legacy_v1(),
-                    _ => {
-                        return Err(Issue::new(
-                            entry,
-                            &field("profile"),
-                            "must be one of \"strict/v1\", \"default/v1\", \"legacy/v1\"",
-                        ))
-                    }
-                });
+                ext.profile = Some(Profile::shipped(&id).ok_or_else(|| {
+                    Issue::new(
+                        entry,
+                        &field("profile"),
+                        "must be one of \"strict/v1\", \"default/v2\", \"default/v1\", \"legacy/v2\", \"legacy/v1\"",
+                    )
+                })?);
             }
             "parallelCalls" => ext.parallel_calls = Some(typed(entry, &field("parallelCalls"), value)?),
             "logLevel" => {

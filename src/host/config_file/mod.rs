@@ -107,11 +107,11 @@
 //! | `timeouts.startupMs`, `.requestMs`, `.elicitationMs`, `.discoverMs` | [`Timeouts`](crate::Timeouts), in milliseconds (1 ms to one day) |
 //! | `limits.<name>` | a [`Limits`](crate::Limits) field, camelCase (`maxFrameBytes`, `maxCatalogItems`, …), at least 1 |
 //! | `toolFilter.allow`, `.deny` | the [`ToolFilter`](crate::ToolFilter), by raw name |
-//! | `profile` | the compatibility profile: `strict/v1`, `default/v1`, `legacy/v1` |
+//! | `profile` | the compatibility profile: `strict/v1`, `default/v2` (the default), `default/v1`, `legacy/v2`, `legacy/v1` |
 //! | `parallelCalls` | `Definition::allow_parallel_calls` |
 //! | `logLevel` | `Definition::log_level` (`debug` … `emergency`) |
 //! | `allowRedirects` | HTTP only: follow redirects (credentials never follow one to another origin) |
-//! | `protocol` | `Definition::protocol`: `auto` (the default), `legacy`, `modern` or one version (`2026-07-28`, `2025-11-25`, …); see [`ProtocolChoice`](crate::era::ProtocolChoice) |
+//! | `protocol` | `Definition::protocol`: `auto` (the default), `legacy`, `modern` or one version (`2026-07-28`, `2025-11-25`, …); see [`ProtocolChoice`](crate::era::ProtocolChoice). `"legacy"` is the one line for a server whose tools ask (elicitation, roots) through server-initiated requests on 2026-07-28 and that the default profile does not recognize |
 //!
 //! A field left out keeps the crate's default; an unknown key is a warning,
 //! a bad value an error for the entry.

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument as _;
 
+use crate::compat::{Profile, Tolerance};
 use crate::config::limits::DEFAULT_STARTUP_TIMEOUT;
 use crate::connection::{Connection, InboundHandler};
 use crate::era::modern::{self, Modern, Probe};
@@ -36,6 +37,25 @@ use std::sync::Mutex;
 /// (reconnects to the same server process or origin); a cached modern
 /// verdict that a new dial finds wrong is probed again.
 ///
+/// One exception, under `Auto` only and when the profile allows
+/// [`Tolerance::LegacyEraForMrtrLessServers`] (the default profile does): a
+/// modern answer from an implementation known to ask for elicitation and
+/// roots only through server-initiated requests
+/// ([`modern::mrtr_less_implementation`], FastMCP 4) is not taken. Its tools
+/// that ask would fail on 2026-07-28 and work on the `initialize` era, and
+/// a user compares this client with others that speak that era to it (the
+/// Inspector's default), so the dialer sends `initialize` on the same
+/// connection, or on a new one when the server refuses it there (a stdio
+/// server that has chosen the 2026-07-28 era keeps it), and reports the
+/// tolerance as applied in the session ([`SessionInfo::transport_tolerances`],
+/// then the catalog). A pinned choice (`Modern`, a version) is obeyed.
+///
+/// # When the dial times out
+///
+/// The `startup_timeout` error says what the transport knows of why
+/// ([`TransportFactory::startup_hint`]): for a stdio server, what it last
+/// wrote on stderr and which environment it was given.
+///
 /// ```
 /// # use mcp_stack::layer::Dialer;
 /// # use mcp_stack::connection::NoInbound;
@@ -64,6 +84,12 @@ pub struct Dialer {
     /// The era the last dial found: `Some(true)` modern, `Some(false)`
     /// legacy. Shared by clones (the reconnect layer's copy).
     verdict: Arc<Mutex<Option<bool>>>,
+    /// Whether the profile allows choosing `initialize` for a server known
+    /// to ask only through server-initiated requests.
+    legacy_for_mrtr_less: bool,
+    /// Set when that choice was made: later dials go to `initialize` at once
+    /// and report the tolerance too. Shared by clones.
+    chose_legacy_for_mrtr_less: Arc<std::sync::atomic::AtomicBool>,
     /// The authorization flows the transport reported, through the hook of
     /// [`ConnectConfig::authenticating`].
     flows: Arc<AuthFlows>,
@@ -139,8 +165,18 @@ impl Dialer {
             log_level: None,
             reissue_tool_calls: false,
             verdict: Arc::default(),
+            legacy_for_mrtr_less: Profile::default().allows(Tolerance::LegacyEraForMrtrLessServers),
+            chose_legacy_for_mrtr_less: Arc::default(),
             flows,
         }
+    }
+
+    /// Sets the compatibility profile the dial follows (the default
+    /// profile unless set): whether it allows
+    /// [`Tolerance::LegacyEraForMrtrLessServers`].
+    pub fn compat(mut self, profile: &Profile) -> Self {
+        self.legacy_for_mrtr_less = profile.allows(Tolerance::LegacyEraForMrtrLessServers);
+        self
     }
 
     /// Sets which era or version the handshake may choose.
@@ -208,12 +244,16 @@ impl Dialer {
             self.capabilities.clone(),
             self.client.clone(),
         );
-        tokio::time::timeout(self.timeout, handshake).await.unwrap_or_else(|_| {
+        let mut session = tokio::time::timeout(self.timeout, handshake).await.unwrap_or_else(|_| {
             Err(Error::new(
                 FailureClass::StartupTimeout,
                 format!("the handshake of a renewed session did not finish within {:?}", self.timeout),
             ))
-        })
+        })?;
+        if self.chose_legacy_for_mrtr_less.load(Ordering::SeqCst) {
+            session.transport_tolerances.push(Tolerance::LegacyEraForMrtrLessServers);
+        }
+        Ok(session)
     }
 
     /// Connects and runs the handshake. Fails with `startup_timeout` when
@@ -223,7 +263,21 @@ impl Dialer {
         let start = async {
             let transport = self.factory.connect(&self.config).await?;
             let connection = Connection::start(transport, self.inbound.clone());
-            match self.handshake(&connection).await {
+            let outcome = self.handshake(&connection).await;
+            let (connection, outcome) = match outcome {
+                Ok(Handshake::Ready(session)) => return Ok((connection, session)),
+                Ok(Handshake::Redial) => {
+                    // The server keeps the era it chose on this connection:
+                    // `initialize` goes on a new one.
+                    connection.close().await;
+                    let transport = self.factory.connect(&self.config).await?;
+                    let connection = Connection::start(transport, self.inbound.clone());
+                    let outcome = self.legacy_handshake(&connection).await;
+                    (connection, outcome)
+                }
+                Err(e) => (connection, Err(e)),
+            };
+            match outcome {
                 Ok(session) => Ok((connection, session)),
                 Err(e) => {
                     connection.close().await;
@@ -247,10 +301,12 @@ impl Dialer {
         // which closes its transport.
         let dialed =
             tokio::time::timeout(self.timeout, start).instrument(span.clone()).await.unwrap_or_else(|_| {
-                Err(Error::new(
-                    FailureClass::StartupTimeout,
-                    format!("connect and handshake did not finish within {:?}", self.timeout),
-                ))
+                let mut message = format!("connect and handshake did not finish within {:?}", self.timeout);
+                if let Some(hint) = self.factory.startup_hint() {
+                    message.push_str("; ");
+                    message.push_str(&hint);
+                }
+                Err(Error::new(FailureClass::StartupTimeout, message))
             });
         let _entered = span.enter();
         match &dialed {
@@ -287,68 +343,159 @@ impl Dialer {
             .reissue_tool_calls(self.reissue_tool_calls)
     }
 
-    /// The handshake the protocol choice asks for (see the type's docs).
-    async fn handshake(&self, connection: &Connection) -> Result<SessionInfo, Error> {
-        let cached = self.verdict();
-        let try_modern = self.protocol.allows_modern() && cached != Some(false);
-        if try_modern {
-            let pinned = self.protocol.pinned().map(str::to_string);
-            let allowed = move |v: &str| pinned.as_deref().is_none_or(|p| p == v);
-            let probing = self.protocol == ProtocolChoice::Auto;
-            let probe = modern::discover(connection, self.modern_era(), allowed, probing);
-            let flows = self.flows.started.load(Ordering::SeqCst);
-            let outcome = match self.protocol {
-                // Only the automatic choice falls back when nothing answers.
-                ProtocolChoice::Auto => {
-                    let mut probe = std::pin::pin!(probe);
-                    match tokio::time::timeout(self.discover_timeout, &mut probe).await {
-                        Ok(outcome) => outcome,
-                        // An authorization ran during the probe: the time was
-                        // the person's (or the authorization server's), not a
-                        // silent server's, and falling back would drop the
-                        // flow and ask again. The dial's own timeout bounds it.
-                        Err(_) if self.flows.ran_since(flows) => probe.await,
-                        Err(_) => {
-                            connection.reset_era();
-                            Ok(Probe::Legacy(Error::new(
-                                FailureClass::StartupTimeout,
-                                format!("server/discover had no answer within {:?}", self.discover_timeout),
-                            )))
-                        }
-                    }
-                }
-                _ => probe.await,
-            };
-            match outcome? {
-                Probe::Modern(session) => {
-                    *self.verdict.lock().expect("verdict lock") = Some(true);
-                    return Ok(session);
-                }
-                Probe::Legacy(why) if !self.protocol.allows_legacy() => {
-                    return Err(Error::new(
-                        FailureClass::UnsupportedProtocol,
-                        format!(
-                            "the server does not speak the 2026-07-28 protocol this binding is limited to: {}",
-                            why.message()
-                        ),
-                    )
-                    .with_op("server/discover"));
-                }
-                Probe::Legacy(why) => {
-                    tracing::debug!(target: "mcp_stack::era", "falling back to initialize: {}", why.message());
-                }
-            }
-        }
-        let session = legacy::initialize_version(
+    /// The `initialize` handshake, reporting the tolerance when it was
+    /// chosen for a server known to ask only through server-initiated
+    /// requests.
+    async fn legacy_handshake(&self, connection: &Connection) -> Result<SessionInfo, Error> {
+        let mut session = legacy::initialize_version(
             connection,
             self.legacy_version(),
             self.capabilities.clone(),
             self.client.clone(),
         )
         .await?;
+        if self.chose_legacy_for_mrtr_less.load(Ordering::SeqCst) {
+            session.transport_tolerances.push(Tolerance::LegacyEraForMrtrLessServers);
+        }
         if self.protocol.allows_modern() {
             *self.verdict.lock().expect("verdict lock") = Some(false);
         }
         Ok(session)
     }
+
+    /// The handshake the protocol choice asks for (see the type's docs).
+    async fn handshake(&self, connection: &Connection) -> Result<Handshake, Error> {
+        let cached = self.verdict();
+        let try_modern = self.protocol.allows_modern() && cached != Some(false);
+        let mut unanswered = false;
+        if try_modern {
+            match self.probe(connection).await? {
+                Probed::Modern(session) => return self.modern_answer(connection, session).await,
+                Probed::Legacy { timed_out } => unanswered = timed_out,
+            }
+        }
+        match self.legacy_handshake(connection).await {
+            // A dual-era server slow to start (`npx` or `uvx` fetching it)
+            // reads the unanswered `server/discover` first, chooses
+            // 2026-07-28 for the connection, and refuses `initialize`
+            // offering it: the server is modern after all, and is asked
+            // again (once), now that it runs.
+            Err(e) if unanswered && offers_modern(&e) => {
+                tracing::debug!(target: "mcp_stack::era", "a late server/discover answer: probing again");
+                match self.probe(connection).await? {
+                    Probed::Modern(session) => self.modern_answer(connection, session).await,
+                    Probed::Legacy { .. } => Err(e),
+                }
+            }
+            outcome => outcome.map(Handshake::Ready),
+        }
+    }
+
+    /// One `server/discover` probe, as the protocol choice asks (see the
+    /// type's docs).
+    async fn probe(&self, connection: &Connection) -> Result<Probed, Error> {
+        let pinned = self.protocol.pinned().map(str::to_string);
+        let allowed = move |v: &str| pinned.as_deref().is_none_or(|p| p == v);
+        let probing = self.protocol == ProtocolChoice::Auto;
+        let probe = modern::discover(connection, self.modern_era(), allowed, probing);
+        let flows = self.flows.started.load(Ordering::SeqCst);
+        let mut timed_out = false;
+        let outcome = match self.protocol {
+            // Only the automatic choice falls back when nothing answers.
+            ProtocolChoice::Auto => {
+                let mut probe = std::pin::pin!(probe);
+                match tokio::time::timeout(self.discover_timeout, &mut probe).await {
+                    Ok(outcome) => outcome,
+                    // An authorization ran during the probe: the time was
+                    // the person's (or the authorization server's), not a
+                    // silent server's, and falling back would drop the
+                    // flow and ask again. The dial's own timeout bounds it.
+                    Err(_) if self.flows.ran_since(flows) => probe.await,
+                    Err(_) => {
+                        connection.reset_era();
+                        timed_out = true;
+                        Ok(Probe::Legacy(Error::new(
+                            FailureClass::StartupTimeout,
+                            format!("server/discover had no answer within {:?}", self.discover_timeout),
+                        )))
+                    }
+                }
+            }
+            _ => probe.await,
+        };
+        match outcome? {
+            Probe::Modern(session) => Ok(Probed::Modern(session)),
+            Probe::Legacy(why) if !self.protocol.allows_legacy() => Err(Error::new(
+                FailureClass::UnsupportedProtocol,
+                format!(
+                    "the server does not speak the 2026-07-28 protocol this binding is limited to: {}",
+                    why.message()
+                ),
+            )
+            .with_op("server/discover")),
+            Probe::Legacy(why) => {
+                tracing::debug!(target: "mcp_stack::era", "falling back to initialize: {}", why.message());
+                Ok(Probed::Legacy { timed_out })
+            }
+        }
+    }
+
+    /// What a modern answer to `server/discover` leads to: the session, or,
+    /// for a server known to ask only through server-initiated requests,
+    /// the `initialize` era (see the type's docs).
+    async fn modern_answer(&self, connection: &Connection, session: SessionInfo) -> Result<Handshake, Error> {
+        let auto = self.protocol == ProtocolChoice::Auto && self.legacy_for_mrtr_less;
+        if let Some(name) = modern::mrtr_less_implementation(&session).filter(|_| auto) {
+            tracing::debug!(
+                target: "mcp_stack::era",
+                "{name} asks only through server-initiated requests: speaking initialize to it \
+                 (legacy_era_for_mrtr_less_servers)"
+            );
+            self.chose_legacy_for_mrtr_less.store(true, Ordering::SeqCst);
+            connection.reset_era();
+            return match self.legacy_handshake(connection).await {
+                Ok(session) => Ok(Handshake::Ready(session)),
+                // A refusal, or a connection the server ended.
+                Err(e) if e.class() != FailureClass::StartupTimeout => {
+                    tracing::debug!(target: "mcp_stack::era", "initialize refused here: {}", e.message());
+                    Ok(Handshake::Redial)
+                }
+                Err(e) => Err(e),
+            };
+        }
+        *self.verdict.lock().expect("verdict lock") = Some(true);
+        Ok(Handshake::Ready(session))
+    }
+}
+
+/// Whether `e` is an `initialize` refused with -32022 offering a modern
+/// version.
+fn offers_modern(e: &Error) -> bool {
+    modern::rpc_error(e).is_some_and(|rpc| {
+        rpc.code == crate::protocol::jsonrpc::codes::UNSUPPORTED_PROTOCOL_VERSION
+            && modern::supported_versions(rpc).iter().any(|v| crate::protocol::is_modern_version(v))
+    })
+}
+
+/// How a probe ended.
+// One per dial, moved once: boxing the session would buy nothing.
+#[allow(clippy::large_enum_variant)]
+enum Probed {
+    /// The server is modern.
+    Modern(SessionInfo),
+    /// `initialize` follows; `timed_out` when nothing answered in time.
+    Legacy {
+        /// The probe had no answer within the discover timeout.
+        timed_out: bool,
+    },
+}
+
+/// How a handshake on one connection ended.
+#[allow(clippy::large_enum_variant)] // as `Probed`
+enum Handshake {
+    /// The session is ready.
+    Ready(SessionInfo),
+    /// `initialize` must run on a new connection: the server refused it on
+    /// this one after a modern answer the dialer did not take.
+    Redial,
 }
