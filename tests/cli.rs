@@ -615,6 +615,9 @@ fn a_server_that_does_not_start_says_what_it_last_wrote() {
     let out = mcp(&["--stdio", server, "--startup-timeout-ms", "1500", "tools"]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("startup_timeout") && err.contains("unable to get local issuer certificate"), "{err}");
+    assert!(
+        err.contains("startup_timeout") && err.contains("unable to get local issuer certificate"),
+        "{err}"
+    );
     assert!(err.contains("--env"), "{err}");
 }
