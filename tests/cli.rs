@@ -576,34 +576,55 @@ fn every_json_document_carries_its_format_version() {
     }
 }
 
-/// Ctrl-C during a call: the command says it was interrupted and that the
-/// request was cancelled, and exits 130 (as a shell reports SIGINT).
+/// Ctrl-C during a call: the server is sent notifications/cancelled, the
+/// command says it was interrupted and cancelled, and exits 130 (as a shell
+/// reports SIGINT).
 #[cfg(unix)]
 #[test]
-fn ctrl_c_cancels_the_call_and_says_so() {
-    use std::io::BufRead;
-    let mut child = Command::new(MCP)
-        .args(["--stdio", DEMO, "call", "count", r#"{"steps": 100, "delay_ms": 200}"#])
+fn ctrl_c_cancels_the_call_on_the_wire_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("read.log");
+    let server =
+        format!("sh {}/tests/fixtures/hanging_server.sh {}", env!("CARGO_MANIFEST_DIR"), log.display());
+    let child = Command::new(MCP)
+        .args(["--stdio", &server, "call", "hang", "{}"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The call is in flight once its first progress line is on stderr.
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    while !seen.contains("progress") {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "stderr ended before any progress: {seen}");
-        seen.push_str(&line);
+    // The call is in flight once the server has read it (bounded wait).
+    let called = || std::fs::read_to_string(&log).unwrap_or_default().contains(r#""method":"tools/call""#);
+    for _ in 0..400 {
+        if called() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    assert!(called(), "the call never reached the server");
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{seen}{rest}");
+    let rest = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(130), "{rest}");
     assert!(rest.contains("interrupted") && rest.contains("cancelled"), "{rest}");
+    let read = std::fs::read_to_string(&log).unwrap();
+    assert!(read.contains(r#""method":"notifications/cancelled""#), "the server was told: {read}");
+}
+
+/// RUST_LOG output has colour only on a terminal: a pipe gets plain text.
+#[test]
+fn tracing_on_a_pipe_has_no_colour_codes() {
+    let out = Command::new(MCP)
+        .args(["tools"])
+        .env("RUST_LOG", "mcp_stack=debug")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0);
+    let err = stderr(&out);
+    assert!(err.contains("DEBUG"), "tracing ran: {err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
 }
 
 /// A stdio server that never finishes starting: the timeout says what it

@@ -202,6 +202,8 @@ const EXIT_CALL: u8 = 4;
 const EXIT_TOOL_ERROR: u8 = 5;
 /// As a shell reports a process ended by SIGINT (128 + 2).
 const EXIT_INTERRUPTED: u8 = 130;
+/// How long an interrupted command waits for its cancellation to be sent.
+const CANCEL_GRACE: Duration = Duration::from_millis(100);
 
 /// Shown by `mcp -h` and `mcp --help`.
 const EXAMPLES: &str = "\
@@ -897,10 +899,16 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         // the host is closed as after any command.
         Ok(()) => tokio::select! {
             outcome = command(&cli, &host, arguments) => outcome,
-            _ = tokio::signal::ctrl_c() => Err(failure(EXIT_INTERRUPTED, &Error::new(
-                FailureClass::Cancelled,
-                "interrupted: the request in flight was cancelled and its server told so",
-            ))),
+            _ = tokio::signal::ctrl_c() => {
+                // The dropped call hands its cancellation to a task of its
+                // own; a short, bounded grace lets it reach the wire before
+                // the host closes the connections.
+                tokio::time::sleep(CANCEL_GRACE).await;
+                Err(failure(EXIT_INTERRUPTED, &Error::new(
+                    FailureClass::Cancelled,
+                    "interrupted: the request in flight was cancelled and its server told so",
+                )))
+            }
         },
         Err(e) => Err(e),
     };
