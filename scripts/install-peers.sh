@@ -116,27 +116,36 @@ else
   [ "$cf_have" = "$CONFORMANCE_VERSION" ] || die "$CONFORMANCE_PKG is '${cf_have:-missing}', wanted $CONFORMANCE_VERSION"
 fi
 
-# ---- 3. Python venv with mcp ------------------------------------------------
-py_mcp_version() {
-  [ -x "$VENV_PY" ] || { echo ""; return 0; }
-  "$VENV_PY" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || echo ""
-}
-mcp_have="$(py_mcp_version)"
-if [ "$mcp_have" = "$PY_MCP_VERSION" ]; then
-  log "python venv with mcp==$mcp_have present"
-else
-  log "installing mcp==$PY_MCP_VERSION into venv $VENV (had: '${mcp_have:-none}')"
-  if [ ! -x "$VENV_PY" ]; then
-    "$HOST_PYTHON" -m venv "$VENV" || die "'$HOST_PYTHON -m venv $VENV' failed"
+# ---- 3. Python venvs --------------------------------------------------------
+# venv_package VENV PYTHON PACKAGE VERSION IMPORT: PACKAGE==VERSION in its own
+# venv (made when missing), checked by version and by an import line; the
+# version found is left in VENV_HAVE.
+venv_package() {
+  local venv="$1" py="$2" package="$3" version="$4" import="$5" have=""
+  have_version() {
+    [ -x "$py" ] || { echo ""; return 0; }
+    "$py" -c "import importlib.metadata as m; print(m.version('$package'))" 2>/dev/null || echo ""
+  }
+  have="$(have_version)"
+  VENV_HAVE="$have"
+  if [ "$have" = "$version" ]; then
+    log "python venv with $package==$have present"
+    return 0
   fi
-  "$VENV_PY" -m pip install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION" \
-    || die "pip install mcp==$PY_MCP_VERSION failed"
+  log "installing $package==$version into venv $venv (had: '${have:-none}')"
+  if [ ! -x "$py" ]; then
+    "$HOST_PYTHON" -m venv "$venv" || die "'$HOST_PYTHON -m venv $venv' failed"
+  fi
+  "$py" -m pip install --quiet --disable-pip-version-check "$package==$version" \
+    || die "pip install $package==$version failed"
   installed_any=1
-  mcp_have="$(py_mcp_version)"
-  [ "$mcp_have" = "$PY_MCP_VERSION" ] || die "venv has mcp '${mcp_have:-missing}', wanted $PY_MCP_VERSION"
-  "$VENV_PY" -c 'from mcp.server.mcpserver import MCPServer, Context' \
-    || die "mcp $PY_MCP_VERSION installed but 'from mcp.server.mcpserver import MCPServer, Context' fails"
-fi
+  have="$(have_version)"
+  [ "$have" = "$version" ] || die "venv has $package '${have:-missing}', wanted $version"
+  "$py" -c "$import" || die "$package $version installed but '$import' fails"
+  VENV_HAVE="$have"
+}
+venv_package "$VENV" "$VENV_PY" mcp "$PY_MCP_VERSION" 'from mcp.server.mcpserver import MCPServer, Context'
+mcp_have="$VENV_HAVE"
 
 # ---- 3b. TypeScript SDK v2 server --------------------------------------------
 ts_have="$(pkg_version "$TS_SERVER_DIR")"
@@ -171,26 +180,8 @@ fi
 cp -f "$ROOT/tests/fixtures/oidc_provider.mjs" "$OIDC_JS" || die "could not copy tests/fixtures/oidc_provider.mjs into $OIDC_PREFIX"
 
 # ---- 3d. FastMCP (its own venv: it pins its own mcp) -------------------------
-fastmcp_version() {
-  [ -x "$FASTMCP_PY" ] || { echo ""; return 0; }
-  "$FASTMCP_PY" -c 'import importlib.metadata as m; print(m.version("fastmcp"))' 2>/dev/null || echo ""
-}
-fm_have="$(fastmcp_version)"
-if [ "$fm_have" = "$FASTMCP_VERSION" ]; then
-  log "fastmcp==$fm_have present"
-else
-  log "installing fastmcp==$FASTMCP_VERSION into venv $FASTMCP_VENV (had: '${fm_have:-none}')"
-  if [ ! -x "$FASTMCP_PY" ]; then
-    "$HOST_PYTHON" -m venv "$FASTMCP_VENV" || die "'$HOST_PYTHON -m venv $FASTMCP_VENV' failed"
-  fi
-  "$FASTMCP_PY" -m pip install --quiet --disable-pip-version-check "fastmcp==$FASTMCP_VERSION" \
-    || die "pip install fastmcp==$FASTMCP_VERSION failed"
-  installed_any=1
-  fm_have="$(fastmcp_version)"
-  [ "$fm_have" = "$FASTMCP_VERSION" ] || die "venv has fastmcp '${fm_have:-missing}', wanted $FASTMCP_VERSION"
-  "$FASTMCP_PY" -c 'from fastmcp import FastMCP, Context' \
-    || die "fastmcp $FASTMCP_VERSION installed but 'from fastmcp import FastMCP, Context' fails"
-fi
+venv_package "$FASTMCP_VENV" "$FASTMCP_PY" fastmcp "$FASTMCP_VERSION" 'from fastmcp import FastMCP, Context'
+fm_have="$VENV_HAVE"
 
 # ---- 4. final checks + env.sh ----------------------------------------------
 for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$FASTMCP_PY"; do

@@ -136,6 +136,12 @@ fn definition(factory: MemoryFactory, protocol: ProtocolChoice) -> Definition {
     definition
 }
 
+/// Whether `request` carries none of the 2026-07-28 `_meta` (as a legacy
+/// request must not).
+fn no_modern_meta(request: &Value) -> bool {
+    request["params"].get("_meta").is_none_or(|m| m.get("io.modelcontextprotocol/protocolVersion").is_none())
+}
+
 fn done() -> Option<Value> {
     Some(json!({ "result": { "content": [ { "type": "text", "text": "done" } ] } }))
 }
@@ -152,10 +158,7 @@ async fn auto_falls_back_to_initialize_when_discover_is_never_answered() {
     assert!(waited < Duration::from_secs(30), "within the startup timeout: {waited:?}");
     assert_eq!(&seen.methods()[..2], ["server/discover", "initialize"]);
     // The legacy era sends no `_meta` of the modern one.
-    let init = &seen.requests("initialize")[0];
-    assert!(init["params"]
-        .get("_meta")
-        .is_none_or(|m| m.get("io.modelcontextprotocol/protocolVersion").is_none()));
+    assert!(no_modern_meta(&seen.requests("initialize")[0]));
     binding.close().await;
 }
 
@@ -1027,10 +1030,7 @@ async fn auto_speaks_initialize_to_fastmcp_4_and_reports_the_tolerance() {
     // The same connection: discover, then initialize.
     assert_eq!(&seen.methods()[..3], ["server/discover", "initialize", "notifications/initialized"]);
     binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
-    let call = &seen.requests("tools/call")[0];
-    assert!(call["params"]
-        .get("_meta")
-        .is_none_or(|m| m.get("io.modelcontextprotocol/protocolVersion").is_none()));
+    assert!(no_modern_meta(&seen.requests("tools/call")[0]));
     binding.close().await;
 }
 
