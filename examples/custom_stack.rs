@@ -74,7 +74,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .concurrency_limit(4)
         // tower's map_request: a tap on what reaches the wire.
         .map_request(|req: McpRequest| {
-            println!("    wire <- {} {}", req.method, serde_json::Value::Object(req.params.clone()));
+            println!("    wire <- {} {}", req.method, serde_json::Value::Object(req.params().clone()));
             req
         })
         .service(connection.clone());

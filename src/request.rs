@@ -110,12 +110,20 @@ impl CallOpts {
 }
 
 /// One request to a server, as it travels through the stack.
+///
+/// Cloning is cheap, whatever the size of the params: they are shared, and
+/// copied only when a holder of a clone changes them
+/// ([`params_mut`](Self::params_mut)). So a layer that keeps a request to
+/// send again (tower's `Retry`) keeps a reference count, and every service
+/// of the stack, from the top to the connection, takes the same
+/// `McpRequest`.
 #[derive(Debug, Clone)]
 pub struct McpRequest {
     /// The JSON-RPC method.
     pub method: String,
-    /// The params object (empty for a method without params).
-    pub params: Map<String, Value>,
+    /// The params object (empty for a method without params), shared
+    /// between clones.
+    params: Arc<Map<String, Value>>,
     /// The caller's options.
     pub opts: CallOpts,
     /// Typed per-request data for the layers below (see the
@@ -128,7 +136,7 @@ impl McpRequest {
     pub fn new(method: impl Into<String>, params: Map<String, Value>) -> Self {
         McpRequest {
             method: method.into(),
-            params,
+            params: Arc::new(params),
             opts: CallOpts::default(),
             extensions: Default::default(),
         }
@@ -142,6 +150,17 @@ impl McpRequest {
             _ => Map::new(),
         };
         Self::new(method, params)
+    }
+
+    /// The params object.
+    pub fn params(&self) -> &Map<String, Value> {
+        &self.params
+    }
+
+    /// The params object, to change: copied first when a clone of this
+    /// request still shares it, so that the change is this request's alone.
+    pub fn params_mut(&mut self) -> &mut Map<String, Value> {
+        Arc::make_mut(&mut self.params)
     }
 
     /// Replaces the options.

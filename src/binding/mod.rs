@@ -64,9 +64,9 @@
 //!     connection, so a permit covers the exchange, not a wait at the gate.
 //! 11. `Retry` (tower's) with [`SafeRetry`]: repeats a request safe to repeat
 //!     after a loss (never a `tools/call` that left the client). Below the
-//!     concurrency limit, so a retry keeps its caller's permit; from here down
-//!     the request is shared (`Arc<McpRequest>`), so keeping it to send again
-//!     is a reference count.
+//!     concurrency limit, so a retry keeps its caller's permit. Keeping a
+//!     request to send again is a reference count: an [`McpRequest`]'s
+//!     params are shared between its clones.
 //! 12. [`Reconnect`]: whichever connection is live, replaced by a supervisor
 //!     when it is lost (re-dial, re-run the handshake, with backoff per
 //!     [`Definition::reconnect`]); it also renews a session an HTTP server

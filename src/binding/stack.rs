@@ -10,14 +10,13 @@ use std::task::{ready, Context, Poll};
 use tower::limit::ConcurrencyLimitLayer;
 use tower::retry::RetryLayer;
 use tower::util::BoxCloneService;
-use tower::ServiceBuilder;
+use tower::{Layer, ServiceBuilder};
 use tower_service::Service;
 
 use crate::catalog::CatalogGuard;
 use crate::config::Limits;
 use crate::error::Error;
 use crate::layer::entry::Entry;
-use crate::layer::reconnect::SharedRequests;
 use crate::layer::tool_filter::ToolFilter;
 use crate::layer::trace::Trace;
 use crate::layer::{
@@ -107,10 +106,6 @@ const _: fn() = || {
     future::<BindingFuture>();
 };
 
-/// From the retry layer down, requests are shared: what the retry layer
-/// keeps to send again is a reference count, not a copy of the params.
-type Share = fn(McpRequest) -> Arc<McpRequest>;
-
 /// The parts of a binding's default stack, for building another one with
 /// [`BindingBuilder::stack`](crate::binding::BindingBuilder::stack): the
 /// layers, configured from the [`Definition`](crate::Definition), and the bottom service over the live connection.
@@ -171,11 +166,8 @@ impl StackParts {
         BoxCloneService::new(self.retrying())
     }
 
-    fn retrying(&self) -> tower::util::MapRequest<tower::retry::Retry<SafeRetry, SharedRequests>, Share> {
-        ServiceBuilder::new()
-            .map_request(Arc::new as Share)
-            .layer(RetryLayer::new(self.retry.clone()))
-            .service(SharedRequests(self.reconnect.clone()))
+    fn retrying(&self) -> tower::retry::Retry<SafeRetry, Reconnect> {
+        RetryLayer::new(self.retry.clone()).layer(self.reconnect.clone())
     }
 
     /// The default stack, outermost first: result limit, progress, tool-call

@@ -168,7 +168,7 @@ fn attach_param_headers(req: &mut McpRequest, catalog: &Catalog) {
     if params.is_empty() {
         return;
     }
-    let arguments = req.params.get("arguments").cloned().unwrap_or(serde_json::Value::Null);
+    let arguments = req.params().get("arguments").cloned().unwrap_or(serde_json::Value::Null);
     let headers = super::mcp_header::param_headers(&params, &arguments);
     if !headers.0.is_empty() {
         req.extensions.insert(headers);

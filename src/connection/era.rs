@@ -4,12 +4,12 @@
 //! connection depends on no era.
 
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 use std::fmt;
 
 use super::RpcError;
 use crate::error::Error;
 use crate::protocol::{methods, Notification, RequestId};
+use crate::request::McpRequest;
 use crate::transport::WireHeaders;
 
 /// What a result means, as the era reads it.
@@ -48,15 +48,15 @@ pub trait Era: Send + Sync + fmt::Debug + 'static {
     /// The negotiated protocol version.
     fn protocol_version(&self) -> &str;
 
-    /// Adds what this era requires to every outgoing request's params.
+    /// Adds what this era requires to an outgoing request, just before it
+    /// is written.
     ///
-    /// The params are clone-on-write: the connection serializes a request
-    /// from its caller's params when it can (a request the retry layer may
-    /// send again is shared, not copied), so an era that adds something
-    /// takes its own copy with [`Cow::to_mut`], and one that adds nothing
-    /// costs nothing.
-    fn decorate(&self, method: &str, params: &mut Cow<'_, Map<String, Value>>) {
-        let _ = (method, params);
+    /// The request's params are shared with whoever keeps a clone (the
+    /// retry layer, to send it again): an era that adds something changes
+    /// them through [`McpRequest::params_mut`], which copies them first, and
+    /// one that adds nothing costs nothing. The default: nothing.
+    fn decorate(&self, req: &mut McpRequest) {
+        let _ = req;
     }
 
     /// The message that cancels request `id`, or `None` when this era cancels
@@ -101,17 +101,12 @@ pub trait Era: Send + Sync + fmt::Debug + 'static {
         Ok(Reply::Complete(result))
     }
 
-    /// The HTTP headers that mirror a request of `method` with `params`
-    /// (sent by transports that carry headers; others ignore them), plus
-    /// the per-request ones a layer put in the request's `extensions`. The
+    /// The HTTP headers that mirror a request's method and params (sent by
+    /// transports that carry headers; others ignore them), plus the
+    /// per-request ones a layer put in the request's `extensions`. The
     /// default: none.
-    fn wire_headers(
-        &self,
-        method: &str,
-        params: &Map<String, Value>,
-        extensions: &http::Extensions,
-    ) -> WireHeaders {
-        let _ = (method, params, extensions);
+    fn wire_headers(&self, req: &McpRequest) -> WireHeaders {
+        let _ = req;
         WireHeaders::default()
     }
 }

@@ -81,7 +81,6 @@ pub mod era;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -365,7 +364,7 @@ impl Connection {
     /// Sends a request and waits for its result. Dropping the future cancels
     /// the request on the wire.
     pub async fn request(&self, method: &str, params: Map<String, Value>) -> Result<Value, Error> {
-        self.shared.clone().call(method, Cow::Owned(params), &http::Extensions::new()).await
+        self.shared.clone().call(McpRequest::new(method, params)).await
     }
 
     /// Sends a notification.
@@ -438,21 +437,17 @@ impl Shared {
     /// (`input_required`), the input gathered through the inbound handler
     /// and the request sent again with a new id, at most
     /// [`MAX_INPUT_ROUNDS`] times.
-    async fn call(
-        self: Arc<Self>,
-        method: &str,
-        params: Cow<'_, Map<String, Value>>,
-        extensions: &http::Extensions,
-    ) -> Result<Value, Error> {
+    async fn call(self: Arc<Self>, mut req: McpRequest) -> Result<Value, Error> {
         let era = self.era.read().expect("era lock").clone();
-        let result = self.clone().request_reissuing(&*era, method, params.clone(), extensions).await?;
-        let mut reply = era.reply(method, result)?;
+        let result = self.clone().request_reissuing(&*era, &req).await?;
+        let mut reply = era.reply(&req.method, result)?;
         let mut rounds = 0usize;
         loop {
             let input = match reply {
                 Reply::Complete(result) => return Ok(result),
                 Reply::InputRequired(input) => input,
             };
+            let method = &req.method;
             if !methods::accepts_input_required(method) {
                 return Err(Error::new(
                     FailureClass::ServerProtocol,
@@ -466,9 +461,9 @@ impl Shared {
                     format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds of {method}"),
                 ));
             }
-            let again = self.fulfil(&params, input).await?;
-            let result = self.clone().request_reissuing(&*era, method, Cow::Owned(again), extensions).await?;
-            reply = era.reply(method, result)?;
+            self.fulfil(&mut req, input).await?;
+            let result = self.clone().request_reissuing(&*era, &req).await?;
+            reply = era.reply(&req.method, result)?;
         }
     }
 
@@ -476,38 +471,28 @@ impl Shared {
     /// [`MAX_REISSUES`] times) when its reply was lost while the connection
     /// stayed up and the era re-issues such a request
     /// ([`Era::reissue_on_loss`]).
-    async fn request_reissuing(
-        self: Arc<Self>,
-        era: &dyn Era,
-        method: &str,
-        params: Cow<'_, Map<String, Value>>,
-        extensions: &http::Extensions,
-    ) -> Result<Value, Error> {
+    async fn request_reissuing(self: Arc<Self>, era: &dyn Era, req: &McpRequest) -> Result<Value, Error> {
         let mut reissued = 0;
         loop {
-            match self.clone().request(method, params.clone(), extensions).await {
+            match self.clone().request(req.clone()).await {
                 Err(e)
                     if e.class() == FailureClass::Indeterminate
                         && reissued < MAX_REISSUES
-                        && era.reissue_on_loss(method)
+                        && era.reissue_on_loss(&req.method)
                         && self.check_open().is_ok() =>
                 {
                     reissued += 1;
-                    tracing::debug!(target: "mcp_stack::connection", "re-issuing {method}: {e}");
+                    tracing::debug!(target: "mcp_stack::connection", "re-issuing {}: {e}", req.method);
                 }
                 other => return other,
             }
         }
     }
 
-    /// The params of the next round: the original ones, the answers under
-    /// the server's keys as `inputResponses`, and `requestState` echoed as
-    /// it came (omitted when none came).
-    async fn fulfil(
-        &self,
-        params: &Map<String, Value>,
-        input: InputRequired,
-    ) -> Result<Map<String, Value>, Error> {
+    /// Turns `req` into the next round: its original params, the answers
+    /// under the server's keys as `inputResponses`, and `requestState`
+    /// echoed as it came (omitted when none came).
+    async fn fulfil(&self, req: &mut McpRequest, input: InputRequired) -> Result<(), Error> {
         let mut responses = Map::new();
         for (key, request) in input.input_requests {
             let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -537,7 +522,7 @@ impl Shared {
                 }
             }
         }
-        let mut again = params.clone();
+        let again = req.params_mut();
         again.remove("inputResponses");
         again.remove("requestState");
         if !responses.is_empty() {
@@ -546,18 +531,14 @@ impl Shared {
         if let Some(state) = input.request_state {
             again.insert("requestState".into(), state);
         }
-        Ok(again)
+        Ok(())
     }
 
-    async fn request(
-        self: Arc<Self>,
-        method: &str,
-        mut params: Cow<'_, Map<String, Value>>,
-        extensions: &http::Extensions,
-    ) -> Result<Value, Error> {
+    /// Sends one request with a new id and waits for its reply.
+    async fn request(self: Arc<Self>, mut req: McpRequest) -> Result<Value, Error> {
         self.check_open_to_send()?;
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
-        if let Some(slot) = extensions.get::<AssignedId>() {
+        if let Some(slot) = req.extensions.get::<AssignedId>() {
             slot.set(&id);
         }
         let (tx, rx) = oneshot::channel();
@@ -578,10 +559,12 @@ impl Shared {
             if !era.protocol_version().is_empty() {
                 span.record("mcp.protocol.version", era.protocol_version());
             }
-            era.decorate(method, &mut params);
-            era.wire_headers(method, &params, extensions)
+            era.decorate(&mut req);
+            era.wire_headers(&req)
         };
-        let params = if params.is_empty() && method == methods::PING { None } else { Some(&*params) };
+        let method = req.method.as_str();
+        let params = req.params();
+        let params = if params.is_empty() && method == methods::PING { None } else { Some(params) };
         let text = request_json(&id, method, params);
         tracing::trace!(target: "mcp_stack::wire", %id, method, bytes = text.len(), "request sent");
         self.enqueue_with(text, headers, Some(id.clone())).await?;
@@ -1144,28 +1127,7 @@ impl tower_service::Service<McpRequest> for Connection {
     fn call(&mut self, req: McpRequest) -> ResponseFuture {
         let shared = self.shared.clone();
         ResponseFuture {
-            inner: Box::pin(async move {
-                let McpRequest { method, params, extensions, .. } = req;
-                shared.call(&method, Cow::Owned(params), &extensions).await.map(McpResponse::new)
-            }),
-        }
-    }
-}
-
-impl Connection {
-    /// The service's `call` for a shared request, as the binding's retry
-    /// layer passes it down: sent from the shared params, without a copy
-    /// (the retry layer keeps its own handle to send it again). Like `call`,
-    /// it expects a successful `poll_ready` first.
-    pub(crate) fn call_shared(&self, req: Arc<McpRequest>) -> ResponseFuture {
-        let shared = self.shared.clone();
-        ResponseFuture {
-            inner: Box::pin(async move {
-                shared
-                    .call(&req.method, Cow::Borrowed(&req.params), &req.extensions)
-                    .await
-                    .map(McpResponse::new)
-            }),
+            inner: Box::pin(async move { shared.call(req).await.map(McpResponse::new) }),
         }
     }
 }
@@ -1211,8 +1173,8 @@ mod tests {
         fn protocol_version(&self) -> &str {
             "test"
         }
-        fn decorate(&self, _method: &str, params: &mut Cow<'_, Map<String, Value>>) {
-            params.to_mut().insert("stamp".into(), Value::Bool(true));
+        fn decorate(&self, req: &mut McpRequest) {
+            req.params_mut().insert("stamp".into(), Value::Bool(true));
         }
     }
 
@@ -1222,10 +1184,12 @@ mod tests {
         let (client, mut server) = crate::transport::memory::duplex(1 << 20);
         let mut connection = Connection::start(client, Arc::new(NoInbound));
         connection.set_era(Arc::new(Stamping));
-        let shared = Arc::new(McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo" })));
-        let owned = McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo" }));
+        // One request kept by the caller (as the retry layer keeps one to
+        // send again) and sent twice.
+        let kept = McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo" }));
         let calls = async {
-            let (a, b) = tokio::join!(connection.call_shared(shared.clone()), connection.call(owned));
+            let mut other = connection.clone();
+            let (a, b) = tokio::join!(connection.call(kept.clone()), other.call(kept.clone()));
             [a, b]
         };
         let answer = async {
@@ -1242,7 +1206,7 @@ mod tests {
         };
         let (results, ()) = tokio::join!(calls, answer);
         assert!(results.iter().all(Result::is_ok), "{results:?}");
-        assert_eq!(shared.params.get("stamp"), None, "the caller's request is not touched");
+        assert_eq!(kept.params().get("stamp"), None, "the caller's request is not touched");
     }
 
     /// A sender that holds the request `first` until released and then

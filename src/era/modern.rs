@@ -43,7 +43,6 @@
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::{Era, InputRequired, Reply};
@@ -53,6 +52,7 @@ use crate::protocol::jsonrpc::codes;
 use crate::protocol::lifecycle::{ClientCapabilities, Implementation, ServerCapabilities};
 use crate::protocol::logging::LoggingLevel;
 use crate::protocol::{is_modern_version, methods, Notification, RequestId, SUPPORTED_VERSIONS};
+use crate::request::McpRequest;
 use crate::session::{ServerIdentity, SessionInfo};
 use crate::transport::WireHeaders;
 
@@ -138,9 +138,8 @@ impl Era for Modern {
         &self.version
     }
 
-    fn decorate(&self, method: &str, params: &mut Cow<'_, Map<String, Value>>) {
-        let _ = method;
-        let params = params.to_mut();
+    fn decorate(&self, req: &mut McpRequest) {
+        let params = req.params_mut();
         let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
         if !meta.is_object() {
             *meta = Value::Object(Map::new());
@@ -188,12 +187,8 @@ impl Era for Modern {
         read_reply(method, result)
     }
 
-    fn wire_headers(
-        &self,
-        method: &str,
-        params: &Map<String, Value>,
-        extensions: &http::Extensions,
-    ) -> WireHeaders {
+    fn wire_headers(&self, req: &McpRequest) -> WireHeaders {
+        let (method, params, extensions) = (req.method.as_str(), req.params(), &req.extensions);
         let mut headers = vec![("Mcp-Method".to_string(), method.to_string())];
         let name = match method {
             methods::TOOLS_CALL | methods::PROMPTS_GET => params.get("name"),
@@ -583,15 +578,19 @@ mod tests {
         );
         let params: Map<String, Value> =
             serde_json::from_value(json!({ "name": "t", "_meta": { "progressToken": 3 } })).unwrap();
-        let mut cow = Cow::Borrowed(&params);
-        era.decorate(methods::TOOLS_CALL, &mut cow);
-        let meta = &cow["_meta"];
+        let callers = McpRequest::new(methods::TOOLS_CALL, params);
+        let mut sent = callers.clone();
+        era.decorate(&mut sent);
+        let meta = &sent.params()["_meta"];
         assert_eq!(meta["progressToken"], 3);
         assert_eq!(meta[META_PROTOCOL_VERSION], "2026-07-28");
         assert_eq!(meta[META_CLIENT_CAPABILITIES], json!({}));
         assert_eq!(meta[META_CLIENT_INFO]["name"], "c");
         assert_eq!(meta[META_LOG_LEVEL], "warning");
-        assert!(params["_meta"].get(META_PROTOCOL_VERSION).is_none(), "the caller's params are untouched");
+        assert!(
+            callers.params()["_meta"].get(META_PROTOCOL_VERSION).is_none(),
+            "a clone that shared the params is untouched"
+        );
     }
 
     #[test]
@@ -649,9 +648,9 @@ mod tests {
     fn headers_mirror_method_name_and_params() {
         let era = Modern::new("2026-07-28", &ClientCapabilities::default(), &implementation("x"), None);
         let params: Map<String, Value> = serde_json::from_value(json!({ "name": "é" })).unwrap();
-        let mut ext = http::Extensions::new();
-        ext.insert(ParamHeaders(vec![("Region".into(), "us".into())]));
-        let WireHeaders(h) = era.wire_headers(methods::TOOLS_CALL, &params, &ext);
+        let mut req = McpRequest::new(methods::TOOLS_CALL, params);
+        req.extensions.insert(ParamHeaders(vec![("Region".into(), "us".into())]));
+        let WireHeaders(h) = era.wire_headers(&req);
         assert_eq!(
             h,
             vec![

@@ -37,7 +37,7 @@
 //!     .layer(ProgressLayer::new(router.clone()))
 //!     .service(service_fn(|req: McpRequest| async move {
 //!         // The token the layer attached is in the request's `_meta`.
-//!         let token = req.params["_meta"]["progressToken"].clone();
+//!         let token = req.params()["_meta"]["progressToken"].clone();
 //!         Ok::<_, mcp_stack::Error>(McpResponse::new(token))
 //!     }));
 //! let req = McpRequest::new("tools/call", Default::default())
@@ -106,7 +106,7 @@ where
         let tracker = req.opts.progress.take().map(|sink| {
             let tracker = self.router.register(sink);
             let meta =
-                req.params.entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default()));
+                req.params_mut().entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default()));
             if let serde_json::Value::Object(meta) = meta {
                 meta.insert("progressToken".into(), tracker.token().into());
             }

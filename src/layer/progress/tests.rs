@@ -20,7 +20,7 @@ async fn no_sink_means_no_token() {
     assert_ready!(svc.poll_ready()).unwrap();
     let fut = svc.call(McpRequest::new("tools/call", Default::default()));
     let (req, send) = handle.next_request().await.unwrap();
-    assert!(!req.params.contains_key("_meta"));
+    assert!(!req.params().contains_key("_meta"));
     assert!(router.is_empty());
     send.send_response(McpResponse::new(json!({})));
     fut.await.unwrap();
@@ -44,8 +44,8 @@ async fn reports_reach_only_their_call_and_stop_after_the_reply() {
     let fut_b = svc.call(McpRequest::new("tools/call", Default::default()).opts(sink(&seen_b)));
     let (req_a, send_a) = handle.next_request().await.unwrap();
     let (req_b, send_b) = handle.next_request().await.unwrap();
-    let token_a = req_a.params["_meta"]["progressToken"].as_str().unwrap().to_string();
-    let token_b = req_b.params["_meta"]["progressToken"].as_str().unwrap().to_string();
+    let token_a = req_a.params()["_meta"]["progressToken"].as_str().unwrap().to_string();
+    let token_b = req_b.params()["_meta"]["progressToken"].as_str().unwrap().to_string();
     assert_ne!(token_a, token_b);
     assert_eq!(router.len(), 2);
 
@@ -112,7 +112,7 @@ async fn a_blocked_sink_never_blocks_routing() {
         tokio_test::task::spawn(svc.call(McpRequest::new("tools/call", Default::default()).opts(opts)));
     assert_pending!(fut.poll());
     let (req, send) = handle.next_request().await.unwrap();
-    let token = req.params["_meta"]["progressToken"].as_str().unwrap().to_string();
+    let token = req.params()["_meta"]["progressToken"].as_str().unwrap().to_string();
 
     // Routing 1,000 reports returns at once even though the sink is stuck.
     let mut accepted = 0;

@@ -438,10 +438,10 @@ impl Reconnect {
 
     /// Sends `req` on the reserved connection, renewing a forgotten session
     /// once.
-    fn send(&mut self, req: Arc<McpRequest>) -> ResponseFuture {
+    fn send(&mut self, req: McpRequest) -> ResponseFuture {
         let seen = self.life.0.renewal.renewed.load(Ordering::Acquire);
-        let connection = self.take_reserved().clone();
-        let first = connection.call_shared(req.clone());
+        let mut connection = self.take_reserved().clone();
+        let first = connection.call(req.clone());
         let renew = Some(Renew { shared: self.life.0.clone(), connection, req, seen });
         ResponseFuture { first, renew, renewing: None }
     }
@@ -457,7 +457,7 @@ impl Service<McpRequest> for Reconnect {
     }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
-        self.send(Arc::new(req))
+        self.send(req)
     }
 }
 
@@ -465,7 +465,7 @@ impl Service<McpRequest> for Reconnect {
 struct Renew {
     shared: Arc<Shared>,
     connection: Connection,
-    req: Arc<McpRequest>,
+    req: McpRequest,
     seen: u64,
 }
 
@@ -516,31 +516,10 @@ impl Future for ResponseFuture {
 #[cold]
 fn renewing(renew: Renew) -> Renewing {
     Box::pin(async move {
-        let Renew { shared, connection, req, seen } = renew;
+        let Renew { shared, mut connection, req, seen } = renew;
         shared.renewal.renew(seen, &connection).await?;
-        connection.call_shared(req).await
+        connection.call(req).await
     })
-}
-
-/// [`Reconnect`] for shared requests, as the binding's stack has it below
-/// its retry layer: what the retry layer keeps to send again is a reference
-/// to the request, not a copy of its params. The same service otherwise
-/// (readiness, which connection serves, errors).
-#[derive(Clone, Debug)]
-pub(crate) struct SharedRequests(pub(crate) Reconnect);
-
-impl Service<Arc<McpRequest>> for SharedRequests {
-    type Response = McpResponse;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.0.poll_live(cx)
-    }
-
-    fn call(&mut self, req: Arc<McpRequest>) -> Self::Future {
-        self.0.send(req)
-    }
 }
 
 #[cfg(test)]

@@ -230,30 +230,9 @@ impl Policy<McpRequest, McpResponse, Error> for SafeRetry {
         self.decide(req, result)
     }
 
-    /// A copy of the request, when it may be retried: a deep one (the
-    /// params). The binding's stack avoids it by retrying shared requests.
+    /// A copy of the request, when it may be retried: cheap, as the params
+    /// are shared (see [`McpRequest`]).
     fn clone_request(&mut self, req: &McpRequest) -> Option<McpRequest> {
-        self.may_retry(req).then(|| req.clone())
-    }
-}
-
-/// The same policy over shared requests, as in a binding's stack: keeping a
-/// request to send again is a reference count, not a copy of its params.
-/// Below a `Retry` of this kind, the services take `Arc<McpRequest>` (the
-/// [`Reconnect`](crate::layer::Reconnect) layer and the
-/// [`Connection`](crate::connection::Connection) both do).
-impl Policy<Arc<McpRequest>, McpResponse, Error> for SafeRetry {
-    type Future = RetryDelay;
-
-    fn retry(
-        &mut self,
-        req: &mut Arc<McpRequest>,
-        result: &mut Result<McpResponse, Error>,
-    ) -> Option<RetryDelay> {
-        self.decide(req, result)
-    }
-
-    fn clone_request(&mut self, req: &Arc<McpRequest>) -> Option<Arc<McpRequest>> {
         self.may_retry(req).then(|| req.clone())
     }
 }

@@ -130,7 +130,7 @@ where
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
         if let Some(policy) = self.policy.as_ref().filter(|_| req.method == methods::TOOLS_CALL) {
-            let name = req.params.get("name").and_then(|n| n.as_str()).unwrap_or("");
+            let name = req.params().get("name").and_then(|n| n.as_str()).unwrap_or("");
             if !policy.permits(name) {
                 return future::ResponseFuture::refused(refusal(name).into());
             }

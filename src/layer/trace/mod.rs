@@ -157,7 +157,7 @@ impl<S> Trace<S> {
         if span.is_disabled() {
             return span;
         }
-        let name = |key: &str| req.params.get(key).and_then(Value::as_str).map(|n| normalize_message(n, 128));
+        let name = |key: &str| req.params().get(key).and_then(Value::as_str).map(|n| normalize_message(n, 128));
         span.record("mcp.binding", &*self.binding);
         span.record("mcp.method.name", req.method.as_str());
         let target = if tool {
@@ -200,7 +200,7 @@ where
         let span = self.span(&req);
         if let Some(source) = &self.source {
             if let Some(context) = span.in_scope(|| source.current()) {
-                put_in_meta(&mut req.params, &context);
+                put_in_meta(req.params_mut(), &context);
             }
         }
         let tool = req.method == methods::TOOLS_CALL;
@@ -246,7 +246,7 @@ mod tests {
         }
 
         fn call(&mut self, req: McpRequest) -> Self::Future {
-            std::future::ready(Ok(McpResponse::new(Value::Object(req.params))))
+            std::future::ready(Ok(McpResponse::new(Value::Object(req.params().clone()))))
         }
     }
 
