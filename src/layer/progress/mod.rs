@@ -105,8 +105,10 @@ where
     fn call(&mut self, mut req: McpRequest) -> Self::Future {
         let tracker = req.opts.progress.take().map(|sink| {
             let tracker = self.router.register(sink);
-            let meta =
-                req.params_mut().entry("_meta").or_insert_with(|| serde_json::Value::Object(Default::default()));
+            let meta = req
+                .params_mut()
+                .entry("_meta")
+                .or_insert_with(|| serde_json::Value::Object(Default::default()));
             if let serde_json::Value::Object(meta) = meta {
                 meta.insert("progressToken".into(), tracker.token().into());
             }

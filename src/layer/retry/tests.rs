@@ -140,7 +140,8 @@ async fn the_shared_budget_bounds_retries_across_requests() {
 #[tokio::test(start_paused = true)]
 async fn a_kept_request_shares_its_params() {
     let mut p = policy(4);
-    let call = McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo", "arguments": { "x": 1 } }));
+    let call =
+        McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo", "arguments": { "x": 1 } }));
     let kept = p.clone_request(&call).expect("a tool call may be retried");
     assert!(std::ptr::eq(kept.params(), call.params()), "kept by reference, not copied");
     for method in ["resources/subscribe", "initialize"] {

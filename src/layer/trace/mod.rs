@@ -157,7 +157,8 @@ impl<S> Trace<S> {
         if span.is_disabled() {
             return span;
         }
-        let name = |key: &str| req.params().get(key).and_then(Value::as_str).map(|n| normalize_message(n, 128));
+        let name =
+            |key: &str| req.params().get(key).and_then(Value::as_str).map(|n| normalize_message(n, 128));
         span.record("mcp.binding", &*self.binding);
         span.record("mcp.method.name", req.method.as_str());
         let target = if tool {

@@ -1,0 +1,178 @@
+//! One exchange: a request given an id, entered in the table of pending
+//! calls, handed to the writer, and ended by its reply (or by the end of the
+//! connection); a caller that gives up removes its entry and, when the
+//! request had left, cancels it the era's way.
+
+use serde_json::{Map, Value};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use tokio::sync::oneshot;
+
+use super::error::{unanswered, RpcError};
+use super::{ConnectionState, Pending, Shared, MAX_WARNING_BYTES};
+use crate::error::{normalize_message, Error, FailureClass};
+use crate::protocol::{methods, Message, Outcome, RequestId, Response};
+use crate::request::McpRequest;
+
+/// A request's extension the connection fills with the JSON-RPC id it gives
+/// the request (the last one, when a request is sent again): for what must
+/// recognise messages that name the request, such as the notifications of a
+/// `subscriptions/listen` stream, stamped with its id.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AssignedId(Arc<Mutex<Option<RequestId>>>);
+
+impl AssignedId {
+    /// The id given, once the request was made.
+    pub(crate) fn get(&self) -> Option<RequestId> {
+        self.0.lock().expect("assigned id lock").clone()
+    }
+
+    pub(super) fn set(&self, id: &RequestId) {
+        *self.0.lock().expect("assigned id lock") = Some(id.clone());
+    }
+}
+
+impl Shared {
+    /// Sends one request with a new id and waits for its reply.
+    pub(super) async fn request(self: Arc<Self>, mut req: McpRequest) -> Result<Value, Error> {
+        self.check_open_to_send()?;
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        if let Some(slot) = req.extensions.get::<AssignedId>() {
+            slot.set(&id);
+        }
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().expect("pending lock").insert(id.clone(), Pending { tx, written: false });
+        let mut guard = PendingGuard { shared: self.clone(), id: id.clone(), sent: false, done: false };
+        // `finish` marks the state closed before it drains the table: if it
+        // ran between the check above and the insert, it missed this entry,
+        // and nobody would ever answer it. Seeing the state still open here
+        // means any later `finish` will find the entry.
+        self.check_open_to_send()?;
+
+        // The caller's `mcp.request` span (crate::layer::trace), when there
+        // is one, learns the id and version this send goes out with.
+        let span = tracing::Span::current();
+        span.record("jsonrpc.request.id", tracing::field::display(&id));
+        let headers = {
+            let era = self.era.read().expect("era lock");
+            if !era.protocol_version().is_empty() {
+                span.record("mcp.protocol.version", era.protocol_version());
+            }
+            era.decorate(&mut req);
+            era.wire_headers(&req)
+        };
+        let method = req.method.as_str();
+        let params = req.params();
+        let params = if params.is_empty() && method == methods::PING { None } else { Some(params) };
+        let text = request_json(&id, method, params);
+        tracing::trace!(target: "mcp_stack::wire", %id, method, bytes = text.len(), "request sent");
+        self.enqueue_with(text, headers, Some(id.clone())).await?;
+        guard.sent = true;
+
+        let outcome = rx.await;
+        guard.done = true;
+        tracing::trace!(target: "mcp_stack::wire", %id, ok = matches!(outcome, Ok(Ok(_))), "reply");
+        match outcome {
+            Ok(result) => result,
+            // Our entry was dropped without an answer; it had been sent, so
+            // its outcome is unknown (unless the connection was closed on
+            // purpose).
+            Err(_) => Err(match &*self.state.borrow() {
+                ConnectionState::Closed { class, message } => unanswered(*class, message, true),
+                ConnectionState::Open => {
+                    Error::new(FailureClass::Indeterminate, "connection lost before the reply")
+                }
+            }),
+        }
+    }
+
+    pub(super) fn complete(&self, response: Response) {
+        let pending = self.pending.lock().expect("pending lock").remove(&response.id);
+        let Some(pending) = pending else {
+            self.warn(format!("ignored a reply to unknown request id {}", response.id));
+            return;
+        };
+        let result = match response.outcome {
+            Outcome::Result(value) => Ok(value),
+            Outcome::Error(e) => Err(self.era.read().expect("era lock").classify_error(RpcError {
+                code: e.code,
+                message: normalize_message(&e.message, MAX_WARNING_BYTES),
+                data: e.data.map(|mut data| {
+                    crate::redact::scrub_value(&mut data);
+                    data
+                }),
+            })),
+        };
+        let _ = pending.tx.send(result);
+    }
+
+    pub(super) fn fail(&self, id: &RequestId, error: Error) -> bool {
+        let pending = self.pending.lock().expect("pending lock").remove(id);
+        match pending {
+            Some(p) => {
+                let _ = p.tx.send(Err(error));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Removes a call's pending entry when its future is dropped early, and
+/// cancels it on the wire if it had been sent.
+pub(super) struct PendingGuard {
+    shared: Arc<Shared>,
+    id: RequestId,
+    sent: bool,
+    done: bool,
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let removed = self.shared.pending.lock().expect("pending lock").remove(&self.id);
+        // A request the writer had not written yet is never written (the
+        // writer skips it): nothing to cancel.
+        let written = removed.is_some_and(|pending| pending.written);
+        if !(written && self.sent) || self.shared.check_open().is_err() {
+            return;
+        }
+        let notice = self.shared.era.read().expect("era lock").cancel_notice(&self.id);
+        let notice = notice.map(|n| Message::Notification(n).to_json());
+        let shared = self.shared.clone();
+        let id = self.id.clone();
+        // Cancel through the writer so the notice is ordered after the
+        // request; a transport with its own way (closing a stream) is asked
+        // directly when the era has no notice.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                match notice {
+                    Some(text) => {
+                        let _ = shared.enqueue(text).await;
+                    }
+                    None => {
+                        let _ = shared.sender.cancel(&id, None).await;
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// A JSON-RPC request's text, serialized from borrowed parts: the same text
+/// as `Message::Request(Request::new(..)).to_json()`, without building (and
+/// copying the params into) an owned [`Request`].
+pub(super) fn request_json(id: &RequestId, method: &str, params: Option<&Map<String, Value>>) -> String {
+    #[derive(serde::Serialize)]
+    pub(super) struct RequestRef<'a> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        method: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        params: Option<&'a Map<String, Value>>,
+    }
+    let envelope = RequestRef { jsonrpc: crate::protocol::jsonrpc::JSONRPC_VERSION, id, method, params };
+    serde_json::to_string(&envelope).expect("JSON-RPC envelopes always serialize")
+}

@@ -1,0 +1,123 @@
+//! One call as the era wants it: the request sent (and sent again with a
+//! new id when the era re-issues a request whose reply was lost), its
+//! result read by the era, and the `input_required` rounds of 2026-07-28:
+//! the input gathered through the inbound handler and the request sent
+//! again, inside the call's one deadline.
+
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+use super::era::{Era, InputRequired, Reply};
+use super::{Shared, MAX_INPUT_ROUNDS, MAX_REISSUES};
+use crate::error::{normalize_message, Error, FailureClass};
+use crate::protocol::jsonrpc::codes;
+use crate::protocol::methods;
+use crate::request::McpRequest;
+
+impl Shared {
+    /// One request as the era wants it: sent, its result read
+    /// ([`Era::reply`]), and, when the server asks for input
+    /// (`input_required`), the input gathered through the inbound handler
+    /// and the request sent again with a new id, at most
+    /// [`MAX_INPUT_ROUNDS`] times.
+    pub(super) async fn call(self: Arc<Self>, mut req: McpRequest) -> Result<Value, Error> {
+        let era = self.era.read().expect("era lock").clone();
+        let result = self.clone().request_reissuing(&*era, &req).await?;
+        let mut reply = era.reply(&req.method, result)?;
+        let mut rounds = 0usize;
+        loop {
+            let input = match reply {
+                Reply::Complete(result) => return Ok(result),
+                Reply::InputRequired(input) => input,
+            };
+            let method = &req.method;
+            if !methods::accepts_input_required(method) {
+                return Err(Error::new(
+                    FailureClass::ServerProtocol,
+                    format!("the server asked for input on {method}, which may not ask for any"),
+                ));
+            }
+            rounds += 1;
+            if rounds > MAX_INPUT_ROUNDS {
+                return Err(Error::new(
+                    FailureClass::LimitExceeded,
+                    format!("the server still asked for input after {MAX_INPUT_ROUNDS} rounds of {method}"),
+                ));
+            }
+            self.fulfil(&mut req, input).await?;
+            let result = self.clone().request_reissuing(&*era, &req).await?;
+            reply = era.reply(&req.method, result)?;
+        }
+    }
+
+    /// [`Shared::request`], sent again with a new id (at most
+    /// [`MAX_REISSUES`] times) when its reply was lost while the connection
+    /// stayed up and the era re-issues such a request
+    /// ([`Era::reissue_on_loss`]).
+    pub(super) async fn request_reissuing(
+        self: Arc<Self>,
+        era: &dyn Era,
+        req: &McpRequest,
+    ) -> Result<Value, Error> {
+        let mut reissued = 0;
+        loop {
+            match self.clone().request(req.clone()).await {
+                Err(e)
+                    if e.class() == FailureClass::Indeterminate
+                        && reissued < MAX_REISSUES
+                        && era.reissue_on_loss(&req.method)
+                        && self.check_open().is_ok() =>
+                {
+                    reissued += 1;
+                    tracing::debug!(target: "mcp_stack::connection", "re-issuing {}: {e}", req.method);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Turns `req` into the next round: its original params, the answers
+    /// under the server's keys as `inputResponses`, and `requestState`
+    /// echoed as it came (omitted when none came).
+    pub(super) async fn fulfil(&self, req: &mut McpRequest, input: InputRequired) -> Result<(), Error> {
+        let mut responses = Map::new();
+        for (key, request) in input.input_requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
+            if !methods::is_input_request(&method) {
+                return Err(Error::new(
+                    FailureClass::ServerProtocol,
+                    format!(
+                        "the server asked for input with {:?}, which is not an input request",
+                        normalize_message(&method, 64)
+                    ),
+                ));
+            }
+            let request_params = request.get("params").cloned();
+            match self.inbound.request(&method, request_params).await {
+                Ok(result) => {
+                    responses.insert(key, result);
+                }
+                Err(e) => {
+                    let class = match e.code {
+                        codes::METHOD_NOT_FOUND => FailureClass::ServerProtocol,
+                        _ => FailureClass::RemoteToolError,
+                    };
+                    return Err(Error::new(
+                        class,
+                        format!("the server's {method} input request was refused: {}", e.message),
+                    ));
+                }
+            }
+        }
+        let again = req.params_mut();
+        again.remove("inputResponses");
+        again.remove("requestState");
+        if !responses.is_empty() {
+            again.insert("inputResponses".into(), Value::Object(responses));
+        }
+        if let Some(state) = input.request_state {
+            again.insert("requestState".into(), state);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,217 @@
+use super::call::request_json;
+use super::reader::{sniff_id, sniff_reply_id};
+use super::*;
+use crate::protocol::{Request, Response};
+use crate::transport::Inbound;
+
+#[test]
+fn borrowed_request_text_is_the_owned_requests() {
+    let params: Map<String, Value> =
+        serde_json::from_value(serde_json::json!({ "name": "echo", "arguments": { "m": "hé\"llo" } }))
+            .unwrap();
+    for id in [RequestId::Number(7), RequestId::String("a\"b".into())] {
+        for params in [None, Some(&params)] {
+            let owned = Request::new(id.clone(), "tools/call", params.cloned().map(Value::Object));
+            assert_eq!(request_json(&id, "tools/call", params), Message::Request(owned).to_json());
+        }
+    }
+}
+
+/// An era that adds to every request.
+#[derive(Debug)]
+struct Stamping;
+
+impl Era for Stamping {
+    fn protocol_version(&self) -> &str {
+        "test"
+    }
+    fn decorate(&self, req: &mut McpRequest) {
+        req.params_mut().insert("stamp".into(), Value::Bool(true));
+    }
+}
+
+#[tokio::test]
+async fn a_decorating_era_copies_shared_params_and_leaves_the_callers_alone() {
+    use tower_service::Service;
+    let (client, mut server) = crate::transport::memory::duplex(1 << 20);
+    let mut connection = Connection::start(client, Arc::new(NoInbound));
+    connection.set_era(Arc::new(Stamping));
+    // One request kept by the caller (as the retry layer keeps one to
+    // send again) and sent twice.
+    let kept = McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo" }));
+    let calls = async {
+        let mut other = connection.clone();
+        let (a, b) = tokio::join!(connection.call(kept.clone()), other.call(kept.clone()));
+        [a, b]
+    };
+    let answer = async {
+        for _ in 0..2 {
+            let Ok(Some(Inbound::Frame(text))) = server.receiver.recv().await else { panic!("a request") };
+            let Ok(Message::Request(req)) = Message::parse(&text) else { panic!("a request: {text}") };
+            let params = req.params.expect("params");
+            assert_eq!(params, serde_json::json!({ "name": "echo", "stamp": true }));
+            let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
+            server.sender.send(reply.to_json()).await.unwrap();
+        }
+    };
+    let (results, ()) = tokio::join!(calls, answer);
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    assert_eq!(kept.params().get("stamp"), None, "the caller's request is not touched");
+}
+
+/// A sender that holds the request `first` until released and then
+/// fails it, fails every `notifications/fail`, and passes the rest on.
+struct Gate {
+    inner: Arc<dyn MessageSender>,
+    entered: Arc<tokio::sync::Notify>,
+    release: Arc<tokio::sync::Notify>,
+}
+
+#[async_trait]
+impl MessageSender for Gate {
+    async fn send(&self, message: String) -> Result<(), Error> {
+        if message.contains("\"method\":\"first\"") {
+            self.entered.notify_one();
+            self.release.notified().await;
+            return Err(Error::new(FailureClass::TransportClosed, "the pipe broke"));
+        }
+        if message.contains("\"method\":\"notifications/fail\"") {
+            return Err(Error::new(FailureClass::Indeterminate, "the POST failed"));
+        }
+        self.inner.send(message).await
+    }
+    async fn close(&self) -> Result<(), Error> {
+        self.inner.close().await
+    }
+}
+
+#[derive(Default)]
+struct Warnings(Mutex<Vec<String>>);
+
+impl InboundHandler for Warnings {
+    fn warning(&self, text: String) {
+        self.0.lock().unwrap().push(text);
+    }
+}
+
+/// A connection over a [`Gate`], and the server's side (which answers
+/// every request with `{}` while `answer` is set).
+fn gated(
+    inbound: Arc<dyn InboundHandler>,
+    answer: bool,
+) -> (Connection, Arc<tokio::sync::Notify>, Arc<tokio::sync::Notify>, tokio::task::JoinHandle<()>) {
+    let (client, server) = crate::transport::memory::duplex(1 << 20);
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let release = Arc::new(tokio::sync::Notify::new());
+    let gate = Gate { inner: client.sender, entered: entered.clone(), release: release.clone() };
+    let transport = Transport { sender: Arc::new(gate), receiver: client.receiver };
+    let connection = Connection::start(transport, inbound);
+    let Transport { sender, mut receiver } = server;
+    let peer = tokio::spawn(async move {
+        while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
+            if let (true, Ok(Message::Request(req))) = (answer, Message::parse(&text)) {
+                let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
+                if sender.send(reply.to_json()).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    (connection, entered, release, peer)
+}
+
+type Call = tokio::task::JoinHandle<Result<Value, Error>>;
+
+/// Starts request `first` and, once the [`Gate`] holds it in the
+/// writer, request `second`, queued behind it.
+async fn first_and_second_queued(connection: &Connection, entered: &tokio::sync::Notify) -> (Call, Call) {
+    let start = |method: &'static str| {
+        let c = connection.clone();
+        tokio::spawn(async move { c.request(method, Map::new()).await })
+    };
+    let first = start("first");
+    entered.notified().await;
+    let second = start("second");
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    (first, second)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_request_the_transport_could_not_send_and_those_queued_behind_it_end_transport_closed() {
+    let (connection, entered, release, _peer) = gated(Arc::new(NoInbound), true);
+    let (first, second) = first_and_second_queued(&connection, &entered).await;
+    release.notify_one();
+    let first = first.await.unwrap().unwrap_err();
+    assert_eq!(first.class(), FailureClass::TransportClosed, "{first}");
+    assert!(first.message().contains("not sent"), "{first}");
+    let second = second.await.unwrap().unwrap_err();
+    assert_eq!(second.class(), FailureClass::TransportClosed, "never written, so retry-safe: {second}");
+    assert!(matches!(connection.state(), ConnectionState::Closed { .. }));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_that_ends_fails_written_requests_indeterminate_and_queued_ones_transport_closed() {
+    let (connection, entered, _release, peer) = gated(Arc::new(NoInbound), false);
+    let (first, second) = first_and_second_queued(&connection, &entered).await;
+    // The server goes away while `first` is being written and `second`
+    // waits behind it.
+    peer.abort();
+    let first = first.await.unwrap().unwrap_err();
+    assert_eq!(first.class(), FailureClass::Indeterminate, "it was being written: {first}");
+    let second = second.await.unwrap().unwrap_err();
+    assert_eq!(second.class(), FailureClass::TransportClosed, "it never left: {second}");
+    assert!(second.message().contains("not sent"), "{second}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_notification_that_fails_to_send_is_a_warning_and_the_connection_goes_on() {
+    let warnings = Arc::new(Warnings::default());
+    let (connection, _entered, _release, _peer) = gated(warnings.clone(), true);
+    connection.notify("notifications/fail", None).await.expect("queued");
+    let result = connection.request("after", Map::new()).await.expect("the connection goes on");
+    assert_eq!(result, Value::Object(Map::new()));
+    assert_eq!(connection.state(), ConnectionState::Open);
+    let warnings = warnings.0.lock().unwrap().clone();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("could not be sent") && warnings[0].contains("the POST failed"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_request_without_a_reply_keeps_shutdown_and_auth_and_is_indeterminate_only_if_it_left() {
+    for left in [false, true] {
+        let e = unanswered(FailureClass::Shutdown, "closed by the host", left);
+        assert_eq!(e.class(), FailureClass::Shutdown, "{e}");
+        let e = unanswered(FailureClass::AuthRequired, "needs authorization", left);
+        assert_eq!(e.class(), FailureClass::AuthRequired, "{e}");
+        assert!(e.message().contains("needs authorization"), "{e}");
+    }
+    let e = unanswered(FailureClass::TransportClosed, "the child exited", true);
+    assert_eq!(e.class(), FailureClass::Indeterminate, "it may have acted: {e}");
+    assert!(e.message().contains("the child exited"), "{e}");
+    let e = unanswered(FailureClass::ServerProtocol, "bad frame", false);
+    assert_eq!(e.class(), FailureClass::TransportClosed, "safe to send again: {e}");
+    assert!(e.message().starts_with("not sent") && e.message().contains("server_protocol"), "{e}");
+}
+
+#[test]
+fn sniffs_plain_ids_only() {
+    assert_eq!(sniff_id(r#"{"jsonrpc":"2.0","id":42,"result":{"#), Some(RequestId::Number(42)));
+    assert_eq!(sniff_id(r#"{"id" : "abc","#), Some(RequestId::String("abc".into())));
+    assert_eq!(sniff_id(r#"{"jsonrpc":"2.0","result":"#), None);
+    assert_eq!(sniff_id(r#"{"id":4"#), None);
+    assert_eq!(sniff_id(r#"{"id":"a\"b","#), None);
+}
+
+#[test]
+fn sniffs_reply_ids_only_before_the_result() {
+    let bad = r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"\ud800"}]}}"#;
+    assert_eq!(sniff_reply_id(bad), Some(RequestId::Number(7)));
+    // The id after the result could be anyone's: no guess.
+    assert_eq!(sniff_reply_id(r#"{"result":{"items":[{"id":3}]},"id":9}"#), None);
+    // A server request's id is not ours.
+    assert_eq!(sniff_reply_id(r#"{"jsonrpc":"2.0","id":0,"method":"x","params":{"result":1"#), None);
+    assert_eq!(sniff_reply_id(r#"{"jsonrpc":"2.0","id":0,"method":"x"}"#), None);
+}
