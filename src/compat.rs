@@ -24,7 +24,7 @@
 //! | `legacy/v1` | the first five (all but `legacy_era_for_mrtr_less_servers`) |
 //!
 //! `legacy_era_for_mrtr_less_servers` is applied by the dialer (see
-//! [`Dialer`](crate::layer::Dialer)) and reported with the catalog of every
+//! [`Dialer`](crate::era::Dialer)) and reported with the catalog of every
 //! session it chose the era for; which implementations it knows is written
 //! down at [`crate::era::modern::mrtr_less_implementation`]. A pinned
 //! protocol choice is always obeyed.

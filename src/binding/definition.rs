@@ -71,7 +71,7 @@ pub struct Definition {
     pub client: ClientIdentity,
     /// Which protocol era (or version) the binding may speak, and so which
     /// handshake it runs: see [`ProtocolChoice`] and
-    /// [`Dialer`](crate::layer::Dialer). The default is
+    /// [`Dialer`](crate::era::Dialer). The default is
     /// [`ProtocolChoice::Auto`]: `server/discover` first, `initialize` when
     /// the server turns out to be a legacy one (a legacy server that does
     /// not answer unknown requests costs [`Timeouts::discover`] once).

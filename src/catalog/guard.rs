@@ -178,7 +178,7 @@ fn attach_param_headers(req: &mut McpRequest, catalog: &Catalog) {
 /// Whether `error` is the server's -32020 (its headers do not match the
 /// body).
 fn is_header_mismatch(error: &Error) -> bool {
-    crate::era::modern::rpc_error(error)
+    crate::era::rpc_error(error)
         .is_some_and(|rpc| rpc.code == crate::protocol::jsonrpc::codes::HEADER_MISMATCH)
 }
 

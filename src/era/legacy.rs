@@ -16,8 +16,7 @@
 use serde_json::Value;
 use std::sync::Arc;
 
-use super::Era;
-use crate::config::limits::MAX_INSTRUCTIONS_BYTES;
+use super::{normalize_instructions, Era};
 use crate::connection::Connection;
 use crate::error::{Error, FailureClass};
 use crate::protocol::lifecycle::{ClientCapabilities, Implementation, InitializeParams, InitializeResult};
@@ -80,14 +79,14 @@ pub async fn initialize_version(
             FailureClass::Indeterminate => e.reclassify(FailureClass::TransportClosed),
             _ => e,
         };
-        let refused = super::modern::rpc_error(&e)
+        let refused = super::rpc_error(&e)
             .filter(|rpc| rpc.code == crate::protocol::jsonrpc::codes::UNSUPPORTED_PROTOCOL_VERSION)
             .cloned();
         match refused {
             // The JSON-RPC error stays the source: the dialer reads what
             // was offered (a slow dual-era server may have chosen 2026-07-28).
             Some(rpc) => {
-                let offered = super::modern::supported_versions(&rpc);
+                let offered = super::supported_versions(&rpc);
                 // A 2026-07-28 version this crate speaks, refused because
                 // this handshake is the initialize era's: say so.
                 let message = if offered.iter().any(|v| crate::protocol::is_modern_version(v)) {
@@ -127,16 +126,4 @@ pub async fn initialize_version(
         capabilities: result.capabilities,
         transport_tolerances: connection.applied_tolerances(),
     })
-}
-
-/// Bounds the server's instructions. Line breaks are kept (they are prose a
-/// person may read); other control characters are dropped.
-pub(crate) fn normalize_instructions(text: &str) -> String {
-    let kept: String = text.chars().filter(|c| !c.is_control() || *c == '\n' || *c == '\t').collect();
-    if kept.len() <= MAX_INSTRUCTIONS_BYTES {
-        return kept;
-    }
-    let mut cut = kept;
-    crate::error::truncate_utf8(&mut cut, MAX_INSTRUCTIONS_BYTES);
-    cut
 }

@@ -17,14 +17,58 @@
 //!
 //! The handshakes live beside it: [`legacy`] (`initialize`) and [`modern`]
 //! (`server/discover` and per-request `_meta`); [`ProtocolChoice`] says
-//! which a binding may speak, and the dialer
-//! ([`crate::layer::Dialer`]) runs the choice.
+//! which a binding may speak, and the [`Dialer`] runs the choice: it dials
+//! the transport, starts the connection, and runs the handshake the choice
+//! asks for (the reconnect layer, [`crate::layer::reconnect`], calls it
+//! again after a loss).
 
 pub mod choice;
+mod dial;
 pub mod legacy;
 pub mod modern;
+
+pub use dial::Dialer;
 
 pub use crate::connection::era::{
     cancelled_notification, ChangeStyle, Era, InputRequired, Reply, Unnegotiated,
 };
 pub use choice::{ProtocolChoice, DEFAULT_DISCOVER_TIMEOUT};
+
+use serde_json::Value;
+
+use crate::config::limits::MAX_INSTRUCTIONS_BYTES;
+use crate::connection::RpcError;
+use crate::error::normalize_message;
+
+/// The versions a -32022 error's `data.supported` lists (bounded): both
+/// eras read it, the legacy handshake to fall back, the modern one to say
+/// what the server offered.
+pub fn supported_versions(error: &RpcError) -> Vec<String> {
+    error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter().filter_map(Value::as_str).take(16).map(|v| normalize_message(v, 64)).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The JSON-RPC error behind `error`, if it was one.
+pub fn rpc_error(error: &crate::Error) -> Option<&RpcError> {
+    std::error::Error::source(error).and_then(|s| s.downcast_ref::<RpcError>())
+}
+
+/// Bounds the server's instructions, whichever handshake brought them. Line
+/// breaks are kept (they are prose a person may read); other control
+/// characters are dropped.
+pub(crate) fn normalize_instructions(text: &str) -> String {
+    let kept: String = text.chars().filter(|c| !c.is_control() || *c == '\n' || *c == '\t').collect();
+    if kept.len() <= MAX_INSTRUCTIONS_BYTES {
+        return kept;
+    }
+    let mut cut = kept;
+    crate::error::truncate_utf8(&mut cut, MAX_INSTRUCTIONS_BYTES);
+    cut
+}

@@ -45,7 +45,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-use super::{Era, InputRequired, Reply};
+use super::{rpc_error, supported_versions, Era, InputRequired, Reply};
 use crate::connection::{Connection, RpcError};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::codes;
@@ -309,24 +309,6 @@ fn unsupported_version(asked: &str, offered: &[String]) -> Error {
     Error::new(FailureClass::UnsupportedProtocol, message)
 }
 
-/// The versions a -32022 error's `data.supported` lists (bounded).
-pub fn supported_versions(error: &RpcError) -> Vec<String> {
-    error
-        .data
-        .as_ref()
-        .and_then(|d| d.get("supported"))
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter().filter_map(Value::as_str).take(16).map(|v| normalize_message(v, 64)).collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The JSON-RPC error behind `error`, if it was one.
-pub fn rpc_error(error: &Error) -> Option<&RpcError> {
-    std::error::Error::source(error).and_then(|s| s.downcast_ref::<RpcError>())
-}
-
 /// Reads a modern result's `resultType`.
 pub fn read_reply(method: &str, mut result: Value) -> Result<Reply, Error> {
     let kind = result.get("resultType").cloned();
@@ -531,7 +513,7 @@ fn session_of(connection: &Connection, era: &Modern, result: Value) -> Result<Se
     Ok(SessionInfo {
         protocol_version: era.version.clone(),
         server: info.as_ref().map(ServerIdentity::from_implementation).unwrap_or_default(),
-        instructions: result.instructions.map(|text| super::legacy::normalize_instructions(&text)),
+        instructions: result.instructions.map(|text| super::normalize_instructions(&text)),
         capabilities: result.capabilities,
         transport_tolerances: connection.applied_tolerances(),
     })

@@ -25,9 +25,10 @@ pub mod tool_filter;
 pub mod tool_gate;
 pub mod trace;
 
+pub use crate::era::Dialer;
 pub use deadline::{Deadline, DeadlineLayer};
 pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};
-pub use reconnect::{Dialer, Reconnect, ReconnectLayer, ReconnectPolicy};
+pub use reconnect::{Reconnect, ReconnectLayer, ReconnectPolicy};
 pub use result_limit::{ResultLimit, ResultLimitLayer};
 pub use retry::{RetryBudget, RetryPolicy, SafeRetry};
 pub use sampling_depth::{SamplingDepth, SamplingDepthLayer};

@@ -71,7 +71,8 @@
 //!
 //! ```
 //! # use mcp_stack::connection::NoInbound;
-//! # use mcp_stack::layer::{Dialer, ReconnectLayer, ReconnectPolicy};
+//! # use mcp_stack::era::Dialer;
+//! # use mcp_stack::layer::{ReconnectLayer, ReconnectPolicy};
 //! # use mcp_stack::request::McpRequest;
 //! # use mcp_stack::transport::ConnectConfig;
 //! # use std::sync::Arc;
@@ -99,13 +100,12 @@
 //! [`DeadlineLayer`]: crate::layer::DeadlineLayer
 //! [`SessionExpired`]: crate::transport::SessionExpired
 
-mod dial;
 mod error;
 mod layer;
 mod policy;
 mod supervisor;
 
-pub use dial::Dialer;
+use crate::era::Dialer;
 pub use error::{Reason, Unavailable};
 pub use layer::{Observer, ReconnectLayer};
 pub use policy::ReconnectPolicy;

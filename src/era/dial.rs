@@ -4,11 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument as _;
 
+use super::modern::{self, Modern, Probe};
+use super::{legacy, ProtocolChoice, DEFAULT_DISCOVER_TIMEOUT};
 use crate::compat::{Profile, Tolerance};
 use crate::config::limits::DEFAULT_STARTUP_TIMEOUT;
 use crate::connection::{Connection, InboundHandler};
-use crate::era::modern::{self, Modern, Probe};
-use crate::era::{legacy, ProtocolChoice, DEFAULT_DISCOVER_TIMEOUT};
 use crate::error::{Error, FailureClass};
 use crate::protocol::lifecycle::{ClientCapabilities, Implementation};
 use crate::protocol::logging::LoggingLevel;
@@ -471,9 +471,9 @@ impl Dialer {
 /// Whether `e` is an `initialize` refused with -32022 offering a modern
 /// version.
 fn offers_modern(e: &Error) -> bool {
-    modern::rpc_error(e).is_some_and(|rpc| {
+    super::rpc_error(e).is_some_and(|rpc| {
         rpc.code == crate::protocol::jsonrpc::codes::UNSUPPORTED_PROTOCOL_VERSION
-            && modern::supported_versions(rpc).iter().any(|v| crate::protocol::is_modern_version(v))
+            && super::supported_versions(rpc).iter().any(|v| crate::protocol::is_modern_version(v))
     })
 }
 
