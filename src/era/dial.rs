@@ -1,3 +1,7 @@
+//! The [`Dialer`]: one connection from nothing — the transport dialed, the
+//! engine started, the era chosen as the [`ProtocolChoice`] allows, and its
+//! handshake run. The reconnect layer calls it again after a loss.
+
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
