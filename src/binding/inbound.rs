@@ -204,7 +204,7 @@ impl BindingInbound {
             version: RwLock::new(String::new()),
             listen_filter: std::sync::Mutex::new(None),
             listen_id: std::sync::Mutex::new((0, None)),
-            demultiplex: !matches!(definition.transport.kind(), "streamable_http" | "http" | "sse"),
+            demultiplex: !definition.transport.exchange_per_request(),
             elicitor,
             sampler,
             roots,
@@ -356,7 +356,9 @@ impl InboundHandler for BindingInbound {
                     elicitor.complete(notification.params.as_ref());
                 }
             }
-            super::listen::SUBSCRIPTIONS_ACKNOWLEDGED => self.acknowledged(notification.params.as_ref()),
+            methods::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => {
+                self.acknowledged(notification.params.as_ref())
+            }
             method if Family::from_list_changed(method).is_some() => {
                 if let Some(family) = Family::from_list_changed(method) {
                     self.catalog.list_changed(family);

@@ -47,12 +47,9 @@ use std::time::Duration;
 use super::Binding;
 use crate::error::FailureClass;
 use crate::protocol::lifecycle::ServerCapabilities;
+use crate::protocol::methods;
 use crate::request::{CallOpts, McpRequest};
 
-/// `subscriptions/listen`.
-pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
-/// The first message of a listen stream: what the server honours.
-pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 /// `_meta` key of every message of a listen stream: the JSON-RPC id of the
 /// `subscriptions/listen` request that opened it.
 pub const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
@@ -123,7 +120,7 @@ impl Binding {
                 let Some(service) = weak.upgrade().map(|inner| inner.service.clone()) else { return };
                 let params = json!({ "notifications": filter.clone() });
                 let opts = CallOpts { timeout: Some(LISTEN_TIMEOUT), ..CallOpts::default() };
-                let mut request = McpRequest::with_value(SUBSCRIPTIONS_LISTEN, params).opts(opts);
+                let mut request = McpRequest::with_value(methods::SUBSCRIPTIONS_LISTEN, params).opts(opts);
                 // The connection writes the request's id here; its
                 // notifications carry it.
                 let id = crate::connection::AssignedId::default();

@@ -190,7 +190,7 @@ use tower::{Layer, ServiceBuilder, ServiceExt};
 use crate::catalog::{BuildContext, CatalogCell, CatalogGuard, CatalogService, ChangeFeed};
 use crate::config::limits::{Limits, Timeouts};
 use crate::content::{PromptResult, ResourceResult, ToolResult};
-use crate::era::Dialer;
+use crate::era::{ChangeStyle, Dialer, Era};
 use crate::error::{Error, FailureClass};
 pub(crate) use crate::events::EventBus;
 use crate::layer::entry::Entry;
@@ -242,6 +242,8 @@ struct Inner {
     limits: Limits,
     timeouts: Timeouts,
     transport_kind: &'static str,
+    /// Whether the transport sends HTTP headers (for `x-mcp-header`).
+    carries_headers: bool,
     origin: String,
     session: SessionInfo,
     reconnect: Reconnect,
@@ -255,6 +257,8 @@ struct Inner {
     subscriptions: std::sync::Mutex<BTreeSet<String>>,
     /// The server log level the definition asks for.
     log_level: LoggingLevel,
+    /// The era of the last live connection (see `Binding::era`).
+    era: std::sync::Mutex<Arc<dyn Era>>,
     /// The task of the 2026-07-28 listen stream, if one runs.
     listen: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
 }
@@ -331,6 +335,7 @@ impl Binding {
                 return Err(e.with_binding(&name).with_op("connect"));
             }
         };
+        let first_era = connection.era();
         let lifecycle = Arc::new(Lifecycle::ready(name.clone(), events.clone(), session.clone()));
         let observer = lifecycle.clone();
         // Set once the binding exists: what a new session must redo.
@@ -404,6 +409,7 @@ impl Binding {
                 limits,
                 timeouts,
                 transport_kind,
+                carries_headers: definition.transport.carries_headers(),
                 origin,
                 session,
                 reconnect,
@@ -413,6 +419,7 @@ impl Binding {
                 inbound,
                 subscriptions: std::sync::Mutex::new(BTreeSet::new()),
                 log_level: definition.log_level,
+                era: std::sync::Mutex::new(first_era),
                 listen: std::sync::Mutex::new(None),
             }),
         };
@@ -482,14 +489,15 @@ impl Binding {
     /// handler is installed and the server advertises logging. A failure is
     /// a warning event, never the end of the binding.
     async fn configure_session(&self) {
-        if self.speaks_modern() {
+        let era = self.era();
+        if era.change_style() == ChangeStyle::ListenStream {
             self.start_listening();
         }
         if !self.inner.inbound.has_log_handler() || self.current_session().capabilities.logging.is_none() {
             return;
         }
-        if self.speaks_modern() {
-            // Logs are request-scoped in 2026-07-28: every request already
+        if !era.sets_log_level() {
+            // Logs are request-scoped (2026-07-28): every request already
             // asks for them at the definition's level.
             return;
         }
@@ -498,9 +506,22 @@ impl Binding {
         }
     }
 
-    /// Whether the connection speaks the 2026-07-28 era.
-    fn speaks_modern(&self) -> bool {
-        crate::protocol::is_modern_version(&self.current_session().protocol_version)
+    /// The era of the live connection, or of the last one while there is
+    /// none: what answers the era's questions (how changes and
+    /// subscriptions travel, how logs are asked for, whether roots changes
+    /// are announced).
+    fn era(&self) -> Arc<dyn Era> {
+        let mut last = self.inner.era.lock().expect("era lock");
+        if let Some(connection) = self.inner.reconnect.connection() {
+            *last = connection.era();
+        }
+        last.clone()
+    }
+
+    /// Whether resource subscriptions and change notices travel on one
+    /// `subscriptions/listen` stream.
+    fn listens(&self) -> bool {
+        self.era().change_style() == ChangeStyle::ListenStream
     }
 
     /// The binding's name.
@@ -629,7 +650,7 @@ impl Binding {
         let mut listing = self
             .list_all(methods::TOOLS_LIST, "tools", self.inner.limits.max_catalog_items, "list_tools")
             .await?;
-        if self.speaks_modern() && matches!(self.inner.transport_kind, "streamable_http" | "http") {
+        if self.inner.carries_headers && self.era().mirrors_tool_params() {
             let mut warnings = Vec::new();
             listing.items.retain(|tool: &Tool| {
                 match crate::catalog::mcp_header::header_params(&tool.input_schema) {
@@ -820,8 +841,8 @@ impl Binding {
     /// A binding calls this itself after the handshake when a log handler is
     /// installed (see [`logging`]).
     pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), Error> {
-        if self.speaks_modern() {
-            // No `logging/setLevel` in 2026-07-28: requests ask for logs at
+        if !self.era().sets_log_level() {
+            // No `logging/setLevel` (2026-07-28): requests ask for logs at
             // the definition's level; the host sees nothing below `level`.
             self.inner.inbound.set_log_level(level);
             return Ok(());
@@ -849,8 +870,8 @@ impl Binding {
                 .with_binding(&self.inner.name)
                 .with_op("notify_roots_changed"));
         }
-        if self.speaks_modern() {
-            // 2026-07-28 has no roots/list_changed: a server asks for the
+        if !self.era().announces_roots_changes() {
+            // No roots/list_changed (2026-07-28): a server asks for the
             // roots with each request that needs them (an input request), so
             // it always gets the current ones.
             return Ok(());
@@ -888,8 +909,8 @@ impl Binding {
                 .with_op("subscribe"));
             }
         }
-        if self.speaks_modern() {
-            // 2026-07-28: the listen request carries the subscriptions.
+        if self.listens() {
+            // The listen request carries the subscriptions.
             self.inner.subscriptions.lock().expect("subscriptions lock").insert(uri.to_string());
             self.start_listening();
             return Ok(());
@@ -908,7 +929,7 @@ impl Binding {
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
         self.check_subscription(uri, "unsubscribe")?;
         self.inner.subscriptions.lock().expect("subscriptions lock").remove(uri);
-        if self.speaks_modern() {
+        if self.listens() {
             self.start_listening();
             return Ok(());
         }
@@ -946,7 +967,7 @@ impl Binding {
     /// were none.
     pub async fn resubscribe_all(&self) -> Vec<(String, Error)> {
         let mut failures = Vec::new();
-        if self.speaks_modern() {
+        if self.listens() {
             // The listen stream, opened again for the new session, carries them.
             return failures;
         }
@@ -1009,7 +1030,7 @@ async fn discover_at_connect(
         profile: definition.compat.clone(),
         limits: definition.limits.resolved(),
         filter: definition.tool_filter.clone(),
-        http: matches!(definition.transport.kind(), "streamable_http" | "http"),
+        http: definition.transport.carries_headers(),
     };
     let discovery = CatalogCell::discover(ctx, service, feed, events.clone(), definition.refresh);
     let outcome = match tokio::time::timeout(timeouts.startup, discovery).await {

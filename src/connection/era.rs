@@ -65,9 +65,34 @@ pub trait Era: Send + Sync + fmt::Debug + 'static {
         Some(cancelled_notification(id, "abandoned by the client"))
     }
 
-    /// How this era announces catalog changes.
+    /// How this era announces catalog changes and carries resource
+    /// subscriptions: free-floating notifications and `resources/subscribe`
+    /// (the default), or one `subscriptions/listen` stream.
     fn change_style(&self) -> ChangeStyle {
         ChangeStyle::Notifications
+    }
+
+    /// Whether the server's log level is set once with `logging/setLevel`
+    /// (the default), rather than asked for on every request (2026-07-28,
+    /// whose requests carry the level in `_meta`).
+    fn sets_log_level(&self) -> bool {
+        true
+    }
+
+    /// Whether the client tells the server its roots changed
+    /// (`notifications/roots/list_changed`, the default). An era whose
+    /// server asks for the roots with each request that needs them has no
+    /// such notification.
+    fn announces_roots_changes(&self) -> bool {
+        true
+    }
+
+    /// Whether a tool's `x-mcp-header` arguments travel as typed
+    /// `Mcp-Param-*` headers (on a transport that carries headers), so that
+    /// a tool whose annotations are invalid cannot be called. The default:
+    /// no.
+    fn mirrors_tool_params(&self) -> bool {
+        false
     }
 
     /// Whether a request of `method` whose reply was lost while the

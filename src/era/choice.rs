@@ -7,10 +7,6 @@ use crate::protocol::{is_modern_version, is_supported_version};
 
 pub use crate::config::limits::DEFAULT_DISCOVER_TIMEOUT;
 
-/// `subscriptions/listen`: a stream the binding re-opens itself (with
-/// backoff), never re-issued by the connection.
-pub(crate) const SUBSCRIPTIONS_LISTEN_METHOD: &str = "subscriptions/listen";
-
 /// Which protocol era, or which version, a binding speaks.
 ///
 /// - [`Auto`](ProtocolChoice::Auto), the default: try the modern era first

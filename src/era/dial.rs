@@ -341,7 +341,7 @@ impl Dialer {
             _ => LATEST_MODERN_VERSION,
         };
         // Over HTTP a dropped request is cancelled by closing its stream.
-        let by_notice = !matches!(self.factory.kind(), "streamable_http" | "http" | "sse");
+        let by_notice = !self.factory.exchange_per_request();
         Modern::new(version, &self.capabilities, &self.client, self.log_level)
             .cancel_by_notice(by_notice)
             .reissue_tool_calls(self.reissue_tool_calls)

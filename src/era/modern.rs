@@ -158,6 +158,21 @@ impl Era for Modern {
         super::ChangeStyle::ListenStream
     }
 
+    /// No `logging/setLevel`: every request asks for logs in `_meta`.
+    fn sets_log_level(&self) -> bool {
+        false
+    }
+
+    /// No `notifications/roots/list_changed`: a server asks for the roots
+    /// with each request that needs them (an input request).
+    fn announces_roots_changes(&self) -> bool {
+        false
+    }
+
+    fn mirrors_tool_params(&self) -> bool {
+        true
+    }
+
     /// Never: in this era a server asks only through `input_required`
     /// results, and a client must not send JSON-RPC responses.
     fn serves_server_requests(&self) -> bool {
@@ -178,7 +193,8 @@ impl Era for Modern {
     fn reissue_on_loss(&self, method: &str) -> bool {
         match method {
             methods::TOOLS_CALL => self.reissue_tool_calls,
-            super::choice::SUBSCRIPTIONS_LISTEN_METHOD => false,
+            // A stream the binding re-opens itself (with backoff).
+            methods::SUBSCRIPTIONS_LISTEN => false,
             _ => true,
         }
     }

@@ -49,6 +49,12 @@ pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
 pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
 /// Request (client → server): stops updates of one resource.
 pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+/// Request (client → server, 2026-07-28): opens the one stream that carries
+/// the subscribed resources' updates and the lists' change notices.
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// Notification (server → client, 2026-07-28): the first message of a
+/// listen stream, saying what the server honours.
+pub const NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 /// Notification (server → client): a subscribed resource changed.
 pub const NOTIFICATIONS_RESOURCES_UPDATED: &str = "notifications/resources/updated";
 /// Notification (server → client): the resource list changed.
@@ -108,6 +114,8 @@ pub const ALL: &[&str] = &[
     RESOURCES_TEMPLATES_LIST,
     RESOURCES_SUBSCRIBE,
     RESOURCES_UNSUBSCRIBE,
+    SUBSCRIPTIONS_LISTEN,
+    NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
     NOTIFICATIONS_RESOURCES_UPDATED,
     NOTIFICATIONS_RESOURCES_LIST_CHANGED,
     COMPLETION_COMPLETE,
@@ -148,6 +156,8 @@ pub fn known(name: &str) -> Option<&'static str> {
         RESOURCES_TEMPLATES_LIST => RESOURCES_TEMPLATES_LIST,
         RESOURCES_SUBSCRIBE => RESOURCES_SUBSCRIBE,
         RESOURCES_UNSUBSCRIBE => RESOURCES_UNSUBSCRIBE,
+        SUBSCRIPTIONS_LISTEN => SUBSCRIPTIONS_LISTEN,
+        NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
         NOTIFICATIONS_RESOURCES_UPDATED => NOTIFICATIONS_RESOURCES_UPDATED,
         NOTIFICATIONS_RESOURCES_LIST_CHANGED => NOTIFICATIONS_RESOURCES_LIST_CHANGED,
         COMPLETION_COMPLETE => COMPLETION_COMPLETE,
@@ -199,7 +209,7 @@ mod tests {
         for name in ALL {
             assert!(seen.insert(*name), "duplicate method name {name}");
         }
-        assert_eq!(ALL.len(), 32);
+        assert_eq!(ALL.len(), 34);
         assert!(NOTIFICATIONS_TASKS_STATUS.starts_with("notifications/"));
         assert_eq!(LOGGING_SET_LEVEL, "logging/setLevel");
         assert_eq!(SAMPLING_CREATE_MESSAGE, "sampling/createMessage");

@@ -319,6 +319,22 @@ pub trait TransportFactory: Send + Sync + 'static {
     /// `"http"` (streamable HTTP with a legacy fallback), `"memory"`.
     fn kind(&self) -> &'static str;
 
+    /// Whether each request and its reply travel on an exchange of their
+    /// own (an HTTP `POST` and its response): closing that exchange cancels
+    /// the request, and what arrives on it belongs to it. No for a transport
+    /// that carries every message on one stream (stdio, memory), where
+    /// messages must be told apart by their ids.
+    fn exchange_per_request(&self) -> bool {
+        matches!(self.kind(), "streamable_http" | "http" | "sse")
+    }
+
+    /// Whether the transport sends the HTTP headers that mirror a request
+    /// ([`WireHeaders`]): streamable HTTP does; stdio, memory and the legacy
+    /// HTTP+SSE transport do not.
+    fn carries_headers(&self) -> bool {
+        matches!(self.kind(), "streamable_http" | "http")
+    }
+
     /// A display origin without credentials.
     fn redacted_origin(&self) -> RedactedOrigin;
 
