@@ -134,6 +134,30 @@ pub enum Event {
         #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
+    /// The server forgot the session (an HTTP server that answered 404 to
+    /// its session id), and a new one was initialized over the same
+    /// connection, at once: the connection was never lost, and the binding's
+    /// state does not move. Reported once the catalog has looked again at
+    /// what the server offers in the new session (within
+    /// `Timeouts::startup`).
+    SessionRenewed {
+        /// The binding.
+        binding: String,
+        /// What the server claims to be in the new session.
+        server: ServerIdentity,
+        /// How its identity differs from the one the binding first connected
+        /// to, or `None` when it is the same (reported, never enforced).
+        drift: Option<String>,
+        /// The ordinal of the catalog generation still in force.
+        adopted: u64,
+        /// The ordinal of the generation found in the new session: equal to
+        /// `adopted` when the offering did not change, the candidate's
+        /// otherwise, 0 when the catalog could not be read.
+        generation: u64,
+        /// When it was renewed.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
     /// The server reported progress on a call that asked for it (a
     /// [`CallOpts`](crate::CallOpts) progress sink): the same report that
     /// call's sink gets. A report no call took (a late or invented token)

@@ -356,14 +356,20 @@ async fn a_forgotten_session_is_initialized_again_and_the_call_succeeds() {
     assert_eq!(identities[0], identities[1]);
     assert_eq!(mock.rpc("notifications/initialized").len(), 2);
     assert!(calls.iter().all(|c| c.header("mcp-protocol-version").as_deref() == Some("2025-11-25")));
+    // A renewal is its own event: the connection was never lost.
     eventually("events", || {
-        let all = events.all();
-        all.iter().any(|e| matches!(e, Event::ConnectionLost { retrying: true, adopted: 1, .. }))
-            && all.iter().any(|e| {
-                matches!(e, Event::ConnectionRestored { drift: None, adopted: 1, generation: 1, .. })
-            })
+        events
+            .all()
+            .iter()
+            .any(|e| matches!(e, Event::SessionRenewed { drift: None, adopted: 1, generation: 1, .. }))
     })
     .await;
+    let all = events.all();
+    assert!(
+        !all.iter().any(|e| matches!(e, Event::ConnectionLost { .. } | Event::ConnectionRestored { .. })),
+        "{all:?}"
+    );
+    assert_eq!(b.status().state, mcp_stack::State::Ready);
     b.close().await;
 }
 

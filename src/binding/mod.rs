@@ -194,7 +194,7 @@ use crate::era::{ChangeStyle, Dialer, Era};
 use crate::error::{Error, FailureClass};
 pub(crate) use crate::events::EventBus;
 use crate::layer::entry::Entry;
-use crate::layer::reconnect::{Reconnect, ReconnectLayer};
+use crate::layer::reconnect::{Reconnect, ReconnectLayer, Report};
 use crate::layer::trace::{ModelNames, Trace};
 use crate::layer::{Deadline, DeadlineLayer, ProgressRouter, SafeRetry, SamplingDepthLayer, ToolFilterLayer};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
@@ -207,6 +207,7 @@ use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
 use inbound::{client_capabilities, BindingInbound};
+use tokio::sync::broadcast;
 use transitions::Lifecycle;
 
 pub use crate::request::MAX_WARNINGS;
@@ -337,27 +338,13 @@ impl Binding {
         };
         let first_era = connection.era();
         let lifecycle = Arc::new(Lifecycle::ready(name.clone(), events.clone(), session.clone()));
-        let observer = lifecycle.clone();
-        // Set once the binding exists: what a new session must redo.
-        let restored: Arc<std::sync::OnceLock<std::sync::Weak<Inner>>> = Arc::default();
-        let on_restore = restored.clone();
         // What the reconnect layer reports (a lost and restored connection,
-        // a renewed session) moves the lifecycle; a new session is then
-        // configured as the old one was.
-        let reconnect = ReconnectLayer::new(dialer, definition.reconnect)
-            .on_report(move |report| {
-                let Some(restore) = observer.on_report(report) else { return };
-                match on_restore.get().and_then(std::sync::Weak::upgrade) {
-                    Some(inner) => {
-                        tokio::spawn(Binding { inner }.after_new_session(restore));
-                    }
-                    // Restored while connecting (discovery, which comes next,
-                    // reads the new connection), or the binding is gone:
-                    // there is no catalog to look again.
-                    None => observer.finish_restore(restore, 0),
-                }
-            })
-            .layer(connection);
+        // a renewed session) is read by the binding's task once the binding
+        // exists (`follow_reports`); taken before the layer starts its
+        // supervisor, so that none is missed.
+        let layer = ReconnectLayer::new(dialer, definition.reconnect);
+        let reports = layer.reports();
+        let reconnect = layer.layer(connection);
         let retry = match definition.reconnect.disabled {
             true => SafeRetry::never(),
             false => SafeRetry::new(&definition.reconnect.retry),
@@ -390,7 +377,6 @@ impl Binding {
                 return Err(e.with_binding(&name).with_op("connect"));
             }
         };
-        lifecycle.attach_catalog(&catalog);
         let adopted = catalog.clone();
         let model_names: ModelNames =
             Arc::new(move |raw: &str| adopted.adopted().tool(raw).map(|t| t.model_name.clone()));
@@ -423,7 +409,7 @@ impl Binding {
                 listen: std::sync::Mutex::new(None),
             }),
         };
-        let _ = restored.set(Arc::downgrade(&binding.inner));
+        tokio::spawn(follow_reports(Arc::downgrade(&binding.inner), reports));
         binding.configure_session().await;
         Ok(binding)
     }
@@ -436,16 +422,9 @@ impl Binding {
     /// then the state moves to `ready`), the log level is set again, and
     /// every subscription is renewed. Failures are warning events; the
     /// binding stays usable.
-    ///
-    /// A named boxed future: it sends through [`Binding::request`], which can
-    /// itself start it (a renewed session), and the cycle needs a concrete
-    /// type.
-    fn after_new_session(
-        &self,
-        restore: transitions::Restore,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>> {
-        let binding = self.clone();
-        Box::pin(async move {
+    async fn after_new_session(self, restore: transitions::Restore) {
+        {
+            let binding = self;
             let session = binding.current_session();
             let inner = &binding.inner;
             inner.inbound.set_protocol_version(&session.protocol_version);
@@ -466,12 +445,12 @@ impl Binding {
                         0
                     }
                 };
-            inner.lifecycle.finish_restore(restore, generation);
+            inner.lifecycle.finish_restore(restore, generation, inner.catalog.adopted().generation);
             binding.configure_session().await;
             for (uri, e) in binding.resubscribe_all().await {
                 binding.warn(format!("could not renew the subscription to {uri:?}: {e}"));
             }
-        })
+        }
     }
 
     /// What the current connection's handshake established.
@@ -1003,6 +982,33 @@ impl BindingBuilder {
     /// Connects (see [`Binding::connect`]).
     pub async fn connect(self) -> Result<Binding, Error> {
         Binding::connect_with(self).await
+    }
+}
+
+/// The binding's one task over its reconnect layer's reports: each moves
+/// the lifecycle (state, status, events) at once, in order; a new session
+/// is then made to serve as the first did (`Binding::after_new_session`),
+/// on a task of its own, so that the reports behind it are not held up. It
+/// holds the binding weakly, and ends when the binding is dropped.
+async fn follow_reports(weak: std::sync::Weak<Inner>, mut reports: broadcast::Receiver<Report>) {
+    loop {
+        let report = match reports.recv().await {
+            Ok(report) => report,
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                let Some(inner) = weak.upgrade() else { return };
+                Binding { inner }.warn(format!(
+                    "missed {missed} reconnect reports; the binding's status may lag until the next"
+                ));
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(inner) = weak.upgrade() else { return };
+        let binding = Binding { inner };
+        let adopted = binding.inner.catalog.adopted().generation;
+        if let Some(restore) = binding.inner.lifecycle.on_report(&report, adopted) {
+            tokio::spawn(binding.after_new_session(restore));
+        }
     }
 }
 

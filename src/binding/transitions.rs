@@ -7,30 +7,31 @@
 //! happened* (`ConnectionLost`, `ConnectionRestored`) comes before the
 //! `StateChanged` it causes.
 //!
-//! # A restored connection, in two steps
+//! # A new session, in two steps
 //!
-//! `ConnectionRestored` says which catalog generation the new connection
-//! offers, which is only known once the catalog has looked again. So a
-//! restore is reported in two steps:
+//! `ConnectionRestored` (and `SessionRenewed`) say which catalog generation
+//! the new session offers, which is only known once the catalog has looked
+//! again. So a new session is reported in two steps:
 //!
-//! 1. [`Lifecycle::on_report`] with [`Report::Restored`] (on the reconnect
-//!    supervisor's task, which must not wait) records the new session and
-//!    returns a [`Restore`]; the state stays `reconnecting` and nothing is
+//! 1. [`Lifecycle::on_report`] with [`Report::Restored`] or
+//!    [`Report::Renewed`] (on the binding's task that reads the reconnect
+//!    layer's reports, which must not wait) records the new session and
+//!    returns a [`Restore`]; the state stays as it was and nothing is
 //!    emitted yet.
-//! 2. The binding refetches the catalog over the new connection
+//! 2. The binding refetches the catalog in the new session
 //!    (`Binding::after_new_session`), then calls
 //!    [`Lifecycle::finish_restore`] with the generation it found, which
-//!    emits `ConnectionRestored` and then `StateChanged` to `ready`.
+//!    emits `ConnectionRestored` and then `StateChanged` to `ready` (or
+//!    `SessionRenewed`, the state unmoved).
 //!
 //! A loss reported between the two steps makes the [`Restore`] stale: the
 //! connection it describes is gone, and finishing it does nothing (the
 //! next restore is reported instead). Calls do not wait for step 2: they go
 //! through as soon as the reconnect layer has the new connection.
 
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::Mutex;
 use std::time::SystemTime;
 
-use crate::catalog::CatalogCell;
 use crate::events::{Event, EventBus, Failure, State};
 use crate::layer::reconnect::Report;
 use crate::session::{ServerIdentity, SessionInfo};
@@ -48,13 +49,14 @@ pub(super) struct StatusCore {
     losses: u64,
 }
 
-/// A restored connection whose report waits for the catalog (see the
-/// [module docs](self)).
-#[must_use = "a restore is reported only when it is finished"]
+/// A new session whose report waits for the catalog (see the
+/// [module docs](self)): a restored connection, or a renewed session.
+#[must_use = "a new session is reported only when it is finished"]
 #[derive(Debug)]
 pub(super) struct Restore {
     server: ServerIdentity,
-    attempts: u32,
+    /// The reconnect attempts it took, or `None` for a renewed session.
+    attempts: Option<u32>,
     losses: u64,
 }
 
@@ -65,10 +67,6 @@ pub(super) struct Lifecycle {
     /// identity drift.
     first_server: ServerIdentity,
     pub(super) status: Mutex<StatusCore>,
-    /// The binding's catalog, once discovered: what the connection events
-    /// report as the adopted generation. Weak: the catalog holds the stack,
-    /// which holds the reconnect observer, which holds this.
-    catalog: OnceLock<Weak<CatalogCell>>,
 }
 
 impl Lifecycle {
@@ -86,19 +84,7 @@ impl Lifecycle {
                 reconnect_attempt: 0,
                 losses: 0,
             }),
-            catalog: OnceLock::new(),
         }
-    }
-
-    /// Lets the connection events report the adopted generation of
-    /// `catalog`.
-    pub(super) fn attach_catalog(&self, catalog: &Arc<CatalogCell>) {
-        let _ = self.catalog.set(Arc::downgrade(catalog));
-    }
-
-    /// The adopted generation, or 0 before the first one is adopted.
-    fn adopted(&self) -> u64 {
-        self.catalog.get().and_then(Weak::upgrade).map_or(0, |c| c.adopted().generation)
     }
 
     /// Applies `change` unless the binding is closing or closed (nothing but
@@ -153,9 +139,11 @@ impl Lifecycle {
     ///   finish once the catalog has looked again
     ///   ([`Lifecycle::finish_restore`]: reconnecting → ready, with the new
     ///   server's identity and its drift from the first one).
-    pub(super) fn on_report(&self, report: &Report) -> Option<Restore> {
+    ///
+    /// `adopted` is the catalog generation in force, which the events
+    /// report.
+    pub(super) fn on_report(&self, report: &Report, adopted: u64) -> Option<Restore> {
         let at = SystemTime::now();
-        let adopted = self.adopted();
         match report {
             Report::Lost { class, message, attempt, retry_in } => {
                 self.update(|core| {
@@ -181,46 +169,58 @@ impl Lifecycle {
                 });
                 None
             }
-            Report::Restored { session, attempts } => {
-                let mut restore = None;
-                self.update(|core| {
-                    core.session = (**session).clone();
-                    // The attempt succeeded: none is being made.
-                    core.reconnect_attempt = 0;
-                    restore = Some(Restore {
-                        server: session.server.clone(),
-                        attempts: *attempts,
-                        losses: core.losses,
-                    });
-                    (core.state, None)
-                });
-                restore
-            }
+            Report::Restored { session, attempts } => self.new_session(session, Some(*attempts)),
+            Report::Renewed { session } => self.new_session(session, None),
         }
     }
 
-    /// Reports a restored connection over which the catalog found
-    /// `generation` (the adopted one when the offering did not change, the
-    /// candidate's otherwise, 0 when it could not look):
-    /// [`Event::ConnectionRestored`], then reconnecting → ready. Does
-    /// nothing when the binding is closing, or when a loss was reported
-    /// since `restore` was taken.
-    pub(super) fn finish_restore(&self, restore: Restore, generation: u64) {
-        let adopted = self.adopted();
+    /// Records a new session (nothing is emitted yet; see the
+    /// [module docs](self)).
+    fn new_session(&self, session: &SessionInfo, attempts: Option<u32>) -> Option<Restore> {
+        let mut restore = None;
+        self.update(|core| {
+            core.session = session.clone();
+            // Whatever was attempted succeeded: none is being made.
+            core.reconnect_attempt = 0;
+            restore = Some(Restore { server: session.server.clone(), attempts, losses: core.losses });
+            (core.state, None)
+        });
+        restore
+    }
+
+    /// Reports a new session in which the catalog found `generation` (the
+    /// adopted one when the offering did not change, the candidate's
+    /// otherwise, 0 when it could not look): a restored connection as
+    /// [`Event::ConnectionRestored`], then reconnecting → ready; a renewed
+    /// session as [`Event::SessionRenewed`], the state unmoved. Does nothing
+    /// when the binding is closing, or when a loss was reported since
+    /// `restore` was taken.
+    pub(super) fn finish_restore(&self, restore: Restore, generation: u64, adopted: u64) {
         self.update(|core| {
             if core.losses != restore.losses {
                 return (core.state, None);
             }
-            let event = Event::ConnectionRestored {
-                binding: self.name.clone(),
-                drift: self.first_server.drift(&restore.server),
-                server: restore.server,
-                attempts: restore.attempts,
-                adopted,
-                generation,
-                at: SystemTime::now(),
-            };
-            (State::Ready, Some(event))
+            let (binding, at) = (self.name.clone(), SystemTime::now());
+            let drift = self.first_server.drift(&restore.server);
+            let server = restore.server;
+            match restore.attempts {
+                Some(attempts) => {
+                    let event = Event::ConnectionRestored {
+                        binding,
+                        drift,
+                        server,
+                        attempts,
+                        adopted,
+                        generation,
+                        at,
+                    };
+                    (State::Ready, Some(event))
+                }
+                None => {
+                    let event = Event::SessionRenewed { binding, drift, server, adopted, generation, at };
+                    (core.state, Some(event))
+                }
+            }
         });
     }
 }

@@ -1,13 +1,9 @@
 use std::fmt;
-use std::sync::Arc;
+use tokio::sync::broadcast;
 use tower_layer::Layer;
 
-use super::{Dialer, Reconnect, ReconnectPolicy, Report};
+use super::{Dialer, Reconnect, ReconnectPolicy, Report, REPORT_BACKLOG};
 use crate::connection::Connection;
-
-/// Receives the supervisor's [`Report`]s, in order, on its task. Must not
-/// block: hand anything slow off.
-pub type Observer = Arc<dyn Fn(&Report) + Send + Sync>;
 
 /// Makes a [`Reconnect`] over a first [`Connection`]: the connection is the
 /// inner service, replaced through the [`Dialer`] whenever it is lost.
@@ -18,7 +14,7 @@ pub type Observer = Arc<dyn Fn(&Report) + Send + Sync>;
 pub struct ReconnectLayer {
     dialer: Dialer,
     policy: ReconnectPolicy,
-    observer: Option<Observer>,
+    reports: broadcast::Sender<Report>,
 }
 
 impl fmt::Debug for ReconnectLayer {
@@ -26,7 +22,7 @@ impl fmt::Debug for ReconnectLayer {
         f.debug_struct("ReconnectLayer")
             .field("dialer", &self.dialer)
             .field("policy", &self.policy)
-            .field("observer", &self.observer.is_some())
+            .field("report_readers", &self.reports.receiver_count())
             .finish()
     }
 }
@@ -34,13 +30,14 @@ impl fmt::Debug for ReconnectLayer {
 impl ReconnectLayer {
     /// Reconnects through `dialer` under `policy`.
     pub fn new(dialer: Dialer, policy: ReconnectPolicy) -> Self {
-        ReconnectLayer { dialer, policy, observer: None }
+        ReconnectLayer { dialer, policy, reports: broadcast::channel(REPORT_BACKLOG).0 }
     }
 
-    /// Reports what the supervisor does to `observer`.
-    pub fn on_report(mut self, observer: impl Fn(&Report) + Send + Sync + 'static) -> Self {
-        self.observer = Some(Arc::new(observer));
-        self
+    /// A receiver of every report of the services this layer makes, from
+    /// the first: take it before applying the layer (the supervisor may
+    /// report at once). The services share this one channel.
+    pub fn reports(&self) -> broadcast::Receiver<Report> {
+        self.reports.subscribe()
     }
 }
 
@@ -48,6 +45,6 @@ impl Layer<Connection> for ReconnectLayer {
     type Service = Reconnect;
 
     fn layer(&self, first: Connection) -> Reconnect {
-        Reconnect::spawn(first, self.dialer.clone(), self.policy, self.observer.clone())
+        Reconnect::spawn(first, self.dialer.clone(), self.policy, self.reports.clone())
     }
 }

@@ -40,10 +40,13 @@
 //! t≈600ms   attempt 3 dials   (ok)       -> Report::Restored { attempts: 3, .. }
 //! ```
 //!
-//! The last `Lost` of a loop that gives up has `retry_in: None`. Reports go
-//! to the observer set with [`ReconnectLayer::on_report`], in order, on the
-//! supervisor's task (the observer must not block); a report is made before
-//! the state it describes is published to callers.
+//! The last `Lost` of a loop that gives up has `retry_in: None`. Reports are
+//! published, in order, on a channel ([`ReconnectLayer::reports`],
+//! [`Reconnect::reports`]), as a connection publishes its state: nothing
+//! calls back into the code above, and the supervisor never waits for a
+//! reader. A report is sent before the state it describes is published to
+//! callers. The channel keeps the last [`REPORT_BACKLOG`] reports for a
+//! reader that falls behind; one further behind learns how many it missed.
 //!
 //! # A forgotten session
 //!
@@ -51,10 +54,9 @@
 //! its `Mcp-Session-Id`: [`SessionExpired`]). The request was not processed,
 //! so this layer renews the session at once on the same connection (the
 //! `initialize` handshake again, through the [`Dialer`]'s capabilities and
-//! client identity, within its timeout), reports it to the observer as a
-//! loss and a restore ([`Report::Lost`] with `attempt` 0, then
-//! [`Report::Restored`] with `attempts` 1), and sends the request once
-//! more: no replay. Once per request: a second expiry is the call's error,
+//! client identity, within its timeout), reports it ([`Report::Renewed`]:
+//! the connection was never lost), and sends the request once more: no
+//! replay. Once per request: a second expiry is the call's error,
 //! which the retry policy above does not repeat (see
 //! [`crate::layer::retry`]), so a server that forgets every session fails
 //! fast. Calls that see the same expiry at once share one renewal. Calls
@@ -82,9 +84,14 @@
 //! # async fn main() -> Result<(), mcp_stack::Error> {
 //! let dialer = Dialer::new(Arc::new(mcp_stack::demo::factory()), ConnectConfig::new("demo"), Arc::new(NoInbound));
 //! let (first, _session) = dialer.dial().await?;
-//! let reconnect = ReconnectLayer::new(dialer, ReconnectPolicy::default())
-//!     .on_report(|report| println!("{report:?}"))
-//!     .layer(first);
+//! let layer = ReconnectLayer::new(dialer, ReconnectPolicy::default());
+//! let mut reports = layer.reports();
+//! tokio::spawn(async move {
+//!     while let Ok(report) = reports.recv().await {
+//!         println!("{report:?}");
+//!     }
+//! });
+//! let reconnect = layer.layer(first);
 //!
 //! // The first connection dies; the service waits for the next one.
 //! reconnect.connection().unwrap().close().await;
@@ -107,7 +114,7 @@ mod supervisor;
 
 use crate::era::Dialer;
 pub use error::{Reason, Unavailable};
-pub use layer::{Observer, ReconnectLayer};
+pub use layer::ReconnectLayer;
 pub use policy::ReconnectPolicy;
 
 use std::fmt;
@@ -117,7 +124,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 use tower_service::Service;
 
 use crate::connection::{self, Connection};
@@ -125,8 +132,12 @@ use crate::error::{Error, FailureClass};
 use crate::request::{McpRequest, McpResponse};
 use crate::session::SessionInfo;
 
-/// What the supervisor reports, in order, to the observer installed with
-/// [`ReconnectLayer::on_report`].
+/// The reports a reader of [`ReconnectLayer::reports`] may fall behind by
+/// before it misses some (it is told how many).
+pub const REPORT_BACKLOG: usize = 64;
+
+/// What the reconnect layer reports, in order, on its channel
+/// ([`ReconnectLayer::reports`]).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Report {
@@ -151,6 +162,13 @@ pub enum Report {
         session: Box<SessionInfo>,
         /// The attempts it took, from 1.
         attempts: u32,
+    },
+    /// The server forgot the session, and a new one was initialized over
+    /// the same connection (see [A forgotten session](self#a-forgotten-session)).
+    /// The connection was never lost.
+    Renewed {
+        /// What the new handshake established.
+        session: Box<SessionInfo>,
     },
 }
 
@@ -201,7 +219,7 @@ struct Shared {
 /// Renews forgotten sessions, one at a time.
 struct Renewal {
     dialer: Dialer,
-    observer: Option<Observer>,
+    reports: broadcast::Sender<Report>,
     /// Sessions renewed so far: a call that saw `n` before it was sent, and
     /// finds more than `n` when its session expired, was sent on a session
     /// already replaced and only needs sending again.
@@ -217,24 +235,12 @@ impl Renewal {
         if self.renewed.load(Ordering::Acquire) != seen {
             return Ok(());
         }
-        let message = "the server no longer knows the session; initializing again".to_string();
-        tracing::info!(target: "mcp_stack::reconnect", "{message}");
-        self.report(&Report::Lost {
-            class: FailureClass::TransportClosed,
-            message,
-            attempt: 0,
-            retry_in: Some(Duration::ZERO),
-        });
+        tracing::info!(target: "mcp_stack::reconnect", "the server no longer knows the session; initializing again");
         let session = self.dialer.initialize(connection).await?;
         self.renewed.fetch_add(1, Ordering::Release);
-        self.report(&Report::Restored { session: Box::new(session), attempts: 1 });
+        // No reader is not an error: nobody is watching.
+        let _ = self.reports.send(Report::Renewed { session: Box::new(session) });
         Ok(())
-    }
-
-    fn report(&self, report: &Report) {
-        if let Some(observer) = &self.observer {
-            observer(report);
-        }
     }
 }
 
@@ -316,22 +322,27 @@ impl fmt::Debug for Reconnect {
 impl Reconnect {
     /// Serves over `first` and starts the supervisor that replaces it through
     /// `dialer` under `policy`. Must be called within a tokio runtime. See
-    /// [`ReconnectLayer`] to also observe what the supervisor does.
+    /// [`ReconnectLayer`] to read every report from the first.
     pub fn new(first: Connection, dialer: Dialer, policy: ReconnectPolicy) -> Self {
-        Self::spawn(first, dialer, policy, None)
+        Self::spawn(first, dialer, policy, broadcast::channel(REPORT_BACKLOG).0)
     }
 
-    fn spawn(first: Connection, dialer: Dialer, policy: ReconnectPolicy, observer: Option<Observer>) -> Self {
+    fn spawn(
+        first: Connection,
+        dialer: Dialer,
+        policy: ReconnectPolicy,
+        reports: broadcast::Sender<Report>,
+    ) -> Self {
         let (link, _) = watch::channel(Link::Up(first.clone()));
         let (stopped_tx, stopped) = watch::channel(());
         let renewal = Renewal {
             dialer: dialer.clone(),
-            observer: observer.clone(),
+            reports: reports.clone(),
             renewed: AtomicU64::new(0),
             one_at_a_time: tokio::sync::Mutex::new(()),
         };
         let shared = Arc::new(Shared { link, publishes: AtomicU64::new(0), stopped, renewal });
-        let supervisor = supervisor::Supervisor { shared: shared.clone(), dialer, policy, observer };
+        let supervisor = supervisor::Supervisor { shared: shared.clone(), dialer, policy, reports };
         tokio::spawn(supervisor.run(first, stopped_tx));
         Reconnect {
             life: Arc::new(LastHandle(shared)),
@@ -339,6 +350,13 @@ impl Reconnect {
             reserved: false,
             changed: Mutex::new(None),
         }
+    }
+
+    /// A receiver of the reports made from now on (see the
+    /// [module docs](self#timeline-of-one-loss)); [`ReconnectLayer::reports`]
+    /// gives one that also sees those made before the service was built.
+    pub fn reports(&self) -> broadcast::Receiver<Report> {
+        self.life.0.renewal.reports.subscribe()
     }
 
     /// Where the service stands now.

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 use tower::retry::backoff::Backoff;
 
-use super::{Dialer, Link, Observer, Reason, ReconnectPolicy, Report, Shared, Unavailable};
+use super::{Dialer, Link, Reason, ReconnectPolicy, Report, Shared, Unavailable};
 use crate::connection::{Connection, ConnectionState};
 use crate::error::{Error, FailureClass};
 
@@ -14,7 +14,7 @@ pub(super) struct Supervisor {
     pub(super) shared: Arc<Shared>,
     pub(super) dialer: Dialer,
     pub(super) policy: ReconnectPolicy,
-    pub(super) observer: Option<Observer>,
+    pub(super) reports: broadcast::Sender<Report>,
 }
 
 impl Supervisor {
@@ -111,9 +111,8 @@ impl Supervisor {
 
     fn report(&self, report: Report) {
         tracing::debug!(target: "mcp_stack::reconnect", ?report, "reconnect");
-        if let Some(observer) = &self.observer {
-            observer(&report);
-        }
+        // No reader is not an error: nobody is watching.
+        let _ = self.reports.send(report);
     }
 }
 

@@ -118,10 +118,16 @@ async fn start(control: &Arc<Control>, policy: ReconnectPolicy) -> (Reconnect, R
     let (first, _session) = dialer.dial().await.expect("first dial");
     let reports = Reports::default();
     let sink = reports.clone();
-    let reconnect = ReconnectLayer::new(dialer, policy)
-        .on_report(move |report| sink.lock().unwrap().push((Instant::now(), report.clone())))
-        .layer(first);
-    (reconnect, reports)
+    let layer = ReconnectLayer::new(dialer, policy);
+    let mut channel = layer.reports();
+    // Recorded as they arrive: the reader wakes at the instant of the send
+    // (the paused clock does not move while a task is ready to run).
+    tokio::spawn(async move {
+        while let Ok(report) = channel.recv().await {
+            sink.lock().unwrap().push((Instant::now(), report));
+        }
+    });
+    (layer.layer(first), reports)
 }
 
 fn policy(attempts: u32, base: Duration, max: Duration) -> ReconnectPolicy {
@@ -167,6 +173,7 @@ fn timeline(reports: &Reports, t0: Instant) -> Vec<String> {
                 format!("{:?} lost {attempt} retry_in {retry_in:?}", *at - t0)
             }
             Report::Restored { attempts, .. } => format!("{:?} restored after {attempts}", *at - t0),
+            Report::Renewed { .. } => format!("{:?} renewed", *at - t0),
         })
         .collect()
 }
