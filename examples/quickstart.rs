@@ -29,7 +29,7 @@ use mcp_stack::binding::{root_for_path, ElicitRequest, ElicitResult, LogMessage}
 use mcp_stack::protocol::logging::LoggingLevel;
 use mcp_stack::protocol::tools::Tool;
 use mcp_stack::transport::stdio::StdioFactory;
-use mcp_stack::{Binding, CallOpts, ClientCapabilities, Content, Definition, Handlers, ToolResult};
+use mcp_stack::{AllowedCapabilities, Binding, CallOpts, Content, Definition, Handlers, ToolResult};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -74,7 +74,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         None => Definition::new("demo", mcp_stack::demo::factory()),
     };
     // What this server may ask of us, and the level of logs we want.
-    definition.capabilities = ClientCapabilities { elicitation: true, roots: true, sampling: false };
+    definition.capabilities = AllowedCapabilities { elicitation: true, roots: true, sampling: false };
     definition.log_level = log_level;
     let handlers = Handlers::default()
         .log(|m: LogMessage| async move {

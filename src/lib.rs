@@ -19,6 +19,7 @@ pub mod events;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod handlers;
 pub mod host;
 pub mod layer;
 pub mod protocol;
@@ -30,7 +31,7 @@ pub mod session;
 pub mod transport;
 
 pub use binding::{
-    Binding, ClientCapabilities, Definition, ElicitRequest, ElicitResult, Event, Handlers, LogMessage,
+    AllowedCapabilities, Binding, Definition, ElicitRequest, ElicitResult, Event, Handlers, LogMessage,
     SampleRequest, SampleResult, State, Status,
 };
 pub use config::{limits, Limits, Timeouts, ToolFilter};

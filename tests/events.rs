@@ -2,13 +2,13 @@
 
 use mcp_stack::events::EventItem;
 use mcp_stack::protocol::roots::Root;
-use mcp_stack::{Binding, CallOpts, ClientCapabilities, Definition, Event, Handlers, State};
+use mcp_stack::{AllowedCapabilities, Binding, CallOpts, Definition, Event, Handlers, State};
 use serde_json::json;
 
 #[tokio::test]
 async fn a_stream_sees_the_warnings_and_state_changes_of_a_demo_binding() {
     let mut definition = Definition::new("demo", mcp_stack::demo::factory());
-    definition.capabilities = ClientCapabilities { roots: true, ..ClientCapabilities::default() };
+    definition.capabilities = AllowedCapabilities { roots: true, ..AllowedCapabilities::default() };
     let handlers =
         Handlers::default().with_roots(vec![Root::new("file:///tmp"), Root::new("https://x.test/")]);
     let binding = Binding::connect(definition, handlers).await.unwrap();

@@ -14,7 +14,7 @@ use mcp_stack::protocol::completion::CompletionReference;
 use mcp_stack::protocol::logging::LoggingLevel;
 use mcp_stack::protocol::roots::Root;
 use mcp_stack::{
-    Binding, CallOpts, ClientCapabilities, Definition, Error, Event, FailureClass, Handlers, Limits,
+    AllowedCapabilities, Binding, CallOpts, Definition, Error, Event, FailureClass, Handlers, Limits,
     Timeouts, ToolResult,
 };
 use recorded_events::Events;
@@ -27,7 +27,7 @@ use tokio::time::Instant;
 /// How long a test waits for an event.
 const WAIT: Duration = Duration::from_secs(10);
 
-const ALL_CAPS: ClientCapabilities = ClientCapabilities { elicitation: true, sampling: true, roots: true };
+const ALL_CAPS: AllowedCapabilities = AllowedCapabilities { elicitation: true, sampling: true, roots: true };
 
 fn demo_definition() -> Definition {
     let mut def = Definition::new("demo", mcp_stack::demo::factory());
@@ -63,7 +63,7 @@ fn form_schema() -> Value {
 
 // ---- capabilities -----------------------------------------------------------
 
-async fn advertised(def_caps: ClientCapabilities, handlers: Handlers) -> Value {
+async fn advertised(def_caps: AllowedCapabilities, handlers: Handlers) -> Value {
     let (factory, rec) = scripted(|_w, _r| {});
     let mut def = Definition::new("t", factory);
     def.capabilities = def_caps;
@@ -82,7 +82,7 @@ fn all_handlers() -> Handlers {
 #[tokio::test]
 async fn a_capability_is_advertised_only_with_its_handler_and_the_definitions_consent() {
     assert_eq!(advertised(ALL_CAPS, Handlers::default()).await, json!({}));
-    assert_eq!(advertised(ClientCapabilities::default(), all_handlers()).await, json!({}));
+    assert_eq!(advertised(AllowedCapabilities::default(), all_handlers()).await, json!({}));
     assert_eq!(
         advertised(ALL_CAPS, all_handlers()).await,
         json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {"listChanged": true}})
@@ -93,7 +93,7 @@ async fn a_capability_is_advertised_only_with_its_handler_and_the_definitions_co
         advertised(ALL_CAPS, with_url_and_tools).await,
         json!({"elicitation": {"form": {}, "url": {}}, "sampling": {"tools": {}}, "roots": {"listChanged": true}})
     );
-    let only_sampling = ClientCapabilities { sampling: true, ..Default::default() };
+    let only_sampling = AllowedCapabilities { sampling: true, ..Default::default() };
     assert_eq!(advertised(only_sampling, all_handlers()).await, json!({"sampling": {}}));
 }
 

@@ -17,7 +17,7 @@ use mcp_stack::protocol::completion::CompletionReference;
 use mcp_stack::protocol::logging::LoggingLevel;
 use mcp_stack::protocol::roots::Root;
 use mcp_stack::{
-    Binding, CallOpts, ClientCapabilities, Content, Definition, Event, Handlers, Limits, ToolResult,
+    AllowedCapabilities, Binding, CallOpts, Content, Definition, Event, Handlers, Limits, ToolResult,
 };
 use peers::{everything, peer};
 use recorded_events::Events;
@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
-fn definition(capabilities: ClientCapabilities) -> Definition {
+fn definition(capabilities: AllowedCapabilities) -> Definition {
     let mut def = Definition::new("everything", everything());
     def.capabilities = capabilities;
     def
@@ -40,8 +40,8 @@ fn text_of(result: &ToolResult) -> String {
     result.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
 }
 
-const ELICITATION: ClientCapabilities =
-    ClientCapabilities { elicitation: true, sampling: false, roots: false };
+const ELICITATION: AllowedCapabilities =
+    AllowedCapabilities { elicitation: true, sampling: false, roots: false };
 
 #[tokio::test]
 async fn everything_elicitation_is_answered_through_a_handler() {
@@ -137,7 +137,7 @@ async fn everything_sampling_is_served_with_the_token_cap_applied() {
         *slot.lock().unwrap() = Some(req);
         async move { Ok(SampleResult::text("interop-model", reply)) }
     }));
-    let mut def = definition(ClientCapabilities { sampling: true, ..Default::default() });
+    let mut def = definition(AllowedCapabilities { sampling: true, ..Default::default() });
     def.limits = Limits { max_sampling_tokens: 64, ..Limits::default() };
     let b = connect(def, handlers).await;
     let r = b
@@ -176,7 +176,7 @@ async fn everything_roots_list_returns_the_given_roots_and_follows_changes() {
         let roots = current.lock().unwrap().clone();
         async move { Ok(roots) }
     });
-    let b = connect(definition(ClientCapabilities { roots: true, ..Default::default() }), handlers).await;
+    let b = connect(definition(AllowedCapabilities { roots: true, ..Default::default() }), handlers).await;
     let r = b.call_tool("get-roots-list", json!({}), CallOpts::default()).await.unwrap();
     let text = text_of(&r);
     assert!(text.contains("Current MCP Roots (1 total)") && text.contains("URI: file:///tmp"), "{text}");
@@ -211,7 +211,7 @@ async fn everything_simulated_logging_delivers_bounded_records_at_the_requested_
         sink.lock().unwrap().push(m);
         async { Ok(()) }
     }));
-    let mut def = definition(ClientCapabilities::default());
+    let mut def = definition(AllowedCapabilities::default());
     def.log_level = LoggingLevel::Notice;
     def.limits = Limits { max_log_message_bytes: BOUND, ..Limits::default() };
     let b = connect(def, handlers).await;
@@ -248,7 +248,7 @@ async fn everything_simulated_logging_delivers_bounded_records_at_the_requested_
 async fn everything_subscriber_updates_deliver_resource_updated() {
     const URI: &str = "demo://resource/static/document/architecture.md";
     let events = Events::default();
-    let b = connect(definition(ClientCapabilities::default()), events.install(Handlers::default())).await;
+    let b = connect(definition(AllowedCapabilities::default()), events.install(Handlers::default())).await;
     assert!(b.session().capabilities.resources_subscribe());
     b.subscribe(URI).await.unwrap();
     assert_eq!(b.subscriptions(), [URI]);
@@ -269,7 +269,7 @@ async fn everything_subscriber_updates_deliver_resource_updated() {
 
 #[tokio::test]
 async fn everything_completable_prompt_completion_works() {
-    let b = connect(definition(ClientCapabilities::default()), Handlers::default()).await;
+    let b = connect(definition(AllowedCapabilities::default()), Handlers::default()).await;
     let prompt = CompletionReference::Prompt { name: "completable-prompt".into(), title: None };
     let c = b
         .complete(prompt.clone(), "department", "", Map::new(), mcp_stack::CallOpts::default())

@@ -7,9 +7,9 @@ use tower::Layer;
 use tower_service::Service;
 
 use super::definition::Definition;
-use super::handlers::Handlers;
 use super::stack::StackParts;
 use crate::error::Error;
+use crate::handlers::Handlers;
 use crate::request::{BoxMcpService, McpRequest, McpResponse};
 
 /// A user layer, applied to the boxed stack below it.

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::compat::Profile;
-use crate::config::{Limits, Timeouts, ToolFilter};
+use crate::config::{AllowedCapabilities, Limits, Timeouts, ToolFilter};
 use crate::era::ProtocolChoice;
 use crate::layer::reconnect::ReconnectPolicy;
 use crate::layer::retry::RetryPolicy;
@@ -12,19 +12,6 @@ use crate::layer::trace::TraceContextSource;
 use crate::protocol::logging::LoggingLevel;
 use crate::session::ClientIdentity;
 use crate::transport::TransportFactory;
-
-/// The optional client capabilities a binding advertises. A capability is
-/// advertised only when it is set here *and* the host installed the handler
-/// that serves it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ClientCapabilities {
-    /// The server may ask a person for input.
-    pub elicitation: bool,
-    /// The server may ask for model completions.
-    pub sampling: bool,
-    /// The server may ask for the host's filesystem roots.
-    pub roots: bool,
-}
 
 /// One server's configuration, from which [`Binding::connect`] builds a live
 /// binding.
@@ -45,7 +32,7 @@ pub struct Definition {
     /// Bounds on what the binding takes from the server.
     pub limits: Limits,
     /// The optional client capabilities to advertise.
-    pub capabilities: ClientCapabilities,
+    pub capabilities: AllowedCapabilities,
     /// Which tools are visible and callable.
     pub tool_filter: ToolFilter,
     /// Lets tool calls run in parallel (still within
@@ -136,7 +123,7 @@ impl Definition {
             transport,
             timeouts: Timeouts::default(),
             limits: Limits::default(),
-            capabilities: ClientCapabilities::default(),
+            capabilities: AllowedCapabilities::default(),
             tool_filter: ToolFilter::default(),
             allow_parallel_calls: false,
             reconnect: ReconnectPolicy::default(),

@@ -33,7 +33,7 @@
 //!
 //! On stdio every stream shares the one channel, so the binding tells its
 //! open stream's messages apart by their
-//! `_meta["io.modelcontextprotocol/subscriptionId"]` ([`SUBSCRIPTION_ID_META`],
+//! `_meta["io.modelcontextprotocol/subscriptionId"]` ([`SUBSCRIPTION_ID_META`](crate::handlers::SUBSCRIPTION_ID_META),
 //! the id of the listen request that opened the stream): a message stamped
 //! with another id (a stream the binding replaced when a subscription
 //! changed, whose last messages may still be on their way) is dropped, so a
@@ -50,21 +50,6 @@ use crate::protocol::lifecycle::ServerCapabilities;
 use crate::protocol::methods;
 use crate::request::{CallOpts, McpRequest};
 
-/// `_meta` key of every message of a listen stream: the JSON-RPC id of the
-/// `subscriptions/listen` request that opened it.
-pub const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// Whether the acknowledged filter `granted` leaves out something `asked`
-/// wants (a family not `true`, a resource not listed).
-pub(crate) fn differs(asked: &Map<String, Value>, granted: &Map<String, Value>) -> bool {
-    asked.iter().any(|(key, want)| match want {
-        Value::Array(uris) => {
-            let got = granted.get(key).and_then(Value::as_array);
-            uris.iter().any(|u| !got.is_some_and(|g| g.contains(u)))
-        }
-        other => granted.get(key) != Some(other),
-    })
-}
 /// The first wait before a listen stream that ended is opened again.
 pub const LISTEN_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest wait between two attempts.
@@ -170,6 +155,7 @@ impl Binding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::handlers::inbound::differs;
 
     #[test]
     fn an_acknowledgement_that_leaves_something_out_differs() {

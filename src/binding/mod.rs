@@ -150,32 +150,22 @@ mod authenticating;
 mod builder;
 mod catalog;
 mod definition;
-pub mod elicitation;
-pub mod handlers;
-mod inbound;
 pub mod listen;
-pub mod logging;
-pub mod roots;
-mod rpc;
-pub mod sampling;
 mod stack;
 mod status;
 mod transitions;
 
+pub use crate::config::AllowedCapabilities;
 pub use crate::config::ToolFilter;
 pub use crate::events::{Event, EventHandler, EventItem, EventStream, Failure, State, EVENT_QUEUE};
+pub use crate::handlers::{
+    elicitation, logging, roots, sampling, ElicitAction, ElicitRequest, ElicitResult, ElicitationMode,
+    ElicitationModes, ElicitationService, Handlers, ListRoots, LogMessage, LogService, RootsService,
+    SampleOutcome, SampleRequest, SampleResult, SamplingService, LOG_QUEUE, MAX_RESOURCE_URI_BYTES,
+};
+pub use crate::handlers::{root_for_path, sampling_denied, sampling_depth, with_sampling_depth};
 pub use builder::BindingBuilder;
-pub use definition::{ClientCapabilities, Definition};
-pub use elicitation::{ElicitAction, ElicitRequest, ElicitResult, ElicitationMode};
-pub use handlers::{
-    ElicitationModes, ElicitationService, Handlers, LogService, RootsService, SamplingService,
-};
-pub use inbound::MAX_RESOURCE_URI_BYTES;
-pub use logging::{LogMessage, LOG_QUEUE};
-pub use roots::{root_for_path, ListRoots};
-pub use sampling::{
-    sampling_denied, sampling_depth, with_sampling_depth, SampleOutcome, SampleRequest, SampleResult,
-};
+pub use definition::Definition;
 pub use stack::{BindingFuture, BindingService, StackParts};
 pub use status::Status;
 
@@ -193,6 +183,7 @@ use crate::content::{PromptResult, ResourceResult, ToolResult};
 use crate::era::{ChangeStyle, Dialer, Era};
 use crate::error::{Error, FailureClass};
 pub(crate) use crate::events::EventBus;
+use crate::handlers::inbound::{client_capabilities, BindingInbound, ServerSide};
 use crate::layer::entry::Entry;
 use crate::layer::reconnect::{Reconnect, ReconnectLayer, Report};
 use crate::layer::trace::{ModelNames, Trace};
@@ -206,7 +197,6 @@ use crate::protocol::tools::Tool;
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
-use inbound::{client_capabilities, BindingInbound};
 use tokio::sync::broadcast;
 use transitions::Lifecycle;
 
@@ -304,8 +294,14 @@ impl Binding {
         emit_state(&events, &name, State::Configured, State::Starting);
 
         let feed = ChangeFeed::new(name.clone(), events.clone());
+        let server_side = ServerSide {
+            binding: &name,
+            allowed: definition.capabilities,
+            log_level: definition.log_level,
+            exchange_per_request: definition.transport.exchange_per_request(),
+        };
         let inbound = Arc::new(BindingInbound::new(
-            &definition,
+            &server_side,
             &handlers,
             limits,
             timeouts,
@@ -320,7 +316,7 @@ impl Binding {
         let auth_phase = authenticating::AuthPhase::new(events.clone(), name.clone());
         config.authenticating = Some(auth_phase.hook());
         let dialer = Dialer::new(definition.transport.clone(), config, inbound.clone())
-            .capabilities(client_capabilities(&definition, &handlers))
+            .capabilities(client_capabilities(definition.capabilities, &handlers))
             .client_info(definition.client.to_implementation())
             .timeout(timeouts.startup)
             .protocol(definition.protocol.clone())

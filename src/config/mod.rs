@@ -3,8 +3,10 @@
 //! ([`ToolFilter`]). The transport, the layers, the catalog and the binding
 //! all read these; none of them is imported from a higher module.
 
+mod capabilities;
 pub mod limits;
 mod tool_filter;
 
+pub use capabilities::AllowedCapabilities;
 pub use limits::{Limits, Timeouts};
 pub use tool_filter::ToolFilter;

@@ -5,7 +5,7 @@
 
 use mcp_stack::binding::ElicitResult;
 use mcp_stack::protocol::roots::Root;
-use mcp_stack::{ClientCapabilities, Definition, Event, Handlers};
+use mcp_stack::{AllowedCapabilities, Definition, Event, Handlers};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -42,7 +42,7 @@ impl Asked {
     /// the server what it asks, recording events into `events`; `definition`
     /// is made to allow both.
     pub fn handlers(&self, events: &Events, definition: &mut Definition) -> Handlers {
-        definition.capabilities = ClientCapabilities { elicitation: true, sampling: false, roots: true };
+        definition.capabilities = AllowedCapabilities { elicitation: true, sampling: false, roots: true };
         let (elicited, listed) = (self.0.clone(), self.0.clone());
         events.install(
             Handlers::default()

@@ -183,7 +183,7 @@ use mcp_stack::transport::http::{HttpBuilder, SecretHeaders};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{
-    Binding, CallOpts, ClientCapabilities, Content, Definition, Error, ErrorReport, FailureClass, Handlers,
+    AllowedCapabilities, Binding, CallOpts, Content, Definition, Error, ErrorReport, FailureClass, Handlers,
     Limits, State, Status, Timeouts,
 };
 use serde::Serialize;
@@ -785,7 +785,7 @@ async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Fai
 
 /// Every server the flags and the config file name, with the flags'
 /// timeouts, limits, capabilities and log level applied.
-async fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<Definition>, Failure> {
+async fn definitions(cli: &Cli, capabilities: AllowedCapabilities) -> Result<Vec<Definition>, Failure> {
     let mut definitions = Vec::new();
     if let Some(path) = &cli.config {
         let loaded = config_file::load(path).map_err(|e| failure(EXIT_USAGE, &e))?;
@@ -845,7 +845,7 @@ async fn definitions(cli: &Cli, capabilities: ClientCapabilities) -> Result<Vec<
 }
 
 /// The host's side: elicitation on the terminal, `--root`, `--log-level`.
-fn handlers(cli: &Cli) -> Result<(Handlers, ClientCapabilities), Failure> {
+fn handlers(cli: &Cli) -> Result<(Handlers, AllowedCapabilities), Failure> {
     let mut roots = Vec::new();
     for dir in &cli.roots {
         let dir = dir
@@ -855,7 +855,7 @@ fn handlers(cli: &Cli) -> Result<(Handlers, ClientCapabilities), Failure> {
             .ok_or_else(|| usage(format!("--root {}: not a directory", dir.display())))?;
         roots.push(root_for_path(&dir).map_err(|e| usage(e.to_string()))?);
     }
-    let capabilities = ClientCapabilities { elicitation: true, sampling: false, roots: !roots.is_empty() };
+    let capabilities = AllowedCapabilities { elicitation: true, sampling: false, roots: !roots.is_empty() };
     let accept_defaults = cli.accept_defaults;
     // One question at a time, whatever the servers ask at once.
     let terminal = Arc::new(tokio::sync::Mutex::new(()));

@@ -64,8 +64,8 @@
 //! [`Binding::close`] ends the connection (and a stdio child). Close such a
 //! binding explicitly.
 //!
-//! [`Binding`]: super::Binding
-//! [`Binding::close`]: super::Binding::close
+//! [`Binding`]: crate::Binding
+//! [`Binding::close`]: crate::Binding::close
 //! [`Definition`]: crate::Definition
 //! [`ClientCapabilities`]: crate::ClientCapabilities
 
@@ -76,18 +76,26 @@ use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
 use tower_service::Service;
 
-pub use super::elicitation::{ElicitationModes, ElicitationService};
-pub use super::logging::LogService;
-pub use super::roots::RootsService;
-pub use super::sampling::SamplingService;
+pub mod elicitation;
+pub(crate) mod inbound;
+pub mod logging;
+pub mod roots;
+mod rpc;
+pub mod sampling;
 
-use super::elicitation::{ElicitRequest, ElicitResult};
-use super::logging::LogMessage;
-use super::roots::ListRoots;
-use super::sampling::{SampleRequest, SampleResult};
 use crate::error::{BoxError, Error};
 use crate::events::{Event, EventHandler};
 use crate::protocol::roots::Root;
+pub use elicitation::{
+    ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, ElicitationService,
+};
+pub use inbound::{MAX_RESOURCE_URI_BYTES, SUBSCRIPTION_ID_META};
+pub use logging::{LogMessage, LogService, LOG_QUEUE};
+pub use roots::{root_for_path, ListRoots, RootsService};
+pub use sampling::{
+    sampling_denied, sampling_depth, with_sampling_depth, SampleOutcome, SampleRequest, SampleResult,
+    SamplingService,
+};
 
 /// The host's services for what a server starts on its own: elicitation,
 /// sampling, roots, logs and the binding's events. See the

@@ -25,11 +25,11 @@
 //! installed.
 //!
 //! [`Definition::log_level`]: crate::Definition::log_level
-//! [`Binding::set_log_level`]: super::Binding::set_log_level
-//! [`Binding::dropped_logs`]: super::Binding::dropped_logs
+//! [`Binding::set_log_level`]: crate::Binding::set_log_level
+//! [`Binding::dropped_logs`]: crate::Binding::dropped_logs
 //! [`Status::dropped_logs`]: crate::Status::dropped_logs
 //! [`Limits::max_log_message_bytes`]: crate::Limits::max_log_message_bytes
-//! [`Event::ServerLog`]: super::Event::ServerLog
+//! [`Event::ServerLog`]: crate::Event::ServerLog
 
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};

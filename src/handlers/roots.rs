@@ -7,7 +7,7 @@
 //! tells the server, which then asks again.
 //!
 //! [`Timeouts::request`]: crate::Timeouts::request
-//! [`Binding::notify_roots_changed`]: super::Binding::notify_roots_changed
+//! [`Binding::notify_roots_changed`]: crate::Binding::notify_roots_changed
 
 use serde_json::Value;
 use std::path::Path;

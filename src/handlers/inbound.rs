@@ -9,18 +9,18 @@
 //! the log pump and the events, resource updates and elicitation
 //! completions to the events.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::sync::{Arc, RwLock};
 use std::time::SystemTime;
 
-use super::definition::Definition;
 use super::elicitation::Elicitor;
-use super::handlers::Handlers;
 use super::logging::{bound_text, text_of, LogMessage, LogPump, MAX_LOGGER_BYTES};
 use super::roots::RootsServer;
 use super::sampling::Sampler;
+use super::Handlers;
 use crate::catalog::{ChangeFeed, Family};
 use crate::config::limits::{Limits, Timeouts};
+use crate::config::AllowedCapabilities;
 use crate::connection::InboundHandler;
 use crate::error::normalize_message;
 use crate::events::{Event, EventBus};
@@ -30,6 +30,22 @@ use crate::protocol::jsonrpc::codes;
 use crate::protocol::lifecycle::{ClientCapabilities, RootsCapability};
 use crate::protocol::logging::LoggingLevel;
 use crate::protocol::{methods, ErrorObject, Notification};
+
+/// `_meta` key of every message of a listen stream: the JSON-RPC id of the
+/// `subscriptions/listen` request that opened it.
+pub const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Whether the acknowledged filter `granted` leaves out something `asked`
+/// wants (a family not `true`, a resource not listed).
+pub(crate) fn differs(asked: &Map<String, Value>, granted: &Map<String, Value>) -> bool {
+    asked.iter().any(|(key, want)| match want {
+        Value::Array(uris) => {
+            let got = granted.get(key).and_then(Value::as_array);
+            uris.iter().any(|u| !got.is_some_and(|g| g.contains(u)))
+        }
+        other => granted.get(key) != Some(other),
+    })
+}
 
 /// The longest stderr line surfaced, in bytes.
 pub(crate) const MAX_STDERR_LINE_BYTES: usize = 1024;
@@ -66,10 +82,23 @@ pub(crate) struct BindingInbound {
     demultiplex: bool,
 }
 
+/// What the inbound side needs to know of the binding it serves.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ServerSide<'a> {
+    /// The binding's name, for events.
+    pub(crate) binding: &'a str,
+    /// The capabilities the definition allows for this server.
+    pub(crate) allowed: AllowedCapabilities,
+    /// The least severe server log level the host wants.
+    pub(crate) log_level: LoggingLevel,
+    /// Whether the transport gives each request an exchange of its own
+    /// ([`TransportFactory::exchange_per_request`](crate::transport::TransportFactory::exchange_per_request)).
+    pub(crate) exchange_per_request: bool,
+}
+
 /// What `initialize` advertises: each capability whose handler is installed
 /// and which the definition allows for this server.
-pub(crate) fn client_capabilities(definition: &Definition, handlers: &Handlers) -> ClientCapabilities {
-    let allowed = definition.capabilities;
+pub(crate) fn client_capabilities(allowed: AllowedCapabilities, handlers: &Handlers) -> ClientCapabilities {
     let modes = handlers.elicitation_modes;
     ClientCapabilities {
         elicitation: (allowed.elicitation && handlers.elicitation.is_some() && (modes.form || modes.url))
@@ -122,7 +151,7 @@ impl BindingInbound {
             .params
             .as_ref()
             .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(super::listen::SUBSCRIPTION_ID_META));
+            .and_then(|m| m.get(SUBSCRIPTION_ID_META));
         let Some(stamp) = stamp else { return true };
         if !self.demultiplex {
             return true;
@@ -137,7 +166,7 @@ impl BindingInbound {
         let asked = self.listen_filter.lock().expect("listen filter lock").clone();
         let granted = params.and_then(|p| p.get("notifications")).and_then(Value::as_object);
         let (Some(asked), Some(granted)) = (asked, granted) else { return };
-        if super::listen::differs(&asked, granted) {
+        if differs(&asked, granted) {
             let text = normalize_message(
                 &format!(
                     "the server acknowledged the listen stream with {} for {} asked",
@@ -155,7 +184,7 @@ impl BindingInbound {
     /// [`client_capabilities`] advertises. Must be called within a runtime
     /// (the log pump has a task).
     pub(crate) fn new(
-        definition: &Definition,
+        server: &ServerSide<'_>,
         handlers: &Handlers,
         limits: Limits,
         timeouts: Timeouts,
@@ -163,8 +192,8 @@ impl BindingInbound {
         progress: ProgressRouter,
         catalog: Arc<ChangeFeed>,
     ) -> Self {
-        let binding = definition.name.clone();
-        let advertised = client_capabilities(definition, handlers);
+        let binding = server.binding.to_string();
+        let advertised = client_capabilities(server.allowed, handlers);
         let depth = Arc::new(DepthTracker::default());
         let elicitor = match (&advertised.elicitation, &handlers.elicitation) {
             (Some(_), Some(service)) => Some(Elicitor::new(
@@ -196,7 +225,7 @@ impl BindingInbound {
             _ => None,
         };
         BindingInbound {
-            logs: LogPump::new(handlers.log.clone(), definition.log_level),
+            logs: LogPump::new(handlers.log.clone(), server.log_level),
             binding,
             limits,
             events,
@@ -204,7 +233,7 @@ impl BindingInbound {
             version: RwLock::new(String::new()),
             listen_filter: std::sync::Mutex::new(None),
             listen_id: std::sync::Mutex::new((0, None)),
-            demultiplex: !definition.transport.exchange_per_request(),
+            demultiplex: !server.exchange_per_request,
             elicitor,
             sampler,
             roots,

@@ -67,8 +67,8 @@
 //! [`Limits::max_sampling_depth`]: crate::Limits::max_sampling_depth
 //! [`Timeouts::request`]: crate::Timeouts::request
 //! [`Handlers::sampling_tools`]: super::Handlers::sampling_tools
-//! [`Binding`]: super::Binding
-//! [`Binding::service`]: super::Binding::service
+//! [`Binding`]: crate::Binding
+//! [`Binding::service`]: crate::Binding::service
 
 use serde_json::Value;
 use std::sync::Arc;

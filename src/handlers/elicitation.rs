@@ -49,8 +49,8 @@
 //! [`Limits::max_elicit_schema_bytes`]: crate::Limits::max_elicit_schema_bytes
 //! [`Limits::max_schema_depth`]: crate::Limits::max_schema_depth
 //! [`Timeouts::elicitation`]: crate::Timeouts::elicitation
-//! [`Event::ElicitationResolved`]: super::Event::ElicitationResolved
-//! [`Event::ElicitationComplete`]: super::Event::ElicitationComplete
+//! [`Event::ElicitationResolved`]: crate::Event::ElicitationResolved
+//! [`Event::ElicitationComplete`]: crate::Event::ElicitationComplete
 
 use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
