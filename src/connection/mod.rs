@@ -30,8 +30,8 @@
 //! - Dropping a call's future before its reply removes it and tells the server
 //!   (the era's cancellation: `notifications/cancelled` on legacy).
 //! - A failure the transport reports for one request
-//!   ([`Inbound::RequestFailed`]) ends that call alone; a request refused
-//!   because the server forgot the session ([`Inbound::SessionExpired`]) ends
+//!   ([`Inbound::RequestFailed`](crate::transport::Inbound::RequestFailed)) ends that call alone; a request refused
+//!   because the server forgot the session ([`Inbound::SessionExpired`](crate::transport::Inbound::SessionExpired)) ends
 //!   with `transport_closed` and the [`SessionExpired`] marker as its source,
 //!   for the binding to re-initialize and send it again.
 //! - When the connection ends, every call that was written to the transport

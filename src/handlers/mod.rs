@@ -46,7 +46,7 @@
 //!
 //! A client capability is advertised in `initialize` only when its handler
 //! is installed here **and** the [`Definition`]'s
-//! [`ClientCapabilities`] allows it for that server: the handlers say what
+//! [`AllowedCapabilities`] allows it for that server: the handlers say what
 //! the host can do, the definition says what this server may ask for. A
 //! server request for a capability that was not advertised is answered
 //! "method not found".
@@ -67,7 +67,7 @@
 //! [`Binding`]: crate::Binding
 //! [`Binding::close`]: crate::Binding::close
 //! [`Definition`]: crate::Definition
-//! [`ClientCapabilities`]: crate::ClientCapabilities
+//! [`AllowedCapabilities`]: crate::AllowedCapabilities
 
 use std::fmt;
 use std::future::Future;

@@ -44,24 +44,25 @@
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-use super::Binding;
+use super::{Binding, MAX_SUBSCRIPTION_URI_BYTES};
+use crate::error::Error;
 use crate::error::FailureClass;
 use crate::protocol::lifecycle::ServerCapabilities;
 use crate::protocol::methods;
 use crate::request::{CallOpts, McpRequest};
 
 /// The first wait before a listen stream that ended is opened again.
-pub const LISTEN_BACKOFF: Duration = Duration::from_secs(1);
+pub(super) const LISTEN_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest wait between two attempts.
-pub const MAX_LISTEN_BACKOFF: Duration = Duration::from_secs(30);
+pub(super) const MAX_LISTEN_BACKOFF: Duration = Duration::from_secs(30);
 /// Attempts in a row that end early (before [`LISTEN_STABLE`]) before the
 /// binding gives up on the stream with a warning.
-pub const MAX_LISTEN_ATTEMPTS: u32 = 8;
+pub(super) const MAX_LISTEN_ATTEMPTS: u32 = 8;
 /// A stream that lasted this long counts as established: the attempts
 /// start again from the first backoff.
-pub const LISTEN_STABLE: Duration = Duration::from_secs(60);
+pub(super) const LISTEN_STABLE: Duration = Duration::from_secs(60);
 /// How long one listen request may stay open before it is opened anew.
-pub const LISTEN_TIMEOUT: Duration = Duration::from_secs(3600);
+pub(super) const LISTEN_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// The notification filter for what `capabilities` can announce and the
 /// resources subscribed to, or `None` when there is nothing to listen for.
@@ -83,6 +84,102 @@ pub(crate) fn filter(capabilities: &ServerCapabilities, resources: &[String]) ->
 }
 
 impl Binding {
+    /// Subscribes to updates of the resource `uri` (passed verbatim, never
+    /// resolved on the host): the server's `notifications/resources/updated`
+    /// become [`Event::ResourceUpdated`](crate::Event::ResourceUpdated). The binding keeps the subscription
+    /// (at most `Limits::max_resource_count` of them) so that a new
+    /// connection can restore it.
+    ///
+    /// Fails with `invalid_config`, sending nothing, when the server does
+    /// not advertise `resources.subscribe`, or the URI is empty or over
+    /// [`MAX_SUBSCRIPTION_URI_BYTES`]; with `limit_exceeded` when the
+    /// binding holds its maximum already.
+    pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        self.check_subscription(uri, "subscribe")?;
+        {
+            let subs = self.inner.subscriptions.lock().expect("subscriptions lock");
+            if !subs.contains(uri) && subs.len() >= self.inner.limits.max_resource_count {
+                return Err(Error::new(
+                    FailureClass::LimitExceeded,
+                    format!("the binding holds {} subscriptions already", subs.len()),
+                )
+                .with_binding(&self.inner.name)
+                .with_op("subscribe"));
+            }
+        }
+        if self.listens() {
+            // The listen request carries the subscriptions.
+            self.inner.subscriptions.lock().expect("subscriptions lock").insert(uri.to_string());
+            self.start_listening();
+            return Ok(());
+        }
+        self.request(
+            McpRequest::with_value(methods::RESOURCES_SUBSCRIBE, json!({ "uri": uri })),
+            "subscribe",
+        )
+        .await?;
+        self.inner.subscriptions.lock().expect("subscriptions lock").insert(uri.to_string());
+        Ok(())
+    }
+
+    /// Ends the subscription to `uri`. The binding forgets it even when the
+    /// server's answer is an error: the host no longer wants the updates.
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        self.check_subscription(uri, "unsubscribe")?;
+        self.inner.subscriptions.lock().expect("subscriptions lock").remove(uri);
+        if self.listens() {
+            self.start_listening();
+            return Ok(());
+        }
+        let params = json!({ "uri": uri });
+        self.request(McpRequest::with_value(methods::RESOURCES_UNSUBSCRIBE, params), "unsubscribe")
+            .await
+            .map(drop)
+    }
+
+    fn check_subscription(&self, uri: &str, op: &'static str) -> Result<(), Error> {
+        let problem = if !self.current_session().capabilities.resources_subscribe() {
+            Some("the server does not support resource subscriptions".to_string())
+        } else if uri.is_empty() || uri.len() > MAX_SUBSCRIPTION_URI_BYTES {
+            Some(format!("a resource URI must be 1 to {MAX_SUBSCRIPTION_URI_BYTES} bytes"))
+        } else {
+            None
+        };
+        match problem {
+            Some(text) => {
+                Err(Error::new(FailureClass::InvalidConfig, text).with_binding(&self.inner.name).with_op(op))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The resources this binding is subscribed to, in order.
+    pub fn subscriptions(&self) -> Vec<String> {
+        self.inner.subscriptions.lock().expect("subscriptions lock").iter().cloned().collect()
+    }
+
+    /// Subscribes again to every resource in [`Binding::subscriptions`]:
+    /// what a new connection needs, since subscriptions die with the old
+    /// one. Returns the failures (the binding keeps those subscriptions, to
+    /// try again on the next connection); empty when all succeeded or there
+    /// were none.
+    pub async fn resubscribe_all(&self) -> Vec<(String, Error)> {
+        let mut failures = Vec::new();
+        if self.listens() {
+            // The listen stream, opened again for the new session, carries them.
+            return failures;
+        }
+        for uri in self.subscriptions() {
+            let params = json!({ "uri": uri });
+            if let Err(e) =
+                self.request(McpRequest::with_value(methods::RESOURCES_SUBSCRIBE, params), "subscribe").await
+            {
+                failures.push((uri, e));
+            }
+        }
+        failures
+    }
+
     /// Opens the listen stream of a modern session (replacing any earlier
     /// one); see the [module docs](self).
     pub(crate) fn start_listening(&self) {

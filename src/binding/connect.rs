@@ -1,0 +1,293 @@
+//! Assembly and lifecycle: a binding built from its definition (dial and
+//! handshake, the stack with the user layers, discovery through it, the
+//! front with the checks; the order is in the [module docs](super)), and
+//! what keeps it serving over its life — the one task that reads the
+//! reconnect layer's reports, and what a new session needs before it serves
+//! as the first did.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::SystemTime;
+use tokio::sync::broadcast;
+use tower::{Layer, ServiceBuilder};
+
+use super::*;
+
+impl Binding {
+    /// Connects to the server `definition` describes, runs the handshake
+    /// within `Timeouts::startup`, and returns the ready binding, which
+    /// reconnects under `Definition::reconnect` when its connection is lost.
+    pub async fn connect(definition: Definition, handlers: Handlers) -> Result<Binding, Error> {
+        Binding::builder(definition).handlers(handlers).connect().await
+    }
+
+    /// A builder for a binding with the host's handlers and user layers
+    /// (see [`BindingBuilder`] and [User layers](super#user-layers)).
+    pub fn builder(definition: Definition) -> BindingBuilder {
+        BindingBuilder::new(definition)
+    }
+
+    async fn connect_with(builder: BindingBuilder) -> Result<Binding, Error> {
+        // The steps, in order: dial and handshake, the stack (with the user
+        // layers), discovery through it, the front with the checks.
+        let (definition, handlers, layers, custom) = builder.into_parts();
+        definition.validate()?;
+        let name = definition.name.clone();
+        let limits = definition.limits.resolved();
+        let timeouts = definition.timeouts.resolved();
+        let events = EventBus::new(handlers.event.clone());
+        let progress = ProgressRouter::new(name.clone());
+        let origin = definition.transport.redacted_origin().to_string();
+        let transport_kind = definition.transport.kind();
+        emit_state(&events, &name, State::Configured, State::Starting);
+
+        let feed = ChangeFeed::new(name.clone(), events.clone());
+        let server_side = ServerSide {
+            binding: &name,
+            allowed: definition.capabilities,
+            log_level: definition.log_level,
+            exchange_per_request: definition.transport.exchange_per_request(),
+        };
+        let inbound = Arc::new(BindingInbound::new(
+            &server_side,
+            &handlers,
+            limits,
+            timeouts,
+            events.clone(),
+            progress.clone(),
+            feed.clone(),
+        ));
+        let mut config = ConnectConfig::new(name.clone());
+        config.max_frame_bytes = limits.max_frame_bytes;
+        config.max_body_bytes = limits.max_body_bytes;
+        config.diagnostics = Some(inbound.clone().diagnostics_sink());
+        let auth_phase = authenticating::AuthPhase::new(events.clone(), name.clone());
+        config.authenticating = Some(auth_phase.hook());
+        let dialer = Dialer::new(definition.transport.clone(), config, inbound.clone())
+            .capabilities(client_capabilities(definition.capabilities, &handlers))
+            .client_info(definition.client.to_implementation())
+            .timeout(timeouts.startup)
+            .protocol(definition.protocol.clone())
+            .compat(&definition.compat)
+            .discover_timeout(timeouts.discover)
+            .reissue_lost_tool_calls(definition.reissue_lost_tool_calls)
+            .log_level(handlers.log.is_some().then_some(definition.log_level));
+
+        let (connection, session) = match dialer.dial().await {
+            Ok(started) => started,
+            Err(e) => {
+                emit_state(&events, &name, State::Starting, State::Failed);
+                return Err(e.with_binding(&name).with_op("connect"));
+            }
+        };
+        let first_era = connection.era();
+        let lifecycle = Arc::new(Lifecycle::ready(name.clone(), events.clone(), session.clone()));
+        // What the reconnect layer reports (a lost and restored connection,
+        // a renewed session) is read by the binding's task once the binding
+        // exists (`follow_reports`); taken before the layer starts its
+        // supervisor, so that none is missed.
+        let layer = ReconnectLayer::new(dialer, definition.reconnect);
+        let reports = layer.reports();
+        let reconnect = layer.layer(connection);
+        let retry = match definition.reconnect.disabled {
+            true => SafeRetry::never(),
+            false => SafeRetry::new(&definition.reconnect.retry),
+        };
+        inbound.set_protocol_version(&session.protocol_version);
+
+        // The order, and why, is in the module docs. Below the deadline, one
+        // stack serves the host's calls and the catalog's reads.
+        let parts = StackParts::new(
+            limits,
+            definition.allow_parallel_calls,
+            progress.clone(),
+            retry,
+            reconnect.clone(),
+        );
+        let entry = Entry::new(BindingBuilder::build_stack(layers, custom, parts));
+        // The catalog reads the server's whole offering below the filter and
+        // the call checks: the digest describes the server, not this host's
+        // policy, and the catalog applies the filter to what it shows.
+        let trace = definition.trace_context.clone();
+        let catalog_service =
+            Trace::new(Deadline::new(entry.clone(), timeouts.request), &name, None, trace.clone());
+        auth_phase.set_phase(State::Discovering);
+        let catalog =
+            discover_at_connect(&definition, &session, catalog_service, feed, &events, timeouts).await;
+        let catalog = match catalog {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                reconnect.close().await;
+                return Err(e.with_binding(&name).with_op("connect"));
+            }
+        };
+        let adopted = catalog.clone();
+        let model_names: ModelNames =
+            Arc::new(move |raw: &str| adopted.adopted().tool(raw).map(|t| t.model_name.clone()));
+        auth_phase.attach(&lifecycle);
+        let front = ServiceBuilder::new()
+            .layer_fn(|inner| Trace::new(inner, &name, Some(model_names.clone()), trace.clone()))
+            .layer(ToolFilterLayer::new(definition.tool_filter.clone()))
+            .layer(DeadlineLayer::new(timeouts.request))
+            .layer_fn(|inner| CatalogGuard::new(inner, catalog.clone()))
+            .layer(SamplingDepthLayer::new(inbound.depth().clone()))
+            .service(entry);
+        let binding = Binding {
+            inner: Arc::new(Inner {
+                service: BindingService::new(front, &name),
+                name,
+                limits,
+                timeouts,
+                transport_kind,
+                carries_headers: definition.transport.carries_headers(),
+                origin,
+                session,
+                reconnect,
+                lifecycle,
+                progress,
+                catalog,
+                inbound,
+                subscriptions: std::sync::Mutex::new(BTreeSet::new()),
+                log_level: definition.log_level,
+                era: std::sync::Mutex::new(first_era),
+                listen: std::sync::Mutex::new(None),
+            }),
+        };
+        tokio::spawn(follow_reports(Arc::downgrade(&binding.inner), reports));
+        binding.configure_session().await;
+        Ok(binding)
+    }
+
+    /// What a new session (after a reconnect, or a renewed HTTP session)
+    /// needs before it serves as the old one did: the inbound side learns
+    /// the negotiated version, the catalog looks again (a change becomes a
+    /// candidate, not a surprise; within `Timeouts::startup`), the restore
+    /// is reported ([`Event::ConnectionRestored`] with the generation found,
+    /// then the state moves to `ready`), the log level is set again, and
+    /// every subscription is renewed. Failures are warning events; the
+    /// binding stays usable.
+    async fn after_new_session(self, restore: transitions::Restore) {
+        {
+            let binding = self;
+            let session = binding.current_session();
+            let inner = &binding.inner;
+            inner.inbound.set_protocol_version(&session.protocol_version);
+            inner.catalog.set_connection(session.clone());
+            let generation =
+                match tokio::time::timeout(inner.timeouts.startup, inner.catalog.refresh_all()).await {
+                    Ok(Ok(crate::catalog::RefreshOutcome::Unchanged)) => inner.catalog.adopted().generation,
+                    Ok(Ok(crate::catalog::RefreshOutcome::Candidate(candidate))) => candidate.generation,
+                    Ok(Err(e)) => {
+                        binding.warn(format!("could not read the catalog over the new connection: {e}"));
+                        0
+                    }
+                    Err(_) => {
+                        binding.warn(format!(
+                            "could not read the catalog over the new connection within {:?}",
+                            inner.timeouts.startup
+                        ));
+                        0
+                    }
+                };
+            inner.lifecycle.finish_restore(restore, generation, inner.catalog.adopted().generation);
+            binding.configure_session().await;
+            for (uri, e) in binding.resubscribe_all().await {
+                binding.warn(format!("could not renew the subscription to {uri:?}: {e}"));
+            }
+        }
+    }
+
+    /// Turns the server's logs on, at the definition's level, when a log
+    /// handler is installed and the server advertises logging. A failure is
+    /// a warning event, never the end of the binding.
+    async fn configure_session(&self) {
+        let era = self.era();
+        if era.change_style() == ChangeStyle::ListenStream {
+            self.start_listening();
+        }
+        if !self.inner.inbound.has_log_handler() || self.current_session().capabilities.logging.is_none() {
+            return;
+        }
+        if !era.sets_log_level() {
+            // Logs are request-scoped (2026-07-28): every request already
+            // asks for them at the definition's level.
+            return;
+        }
+        if let Err(e) = self.set_log_level(self.inner.log_level).await {
+            self.warn(format!("could not turn the server's logs on: {e}"));
+        }
+    }
+}
+
+impl BindingBuilder {
+    /// Connects (see [`Binding::connect`]).
+    pub async fn connect(self) -> Result<Binding, Error> {
+        Binding::connect_with(self).await
+    }
+}
+
+/// The binding's one task over its reconnect layer's reports: each moves
+/// the lifecycle (state, status, events) at once, in order; a new session
+/// is then made to serve as the first did (`Binding::after_new_session`),
+/// on a task of its own, so that the reports behind it are not held up. It
+/// holds the binding weakly, and ends when the binding is dropped.
+async fn follow_reports(weak: std::sync::Weak<Inner>, mut reports: broadcast::Receiver<Report>) {
+    loop {
+        let report = match reports.recv().await {
+            Ok(report) => report,
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                let Some(inner) = weak.upgrade() else { return };
+                Binding { inner }.warn(format!(
+                    "missed {missed} reconnect reports; the binding's status may lag until the next"
+                ));
+                continue;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        };
+        let Some(inner) = weak.upgrade() else { return };
+        let binding = Binding { inner };
+        let adopted = binding.inner.catalog.adopted().generation;
+        if let Some(restore) = binding.inner.lifecycle.on_report(&report, adopted) {
+            tokio::spawn(binding.after_new_session(restore));
+        }
+    }
+}
+
+fn emit_state(events: &EventBus, binding: &str, from: State, to: State) {
+    events.emit(Event::StateChanged { binding: binding.to_string(), from, to, at: SystemTime::now() });
+}
+
+/// Discovers the catalog at connect (state `discovering`), within
+/// `Timeouts::startup`, and adopts it as generation 1.
+async fn discover_at_connect(
+    definition: &Definition,
+    session: &SessionInfo,
+    service: CatalogService,
+    feed: Arc<ChangeFeed>,
+    events: &EventBus,
+    timeouts: Timeouts,
+) -> Result<Arc<CatalogCell>, Error> {
+    let name = &definition.name;
+    emit_state(events, name, State::Starting, State::Discovering);
+    let ctx = BuildContext {
+        binding: name.clone(),
+        session: session.clone(),
+        profile: definition.compat.clone(),
+        limits: definition.limits.resolved(),
+        filter: definition.tool_filter.clone(),
+        http: definition.transport.carries_headers(),
+    };
+    let discovery = CatalogCell::discover(ctx, service, feed, events.clone(), definition.refresh);
+    let outcome = match tokio::time::timeout(timeouts.startup, discovery).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(Error::new(
+            FailureClass::StartupTimeout,
+            format!("catalog discovery did not finish within {:?}", timeouts.startup),
+        )),
+    };
+    match &outcome {
+        Ok(_) => emit_state(events, name, State::Discovering, State::Ready),
+        Err(_) => emit_state(events, name, State::Discovering, State::Failed),
+    }
+    outcome
+}

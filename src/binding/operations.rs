@@ -1,0 +1,295 @@
+//! The MCP methods: each is a request through the binding's one stack
+//! ([`Binding::service`]) and a conversion of what comes back, so a host
+//! that sends through the service gets the same checks and results.
+
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+use tower::ServiceExt;
+
+use super::*;
+use crate::protocol::methods;
+
+impl Binding {
+    /// Sends one request through the stack: exactly what
+    /// `binding.service().oneshot(request)` does, with `op` recorded in the
+    /// error. A JSON-RPC error answering anything but a tool call is
+    /// `remote_error` here (the stack below knows the answer, not what it
+    /// answered), so that a failed prompt or resource is not named a tool's.
+    pub async fn request(&self, request: McpRequest, op: &'static str) -> Result<McpResponse, Error> {
+        let tool_call = request.method == methods::TOOLS_CALL;
+        self.service().oneshot(request).await.map_err(|e| {
+            let e = match e.class() {
+                FailureClass::RemoteToolError if !tool_call => e.reclassify(FailureClass::RemoteError),
+                _ => e,
+            };
+            e.with_binding(&self.inner.name).with_op(op)
+        })
+    }
+
+    async fn request_as<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Value,
+        opts: CallOpts,
+        op: &'static str,
+    ) -> Result<(T, Vec<String>), Error> {
+        let rsp = self.request(McpRequest::with_value(method, params).opts(opts), op).await?;
+        let parsed = serde_json::from_value(rsp.result).map_err(|e| {
+            Error::new(FailureClass::ServerProtocol, format!("malformed {method} result: {e}"))
+                .with_binding(&self.inner.name)
+                .with_op(op)
+        })?;
+        Ok((parsed, rsp.warnings))
+    }
+
+    /// Sends `ping` and waits for the answer.
+    pub async fn ping(&self) -> Result<(), Error> {
+        self.request(McpRequest::new(methods::PING, Map::new()), "ping").await.map(drop)
+    }
+
+    /// Lists every tool the binding's [`ToolFilter`] permits, across pages,
+    /// within `Limits::max_catalog_pages` and `Limits::max_catalog_items`.
+    ///
+    /// On 2026-07-28 over HTTP, a tool whose `x-mcp-header` annotations are
+    /// invalid is left out with a warning, as in the catalog (see
+    /// [`crate::catalog::mcp_header`]).
+    pub async fn list_tools(&self) -> Result<Listing<Tool>, Error> {
+        let mut listing = self
+            .list_all(methods::TOOLS_LIST, "tools", self.inner.limits.max_catalog_items, "list_tools")
+            .await?;
+        if self.inner.carries_headers && self.era().mirrors_tool_params() {
+            let mut warnings = Vec::new();
+            listing.items.retain(|tool: &Tool| {
+                match crate::catalog::mcp_header::header_params(&tool.input_schema) {
+                    Ok(_) => true,
+                    Err(why) => {
+                        let text = crate::error::normalize_message(
+                            &format!("tools: refused tool {:?}: {why}", tool.name),
+                            512,
+                        );
+                        warnings.push(text);
+                        false
+                    }
+                }
+            });
+            for text in &warnings {
+                self.warn(text.clone());
+            }
+            listing.warnings.extend(warnings);
+        }
+        Ok(listing)
+    }
+
+    /// Lists every prompt, within `Limits::max_prompt_count`. A server
+    /// whose current session does not advertise `prompts` is not asked:
+    /// the list is empty, without a warning (as connect-time discovery).
+    pub async fn list_prompts(&self) -> Result<Listing<Prompt>, Error> {
+        if self.current_session().capabilities.prompts.is_none() {
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new() });
+        }
+        self.list_all(methods::PROMPTS_LIST, "prompts", self.inner.limits.max_prompt_count, "list_prompts")
+            .await
+    }
+
+    /// Lists every resource, within `Limits::max_resource_count`. A server
+    /// whose current session does not advertise `resources` is not asked:
+    /// the list is empty, without a warning.
+    pub async fn list_resources(&self) -> Result<Listing<Resource>, Error> {
+        if self.current_session().capabilities.resources.is_none() {
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new() });
+        }
+        let max = self.inner.limits.max_resource_count;
+        self.list_all(methods::RESOURCES_LIST, "resources", max, "list_resources").await
+    }
+
+    /// Lists every resource template, within `Limits::max_resource_count`.
+    /// A server whose current session does not advertise `resources` is not
+    /// asked: the list is empty, without a warning.
+    pub async fn list_resource_templates(&self) -> Result<Listing<ResourceTemplate>, Error> {
+        if self.current_session().capabilities.resources.is_none() {
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new() });
+        }
+        let max = self.inner.limits.max_resource_count;
+        self.list_all(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates", max, "list_resource_templates")
+            .await
+    }
+
+    /// Pages through a list (see [`crate::catalog`] for the rules: a
+    /// repeated cursor, the page bound, the item bound or a page the server
+    /// answers badly ends the listing with a warning and keeps what was
+    /// read). A malformed entry is dropped with a warning.
+    async fn list_all<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+        max_items: usize,
+        op: &'static str,
+    ) -> Result<Listing<T>, Error> {
+        let pages = self.inner.limits.max_catalog_pages;
+        let raw = crate::catalog::page_through(
+            self.service(),
+            method,
+            key,
+            max_items,
+            pages,
+            crate::catalog::BadPage::Keep,
+        )
+        .await
+        .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
+        let mut listing = Listing { items: Vec::new(), warnings: raw.warnings };
+        for (i, entry) in raw.entries.into_iter().enumerate() {
+            match serde_json::from_value::<T>(entry) {
+                Ok(item) => listing.items.push(item),
+                Err(e) => push_warning(&mut listing.warnings, format!("{method}: dropped entry {i}: {e}")),
+            }
+        }
+        Ok(listing)
+    }
+
+    /// Calls the tool `name` (its raw name) with `arguments` (a JSON object,
+    /// or null for none).
+    ///
+    /// A tool the binding's [`ToolFilter`] does not permit is refused with
+    /// `tool_unavailable` before anything is sent. The result is bounded by
+    /// the binding's [`Limits`] (see [`crate::layer::result_limit`]): cut
+    /// text is `truncated`, refused items are [`Content::Unsupported`](crate::Content::Unsupported), and
+    /// `warnings` says what was done. Unless
+    /// [`Definition::allow_parallel_calls`], tool calls on one binding run
+    /// one at a time.
+    pub async fn call_tool(&self, name: &str, arguments: Value, opts: CallOpts) -> Result<ToolResult, Error> {
+        let mut params = json!({ "name": name });
+        if !arguments.is_null() {
+            if !arguments.is_object() {
+                return Err(Error::new(
+                    FailureClass::InvalidArguments,
+                    "tool arguments must be a JSON object",
+                )
+                .with_binding(&self.inner.name)
+                .with_op("call_tool"));
+            }
+            params["arguments"] = arguments;
+        }
+        let request = McpRequest::with_value(methods::TOOLS_CALL, params).opts(opts);
+        let rsp = self.request(request, "call_tool").await?;
+        ToolResult::from_response(rsp).map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))
+    }
+
+    /// Renders the prompt `name` with `arguments`.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        opts: CallOpts,
+    ) -> Result<PromptResult, Error> {
+        let mut params = json!({ "name": name });
+        if !arguments.is_empty() {
+            params["arguments"] = Value::Object(arguments);
+        }
+        let request = McpRequest::with_value(methods::PROMPTS_GET, params).opts(opts);
+        let rsp = self.request(request, "get_prompt").await?;
+        PromptResult::from_response(rsp).map_err(|e| e.with_binding(&self.inner.name).with_op("get_prompt"))
+    }
+
+    /// Reads the resource `uri`. The URI is passed to the server verbatim and
+    /// never resolved on the host.
+    pub async fn read_resource(&self, uri: &str, opts: CallOpts) -> Result<ResourceResult, Error> {
+        let request = McpRequest::with_value(methods::RESOURCES_READ, json!({ "uri": uri })).opts(opts);
+        let rsp = self.request(request, "read_resource").await?;
+        ResourceResult::from_response(rsp)
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("read_resource"))
+    }
+
+    /// Asks the server to complete the argument `argument` of a prompt or
+    /// resource template, given its current `value` and the other arguments.
+    ///
+    /// The values are bounded: at most [`MAX_COMPLETION_VALUES`], each at
+    /// most [`MAX_COMPLETION_VALUE_BYTES`] (a longer one is dropped, not
+    /// cut), at most [`MAX_COMPLETION_BYTES`] in all, in the server's order.
+    /// When any was dropped, `has_more` is `Some(true)`: more exist than
+    /// were kept.
+    pub async fn complete(
+        &self,
+        reference: CompletionReference,
+        argument: &str,
+        value: &str,
+        context: Map<String, Value>,
+        opts: CallOpts,
+    ) -> Result<CompleteResult, Error> {
+        let mut params = json!({ "ref": reference, "argument": { "name": argument, "value": value } });
+        if !context.is_empty() {
+            params["context"] = json!({ "arguments": context });
+        }
+        let (mut result, _): (CompleteResult, _) =
+            self.request_as(methods::COMPLETION_COMPLETE, params, opts, "complete").await?;
+        let offered = std::mem::take(&mut result.completion.values);
+        let offered_count = offered.len();
+        let mut total_bytes = 0;
+        for value in offered {
+            if result.completion.values.len() >= MAX_COMPLETION_VALUES
+                || value.len() > MAX_COMPLETION_VALUE_BYTES
+                || total_bytes + value.len() > MAX_COMPLETION_BYTES
+            {
+                continue;
+            }
+            total_bytes += value.len();
+            result.completion.values.push(value);
+        }
+        if result.completion.values.len() < offered_count {
+            result.completion.has_more = Some(true);
+        }
+        Ok(result)
+    }
+
+    /// Sets the least severe server log level to receive: sends
+    /// `logging/setLevel` and delivers nothing below `level` to the log
+    /// service from then on. Fails with `invalid_config`, sending nothing,
+    /// when the server does not advertise logging.
+    ///
+    /// A binding calls this itself after the handshake when a log handler is
+    /// installed (see [`logging`]).
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        if !self.era().sets_log_level() {
+            // No `logging/setLevel` (2026-07-28): requests ask for logs at
+            // the definition's level; the host sees nothing below `level`.
+            self.inner.inbound.set_log_level(level);
+            return Ok(());
+        }
+        if self.current_session().capabilities.logging.is_none() {
+            return Err(Error::new(FailureClass::InvalidConfig, "the server does not advertise logging")
+                .with_binding(&self.inner.name)
+                .with_op("set_log_level"));
+        }
+        let params = json!({ "level": level });
+        self.request(McpRequest::with_value(methods::LOGGING_SET_LEVEL, params), "set_log_level").await?;
+        self.inner.inbound.set_log_level(level);
+        Ok(())
+    }
+
+    /// Tells the server the host's roots changed
+    /// (`notifications/roots/list_changed`); it will ask for them again.
+    /// Fails with `invalid_config`, sending nothing, when the binding did
+    /// not advertise roots. On 2026-07-28 it sends nothing and succeeds:
+    /// that era has no such notification, the server asks for the roots
+    /// whenever it needs them.
+    pub async fn notify_roots_changed(&self) -> Result<(), Error> {
+        if !self.inner.inbound.serves_roots() {
+            return Err(Error::new(FailureClass::InvalidConfig, "this binding did not advertise roots")
+                .with_binding(&self.inner.name)
+                .with_op("notify_roots_changed"));
+        }
+        if !self.era().announces_roots_changes() {
+            // No roots/list_changed (2026-07-28): a server asks for the
+            // roots with each request that needs them (an input request), so
+            // it always gets the current ones.
+            return Ok(());
+        }
+        let connection =
+            self.inner.reconnect.connection().ok_or_else(|| {
+                Error::new(FailureClass::TransportClosed, "the binding has no live connection")
+            });
+        connection?
+            .notify(methods::NOTIFICATIONS_ROOTS_LIST_CHANGED, None)
+            .await
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("notify_roots_changed"))
+    }
+}
