@@ -170,9 +170,8 @@ impl StackParts {
         RetryLayer::new(self.retry.clone()).layer(self.reconnect.clone())
     }
 
-    /// The default stack, outermost first: result limit, progress, tool-call
-    /// gate, concurrency limit, retry, reconnect (why this order: the
-    /// [binding docs](crate::binding#the-stack)).
+    /// The default stack: these parts in the order, and for the reasons,
+    /// of [the stack](crate::binding#the-stack) (7 to 12).
     pub fn default_stack(self) -> BoxMcpService {
         let stack = ServiceBuilder::new()
             .layer(self.result_limit())
