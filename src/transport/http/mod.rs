@@ -60,6 +60,7 @@ use tokio::sync::{mpsc, watch};
 use super::{Inbound, RedactedOrigin, DAMAGED_PREFIX_BYTES};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::RequestId;
+use service::ConnectionLayer;
 
 pub mod auto;
 pub mod legacy;
@@ -214,9 +215,8 @@ pub(crate) struct Settings {
     pub(crate) allow_redirects: bool,
     pub(crate) connect_timeout: Duration,
     pub(crate) origin: RedactedOrigin,
-    /// Authorization for this server, if configured.
-    #[cfg(feature = "oauth")]
-    pub(crate) oauth: Option<crate::auth::OAuth>,
+    /// The layer each connection puts on its per-hop service, if any.
+    pub(crate) layer: Option<ConnectionLayer>,
 }
 
 impl fmt::Debug for Settings {
@@ -226,19 +226,12 @@ impl fmt::Debug for Settings {
             .field("headers", &self.headers)
             .field("allow_redirects", &self.allow_redirects)
             .field("connect_timeout", &self.connect_timeout)
-            .field("oauth", &self.oauth_configured())
+            .field("layer", &self.layer)
             .finish()
     }
 }
 
 impl Settings {
-    fn oauth_configured(&self) -> bool {
-        #[cfg(feature = "oauth")]
-        return self.oauth.is_some();
-        #[cfg(not(feature = "oauth"))]
-        return false;
-    }
-
     pub(crate) fn new(url: &str) -> Result<Self, Error> {
         let url = parse_url(url)?;
         let password = url.password().map(str::to_owned);
@@ -251,8 +244,7 @@ impl Settings {
             headers: SecretHeaders::default(),
             allow_redirects: false,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
-            #[cfg(feature = "oauth")]
-            oauth: None,
+            layer: None,
         })
     }
 }
@@ -279,8 +271,7 @@ pub struct HttpBuilder {
     allow_redirects: bool,
     connect_timeout: Duration,
     options: StreamOptions,
-    #[cfg(feature = "oauth")]
-    oauth: Option<crate::auth::OAuth>,
+    layer: Option<ConnectionLayer>,
 }
 
 /// The streamable-HTTP-only options of a builder.
@@ -299,19 +290,12 @@ impl fmt::Debug for HttpBuilder {
             .field("headers", &self.headers)
             .field("allow_redirects", &self.allow_redirects)
             .field("listen", &self.options.listen)
-            .field("oauth", &self.oauth_configured())
+            .field("layer", &self.layer)
             .finish_non_exhaustive()
     }
 }
 
 impl HttpBuilder {
-    fn oauth_configured(&self) -> bool {
-        #[cfg(feature = "oauth")]
-        return self.oauth.is_some();
-        #[cfg(not(feature = "oauth"))]
-        return false;
-    }
-
     /// A builder for `url`: an absolute `http` or `https` URL. User info in
     /// it becomes HTTP basic authentication (and, like every credential,
     /// never leaves the URL's origin).
@@ -323,8 +307,7 @@ impl HttpBuilder {
             allow_redirects: false,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             options: StreamOptions { listen: true, resume: ResumePolicy::default() },
-            #[cfg(feature = "oauth")]
-            oauth: None,
+            layer: None,
         }
     }
 
@@ -376,13 +359,12 @@ impl HttpBuilder {
         self
     }
 
-    /// Authorizes requests with OAuth 2.1 (feature `oauth`): on the
-    /// server's `401`, the flow [`OAuth`](crate::auth::OAuth) describes runs
-    /// and the request is sent again with the token (see
-    /// [`AuthLayer`](crate::auth::AuthLayer)).
-    #[cfg(feature = "oauth")]
-    pub fn oauth(mut self, oauth: crate::auth::OAuth) -> Self {
-        self.oauth = Some(oauth);
+    /// Puts `layer` on the per-hop service of every connection, in place
+    /// of any set before. How the modules above the transport plug in
+    /// (authorization, for one, defines its `oauth` beside its layer).
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    pub(crate) fn connection_layer(mut self, layer: ConnectionLayer) -> Self {
+        self.layer = Some(layer);
         self
     }
 
@@ -394,10 +376,7 @@ impl HttpBuilder {
         settings.headers = self.headers;
         settings.allow_redirects = self.allow_redirects;
         settings.connect_timeout = self.connect_timeout;
-        #[cfg(feature = "oauth")]
-        {
-            settings.oauth = self.oauth;
-        }
+        settings.layer = self.layer;
         Ok((Arc::new(settings), self.options))
     }
 
@@ -451,8 +430,8 @@ impl fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    /// The client for one connection: reqwest, with authorization on it when
-    /// the definition configures OAuth.
+    /// The client for one connection: reqwest, with the builder's
+    /// connection layer on it, if it set one.
     pub(crate) fn new(settings: Arc<Settings>, config: &super::ConnectConfig) -> Result<Self, Error> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -464,20 +443,10 @@ impl HttpClient {
                 Error::new(FailureClass::InvalidConfig, "could not build the HTTP client")
                     .with_source(e.without_url())
             })?;
-        let inner = service::ReqwestService::new(client, settings.origin.clone());
-        #[cfg(feature = "oauth")]
-        let service = match &settings.oauth {
-            Some(oauth) => {
-                let layer = crate::auth::AuthLayer::new(settings.url.clone(), oauth.clone())?
-                    .on_authenticating(config.authenticating.clone());
-                HttpService::new(tower::Layer::layer(&layer, inner))
-            }
-            None => HttpService::new(inner),
-        };
-        #[cfg(not(feature = "oauth"))]
-        let service = {
-            let _ = config;
-            HttpService::new(inner)
+        let inner = HttpService::new(service::ReqwestService::new(client, settings.origin.clone()));
+        let service = match &settings.layer {
+            Some(layer) => layer.layer(inner, &settings.url, config)?,
+            None => inner,
         };
         Ok(HttpClient { service, settings })
     }
