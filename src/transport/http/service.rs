@@ -9,9 +9,9 @@
 //! Bodies are [`Bytes`], so a layer that re-sends a request clones it
 //! cheaply.
 //!
-//! A builder adds such a layer as a [`ConnectionLayer`]: a recipe the
-//! transport runs once per connection, so that the modules above the
-//! transport (authorization) plug in without the transport naming them.
+//! A builder adds such a layer as a recipe the transport runs once per
+//! connection, so that the modules above the transport (authorization)
+//! plug in without the transport naming them.
 //!
 //! What a layer may rely on, per call:
 //! - the URI is the hop's absolute URL; the headers are complete (the

@@ -111,12 +111,14 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
+use super::body::{body_kind, error_body_quote, read_body_bounded, BodyError, BodyKind};
+use super::builder::{HttpBuilder, Settings, StreamOptions};
+use super::client::HttpClient;
+use super::headers::{RequestHeaders, LAST_EVENT_ID, MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
+use super::inbound::{inbound_channel, InboundTx};
+use super::peek::{id_prefix, Peek};
 use super::sse::{End, EventReader, Item};
-use super::{
-    body_kind, error_body_quote, id_prefix, inbound_channel, read_body_bounded, BodyError, BodyKind,
-    HttpBuilder, HttpClient, InboundTx, Peek, RequestHeaders, Settings, StreamOptions, CLOSE_TIMEOUT,
-    LAST_EVENT_ID, MCP_PROTOCOL_VERSION, SHORT_EXCHANGE_TIMEOUT,
-};
+use super::{CLOSE_TIMEOUT, SHORT_EXCHANGE_TIMEOUT};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::{methods, RequestId};
@@ -495,7 +497,7 @@ impl Core {
                 return Ok(Started::Refused(status));
             }
             if status.is_success() {
-                if let Some(session) = response.headers().get(super::MCP_SESSION_ID) {
+                if let Some(session) = response.headers().get(MCP_SESSION_ID) {
                     let mut state = self.session.lock().expect("session lock");
                     state.id = Some(session.clone());
                     state.expired = false;
