@@ -13,6 +13,10 @@ use super::{StdioFactory, INHERITED_ENV, INHERITED_PROXY_ENV};
 use crate::error::{Error, FailureClass};
 
 impl StdioFactory {
+    /// The command that starts one child, as the [module docs](super) say:
+    /// an empty environment but for the allowlist, the proxy settings (their
+    /// secrets registered for redaction) and the definition's variables; a
+    /// process group of its own; piped stdin, stdout and stderr.
     pub(super) fn command(&self) -> Result<Command, Error> {
         if self.program.is_empty() {
             return Err(Error::new(FailureClass::InvalidConfig, "stdio program is empty"));
