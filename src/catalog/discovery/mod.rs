@@ -168,6 +168,6 @@ impl BuildContext {
 }
 
 /// Quotes server text in a warning, bounded.
-pub(super) fn q(text: &str) -> String {
+fn q(text: &str) -> String {
     format!("{:?}", normalize_message(text, 80))
 }

@@ -28,7 +28,7 @@ const STDERR_IN_ERROR_BYTES: usize = 600;
 const GROUP_POLL: Duration = Duration::from_millis(10);
 
 /// The exit status, or why it could not be had.
-pub(super) type ExitResult = Result<ExitStatus, String>;
+type ExitResult = Result<ExitStatus, String>;
 
 /// What both halves of one connection share.
 pub(super) struct Shared {
@@ -67,13 +67,13 @@ fn signal_group(pgid: Pid, signal: Signal) {
 }
 
 impl Shared {
-    pub(super) fn exited(&self) -> bool {
+    fn exited(&self) -> bool {
         self.exit.borrow().is_some()
     }
 
     /// Whether anything is left in the child's process group (an unreaped
     /// child counts).
-    pub(super) fn group_alive(&self) -> bool {
+    fn group_alive(&self) -> bool {
         !matches!(killpg(self.group.pgid, None), Err(Errno::ESRCH))
     }
 

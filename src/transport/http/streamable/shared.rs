@@ -100,12 +100,7 @@ impl Core {
     /// (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`); one that is not a valid
     /// header is left out with a warning (the server then refuses the
     /// request as a header mismatch, which names it).
-    pub(super) fn headers(
-        &self,
-        accept: HeaderValue,
-        initialize: bool,
-        mirror: &WireHeaders,
-    ) -> RequestHeaders {
+    fn headers(&self, accept: HeaderValue, initialize: bool, mirror: &WireHeaders) -> RequestHeaders {
         let mut headers = RequestHeaders::default();
         headers.public.insert(ACCEPT, accept);
         if initialize {
