@@ -66,6 +66,8 @@
 //! The [`RedactedOrigin`] is `stdio:<program file name>`; the arguments are
 //! never part of it, nor of any error or `Debug` output, since they may hold
 //! secrets. The same goes for the values of the definition's variables.
+//!
+//! [`MessageSender::close`]: crate::transport::MessageSender::close
 
 use async_trait::async_trait;
 use nix::unistd::Pid;
