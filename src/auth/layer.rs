@@ -1,5 +1,8 @@
 //! [`AuthLayer`]: OAuth authorization as a layer on the HTTP transport's
-//! per-hop service ([`HttpService`](crate::transport::http::HttpService)).
+//! per-hop service ([`HttpService`](crate::transport::http::HttpService)),
+//! and [`HttpBuilder::oauth`], which puts it on every connection of a
+//! factory (defined here, not in the transport: authorization builds on the
+//! transport, never the other way round).
 //!
 //! Per request to the server's own origin (scheme, host, port; any other
 //! hop, such as an off-origin redirect, passes through untouched and never
@@ -59,7 +62,8 @@ use super::dpop::{is_nonce_challenge, DpopEndpoint};
 use super::flow::{Authorizer, Outgoing, Trigger};
 use super::{BearerChallenge, Fetch, HttpFetch, OAuth, Tokens};
 use crate::error::{Error, FailureClass};
-use crate::transport::http::{HttpRequest, HttpResponse};
+use crate::transport::http::service::{BoxHttpLayer, ConnectionLayer};
+use crate::transport::http::{HttpBuilder, HttpRequest, HttpResponse};
 
 /// How many flows one request may run before it fails (a server that
 /// refuses every new token must not loop).
@@ -115,6 +119,23 @@ impl<S> Layer<S> for AuthLayer {
 
     fn layer(&self, inner: S) -> AuthService<S> {
         AuthService { inner, shared: self.shared.clone() }
+    }
+}
+
+impl HttpBuilder {
+    /// Authorizes requests with OAuth 2.1 (feature `oauth`): on the
+    /// server's `401`, the flow [`OAuth`] describes runs and the request is
+    /// sent again with the token (see [`AuthLayer`], which every connection
+    /// of the factory gets afresh, for the builder's URL, and which tells
+    /// the connection's [`authenticating`] hook when a flow runs).
+    ///
+    /// [`authenticating`]: crate::transport::ConnectConfig::authenticating
+    pub fn oauth(self, oauth: OAuth) -> Self {
+        self.connection_layer(ConnectionLayer::new("oauth", move |server, config| {
+            let layer = AuthLayer::new(server.clone(), oauth.clone())?
+                .on_authenticating(config.authenticating.clone());
+            Ok(BoxHttpLayer::new(layer))
+        }))
     }
 }
 

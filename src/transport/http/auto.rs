@@ -36,9 +36,12 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{watch, OnceCell};
 
+use super::builder::{Settings, StreamOptions};
+use super::inbound::{inbound_channel, InboundTx};
 use super::legacy::LegacyCore;
+use super::peek::Peek;
 use super::streamable::{Core, Started, StreamableSender};
-use super::{inbound_channel, InboundTx, Peek, SseFactory, StreamOptions, StreamableHttpFactory};
+use super::{SseFactory, StreamableHttpFactory};
 use crate::compat::Tolerance;
 use crate::error::Error;
 use crate::transport::{
@@ -87,7 +90,7 @@ impl HttpFactory {
     }
 
     pub(crate) fn from_parts(
-        settings: Arc<super::Settings>,
+        settings: Arc<Settings>,
         options: StreamOptions,
         legacy_sse_fallback: bool,
     ) -> Self {

@@ -28,11 +28,14 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::body::{body_kind, error_body_quote, BodyKind};
+use super::builder::{redacted_origin, Settings};
+use super::client::HttpClient;
+use super::headers::{RequestHeaders, MCP_PROTOCOL_VERSION};
+use super::inbound::{inbound_channel, InboundTx};
+use super::peek::Peek;
 use super::sse::{End, EventReader, Item};
-use super::{
-    body_kind, error_body_quote, inbound_channel, redacted_origin, BodyKind, HttpClient, InboundTx, Peek,
-    RequestHeaders, Settings, MCP_PROTOCOL_VERSION, SHORT_EXCHANGE_TIMEOUT,
-};
+use super::SHORT_EXCHANGE_TIMEOUT;
 use crate::error::{Error, FailureClass};
 use crate::transport::{ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory};
 

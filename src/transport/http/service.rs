@@ -4,10 +4,14 @@
 //! and `DELETE`, HTTP+SSE's event stream and its `POST`s) is built by the
 //! transport's redirect loop and sent, hop by hop, as one call of an
 //! [`HttpService`]: an [`HttpRequest`] in, an [`HttpResponse`] out. The
-//! innermost service is reqwest; layers sit on it, the way
-//! [`AuthLayer`](crate::auth::AuthLayer) adds OAuth authorization. Bodies are
-//! [`Bytes`], so a layer that re-sends a request (after a `401`) clones it
+//! innermost service is reqwest; layers sit on it (authorization, for one,
+//! attaches a token and re-sends a request the server refused with `401`).
+//! Bodies are [`Bytes`], so a layer that re-sends a request clones it
 //! cheaply.
+//!
+//! A builder adds such a layer as a recipe the transport runs once per
+//! connection, so that the modules above the transport (authorization)
+//! plug in without the transport naming them.
 //!
 //! What a layer may rely on, per call:
 //! - the URI is the hop's absolute URL; the headers are complete (the
@@ -24,13 +28,15 @@ use bytes::Bytes;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tower::util::BoxCloneSyncService;
+use tower::util::{BoxCloneSyncService, BoxCloneSyncServiceLayer};
+use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::error::{Error, FailureClass};
-use crate::transport::RedactedOrigin;
+use crate::transport::{ConnectConfig, RedactedOrigin};
 
 /// One hop of an HTTP exchange: `None` is a request without a body.
 pub type HttpRequest = http::Request<Option<Bytes>>;
@@ -45,6 +51,55 @@ pub type HttpService = BoxCloneSyncService<HttpRequest, HttpResponse, Error>;
 /// A bound on one exchange, headers and body, as a request extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestTimeout(pub Duration);
+
+/// A layer on the per-hop [`HttpService`], boxed.
+pub(crate) type BoxHttpLayer = BoxCloneSyncServiceLayer<HttpService, HttpRequest, HttpResponse, Error>;
+
+/// What makes one connection's layer.
+type MakeLayer = dyn Fn(&reqwest::Url, &ConnectConfig) -> Result<BoxHttpLayer, Error> + Send + Sync;
+
+/// A layer every connection of a factory puts on its per-hop service, made
+/// afresh per connection from the server URL the builder was given and the
+/// connection's settings (the layer may keep state for one connection, and
+/// report through the connection's hooks).
+///
+/// Set by the modules above the transport (authorization), which is why it
+/// is a recipe the transport runs rather than a type it knows.
+#[derive(Clone)]
+// Only authorization sets one today; a build without it never makes one.
+#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+pub(crate) struct ConnectionLayer {
+    /// What the layer is, for `Debug` output.
+    name: &'static str,
+    make: Arc<MakeLayer>,
+}
+
+impl fmt::Debug for ConnectionLayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ConnectionLayer").field(&self.name).finish()
+    }
+}
+
+impl ConnectionLayer {
+    /// A layer named `name` (for `Debug`), made per connection by `make`.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    pub(crate) fn new(
+        name: &'static str,
+        make: impl Fn(&reqwest::Url, &ConnectConfig) -> Result<BoxHttpLayer, Error> + Send + Sync + 'static,
+    ) -> Self {
+        ConnectionLayer { name, make: Arc::new(make) }
+    }
+
+    /// `inner` with this layer on it, for one connection to `server`.
+    pub(crate) fn layer(
+        &self,
+        inner: HttpService,
+        server: &reqwest::Url,
+        config: &ConnectConfig,
+    ) -> Result<HttpService, Error> {
+        Ok((self.make)(server, config)?.layer(inner))
+    }
+}
 
 /// The innermost [`HttpService`]: sends the request with reqwest.
 #[derive(Clone)]

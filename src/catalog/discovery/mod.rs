@@ -1,0 +1,173 @@
+//! Bounded discovery: paging through a list, and turning what the server sent
+//! into a validated [`Catalog`].
+//!
+//! Paging lives here and nowhere else: the binding's `list_*` methods and the
+//! catalog's discovery and refreshes all page through [`page_through`]. The
+//! rules are in the [module docs of the catalog](super).
+//!
+//! Paging is in `paging`, the assembly of a generation in `assemble`, and
+//! the checks of one entry in `entries`.
+//!
+//! [`Catalog`]: super::Catalog
+
+use serde_json::Value;
+use tower::Service;
+
+use super::profile::Profile;
+use super::{digest, Family};
+use crate::config::limits::Limits;
+use crate::config::ToolFilter;
+use crate::error::{normalize_message, Error};
+use crate::protocol::methods;
+use crate::request::{McpRequest, McpResponse};
+use crate::session::SessionInfo;
+
+mod assemble;
+mod entries;
+mod paging;
+
+pub(crate) use assemble::build;
+pub(crate) use paging::{page_through, BadPage};
+
+/// The entries of one list as the server sent them, with what went wrong
+/// while reading it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct RawList {
+    pub(crate) entries: Vec<Value>,
+    pub(crate) warnings: Vec<String>,
+}
+
+/// Everything the server offered, as sent: the input of [`build`] and of the
+/// catalog digest.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Offering {
+    pub(crate) tools: RawList,
+    pub(crate) prompts: RawList,
+    pub(crate) resources: RawList,
+    pub(crate) templates: RawList,
+}
+
+impl Offering {
+    /// Forgets what was read of `family` (a server that no longer
+    /// advertises it offers none of it).
+    pub(crate) fn clear(&mut self, family: Family) {
+        match family {
+            Family::Tools => self.tools = RawList::default(),
+            Family::Prompts => self.prompts = RawList::default(),
+            Family::Resources => {
+                self.resources = RawList::default();
+                self.templates = RawList::default();
+            }
+        }
+    }
+
+    pub(crate) fn digest(&self) -> String {
+        digest::catalog_digest([
+            ("tools", &self.tools.entries),
+            ("prompts", &self.prompts.entries),
+            ("resources", &self.resources.entries),
+            ("resourceTemplates", &self.templates.entries),
+        ])
+    }
+}
+
+/// What a catalog is built with besides the offering: who it is for and the
+/// host's policy.
+#[derive(Debug, Clone)]
+pub(crate) struct BuildContext {
+    pub(crate) binding: String,
+    pub(crate) session: SessionInfo,
+    pub(crate) profile: Profile,
+    pub(crate) limits: Limits,
+    pub(crate) filter: ToolFilter,
+    /// The binding speaks HTTP: on 2026-07-28, a tool with invalid
+    /// `x-mcp-header` annotations is dropped.
+    pub(crate) http: bool,
+}
+
+impl BuildContext {
+    /// Lists one family from the server.
+    pub(crate) async fn fetch<S>(
+        &self,
+        service: S,
+        family: Family,
+        offering: &mut Offering,
+        bad_page: BadPage,
+    ) -> Result<(), Error>
+    where
+        S: Service<McpRequest, Response = McpResponse, Error = Error> + Clone,
+    {
+        let l = &self.limits;
+        let pages = l.max_catalog_pages;
+        let b = bad_page;
+        match family {
+            Family::Tools => {
+                offering.tools =
+                    page_through(service, methods::TOOLS_LIST, "tools", l.max_catalog_items, pages, b).await?
+            }
+            Family::Prompts => {
+                offering.prompts =
+                    page_through(service, methods::PROMPTS_LIST, "prompts", l.max_prompt_count, pages, b)
+                        .await?
+            }
+            Family::Resources => {
+                let resources = page_through(
+                    service.clone(),
+                    methods::RESOURCES_LIST,
+                    "resources",
+                    l.max_resource_count,
+                    pages,
+                    b,
+                )
+                .await?;
+                let templates = page_through(
+                    service,
+                    methods::RESOURCES_TEMPLATES_LIST,
+                    "resourceTemplates",
+                    l.max_resource_count,
+                    pages,
+                    b,
+                )
+                .await?;
+                offering.resources = resources;
+                offering.templates = templates;
+            }
+        }
+        Ok(())
+    }
+
+    /// The families the server advertised, which discovery lists.
+    pub(crate) fn advertised(&self) -> Vec<Family> {
+        let c = &self.session.capabilities;
+        let mut out = Vec::new();
+        if c.tools.is_some() {
+            out.push(Family::Tools);
+        }
+        if c.prompts.is_some() {
+            out.push(Family::Prompts);
+        }
+        if c.resources.is_some() {
+            out.push(Family::Resources);
+        }
+        out
+    }
+}
+
+#[cfg(feature = "fuzzing")]
+impl BuildContext {
+    /// Lists the tools of `service` as discovery at connect does and builds
+    /// generation 1 from them (for [`crate::fuzzing`]).
+    pub(crate) async fn discover_tools<S>(&self, service: S) -> Result<super::Catalog, Error>
+    where
+        S: Service<McpRequest, Response = McpResponse, Error = Error> + Clone,
+    {
+        let mut offering = Offering::default();
+        self.fetch(service, Family::Tools, &mut offering, BadPage::Keep).await?;
+        Ok(build(self, &offering, 1))
+    }
+}
+
+/// Quotes server text in a warning, bounded.
+fn q(text: &str) -> String {
+    format!("{:?}", normalize_message(text, 80))
+}

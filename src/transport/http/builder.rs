@@ -1,0 +1,262 @@
+//! What an HTTP factory is configured with: [`HttpBuilder`], which every
+//! factory is built from, and the [`Settings`] it hands them.
+//!
+//! Apart from the factories because all three (streamable, HTTP+SSE,
+//! automatic) share it, and apart from the client because the settings are
+//! fixed before any connection exists.
+
+use reqwest::Url;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::headers::SecretHeaders;
+use super::service::ConnectionLayer;
+use super::{HttpFactory, ResumePolicy, SseFactory, StreamableHttpFactory, DEFAULT_CONNECT_TIMEOUT};
+use crate::error::{Error, FailureClass};
+use crate::transport::RedactedOrigin;
+
+/// The display origin of an HTTP URL: `scheme://host[:port]`, the port only
+/// when it is not the scheme's default. User info, path and query are left
+/// out.
+pub fn redacted_origin(url: &Url) -> RedactedOrigin {
+    RedactedOrigin::from_redacted(url.origin().ascii_serialization())
+}
+
+/// Parses the server URL of a factory: an absolute `http` or `https` URL.
+/// The error never quotes the URL, which may hold credentials.
+pub(crate) fn parse_url(url: &str) -> Result<Url, Error> {
+    let parsed = Url::parse(url.trim())
+        .map_err(|e| Error::new(FailureClass::InvalidConfig, format!("the server URL is not valid: {e}")))?;
+    match parsed.scheme() {
+        "http" | "https" if parsed.host().is_some() => Ok(parsed),
+        _ => Err(Error::new(
+            FailureClass::InvalidConfig,
+            "the server URL must be an absolute http or https URL",
+        )),
+    }
+}
+
+/// What every HTTP factory is configured with.
+#[derive(Clone)]
+pub(crate) struct Settings {
+    /// The URL's password and query values, known to the redaction point
+    /// (an API key in `?key=` is as secret as one in a header).
+    _known: Arc<Vec<crate::redact::Registration>>,
+    pub(crate) url: Url,
+    pub(crate) headers: SecretHeaders,
+    pub(crate) allow_redirects: bool,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) origin: RedactedOrigin,
+    /// The layer each connection puts on its per-hop service, if any.
+    pub(crate) layer: Option<ConnectionLayer>,
+}
+
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("origin", &self.origin)
+            .field("headers", &self.headers)
+            .field("allow_redirects", &self.allow_redirects)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("layer", &self.layer)
+            .finish()
+    }
+}
+
+impl Settings {
+    pub(crate) fn new(url: &str) -> Result<Self, Error> {
+        let url = parse_url(url)?;
+        let password = url.password().map(str::to_owned);
+        let query = url.query_pairs().map(|(_, v)| v.into_owned());
+        let known = password.into_iter().chain(query).map(|v| crate::redact::register(&v)).collect();
+        Ok(Settings {
+            _known: Arc::new(known),
+            origin: redacted_origin(&url),
+            url,
+            headers: SecretHeaders::default(),
+            allow_redirects: false,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            layer: None,
+        })
+    }
+}
+
+/// Configures any of the HTTP factories: the server URL, custom headers,
+/// redirects, and (for streamable HTTP) the listening stream and how broken
+/// streams are resumed.
+///
+/// ```
+/// # use mcp_stack::transport::http::HttpBuilder;
+/// let streamable = HttpBuilder::new("https://example.com/mcp")
+///     .header("Authorization", "Bearer …")
+///     .build()
+///     .unwrap();
+/// let legacy = HttpBuilder::new("https://example.com/sse").build_sse().unwrap();
+/// let auto = HttpBuilder::new("https://example.com/mcp").build_auto(true).unwrap();
+/// # let _ = (streamable, legacy, auto);
+/// ```
+#[must_use]
+pub struct HttpBuilder {
+    url: String,
+    headers: SecretHeaders,
+    error: Option<Error>,
+    allow_redirects: bool,
+    connect_timeout: Duration,
+    options: StreamOptions,
+    layer: Option<ConnectionLayer>,
+}
+
+/// The streamable-HTTP-only options of a builder.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StreamOptions {
+    pub(crate) listen: bool,
+    pub(crate) resume: ResumePolicy,
+}
+
+impl fmt::Debug for HttpBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The URL may hold credentials: only its origin is shown.
+        let origin = parse_url(&self.url).map(|u| redacted_origin(&u)).unwrap_or_default();
+        f.debug_struct("HttpBuilder")
+            .field("origin", &origin)
+            .field("headers", &self.headers)
+            .field("allow_redirects", &self.allow_redirects)
+            .field("listen", &self.options.listen)
+            .field("layer", &self.layer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpBuilder {
+    /// A builder for `url`: an absolute `http` or `https` URL. User info in
+    /// it becomes HTTP basic authentication (and, like every credential,
+    /// never leaves the URL's origin).
+    pub fn new(url: impl Into<String>) -> Self {
+        HttpBuilder {
+            url: url.into(),
+            headers: SecretHeaders::default(),
+            error: None,
+            allow_redirects: false,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            options: StreamOptions { listen: true, resume: ResumePolicy::default() },
+            layer: None,
+        }
+    }
+
+    /// Adds a header sent with every request while it stays on the
+    /// configured origin. Its value is kept secret. An invalid header makes
+    /// the build fail (without quoting the value).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        if let Err(e) = self.headers.insert(name, value) {
+            self.error.get_or_insert(e);
+        }
+        self
+    }
+
+    /// Adds headers already collected (later ones replace earlier ones of
+    /// the same name).
+    pub fn headers(mut self, headers: SecretHeaders) -> Self {
+        for (name, value) in headers.entries {
+            self.headers.entries.retain(|(n, _)| *n != name);
+            self.headers.entries.push((name, value));
+        }
+        self.headers.known.extend(headers.known);
+        self
+    }
+
+    /// Follows redirects (refused by default). Credentials and custom
+    /// headers never follow a redirect to another origin.
+    pub fn allow_redirects(mut self, allow: bool) -> Self {
+        self.allow_redirects = allow;
+        self
+    }
+
+    /// Streamable HTTP: opens the `GET` listening stream after the handshake
+    /// (on by default).
+    pub fn listen(mut self, listen: bool) -> Self {
+        self.options.listen = listen;
+        self
+    }
+
+    /// Streamable HTTP: how broken SSE streams are resumed.
+    pub fn resume_policy(mut self, policy: ResumePolicy) -> Self {
+        self.options.resume = policy;
+        self
+    }
+
+    /// Bounds connecting to the server (and, for HTTP+SSE, waiting for its
+    /// `endpoint` event).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Puts `layer` on the per-hop service of every connection, in place
+    /// of any set before. How the modules above the transport plug in
+    /// (authorization, for one, defines its `oauth` beside its layer).
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    pub(crate) fn connection_layer(mut self, layer: ConnectionLayer) -> Self {
+        self.layer = Some(layer);
+        self
+    }
+
+    fn settings(self) -> Result<(Arc<Settings>, StreamOptions), Error> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let mut settings = Settings::new(&self.url)?;
+        settings.headers = self.headers;
+        settings.allow_redirects = self.allow_redirects;
+        settings.connect_timeout = self.connect_timeout;
+        settings.layer = self.layer;
+        Ok((Arc::new(settings), self.options))
+    }
+
+    /// A streamable HTTP factory, or `invalid_config` for a bad URL or
+    /// header.
+    pub fn build(self) -> Result<StreamableHttpFactory, Error> {
+        let (settings, options) = self.settings()?;
+        Ok(StreamableHttpFactory::from_parts(settings, options, false))
+    }
+
+    /// A legacy HTTP+SSE factory; the URL is the SSE endpoint.
+    pub fn build_sse(self) -> Result<SseFactory, Error> {
+        let (settings, _) = self.settings()?;
+        Ok(SseFactory::from_settings(settings))
+    }
+
+    /// An automatic factory: streamable HTTP, falling back to HTTP+SSE at the
+    /// same URL when `legacy_sse_fallback` is set and the first `POST` is
+    /// refused with 400, 404 or 405. The fallback is the profile tolerance
+    /// `legacy_sse`: a binding refuses this factory with it set under a
+    /// profile that does not allow it (see [`auto`](super::auto)).
+    pub fn build_auto(self, legacy_sse_fallback: bool) -> Result<HttpFactory, Error> {
+        let (settings, options) = self.settings()?;
+        Ok(HttpFactory::from_parts(settings, options, legacy_sse_fallback))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_drops_user_info_path_and_query() {
+        let url = parse_url("https://user:pw@host:8443/mcp?key=s3cret#frag").unwrap();
+        assert_eq!(redacted_origin(&url).as_str(), "https://host:8443");
+        let url = parse_url("http://127.0.0.1:80/x").unwrap();
+        assert_eq!(redacted_origin(&url).as_str(), "http://127.0.0.1");
+        let url = parse_url("http://[::1]:9/x").unwrap();
+        assert_eq!(redacted_origin(&url).as_str(), "http://[::1]:9");
+    }
+
+    #[test]
+    fn bad_urls_are_refused_without_quoting_them() {
+        for bad in ["ftp://user:s3cret@host/", "not a url s3cret", "file:///s3cret"] {
+            let e = parse_url(bad).unwrap_err();
+            assert_eq!(e.class(), FailureClass::InvalidConfig);
+            assert!(!e.to_string().contains("s3cret"), "{e}");
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! The call path: every message is one `POST`. `initialize` waits for its
+//! response headers; any other request is sent and read on a task of its
+//! own (at most [`MAX_IN_FLIGHT`](super::MAX_IN_FLIGHT) at a time); a
+//! notification or a response waits for the server to accept it.
+//!
+//! Apart from the reply readers, which take over once the response headers
+//! are in.
+
+use reqwest::StatusCode;
+use std::sync::Arc;
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
+
+use super::refusal::modern_refusal;
+use super::shared::Core;
+use crate::error::{Error, FailureClass};
+use crate::protocol::{methods, RequestId};
+use crate::transport::http::body::{body_kind, error_body_quote, read_body_bounded, BodyKind};
+use crate::transport::http::headers::MCP_SESSION_ID;
+use crate::transport::http::peek::Peek;
+use crate::transport::http::SHORT_EXCHANGE_TIMEOUT;
+use crate::transport::{Inbound, WireHeaders};
+
+/// How an `initialize` `POST` went, for the automatic mode.
+#[derive(Debug)]
+pub(crate) enum Started {
+    /// Sent; the reply is being read.
+    Sent,
+    /// Refused with this status before anything was delivered (only in
+    /// automatic mode, for 400, 404 and 405).
+    Refused(StatusCode),
+}
+
+impl Core {
+    /// Sends a request. `initialize` waits for the response headers; every
+    /// other request is sent and read on a task.
+    pub(crate) async fn request(
+        self: &Arc<Self>,
+        message: String,
+        id: RequestId,
+        method: &str,
+        mirror: WireHeaders,
+    ) -> Result<Started, Error> {
+        if method == methods::INITIALIZE {
+            let (response, _) = self.post(message, true, None, &mirror).await?;
+            let status = response.status();
+            if self.fallback_refusals
+                && matches!(
+                    status,
+                    StatusCode::BAD_REQUEST | StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
+                )
+            {
+                // A 2026-07-28 server refusing `initialize` says so with a
+                // modern error naming the versions it speaks: that, not the
+                // HTTP+SSE fallback's failure, is what the person needs (the
+                // specification's rule: a recognized modern error identifies
+                // a modern server, never a legacy one).
+                if status == StatusCode::BAD_REQUEST && body_kind(&response) == BodyKind::Json {
+                    let limit = self.max_frame.min(64 << 10);
+                    if let Ok(body) = read_body_bounded(&self.client, response, limit).await {
+                        let text = String::from_utf8_lossy(&body).into_owned();
+                        if let Some(refusal) = modern_refusal(&text) {
+                            if Peek::of(&text).answers(&id) {
+                                self.deliver(Inbound::Frame(text)).await;
+                            } else {
+                                self.fail(&id, FailureClass::UnsupportedProtocol, refusal).await;
+                            }
+                            return Ok(Started::Sent);
+                        }
+                    }
+                }
+                return Ok(Started::Refused(status));
+            }
+            if status.is_success() {
+                if let Some(session) = response.headers().get(MCP_SESSION_ID) {
+                    self.adopt_session(session.clone());
+                }
+            }
+            let core = self.clone();
+            self.spawn_stream(id.clone(), async move { core.reply(id, response, None).await });
+            return Ok(Started::Sent);
+        }
+        if self.session_expired() {
+            // The server would refuse it: report it so without sending.
+            self.deliver(Inbound::SessionExpired { id: Some(id) }).await;
+            return Ok(Started::Sent);
+        }
+        let permit = self
+            .in_flight
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::new(FailureClass::TransportClosed, "the transport is closed"))?;
+        let core = self.clone();
+        self.spawn_stream(id.clone(), async move { core.exchange(message, id, permit, mirror).await });
+        Ok(Started::Sent)
+    }
+
+    /// Reads the reply to `id` on a task that ends with the transport, or
+    /// when the request is cancelled ([`Core::abandon`]).
+    fn spawn_stream(
+        self: &Arc<Self>,
+        id: RequestId,
+        work: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        let (cancel, cancelled) = oneshot::channel::<()>();
+        self.streams.lock().expect("streams lock").insert(id.clone(), cancel);
+        let core = self.clone();
+        tokio::spawn(async move {
+            let inbound = core.inbound.clone();
+            tokio::select! {
+                _ = work => {}
+                _ = inbound.closed() => {}
+                _ = cancelled => {}
+            }
+            core.streams.lock().expect("streams lock").remove(&id);
+        });
+    }
+
+    /// Stops reading the reply to `id` (the caller abandoned it): its HTTP
+    /// response is dropped, which closes that stream.
+    pub(crate) fn abandon(&self, id: &RequestId) {
+        self.streams.lock().expect("streams lock").remove(id);
+        self.listening.lock().expect("listening lock").parked.retain(|p| p != id);
+    }
+
+    async fn exchange(
+        self: Arc<Self>,
+        message: String,
+        id: RequestId,
+        _permit: OwnedSemaphorePermit,
+        mirror: WireHeaders,
+    ) {
+        match self.post(message, false, None, &mirror).await {
+            Ok((response, sent)) => self.reply(id, response, sent).await,
+            Err(error) if error.class().is_auth() => {
+                // Authorization failed before the request was sent with a
+                // token the server took: its class says what to do.
+                self.fail(&id, error.class(), error.message()).await;
+            }
+            Err(error) => {
+                let connect = std::error::Error::source(&error)
+                    .and_then(|s| s.downcast_ref::<reqwest::Error>())
+                    .is_some_and(|e| e.is_connect());
+                if connect {
+                    // Never reached the server: that call alone fails
+                    // cleanly, and the connection is over.
+                    self.fail(&id, FailureClass::TransportClosed, error.message()).await;
+                    self.inbound.deliver(Err(error)).await;
+                } else {
+                    let text = format!("{} (the server may have received the request)", error.message());
+                    self.fail(&id, FailureClass::Indeterminate, text).await;
+                }
+            }
+        }
+    }
+
+    /// A notification or a response: waits for the server to accept it.
+    pub(crate) async fn post_quiet(
+        self: &Arc<Self>,
+        message: String,
+        method: Option<&str>,
+    ) -> Result<(), Error> {
+        let (response, sent) =
+            self.post(message, false, Some(SHORT_EXCHANGE_TIMEOUT), &WireHeaders::default()).await?;
+        let status = response.status();
+        if status.is_success() {
+            if method == Some(methods::NOTIFICATIONS_INITIALIZED) {
+                self.start_listener();
+            }
+            return Ok(());
+        }
+        if status == StatusCode::NOT_FOUND {
+            if let Some(sent) = &sent {
+                if self.expire(sent) {
+                    self.deliver(Inbound::SessionExpired { id: None }).await;
+                }
+                return Ok(());
+            }
+        }
+        let quote = error_body_quote(&self.client, response).await;
+        tracing::warn!(
+            target: "mcp_stack::http",
+            binding = %self.binding,
+            origin = %self.origin(),
+            status = status.as_u16(),
+            "the server refused a notification or response: {quote}"
+        );
+        Ok(())
+    }
+}

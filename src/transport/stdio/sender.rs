@@ -1,0 +1,113 @@
+//! [`StdioSender`]: the writing half of a stdio connection (one line per
+//! message on the child's stdin), and closing: stdin first, then `SIGTERM`
+//! and `SIGKILL` to the whole process group.
+//!
+//! Apart from the receiver because the two halves run independently (a
+//! write never waits on a read).
+
+use async_trait::async_trait;
+use nix::sys::signal::Signal;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+use tokio::sync::{Mutex, OnceCell};
+use tokio::time::{timeout_at, Instant};
+
+use super::process::Shared;
+use crate::error::{Error, FailureClass};
+use crate::transport::MessageSender;
+
+pub(super) struct StdinState {
+    pub(super) stdin: Option<ChildStdin>,
+    /// A write began and did not finish (its future was dropped): the child
+    /// may hold part of a line, which the next send ends first.
+    pub(super) dirty: bool,
+}
+
+pub(super) struct StdioSender {
+    pub(super) stdin: Mutex<StdinState>,
+    pub(super) closed: OnceCell<()>,
+    pub(super) shared: Arc<Shared>,
+}
+
+impl StdioSender {
+    fn closed_error(&self, detail: &str) -> Error {
+        Error::new(FailureClass::TransportClosed, format!("{}: {detail}", self.shared.origin))
+            .with_binding(&self.shared.binding)
+    }
+
+    async fn shutdown(&self) {
+        let shared = &*self.shared;
+        shared.closing.store(true, Ordering::SeqCst);
+        let grace = shared.grace;
+
+        // 1. End stdin, the polite request to exit. A send stuck on a full
+        // pipe holds the lock; the signals below unstick it.
+        let deadline = Instant::now() + grace;
+        if let Ok(mut state) = timeout_at(deadline, self.stdin.lock()).await {
+            if let Some(mut stdin) = state.stdin.take() {
+                let _ = timeout_at(deadline, stdin.shutdown()).await;
+            }
+        }
+        let _ = timeout_at(deadline, self.shared.exit.clone().wait_for(Option::is_some)).await;
+
+        // 2. Whatever is left of the group gets SIGTERM, even if the child
+        // itself has gone: what it started must not outlive it.
+        if !shared.wait_group_gone(Instant::now()).await {
+            shared.signal_all(Signal::SIGTERM);
+            // 3. Then SIGKILL.
+            if !shared.wait_group_gone(Instant::now() + grace).await {
+                shared.signal_all(Signal::SIGKILL);
+            }
+        }
+
+        // Reap.
+        if shared.wait_exit(grace).await.is_none() {
+            tracing::warn!(origin = %shared.origin, "stdio server did not exit after SIGKILL");
+        }
+        if shared.wait_group_gone(Instant::now() + grace).await {
+            shared.group.released.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+#[async_trait]
+impl MessageSender for StdioSender {
+    async fn send(&self, message: String) -> Result<(), Error> {
+        if message.contains('\n') {
+            return Err(Error::new(
+                FailureClass::Framing,
+                "message contains a newline, which would split its stdio frame",
+            )
+            .with_binding(&self.shared.binding));
+        }
+        if self.shared.closing.load(Ordering::SeqCst) {
+            return Err(self.closed_error("transport closed"));
+        }
+        let mut state = self.stdin.lock().await;
+        let StdinState { stdin, dirty } = &mut *state;
+        let Some(stdin) = stdin.as_mut() else {
+            return Err(self.closed_error("transport closed"));
+        };
+        let write_failed =
+            |e: std::io::Error| self.closed_error(&format!("writing to the server failed: {e}"));
+        if *dirty {
+            // End the line a cancelled send left unfinished; the server skips
+            // it as one damaged frame.
+            stdin.write_all(b"\n").await.map_err(write_failed)?;
+        }
+        *dirty = true;
+        let mut frame = message.into_bytes();
+        frame.push(b'\n');
+        stdin.write_all(&frame).await.map_err(write_failed)?;
+        stdin.flush().await.map_err(write_failed)?;
+        *dirty = false;
+        Ok(())
+    }
+
+    async fn close(&self) -> Result<(), Error> {
+        self.closed.get_or_init(|| self.shutdown()).await;
+        Ok(())
+    }
+}
