@@ -47,8 +47,8 @@
 //! stderr).
 
 use mcp_stack::auth::{AuthorizationHandler, EnterpriseIdp, Grant, OAuth, Secret, SigningKey, TokenSource};
-use mcp_stack::binding::{ElicitRequest, ElicitResult};
-use mcp_stack::era::ProtocolChoice;
+use mcp_stack::config::ProtocolChoice;
+use mcp_stack::handlers::{ElicitRequest, ElicitResult};
 use mcp_stack::transport::http::StreamableHttpFactory;
 use mcp_stack::{Binding, CallOpts, Definition, Error, Handlers, Timeouts};
 use serde_json::{json, Value};

@@ -25,7 +25,7 @@
 //! input (elicitation) the request is printed and answered with the form's
 //! defaults when they satisfy it, declined otherwise.
 
-use mcp_stack::binding::{root_for_path, ElicitRequest, ElicitResult, LogMessage};
+use mcp_stack::handlers::{root_for_path, ElicitRequest, ElicitResult, LogMessage};
 use mcp_stack::protocol::logging::LoggingLevel;
 use mcp_stack::protocol::tools::Tool;
 use mcp_stack::transport::stdio::StdioFactory;

@@ -237,7 +237,7 @@ pub enum Event {
     SamplingRequested {
         /// The binding whose server asked.
         binding: String,
-        /// Its place in a sampling chain (see [`crate::binding::sampling`]).
+        /// Its place in a sampling chain (see [`crate::handlers::sampling`]).
         depth: u32,
         /// How many messages the conversation carried.
         messages: usize,
@@ -417,7 +417,7 @@ pub enum Event {
 /// [`Event::ConnectionRestored`]: crate::Event::ConnectionRestored
 /// [`Binding::connect`]: crate::Binding::connect
 /// [`Binding::close`]: crate::Binding::close
-/// [`ReconnectPolicy::disabled`]: crate::layer::ReconnectPolicy::disabled
+/// [`ReconnectPolicy::disabled`]: crate::config::ReconnectPolicy::disabled
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
     /// Defined, not yet started.

@@ -8,7 +8,8 @@
 
 use tower::Service;
 
-use crate::catalog::{BuildContext, Catalog, Profile};
+use crate::catalog::{BuildContext, Catalog};
+use crate::compat::Profile;
 use crate::error::Error;
 use crate::limits::Limits;
 use crate::protocol::lifecycle::ServerCapabilities;

@@ -30,14 +30,13 @@ mod serialize;
 pub mod session;
 pub mod transport;
 
-pub use binding::{
-    AllowedCapabilities, Binding, Definition, ElicitRequest, ElicitResult, Event, Handlers, LogMessage,
-    SampleRequest, SampleResult, State, Status,
+pub use binding::{Binding, Definition, Status};
+pub use config::{
+    limits, AllowedCapabilities, Limits, ProtocolChoice, ReconnectPolicy, RetryPolicy, Timeouts, ToolFilter,
 };
-pub use config::{limits, Limits, Timeouts, ToolFilter};
 pub use content::{Content, ToolResult};
 pub use error::{Error, ErrorReport, FailureClass, Result};
+pub use events::{Event, State};
+pub use handlers::{ElicitRequest, ElicitResult, Handlers, LogMessage, SampleRequest, SampleResult};
 pub use host::Host;
-pub use layer::reconnect::ReconnectPolicy;
-pub use layer::retry::RetryPolicy;
 pub use request::{CallOpts, McpRequest, McpResponse, Progress};

@@ -4,10 +4,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::compat::Profile;
+use crate::config::ProtocolChoice;
+use crate::config::ReconnectPolicy;
+use crate::config::RetryPolicy;
 use crate::config::{AllowedCapabilities, Limits, Timeouts, ToolFilter};
-use crate::era::ProtocolChoice;
-use crate::layer::reconnect::ReconnectPolicy;
-use crate::layer::retry::RetryPolicy;
 use crate::layer::trace::TraceContextSource;
 use crate::protocol::logging::LoggingLevel;
 use crate::session::ClientIdentity;

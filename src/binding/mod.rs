@@ -35,7 +35,7 @@
 //!    again and the call go once more, inside the same deadline.
 //! 4. [`SamplingDepthLayer`]: counts a request made from the host's
 //!    sampling service in its chain until the reply, and passes the depth
-//!    down as a typed extension (see [`sampling`]). It reads a task-local,
+//!    down as a typed extension (see [`sampling`](crate::handlers::sampling)). It reads a task-local,
 //!    so it runs here, on the caller's task, before anything can move the
 //!    call to another one.
 //! 5. The entry point: the stack below is driven to readiness *inside* each
@@ -136,8 +136,8 @@
 //! # What the server starts
 //!
 //! The host's [`Handlers`] serve what a server asks of the host:
-//! [`elicitation`] (a person's input), [`sampling`] (the host's model),
-//! [`roots`] (the host's directories) and [`logging`] (the server's log
+//! [`elicitation`](crate::handlers::elicitation) (a person's input), [`sampling`](crate::handlers::sampling) (the host's model),
+//! [`roots`](crate::handlers::roots) (the host's directories) and [`logging`](crate::handlers::logging) (the server's log
 //! records). Each module says what it bounds and how it fails. A binding
 //! also keeps the server's resource subscriptions
 //! ([`Binding::subscribe`]), reported as [`Event::ResourceUpdated`].
@@ -157,15 +157,8 @@ mod status;
 mod subscriptions;
 mod transitions;
 
-pub use crate::config::AllowedCapabilities;
-pub use crate::config::ToolFilter;
-pub use crate::events::{Event, EventHandler, EventItem, EventStream, Failure, State, EVENT_QUEUE};
-pub use crate::handlers::{
-    elicitation, logging, roots, sampling, ElicitAction, ElicitRequest, ElicitResult, ElicitationMode,
-    ElicitationModes, ElicitationService, Handlers, ListRoots, LogMessage, LogService, RootsService,
-    SampleOutcome, SampleRequest, SampleResult, SamplingService, LOG_QUEUE, MAX_RESOURCE_URI_BYTES,
-};
-pub use crate::handlers::{root_for_path, sampling_denied, sampling_depth, with_sampling_depth};
+use crate::events::{Event, EventStream, State};
+use crate::handlers::{Handlers, MAX_RESOURCE_URI_BYTES};
 pub use builder::BindingBuilder;
 pub use definition::Definition;
 pub use stack::{BindingFuture, BindingService, StackParts};
@@ -326,7 +319,7 @@ impl Binding {
 
     /// A stream of the binding's events from now on, besides the handler
     /// of [`Handlers::with_events`]. Bounded: a stream that falls more than
-    /// [`EVENT_QUEUE`] events behind is told how many it missed, and the
+    /// [`EVENT_QUEUE`](crate::events::EVENT_QUEUE) events behind is told how many it missed, and the
     /// binding never waits for it (see [`EventStream`]).
     pub fn events(&self) -> EventStream {
         self.inner.lifecycle.events.subscribe()
@@ -366,7 +359,7 @@ impl Binding {
     }
 
     /// Server log records dropped because the host's log service fell
-    /// behind (see [`logging`]).
+    /// behind (see [`logging`](crate::handlers::logging)).
     pub fn dropped_logs(&self) -> u64 {
         self.inner.inbound.dropped_logs()
     }

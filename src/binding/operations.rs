@@ -47,7 +47,7 @@ impl Binding {
         self.request(McpRequest::new(methods::PING, Map::new()), "ping").await.map(drop)
     }
 
-    /// Lists every tool the binding's [`ToolFilter`] permits, across pages,
+    /// Lists every tool the binding's [`ToolFilter`](crate::ToolFilter) permits, across pages,
     /// within `Limits::max_catalog_pages` and `Limits::max_catalog_items`.
     ///
     /// On 2026-07-28 over HTTP, a tool whose `x-mcp-header` annotations are
@@ -149,7 +149,7 @@ impl Binding {
     /// Calls the tool `name` (its raw name) with `arguments` (a JSON object,
     /// or null for none).
     ///
-    /// A tool the binding's [`ToolFilter`] does not permit is refused with
+    /// A tool the binding's [`ToolFilter`](crate::ToolFilter) does not permit is refused with
     /// `tool_unavailable` before anything is sent. The result is bounded by
     /// the binding's [`Limits`] (see [`crate::layer::result_limit`]): cut
     /// text is `truncated`, refused items are [`Content::Unsupported`](crate::Content::Unsupported), and
@@ -246,7 +246,7 @@ impl Binding {
     /// when the server does not advertise logging.
     ///
     /// A binding calls this itself after the handshake when a log handler is
-    /// installed (see [`logging`]).
+    /// installed (see [`logging`](crate::handlers::logging)).
     pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), Error> {
         if !self.era().sets_log_level() {
             // No `logging/setLevel` (2026-07-28): requests ask for logs at

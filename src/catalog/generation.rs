@@ -23,11 +23,12 @@ use jsonschema::Validator;
 
 use super::discovery::{build, BadPage, BuildContext, Offering};
 use super::schema;
-use super::{Catalog, Family, Tolerance, REFRESH_DEBOUNCE};
+use super::{Catalog, Family, REFRESH_DEBOUNCE};
+use crate::compat::Tolerance;
+use crate::config::RetryPolicy;
 use crate::content::ResultMarks;
 use crate::error::{Error, FailureClass};
 use crate::events::{Event, EventBus, Failure};
-use crate::layer::retry::RetryPolicy;
 use crate::request::McpResponse;
 use crate::session::SessionInfo;
 

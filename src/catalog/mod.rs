@@ -122,9 +122,6 @@ pub mod digest;
 pub mod mcp_header;
 pub mod meta;
 pub mod names;
-/// The compatibility profile, re-exported from [`crate::compat`] where it
-/// lives (below the transport, which applies tolerances too).
-pub use crate::compat as profile;
 pub mod schema;
 
 mod discovery;
@@ -132,7 +129,6 @@ mod generation;
 mod guard;
 
 pub use crate::protocol::family::Family;
-pub use profile::{Profile, Tolerance};
 
 pub(crate) use discovery::{page_through, BadPage, BuildContext};
 pub use generation::RefreshOutcome;
@@ -149,6 +145,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
+use crate::compat::Tolerance;
 use crate::protocol::lifecycle::ServerCapabilities;
 use crate::protocol::tools::ToolAnnotations;
 use crate::session::ServerIdentity;

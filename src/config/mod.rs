@@ -5,8 +5,15 @@
 
 mod capabilities;
 pub mod limits;
+mod protocol;
+mod reconnect;
+mod retry;
 mod tool_filter;
 
 pub use capabilities::AllowedCapabilities;
 pub use limits::{Limits, Timeouts};
+pub use protocol::ProtocolChoice;
+pub use reconnect::ReconnectPolicy;
+pub use retry::RetryPolicy;
+
 pub use tool_filter::ToolFilter;

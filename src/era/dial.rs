@@ -9,8 +9,9 @@ use std::time::Duration;
 use tracing::Instrument as _;
 
 use super::modern::{self, Modern, Probe};
-use super::{legacy, ProtocolChoice, DEFAULT_DISCOVER_TIMEOUT};
+use super::{legacy, ProtocolChoice};
 use crate::compat::{Profile, Tolerance};
+use crate::config::limits::DEFAULT_DISCOVER_TIMEOUT;
 use crate::config::limits::DEFAULT_STARTUP_TIMEOUT;
 use crate::connection::{Connection, InboundHandler};
 use crate::error::{Error, FailureClass};

@@ -22,17 +22,16 @@
 //! asks for (the reconnect layer, [`crate::layer::reconnect`], calls it
 //! again after a loss).
 
-pub mod choice;
 mod dial;
 pub mod legacy;
 pub mod modern;
 
 pub use dial::Dialer;
 
+use crate::config::ProtocolChoice;
 pub use crate::connection::era::{
     cancelled_notification, ChangeStyle, Era, InputRequired, Reply, Unnegotiated,
 };
-pub use choice::{ProtocolChoice, DEFAULT_DISCOVER_TIMEOUT};
 
 use serde_json::Value;
 

@@ -10,8 +10,8 @@
 use std::time::SystemTime;
 use tokio::sync::broadcast;
 
-use crate::binding::Event;
 use crate::error::FailureClass;
+use crate::events::Event;
 
 /// Events a [`HostEvents`] reader may fall behind by before it loses the
 /// oldest (see [`HostBuilder::event_capacity`](super::HostBuilder::event_capacity)).

@@ -94,10 +94,12 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 use tokio::sync::{broadcast, watch};
 
-use crate::binding::{Binding, Definition, Event, Failure, Handlers, State, Status};
+use crate::binding::{Binding, Definition, Status};
 use crate::catalog::Catalog;
 use crate::content::ToolResult;
 use crate::error::{normalize_message, Error, FailureClass};
+use crate::events::{Event, Failure, State};
+use crate::handlers::Handlers;
 use crate::request::CallOpts;
 use crate::session::ServerIdentity;
 

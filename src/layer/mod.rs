@@ -25,12 +25,11 @@ pub mod tool_filter;
 pub mod tool_gate;
 pub mod trace;
 
-pub use crate::era::Dialer;
 pub use deadline::{Deadline, DeadlineLayer};
 pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};
-pub use reconnect::{Reconnect, ReconnectLayer, ReconnectPolicy};
+pub use reconnect::{Reconnect, ReconnectLayer};
 pub use result_limit::{ResultLimit, ResultLimitLayer};
-pub use retry::{RetryBudget, RetryPolicy, SafeRetry};
+pub use retry::{RetryBudget, SafeRetry};
 pub use sampling_depth::{SamplingDepth, SamplingDepthLayer};
 pub use tool_filter::ToolFilterLayer;
 pub use tool_gate::{ToolCallGate, ToolCallGateLayer};

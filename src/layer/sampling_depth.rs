@@ -4,7 +4,7 @@
 //! and the server may answer that call by sampling again: a chain that,
 //! unchecked, recurses until something breaks. The binding numbers the
 //! links (the rules, and what they cannot see, are in
-//! [`crate::binding::sampling`]):
+//! [`crate::handlers::sampling`]):
 //!
 //! - while the host's sampling service serves a request at depth *n*, the
 //!   task it runs on carries *n* in a task-local ([`sampling_depth`]);

@@ -360,7 +360,7 @@ pub trait TransportFactory: Send + Sync + 'static {
 
     /// What this factory knows of why its last connection did not finish
     /// starting, for the `startup_timeout` error of a dial
-    /// ([`Dialer`](crate::layer::Dialer)): bounded, normalized text that
+    /// ([`Dialer`](crate::era::Dialer)): bounded, normalized text that
     /// holds no secret. A stdio factory names what the server last wrote on
     /// stderr and the environment it was given. The default: nothing.
     fn startup_hint(&self) -> Option<String> {

@@ -3,7 +3,7 @@
 //! field from the requested schema; or, with `--accept-defaults`, the
 //! schema's defaults without prompting.
 
-use mcp_stack::binding::{ElicitRequest, ElicitResult, ElicitationMode};
+use mcp_stack::handlers::{ElicitRequest, ElicitResult, ElicitationMode};
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 

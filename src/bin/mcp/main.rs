@@ -174,14 +174,14 @@ mod progress;
 mod terminal;
 
 use clap::{Args, Parser, Subcommand};
-use mcp_stack::binding::{root_for_path, ElicitRequest, ElicitationModes, LogMessage};
-use mcp_stack::era::ProtocolChoice;
+use mcp_stack::handlers::{root_for_path, ElicitRequest, ElicitationModes, LogMessage};
 use mcp_stack::host::{config_file, Host};
 use mcp_stack::protocol::logging::LoggingLevel;
 #[cfg(feature = "http")]
 use mcp_stack::transport::http::{HttpBuilder, SecretHeaders};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
+use mcp_stack::ProtocolChoice;
 use mcp_stack::{
     AllowedCapabilities, Binding, CallOpts, Content, Definition, Error, ErrorReport, FailureClass, Handlers,
     Limits, State, Status, Timeouts,
@@ -938,7 +938,7 @@ fn connected(cli: &Cli, host: &Host) -> Result<(), Failure> {
     let failed: Vec<&Status> = statuses.iter().filter(|s| s.state == State::Failed).collect();
     if failed.len() == statuses.len() {
         if let Some(status) = failed.first() {
-            let f = status.failure.clone().unwrap_or_else(|| mcp_stack::binding::Failure {
+            let f = status.failure.clone().unwrap_or_else(|| mcp_stack::events::Failure {
                 class: FailureClass::TransportClosed,
                 message: "could not connect".into(),
             });

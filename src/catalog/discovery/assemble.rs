@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::entries::{check_prompt, check_resource, check_template, check_tool, Checked};
 use super::{q, BuildContext, Offering};
 use crate::catalog::names;
-use crate::catalog::profile::{Profile, Tolerance};
 use crate::catalog::{Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec};
+use crate::compat::{Profile, Tolerance};
 use crate::error::truncate_utf8;
 use crate::request::push_warning;
 

@@ -10,12 +10,12 @@ use serde_json::{json, Value};
 use super::assemble::{display, str_field, Ledger};
 use super::{q, BuildContext};
 use crate::catalog::names::check_raw_name;
-use crate::catalog::profile::Tolerance;
 use crate::catalog::schema::{check_bounds, check_output_schema, encoded_len};
 use crate::catalog::{
     digest, PromptArg, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec, MAX_DESCRIPTION_BYTES,
     MAX_META_BYTES, MAX_MIME_TYPE_BYTES, MAX_PROMPT_ARGUMENTS, MAX_TITLE_BYTES, MAX_URI_BYTES,
 };
+use crate::compat::Tolerance;
 use crate::protocol::prompts::Prompt;
 use crate::protocol::resources::{Resource, ResourceTemplate};
 use crate::protocol::tools::Tool;

@@ -13,8 +13,8 @@
 use serde_json::Value;
 use tower::Service;
 
-use super::profile::Profile;
 use super::{digest, Family};
+use crate::compat::Profile;
 use crate::config::limits::Limits;
 use crate::config::ToolFilter;
 use crate::error::{normalize_message, Error};

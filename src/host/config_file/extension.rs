@@ -7,9 +7,10 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 use super::{Issue, EXTENSION_KEY};
-use crate::binding::{Definition, ToolFilter};
+use crate::binding::Definition;
 use crate::compat::Profile;
-use crate::era::ProtocolChoice;
+use crate::config::ProtocolChoice;
+use crate::config::ToolFilter;
 use crate::limits::Limits;
 use crate::protocol::logging::LoggingLevel;
 

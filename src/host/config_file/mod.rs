@@ -111,7 +111,7 @@
 //! | `parallelCalls` | `Definition::allow_parallel_calls` |
 //! | `logLevel` | `Definition::log_level` (`debug` … `emergency`) |
 //! | `allowRedirects` | HTTP only: follow redirects (credentials never follow one to another origin) |
-//! | `protocol` | `Definition::protocol`: `auto` (the default), `legacy`, `modern` or one version (`2026-07-28`, `2025-11-25`, …); see [`ProtocolChoice`](crate::era::ProtocolChoice). `"legacy"` is the one line for a server whose tools ask (elicitation, roots) through server-initiated requests on 2026-07-28 and that the default profile does not recognize |
+//! | `protocol` | `Definition::protocol`: `auto` (the default), `legacy`, `modern` or one version (`2026-07-28`, `2025-11-25`, …); see [`ProtocolChoice`](crate::config::ProtocolChoice). `"legacy"` is the one line for a server whose tools ask (elicitation, roots) through server-initiated requests on 2026-07-28 and that the default profile does not recognize |
 //!
 //! A field left out keeps the crate's default; an unknown key is a warning,
 //! a bad value an error for the entry.

@@ -102,20 +102,19 @@
 //!
 //! [`Connection::watch_state`]: crate::connection::Connection::watch_state
 //! [`TransportFactory`]: crate::transport::TransportFactory
-//! [`RetryPolicy`]: crate::layer::retry::RetryPolicy
+//! [`RetryPolicy`]: crate::config::RetryPolicy
 //! [`ExponentialBackoff`]: tower::retry::backoff::ExponentialBackoff
 //! [`DeadlineLayer`]: crate::layer::DeadlineLayer
 //! [`SessionExpired`]: crate::transport::SessionExpired
 
 mod error;
 mod layer;
-mod policy;
 mod supervisor;
 
+use crate::config::ReconnectPolicy;
 use crate::era::Dialer;
 pub use error::{Reason, Unavailable};
 pub use layer::ReconnectLayer;
-pub use policy::ReconnectPolicy;
 
 use std::fmt;
 use std::future::Future;

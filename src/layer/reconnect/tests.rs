@@ -12,8 +12,8 @@ use tower::ServiceExt;
 use tower_layer::Layer;
 
 use super::*;
+use crate::config::RetryPolicy;
 use crate::connection::NoInbound;
-use crate::layer::retry::RetryPolicy;
 use crate::protocol::{Message, Response};
 use crate::transport::memory::MemoryFactory;
 use crate::transport::{ConnectConfig, Inbound, Transport};

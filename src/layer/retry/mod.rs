@@ -89,14 +89,10 @@
 //! [`CallOpts::deadline`]: crate::request::CallOpts::deadline
 
 mod budget;
-mod policy;
 
+use crate::config::RetryPolicy;
 pub use budget::{
     RetryBudget, DEFAULT_BUDGET_FLOOR_PER_SEC, DEFAULT_BUDGET_MAX_BANKED, DEFAULT_BUDGET_RATIO,
-};
-pub use policy::{
-    RetryPolicy, DEFAULT_RETRY_ATTEMPTS, DEFAULT_RETRY_BASE_DELAY, DEFAULT_RETRY_JITTER,
-    DEFAULT_RETRY_MAX_DELAY, DEFAULT_RETRY_MAX_TOTAL,
 };
 
 use std::pin::Pin;

@@ -7,15 +7,15 @@ use tower::util::rng::HasherRng;
 use crate::error::{Error, FailureClass};
 
 /// Default [`RetryPolicy::attempts`]: five tries in all.
-pub const DEFAULT_RETRY_ATTEMPTS: u32 = 5;
+const DEFAULT_RETRY_ATTEMPTS: u32 = 5;
 /// Default [`RetryPolicy::base_delay`]: 200 ms before the second try.
-pub const DEFAULT_RETRY_BASE_DELAY: Duration = Duration::from_millis(200);
+const DEFAULT_RETRY_BASE_DELAY: Duration = Duration::from_millis(200);
 /// Default [`RetryPolicy::max_delay`]: no single wait above 5 s.
-pub const DEFAULT_RETRY_MAX_DELAY: Duration = Duration::from_secs(5);
+const DEFAULT_RETRY_MAX_DELAY: Duration = Duration::from_secs(5);
 /// Default [`RetryPolicy::max_total`]: the whole loop within 60 s.
-pub const DEFAULT_RETRY_MAX_TOTAL: Duration = Duration::from_secs(60);
+const DEFAULT_RETRY_MAX_TOTAL: Duration = Duration::from_secs(60);
 /// Default [`RetryPolicy::jitter`]: up to 20 % added to each delay.
-pub const DEFAULT_RETRY_JITTER: f64 = 0.2;
+const DEFAULT_RETRY_JITTER: f64 = 0.2;
 
 /// Bounds a retry loop: how many tries, how long between them, how long in
 /// all. A zero field (or `None` jitter) selects its default, so the zero
@@ -28,30 +28,30 @@ pub const DEFAULT_RETRY_JITTER: f64 = 0.2;
 ///
 /// | field | default |
 /// | --- | --- |
-/// | `attempts` | [`DEFAULT_RETRY_ATTEMPTS`] (5) |
-/// | `base_delay` | [`DEFAULT_RETRY_BASE_DELAY`] (200 ms) |
-/// | `max_delay` | [`DEFAULT_RETRY_MAX_DELAY`] (5 s) |
-/// | `max_total` | [`DEFAULT_RETRY_MAX_TOTAL`] (60 s) |
-/// | `jitter` | [`DEFAULT_RETRY_JITTER`] (0.2) |
+/// | `attempts` | 5 |
+/// | `base_delay` | 200 ms |
+/// | `max_delay` | 5 s |
+/// | `max_total` | 60 s |
+/// | `jitter` | 0.2 |
 ///
 /// With the defaults the delays are 200, 400, 800 and 1600 ms (each plus up
 /// to 20 %).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RetryPolicy {
     /// The total number of tries, including the first. 1 means try once and
-    /// do not retry. Zero means [`DEFAULT_RETRY_ATTEMPTS`].
+    /// do not retry. Zero means 5.
     pub attempts: u32,
     /// The delay before the second try. Zero means
-    /// [`DEFAULT_RETRY_BASE_DELAY`]. A base above `max_delay` is cut to it.
+    /// 200 ms. A base above `max_delay` is cut to it.
     pub base_delay: Duration,
-    /// Caps one delay. Zero means [`DEFAULT_RETRY_MAX_DELAY`].
+    /// Caps one delay. Zero means 5 s.
     pub max_delay: Duration,
     /// Caps the loop's total span, from the first failure: no delay is
-    /// started that would end past it. Zero means [`DEFAULT_RETRY_MAX_TOTAL`].
+    /// started that would end past it. Zero means 60 s.
     pub max_total: Duration,
     /// The largest random extra added to a delay, as a fraction of it, in
     /// `0.0..=1.0`; `Some(0.0)` makes the delays exact. `None` means
-    /// [`DEFAULT_RETRY_JITTER`]. Jitter spreads out the clients of one server
+    /// 0.2. Jitter spreads out the clients of one server
     /// that lost it at the same moment.
     pub jitter: Option<f64>,
 }

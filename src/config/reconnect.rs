@@ -1,4 +1,7 @@
-use crate::layer::retry::RetryPolicy;
+//! [`ReconnectPolicy`]: whether and how patiently a lost connection is
+//! rebuilt.
+
+use super::RetryPolicy;
 
 /// Governs rebuilding a connection that was lost. The zero value (the
 /// default) reconnects under [`RetryPolicy`]'s default bounds: up to 5

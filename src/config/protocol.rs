@@ -5,14 +5,12 @@ use std::fmt;
 use crate::error::{Error, FailureClass};
 use crate::protocol::{is_modern_version, is_supported_version};
 
-pub use crate::config::limits::DEFAULT_DISCOVER_TIMEOUT;
-
 /// Which protocol era, or which version, a binding speaks.
 ///
 /// - [`Auto`](ProtocolChoice::Auto), the default: try the modern era first
 ///   (`server/discover`); a result or a recognized modern error means the
 ///   server is modern, any other error (or no answer within
-///   [`DEFAULT_DISCOVER_TIMEOUT`]) means legacy, and `initialize` follows
+///   [`DEFAULT_DISCOVER_TIMEOUT`](crate::config::limits::DEFAULT_DISCOVER_TIMEOUT)) means legacy, and `initialize` follows
 ///   on the same connection. Every peer a user compares a client with
 ///   (the official SDKs) chooses this way, so a binding does too.
 /// - [`Legacy`](ProtocolChoice::Legacy): only the `initialize` handshake
