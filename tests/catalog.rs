@@ -2,9 +2,9 @@
 //! generations, profiles and output validation, over scripted servers and
 //! the demo server.
 
-mod common;
+mod support;
 
-use common::{id_of, initialize_result, scripted_all, scripted_lists, Wire};
+use crate::support::scripted::{id_of, initialize_result, scripted, scripted_all, scripted_lists, Wire};
 use mcp_stack::catalog::meta::ToolExtras;
 use mcp_stack::catalog::names::is_valid_model_name;
 use mcp_stack::catalog::{Family, Profile, RefreshOutcome, Tolerance};
@@ -674,7 +674,7 @@ async fn the_tool_filter_shapes_the_tools_but_not_the_digest_or_the_names() {
 #[tokio::test]
 async fn listing_a_family_the_server_does_not_advertise_sends_nothing_and_does_not_warn() {
     // initialize_result() advertises tools only.
-    let (factory, rec) = common::scripted(|wire, req| {
+    let (factory, rec) = scripted(|wire, req| {
         let id = id_of(req);
         wire.raw(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}}).to_string());
     });

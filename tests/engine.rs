@@ -1,9 +1,9 @@
 //! The connection engine against servers that misbehave, through a real
 //! binding over the in-memory transport.
 
-mod common;
+mod support;
 
-use common::{id_of, scripted};
+use crate::support::scripted::{id_of, initialize_result, scripted};
 use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
 use serde_json::json;
 use std::time::Duration;
@@ -224,7 +224,7 @@ async fn notifications_before_the_initialize_reply_are_handled() {
                         for n in early {
                             let _ = sender.send(n.to_string()).await;
                         }
-                        let _ = sender.send(reply(common::initialize_result())).await;
+                        let _ = sender.send(reply(initialize_result())).await;
                     }
                     Some("tools/list") => {
                         let _ = sender

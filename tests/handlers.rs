@@ -2,10 +2,10 @@
 //! subscriptions and completions, through real bindings against the demo
 //! server and scripted servers.
 
-mod common;
-mod recorded_events;
+mod support;
 
-use common::{id_of, scripted, scripted_with, Wire};
+use crate::support::recorded_events::Events;
+use crate::support::scripted::{id_of, scripted, scripted_with, Wire};
 use mcp_stack::binding::{
     ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage, SampleOutcome,
     SampleRequest, SampleResult, LOG_QUEUE,
@@ -17,7 +17,6 @@ use mcp_stack::{
     Binding, CallOpts, ClientCapabilities, Definition, Error, Event, FailureClass, Handlers, Limits,
     Timeouts, ToolResult,
 };
-use recorded_events::Events;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -4,6 +4,7 @@
 
 mod support;
 
+use crate::support::tool_server::ToolServer;
 use async_trait::async_trait;
 use mcp_stack::host::{Host, HostEvent};
 use mcp_stack::transport::memory::MemoryFactory;
@@ -13,7 +14,6 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::ToolServer;
 use tokio::time::Instant;
 
 /// Counts the `tools/call` requests a binding sends.

@@ -4,10 +4,11 @@
 //! stream that delivers no response but its own request's, and server
 //! requests outside `input_required` dropped unanswered.
 
-mod http_server;
-mod recorded_events;
-mod server_requests;
+mod support;
 
+use crate::support::http_server;
+use crate::support::recorded_events::Events;
+use crate::support::server_requests::{server_requests, Asked};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method};
@@ -18,9 +19,7 @@ use bytes::Bytes;
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::transport::http::StreamableHttpFactory;
 use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
-use recorded_events::Events;
 use serde_json::{json, Value};
-use server_requests::{server_requests, Asked};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

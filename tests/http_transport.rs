@@ -2,10 +2,11 @@
 //! ports): streamable HTTP, HTTP+SSE and the automatic fallback, their bounds
 //! and their security rules.
 
-mod http_server;
-mod recorded_events;
-mod trace_capture;
+mod support;
 
+use crate::support::http_server::serve;
+use crate::support::recorded_events::Events;
+use crate::support::trace_capture;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -14,14 +15,12 @@ use axum::routing::{any, get, post};
 use axum::Router;
 use bytes::Bytes;
 use futures_util::StreamExt;
-use http_server::serve;
 use mcp_stack::catalog::{Profile, Tolerance};
 use mcp_stack::transport::http::{
     HttpBuilder, HttpFactory, HttpMode, ResumePolicy, SseFactory, StreamableHttpFactory,
 };
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
-use recorded_events::Events;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::future::Future;

@@ -12,9 +12,9 @@
 //! missing peer is a failure. The HTTP server runs on a free port and is
 //! killed when its test ends.
 
-mod peers;
+mod support;
 
-use peers::{free_port, peer, start_listening};
+use crate::support::peers::{free_port, peer, start_listening};
 use serde_json::Value;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;

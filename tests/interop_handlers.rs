@@ -6,9 +6,10 @@
 //! `MCP_NODE`, `MCP_EVERYTHING_JS` and `MCP_CLI`. These tests never skip: a
 //! missing peer is a failure.
 
-mod peers;
-mod recorded_events;
+mod support;
 
+use crate::support::peers::{everything, peer};
+use crate::support::recorded_events::Events;
 use mcp_stack::binding::{
     ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage, SampleRequest,
     SampleResult,
@@ -19,8 +20,6 @@ use mcp_stack::protocol::roots::Root;
 use mcp_stack::{
     Binding, CallOpts, ClientCapabilities, Content, Definition, Event, Handlers, Limits, ToolResult,
 };
-use peers::{everything, peer};
-use recorded_events::Events;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -13,8 +13,9 @@
 //! missing peer is a failure. The HTTP server is started on a free port and
 //! killed when the test ends.
 
-mod peers;
+mod support;
 
+use crate::support::peers::{free_port, peer, start_listening, Server};
 use async_trait::async_trait;
 use mcp_stack::host::Host;
 use mcp_stack::layer::{ReconnectPolicy, RetryPolicy};
@@ -22,7 +23,6 @@ use mcp_stack::transport::http::StreamableHttpFactory;
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::{ConnectConfig, MessageSender, RedactedOrigin, Transport, TransportFactory};
 use mcp_stack::{CallOpts, Content, Definition, Error, FailureClass, State};
-use peers::{free_port, peer, start_listening, Server};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};

@@ -10,15 +10,14 @@
 //! a missing peer is a failure. Each server is started on a free port and
 //! killed when its test ends.
 
-mod peers;
-mod recorded_events;
+mod support;
 
+use crate::support::peers::peer;
+use crate::support::recorded_events::Events;
 use mcp_stack::catalog::Tolerance;
 use mcp_stack::transport::http::{HttpFactory, HttpMode, SseFactory, StreamableHttpFactory};
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Event};
-use peers::peer;
-use recorded_events::Events;
 use serde_json::json;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};

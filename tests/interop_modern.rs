@@ -11,8 +11,9 @@
 //! a missing peer is a failure. Each HTTP server runs on a free port and is
 //! killed when its test ends.
 
-mod peers;
+mod support;
 
+use crate::support::peers::{free_port, peer, start_listening, Server};
 use mcp_stack::binding::{ElicitRequest, ElicitResult};
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::protocol::roots::Root;
@@ -20,7 +21,6 @@ use mcp_stack::transport::http::{HttpFactory, HttpMode, StreamableHttpFactory};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
-use peers::{free_port, peer, start_listening, Server};
 use serde_json::{json, Value};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

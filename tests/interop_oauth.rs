@@ -24,19 +24,19 @@
 //! missing peer is a failure. Both servers listen on free loopback ports and
 //! are killed when the test ends.
 
-mod peers;
+mod support;
 
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::peers::{free_port, peer, start_listening, Server};
 use mcp_stack::auth::{
     AuthorizationHandler, AuthorizationRequest, FileStore, OAuth, Secret, TokenStore, Tokens,
 };
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
-use peers::{free_port, peer, start_listening, Server};
 use serde_json::json;
 
 /// The bound on every wait.

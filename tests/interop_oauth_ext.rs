@@ -18,19 +18,19 @@
 //! Never skips; the provider listens on a free loopback port and is killed
 //! when the test ends.
 
-mod peers;
+mod support;
 
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::peers::{free_port, peer, start_listening};
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use mcp_stack::auth::{AuthLayer, Fetch, FetchError, Fetched, Grant, HttpFetch, OAuth, SigningKey};
 use mcp_stack::transport::http::HttpRequest;
 use mcp_stack::Error;
-use peers::{free_port, peer, start_listening};
 use serde_json::{json, Value};
 use tower::{Service as _, ServiceBuilder, ServiceExt as _};
 use url::Url;

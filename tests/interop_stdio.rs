@@ -5,12 +5,12 @@
 //! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_CLI`. These tests
 //! never skip: a missing peer is a failure.
 
-mod peers;
+mod support;
 
+use crate::support::peers::{everything, peer};
 use mcp_stack::protocol::completion::CompletionReference;
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
-use peers::{everything, peer};
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 

@@ -6,15 +6,15 @@
 //! metadata names later. Against a fake MCP server and two fake
 //! authorization servers (axum, loopback), each recording what reaches it.
 
-mod http_server;
+mod support;
 
+use crate::support::http_server::serve;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
-use http_server::serve;
 use mcp_stack::auth::{AuthorizationHandler, Grant, MemoryStore, OAuth, SigningKey, TokenStore};
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};

@@ -2,10 +2,10 @@
 //! the default stack over the in-memory transport, to the demo server and to
 //! scripted servers.
 
-mod common;
+mod support;
 
+use crate::support::scripted::{id_of, scripted_lists, Recorder, Wire};
 use base64::Engine as _;
-use common::{id_of, scripted_lists, Wire};
 use mcp_stack::transport::memory::MemoryFactory;
 use mcp_stack::{Binding, CallOpts, Content, Definition, FailureClass, Handlers, Limits, ToolFilter};
 use serde_json::{json, Value};
@@ -29,7 +29,7 @@ fn demo() -> Definition {
 }
 
 /// A server that lists `public` and `secret` and answers every call.
-fn two_tool_server() -> (MemoryFactory, common::Recorder) {
+fn two_tool_server() -> (MemoryFactory, Recorder) {
     scripted_lists(|wire, req| match req.method.as_str() {
         "tools/list" => wire.reply(
             &id_of(req),

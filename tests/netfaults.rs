@@ -10,8 +10,9 @@
 //! The partition tests in network namespaces are `tests/netns.rs`, run by
 //! `scripts/netfaults.sh`.
 
-mod http_server;
+mod support;
 
+use crate::support::http_server;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};

@@ -2,22 +2,21 @@
 //! fake MCP server that is its own authorization server (axum, loopback),
 //! with the headless handler.
 
-mod http_server;
-mod recorded_events;
-mod trace_capture;
+mod support;
 
+use crate::support::http_server::serve;
+use crate::support::recorded_events::Events;
+use crate::support::trace_capture;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
-use http_server::serve;
 use mcp_stack::auth::{AuthorizationHandler, MemoryStore, OAuth, Secret, TokenStore, Tokens};
 use mcp_stack::events::State as BindingState;
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
-use recorded_events::Events;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::future::Future;

@@ -4,10 +4,10 @@
 //! definition opts in. Tracing output is captured with tracing-subscriber's
 //! fmt layer, as a user would see it.
 
-mod common;
-mod trace_capture;
+mod support;
 
-use common::{id_of, scripted_all, Recorder};
+use crate::support::scripted::{id_of, scripted_all, Recorder};
+use crate::support::trace_capture::capture;
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::host::Host;
 use mcp_stack::layer::trace::{TraceContext, TraceContextSource};
@@ -15,7 +15,6 @@ use mcp_stack::transport::memory::MemoryFactory;
 use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
 use serde_json::{json, Value};
 use std::sync::Arc;
-use trace_capture::capture;
 
 const SECRET: &str = "s3cr3t-7f1c";
 const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

@@ -5,10 +5,10 @@
 
 mod support;
 
+use crate::support::tool_server::ToolServer;
 use mcp_stack::providers::{anthropic, openai, ToolCall};
 use mcp_stack::{CallOpts, Definition, FailureClass, Host};
 use serde_json::{json, Value};
-use support::ToolServer;
 
 fn fixture(name: &str) -> Value {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/providers").join(name);

@@ -7,24 +7,23 @@
 //! a handler or a tracing line. Both eras over HTTP (axum, loopback), and
 //! the in-memory transport for what every transport shares.
 
-mod common;
-mod http_server;
-mod recorded_events;
-mod trace_capture;
+mod support;
 
+use crate::support::http_server;
+use crate::support::recorded_events::Events;
+use crate::support::scripted::{id_of, scripted_lists};
+use crate::support::trace_capture;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
-use common::{id_of, scripted_lists};
 use mcp_stack::auth::{AuthorizationHandler, OAuth};
 use mcp_stack::connection::RpcError;
 use mcp_stack::era::ProtocolChoice;
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::{Binding, CallOpts, Definition, ElicitResult, Error, FailureClass, LogMessage};
-use recorded_events::Events;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

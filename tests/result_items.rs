@@ -2,9 +2,9 @@
 //! images keeps `max_binary_items` of them and one stand-in that counts the
 //! rest, with one warning; before, it kept 16 and 9,984 stand-ins.
 
-mod common;
+mod support;
 
-use common::{id_of, scripted_lists};
+use crate::support::scripted::{id_of, scripted_lists};
 use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers, Limits};
 use serde_json::json;
 

@@ -7,8 +7,9 @@
 //! tried again, and the call took 6.6 s to fail. Time is paused, so any
 //! backoff would show in full in the elapsed time measured.
 
-mod http_server;
+mod support;
 
+use crate::support::http_server;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};

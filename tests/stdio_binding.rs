@@ -1,17 +1,15 @@
 //! A binding over a real child process: the crate's own demo server on stdio
 //! (`mcp-stack-demo`), started directly or through `sh -c`.
 
-mod common;
-mod recorded_events;
-mod server_requests;
+mod support;
 
-use common::{group_members, wait_group_empty};
+use crate::support::process_group::{group_members, wait_group_empty};
+use crate::support::recorded_events::Events;
+use crate::support::server_requests::Asked;
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
-use recorded_events::Events;
 use serde_json::json;
-use server_requests::Asked;
 use std::sync::{Arc, Mutex};
 
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-stack-demo");

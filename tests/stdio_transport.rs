@@ -1,8 +1,8 @@
 //! The stdio transport against real child processes (`sh`, `env`).
 
-mod common;
+mod support;
 
-use common::{group_members, wait_group_empty};
+use crate::support::process_group::{group_members, wait_group_empty};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! sends through `binding.service()` gets the same checks and results as the
 //! binding's own methods.
 
-mod common;
+mod support;
 
 use mcp_stack::catalog::Profile;
 use mcp_stack::content::ToolResult;
@@ -19,7 +19,7 @@ use std::time::Duration;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::{Layer, Service, ServiceExt};
 
-use common::{id_of, scripted_lists};
+use crate::support::scripted::{id_of, scripted_lists};
 
 /// The methods a user layer saw, in order.
 #[derive(Clone, Default)]

@@ -1,6 +1,5 @@
 //! The tests' in-process HTTP servers: an axum router on a free loopback
 //! port, served until the test's runtime ends.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 

@@ -1,7 +1,6 @@
 //! Requests a 2026-07-28 server sends on its own, which the client must
 //! neither serve nor answer: what the scripted servers send, handlers that
 //! record whether they were asked, and the check of what the client did.
-#![allow(dead_code)]
 
 use mcp_stack::binding::ElicitResult;
 use mcp_stack::protocol::roots::Root;

@@ -1,5 +1,4 @@
 //! The events a binding reports, recorded for a test to read or wait for.
-#![allow(dead_code)]
 
 use mcp_stack::{Event, Handlers};
 use std::sync::{Arc, Mutex};

@@ -9,7 +9,6 @@
 //! - [`global`]: one process-wide subscriber for the whole test binary, for
 //!   checks that something never shows: it sees every event of every test
 //!   on every thread, so an absence check cannot pass for want of capture.
-#![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};
 

@@ -1,7 +1,6 @@
 //! The real peers the interop tests run against, found through the
 //! variables `scripts/interop.sh` sets when it installs them. A missing peer
 //! is a failure, never a skip.
-#![allow(dead_code)]
 
 use mcp_stack::transport::stdio::StdioFactory;
 
