@@ -2,8 +2,6 @@
 //! and descriptions — and the raw names a host shows neutralize C1 controls
 //! and bidirectional formatting characters, not only C0 controls.
 
-mod support;
-
 use crate::support::scripted::{id_of, scripted_lists};
 use mcp_stack::catalog::names::{check_raw_name, RawNameError};
 use mcp_stack::catalog::Profile;

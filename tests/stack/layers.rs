@@ -2,8 +2,6 @@
 //! the default stack over the in-memory transport, to the demo server and to
 //! scripted servers.
 
-mod support;
-
 use crate::support::scripted::{id_of, scripted_lists, Recorder, Wire};
 use base64::Engine as _;
 use mcp_stack::transport::memory::MemoryFactory;

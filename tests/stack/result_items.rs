@@ -2,8 +2,6 @@
 //! images keeps `max_binary_items` of them and one stand-in that counts the
 //! rest, with one warning; before, it kept 16 and 9,984 stand-ins.
 
-mod support;
-
 use crate::support::scripted::{id_of, scripted_lists};
 use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers, Limits};
 use serde_json::json;

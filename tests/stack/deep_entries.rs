@@ -2,8 +2,6 @@
 //! entry alone, and a discovery whose every page failed is a connect
 //! failure, not an empty catalog (issue 13, item 3).
 
-mod support;
-
 use crate::support::scripted::{id_of, scripted_lists};
 use mcp_stack::{Binding, Definition, FailureClass, Handlers};
 use serde_json::{json, Value};

@@ -1,8 +1,6 @@
 //! The connection engine against servers that misbehave, through a real
 //! binding over the in-memory transport.
 
-mod support;
-
 use crate::support::scripted::{id_of, initialize_result, scripted};
 use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
 use serde_json::json;

@@ -2,8 +2,6 @@
 //! subscriptions and completions, through real bindings against the demo
 //! server and scripted servers.
 
-mod support;
-
 use crate::support::recorded_events::Events;
 use crate::support::scripted::{id_of, scripted, scripted_with, Wire};
 use mcp_stack::binding::{

@@ -2,8 +2,6 @@
 //! sends through `binding.service()` gets the same checks and results as the
 //! binding's own methods.
 
-mod support;
-
 use mcp_stack::catalog::Profile;
 use mcp_stack::content::ToolResult;
 use mcp_stack::events::EventItem;

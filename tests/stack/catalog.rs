@@ -2,8 +2,6 @@
 //! generations, profiles and output validation, over scripted servers and
 //! the demo server.
 
-mod support;
-
 use crate::support::scripted::{id_of, initialize_result, scripted, scripted_all, scripted_lists, Wire};
 use mcp_stack::catalog::meta::ToolExtras;
 use mcp_stack::catalog::names::is_valid_model_name;
@@ -224,7 +222,7 @@ async fn the_digest_is_identical_across_two_connections_to_the_demo_server() {
 #[tokio::test]
 async fn the_catalog_digest_matches_its_vector_whatever_the_order_and_page_split() {
     const VECTOR: &str = "05d2e4926208f9bb4cda530a032e50ad4b31493221807435701d733a0dd0825a";
-    let fixed: Value = serde_json::from_str(include_str!("fixtures/catalog_vector.json")).unwrap();
+    let fixed: Value = serde_json::from_str(include_str!("../fixtures/catalog_vector.json")).unwrap();
     for (reverse, page_size) in [(false, 100), (true, 1), (false, 1), (true, 2)] {
         let fixed = fixed.clone();
         let (factory, _rec) = scripted_all(move |wire, req| {
