@@ -1,7 +1,5 @@
 //! The stdio transport against real child processes (`sh`, `env`).
 
-mod support;
-
 use crate::support::process_group::{group_members, wait_group_empty};
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,8 +1,6 @@
 //! A binding over a real child process: the crate's own demo server on stdio
 //! (`mcp-stack-demo`), started directly or through `sh -c`.
 
-mod support;
-
 use crate::support::process_group::{group_members, wait_group_empty};
 use crate::support::recorded_events::Events;
 use crate::support::server_requests::Asked;
