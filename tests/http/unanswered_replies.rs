@@ -8,8 +8,6 @@
 //! anything but `deadline` ended before it, and the class says who ended it.
 #![cfg(feature = "http")]
 
-mod support;
-
 use crate::support::http_server;
 use axum::body::Body;
 use axum::http::{header, HeaderValue, Method, StatusCode};

@@ -4,8 +4,6 @@
 //! stream that delivers no response but its own request's, and server
 //! requests outside `input_required` dropped unanswered.
 
-mod support;
-
 use crate::support::http_server;
 use crate::support::recorded_events::Events;
 use crate::support::server_requests::{server_requests, Asked};

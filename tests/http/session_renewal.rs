@@ -7,8 +7,6 @@
 //! tried again, and the call took 6.6 s to fail. Time is paused, so any
 //! backoff would show in full in the elapsed time measured.
 
-mod support;
-
 use crate::support::http_server;
 use axum::body::Bytes;
 use axum::extract::State;

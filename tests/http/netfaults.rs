@@ -7,10 +7,8 @@
 //! classified error by its deadline, and the next call works.
 //!
 //! Real time (the sockets are real); every test is bounded by [`LIMIT`].
-//! The partition tests in network namespaces are `tests/netns.rs`, run by
+//! The partition tests in network namespaces are `tests/http/netns.rs`, run by
 //! `scripts/netfaults.sh`.
-
-mod support;
 
 use crate::support::http_server;
 use axum::body::{Body, Bytes};

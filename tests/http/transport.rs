@@ -2,8 +2,6 @@
 //! ports): streamable HTTP, HTTP+SSE and the automatic fallback, their bounds
 //! and their security rules.
 
-mod support;
-
 use crate::support::http_server::serve;
 use crate::support::recorded_events::Events;
 use crate::support::trace_capture;
