@@ -2,8 +2,6 @@
 //! fake MCP server that is its own authorization server (axum, loopback),
 //! with the headless handler.
 
-mod support;
-
 use crate::support::http_server::serve;
 use crate::support::recorded_events::Events;
 use crate::support::trace_capture;

@@ -17,8 +17,6 @@
 //! - a key whose algorithm the server does not list fails before any token
 //!   request; dynamic registration with a key asks for `private_key_jwt`.
 
-mod support;
-
 use crate::support::trace_capture;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -6,8 +6,6 @@
 //! metadata names later. Against a fake MCP server and two fake
 //! authorization servers (axum, loopback), each recording what reaches it.
 
-mod support;
-
 use crate::support::http_server::serve;
 use axum::body::Bytes;
 use axum::extract::State;

@@ -7,8 +7,6 @@
 //! a handler or a tracing line. Both eras over HTTP (axum, loopback), and
 //! the in-memory transport for what every transport shares.
 
-mod support;
-
 use crate::support::http_server;
 use crate::support::recorded_events::Events;
 use crate::support::scripted::{id_of, scripted_lists};
