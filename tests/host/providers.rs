@@ -3,8 +3,6 @@
 //! definitions, their tool calls dispatched through a host, and the results
 //! rendered as their tool-result content.
 
-mod support;
-
 use crate::support::tool_server::ToolServer;
 use mcp_stack::providers::{anthropic, openai, ToolCall};
 use mcp_stack::{CallOpts, Definition, FailureClass, Host};

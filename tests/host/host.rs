@@ -2,8 +2,6 @@
 //! model name, failing closed, isolation between bindings, events and
 //! bounded closing.
 
-mod support;
-
 use crate::support::tool_server::ToolServer;
 use async_trait::async_trait;
 use mcp_stack::host::{Host, HostEvent};

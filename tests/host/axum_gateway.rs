@@ -1,7 +1,7 @@
 //! The axum_gateway example's router, served on a loopback port and sent
 //! real HTTP requests.
 
-#[path = "../examples/axum_gateway/router.rs"]
+#[path = "../../examples/axum_gateway/router.rs"]
 mod router;
 
 use mcp_stack::{Binding, Definition, Handlers, ToolFilter};
