@@ -483,7 +483,7 @@ H1136cspYG6+0iY7X1fCE9+E9LKhRANCAAR/zc4ncPbEXUGDy+5v20t7WAczNXvp
 /// output with a thread-local subscriber and checks that the flow's lines
 /// are there; with other tests hitting the same callsites on parallel
 /// threads without a subscriber, tracing's process-wide callsite cache can
-/// drop those lines (seen in tests/observability.rs: about one run in
+/// drop those lines (seen in tests/observability/spans.rs: about one run in
 /// three). The fakes are fast; the file takes a few seconds either way.
 static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 

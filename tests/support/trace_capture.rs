@@ -5,7 +5,7 @@
 //! - [`capture`]: the current thread's subscriber (`set_default`). A test
 //!   that checks for lines must not share its binary with tests that hit the
 //!   same callsites on other threads without one (tracing's process-wide
-//!   callsite cache can drop them; see tests/observability.rs).
+//!   callsite cache can drop them; see tests/observability/spans.rs).
 //! - [`global`]: one process-wide subscriber for the whole test binary, for
 //!   checks that something never shows: it sees every event of every test
 //!   on every thread, so an absence check cannot pass for want of capture.

@@ -4,8 +4,6 @@
 //! definition opts in. Tracing output is captured with tracing-subscriber's
 //! fmt layer, as a user would see it.
 
-mod support;
-
 use crate::support::scripted::{id_of, scripted_all, Recorder};
 use crate::support::trace_capture::capture;
 use mcp_stack::era::ProtocolChoice;
