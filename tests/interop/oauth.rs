@@ -24,8 +24,6 @@
 //! missing peer is a failure. Both servers listen on free loopback ports and
 //! are killed when the test ends.
 
-mod support;
-
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

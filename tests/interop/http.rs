@@ -10,8 +10,6 @@
 //! a missing peer is a failure. Each server is started on a free port and
 //! killed when its test ends.
 
-mod support;
-
 use crate::support::peers::peer;
 use crate::support::recorded_events::Events;
 use mcp_stack::catalog::Tolerance;

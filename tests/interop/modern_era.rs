@@ -11,8 +11,6 @@
 //! a missing peer is a failure. Each HTTP server runs on a free port and is
 //! killed when its test ends.
 
-mod support;
-
 use crate::support::peers::{free_port, peer, start_listening, Server};
 use mcp_stack::binding::{ElicitRequest, ElicitResult};
 use mcp_stack::era::ProtocolChoice;

@@ -13,8 +13,6 @@
 //! missing peer is a failure. The HTTP server is started on a free port and
 //! killed when the test ends.
 
-mod support;
-
 use crate::support::peers::{free_port, peer, start_listening, Server};
 use async_trait::async_trait;
 use mcp_stack::host::Host;

@@ -6,8 +6,6 @@
 //! `MCP_NODE`, `MCP_EVERYTHING_JS` and `MCP_CLI`. These tests never skip: a
 //! missing peer is a failure.
 
-mod support;
-
 use crate::support::peers::{everything, peer};
 use crate::support::recorded_events::Events;
 use mcp_stack::binding::{

@@ -12,8 +12,6 @@
 //! missing peer is a failure. The HTTP server runs on a free port and is
 //! killed when its test ends.
 
-mod support;
-
 use crate::support::peers::{free_port, peer, start_listening};
 use serde_json::Value;
 use std::process::{Command, Output, Stdio};

@@ -18,8 +18,6 @@
 //! Never skips; the provider listens on a free loopback port and is killed
 //! when the test ends.
 
-mod support;
-
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -5,8 +5,6 @@
 //! `MCP_NODE`, `MCP_EVERYTHING_JS`, `MCP_PYTHON` and `MCP_CLI`. These tests
 //! never skip: a missing peer is a failure.
 
-mod support;
-
 use crate::support::peers::{everything, peer};
 use mcp_stack::protocol::completion::CompletionReference;
 use mcp_stack::transport::stdio::StdioFactory;
