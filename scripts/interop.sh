@@ -3,7 +3,8 @@
 #
 # 1. installs/validates the pinned peers (scripts/install-peers.sh, fast when present)
 # 2. exports MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS, MCP_PYTHON
-# 3. runs the interop test target(s) one test at a time
+# 3. runs the interop test binary (tests/interop/) one module at a time,
+#    one test at a time, starting what each module needs in between
 #
 # The interop tests never skip: they panic if a variable is missing, so this
 # script refuses to start them unless every variable names an existing file.
@@ -44,6 +45,34 @@ cargo build --features cli --bin mcp
 export MCP_CLI="$ROOT/target/debug/mcp"
 [ -x "$MCP_CLI" ] || die "the CLI was not built at $MCP_CLI"
 
+# interop_tests MODULE [TEST]: the tests of tests/interop/MODULE.rs (or its
+# one test TEST), one at a time. A filter that matched nothing would pass
+# with nothing run, so the tests it matches are listed first: there must be
+# some, all of MODULE, and the run must pass exactly as many.
+interop_tests() {
+  local module="$1" test="${2:-}" filter listed count run_log
+  if [ -n "$test" ]; then filter=(--exact "$module::$test"); else filter=("$module::"); fi
+  listed="$(cargo test --features interop --test interop -- "${filter[@]}" --list --format=terse)" \
+    || die "cannot list the interop tests matching ${filter[*]}"
+  listed="$(printf '%s\n' "$listed" | grep ': test$' || true)"
+  count="$(printf '%s' "$listed" | grep -c . || true)"
+  [ "$count" -gt 0 ] || die "no interop test matches ${filter[*]}"
+  if printf '%s\n' "$listed" | grep -v "^$module::"; then
+    die "the filter ${filter[*]} matches the tests above, outside tests/interop/$module.rs"
+  fi
+  log "cargo test --features interop --test interop -- ${filter[*]} --test-threads=1 ($count tests)"
+  run_log="$(mktemp)"
+  if ! cargo test --features interop --test interop -- "${filter[@]}" --test-threads=1 | tee "$run_log"; then
+    rm -f "$run_log"
+    die "interop tests failed: ${filter[*]}"
+  fi
+  if ! grep -q "^test result: ok. $count passed" "$run_log"; then
+    rm -f "$run_log"
+    die "expected $count passed interop tests for ${filter[*]}"
+  fi
+  rm -f "$run_log"
+}
+
 # ---- FastMCP 4.1.6 through the mcp command ---------------------------------
 # tests/fixtures/fastmcp_server.py over stdio and streamable HTTP, driven
 # through $MCP_CLI under the default protocol choice: a tool that elicits
@@ -54,8 +83,7 @@ export MCP_CLI="$ROOT/target/debug/mcp"
 # one-line config ("x-mcp-stack": {"protocol": "legacy"}).
 # `scripts/interop.sh fastmcp` runs this part alone.
 run_fastmcp() {
-  log "cargo test --features interop --test interop_fastmcp -- --test-threads=1"
-  cargo test --features interop --test interop_fastmcp -- --test-threads=1
+  interop_tests fastmcp
 }
 if [ "$ONLY" = "fastmcp" ]; then
   run_fastmcp
@@ -63,10 +91,8 @@ if [ "$ONLY" = "fastmcp" ]; then
   exit 0
 fi
 
-log "cargo test --features interop --test interop_stdio -- --test-threads=1"
-cargo test --features interop --test interop_stdio -- --test-threads=1
-log "cargo test --features interop --test interop_handlers -- --test-threads=1"
-cargo test --features interop --test interop_handlers -- --test-threads=1
+interop_tests stdio
+interop_tests handlers
 
 # ---- the README's first commands against server-everything ----------------
 EVERYTHING_CMD="$MCP_NODE $MCP_EVERYTHING_JS stdio"
@@ -90,24 +116,21 @@ log "mcp tools | head -n 1: $first_tool"
 # Python server: servers, tools --json, call mcp__NAME__TOOL (the README's
 # `mcp --config mcp.json ...`), the same test as above run against DIR/bin/mcp.
 log "MCP_CLI=$INSTALL_ROOT/bin/mcp: --config FILE servers / tools --json / call mcp__py__add"
-MCP_CLI="$INSTALL_ROOT/bin/mcp" cargo test --features interop --test interop_stdio \
-  cli_with_a_config_of_server_everything_and_the_python_server -- --exact --test-threads=1
+MCP_CLI="$INSTALL_ROOT/bin/mcp" interop_tests stdio cli_with_a_config_of_server_everything_and_the_python_server
 rm -rf "$INSTALL_ROOT"
 
 # ---- HTTP interop tests -----------------------------------------------------
 # server-everything in streamableHttp and sse modes, the Python server over
 # streamable HTTP (restarted mid-test: a forgotten session). Each test starts
 # its servers on free ports and kills them when it ends.
-log "cargo test --features interop --test interop_http -- --test-threads=1"
-cargo test --features interop --test interop_http -- --test-threads=1
+interop_tests http
 
 # ---- a host of three servers ------------------------------------------------
 # The demo server in-process, server-everything over stdio and the Python
 # server over streamable HTTP as one Host: merged catalog, routing by model
 # name, refusals before any I/O, a killed server (each of the two real ones)
 # while the others serve, a removed binding, a bounded close.
-log "cargo test --features interop --test interop_host -- --test-threads=1"
-cargo test --features interop --test interop_host -- --test-threads=1
+interop_tests host
 
 # ---- 2026-07-28 interop -----------------------------------------------------
 # The Python SDK's modern server (tests/fixtures/py_modern_server.py) over
@@ -119,8 +142,7 @@ cargo test --features interop --test interop_host -- --test-threads=1
 # resource updates), a dropped call cancelled over stdio and HTTP, and the CLI
 # ($MCP_CLI) reporting 2026-07-28; server-everything (legacy only) through the
 # fallback.
-log "cargo test --features interop --test interop_modern -- --test-threads=1"
-cargo test --features interop --test interop_modern -- --test-threads=1
+interop_tests modern_era
 
 # ---- FastMCP 4.1.6 (run_fastmcp, defined above) -----------------------------
 run_fastmcp
@@ -130,14 +152,12 @@ run_fastmcp
 # resource server that introspects every token (tests/fixtures/py_oauth_server.py):
 # discovery, dynamic registration, code + PKCE through the headless handler,
 # a tool call, then a refresh when the stored access token goes bad.
-log "cargo test --features interop --test interop_oauth -- --test-threads=1"
-cargo test --features interop --test interop_oauth -- --test-threads=1
+interop_tests oauth
 # The extensions at the same provider, given a machine client: a
 # client_credentials grant with a private_key_jwt assertion and DPoP proofs,
 # the provider demanding a nonce; its introspection shows the token bound to
 # the DPoP key.
-log "cargo test --features interop --test interop_oauth_ext -- --test-threads=1"
-cargo test --features interop --test interop_oauth_ext -- --test-threads=1
+interop_tests oauth_extensions
 
 # ---- the conformance suite --------------------------------------------------
 # examples/conformance.rs is the client under test. A suite run exits non-zero

@@ -1,5 +1,5 @@
 //! The gateway's routes, shared by the `axum_gateway` example and its test
-//! (`tests/axum_gateway.rs` includes this file).
+//! (`tests/host/axum_gateway.rs` includes this file).
 //!
 //! `POST /tools/{name}` calls the tool `name` on the gateway's default
 //! binding with the JSON body as its arguments (an empty body means none),

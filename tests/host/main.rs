@@ -1,0 +1,25 @@
+//! Hosts: many bindings as one `Host`, the configuration files users
+//! already have, a catalog as model providers' tools, and a binding inside
+//! a web gateway.
+//!
+//! `cargo test --test host`
+//!
+//! - [`host`]: a host of several in-process bindings: the merged catalog,
+//!   routing by model name, failing closed, isolation between bindings,
+//!   events, bounded closing.
+//! - [`config_file`]: `mcpServers` / `servers` files in the Claude Desktop,
+//!   Cursor and VS Code shapes (`tests/fixtures/config/`), with variables
+//!   and bad entries.
+//! - [`providers`]: tools as Anthropic and OpenAI tool definitions, their
+//!   tool calls dispatched through a host, results as their content
+//!   (`tests/fixtures/providers/`).
+//! - [`axum_gateway`]: the `axum_gateway` example's router on a loopback
+//!   port, sent real HTTP requests.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod axum_gateway;
+mod config_file;
+mod host;
+mod providers;

@@ -1,0 +1,48 @@
+//! Interop with real peers written by others: the reference server
+//! "everything" (Node), the Python SDK `mcp` 2.3.0, the TypeScript SDK v2
+//! server, FastMCP 4.1.6, and the `oidc-provider` authorization server.
+//!
+//! Run through `scripts/interop.sh`, which installs the pinned peers, sets
+//! the variables naming them (`support::peers`) and runs this binary one
+//! module at a time, starting what each needs in between:
+//! `cargo test --features interop --test interop -- stdio:: --test-threads=1`.
+//! These tests never skip: a missing peer is a failure. Feature `interop`;
+//! the modules over HTTP need `http`, the OAuth ones `oauth` (both on by
+//! default).
+//!
+//! - [`stdio`]: everything and the Python server over stdio, and the `mcp`
+//!   command with a config file of both.
+//! - [`handlers`]: the host's handlers against everything: elicitation,
+//!   sampling, roots, logging, subscriptions, completion.
+//! - [`http`]: everything in its `streamableHttp` and `sse` modes, the
+//!   Python server over streamable HTTP (a session it forgets).
+//! - [`host`]: a host of three bindings over real peers, one killed while
+//!   the others serve.
+//! - [`modern_era`]: the 2026-07-28 era with the Python and TypeScript
+//!   SDKs' modern servers, and everything through the fallback.
+//! - [`fastmcp`]: FastMCP through the `mcp` command, on the era its profile
+//!   picks.
+//! - [`oauth`]: discovery, registration, the code flow and a refresh at
+//!   `oidc-provider`, in front of a Python resource server.
+//! - [`oauth_extensions`]: `private_key_jwt` and DPoP with server nonces at
+//!   `oidc-provider`.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod handlers;
+mod stdio;
+
+#[cfg(feature = "http")]
+mod fastmcp;
+#[cfg(feature = "http")]
+mod host;
+#[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
+mod modern_era;
+
+#[cfg(feature = "oauth")]
+mod oauth;
+#[cfg(feature = "oauth")]
+mod oauth_extensions;

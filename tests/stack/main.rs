@@ -1,0 +1,58 @@
+//! The client stack end to end, through real bindings over the in-memory
+//! transport: the demo server in-process and scripted servers that
+//! misbehave on purpose (`support::scripted`).
+//!
+//! `cargo test --test stack`; one module: `cargo test --test stack -- catalog::`.
+//!
+//! The connection and its eras:
+//! - [`engine`]: the connection engine against servers that misbehave.
+//! - [`reply_backlog`]: replies to a server's requests are bounded; a
+//!   flooding server ends the connection with `limit_exceeded`.
+//! - [`reconnect`]: servers that refuse connects or die mid-call, and a
+//!   stdio server process killed mid-call.
+//! - [`modern_era`]: the 2026-07-28 era: choosing it, `_meta`,
+//!   `resultType`, modern errors, multi round-trip requests.
+//! - [`client_identity`]: what the client tells a server it is, in every
+//!   handshake.
+//!
+//! The layers and what a binding hands back:
+//! - [`layers`]: the tool filter, result limits and tool-call gate.
+//! - [`user_layer`]: a host's own layers inside a live binding, and the one
+//!   call path of `binding.service()`.
+//! - [`result_items`]: a result with 10,000 images keeps `max_binary_items`.
+//! - [`events`]: `Binding::events`, the stream of a binding's events.
+//! - [`handlers`]: server-initiated work: elicitation, sampling, roots,
+//!   logs, subscriptions, completions.
+//! - [`demo`]: every request kind against the built-in demo server.
+//!
+//! The catalog:
+//! - [`catalog`]: discovery, model names, digests, generations, profiles,
+//!   output validation.
+//! - [`deep_entries`]: an entry nested too deep costs itself alone; a
+//!   discovery whose every page failed is a connect failure.
+//! - [`display_strings`]: titles, descriptions and raw names neutralize
+//!   control and bidirectional characters.
+//!
+//! Values on their own:
+//! - [`serialize`]: the JSON (`serde`) form of the domain types.
+//! - [`fuzz_regressions`]: inputs the fuzz targets under `fuzz/` found.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod catalog;
+mod client_identity;
+mod deep_entries;
+mod demo;
+mod display_strings;
+mod engine;
+mod events;
+mod fuzz_regressions;
+mod handlers;
+mod layers;
+mod modern_era;
+mod reconnect;
+mod reply_backlog;
+mod result_items;
+mod serialize;
+mod user_layer;

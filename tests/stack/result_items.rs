@@ -1,0 +1,56 @@
+//! Issue 13, item 4, through a real binding: a tool result with 10,000
+//! images keeps `max_binary_items` of them and one stand-in that counts the
+//! rest, with one warning; before, it kept 16 and 9,984 stand-ins.
+
+use crate::support::scripted::{id_of, scripted_lists};
+use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers, Limits};
+use serde_json::json;
+
+#[tokio::test]
+async fn ten_thousand_images_become_sixteen_and_one_stand_in() {
+    let factory = scripted_lists(|wire, req| match req.method.as_str() {
+        "tools/list" => wire
+            .reply(&id_of(req), json!({"tools": [{"name": "gallery", "inputSchema": {"type": "object"}}]})),
+        "tools/call" => {
+            // "AAAA" decodes to 3 bytes.
+            let image = json!({"type": "image", "data": "AAAA", "mimeType": "image/png"});
+            let text = json!({"type": "text", "text": "the end"});
+            let mut content = vec![image; 10_000];
+            content.push(text);
+            wire.reply(&id_of(req), json!({ "content": content }));
+        }
+        _ => {}
+    })
+    .0;
+    let binding = Binding::connect(Definition::new("items", factory), Handlers::default()).await.unwrap();
+    let result = binding.call_tool("gallery", json!({}), CallOpts::default()).await.unwrap();
+    assert_eq!(result.content.len(), 18, "16 images, the text, one stand-in");
+    assert!(result.content[..16].iter().all(|c| matches!(c, Content::Image { data, .. } if data.len() == 3)));
+    assert_eq!(result.content[16].as_text(), Some("the end"));
+    assert_eq!(result.content[17], Content::Unsupported { kind: "9984 items".into(), bytes: 9984 * 3 });
+    assert_eq!(result.warnings, ["dropped 9984 items of 29952 bytes: 9984 binary items beyond the first 16"]);
+
+    // Any kind of item past `max_content_items` goes the same way.
+    let mut def = Definition::new(
+        "items2",
+        scripted_lists(|wire, req| {
+            if req.method == "tools/call" {
+                let text = json!({"type": "text", "text": "t"});
+                wire.reply(&id_of(req), json!({ "content": vec![text; 300] }));
+            } else if req.method == "tools/list" {
+                wire.reply(
+                    &id_of(req),
+                    json!({"tools": [{"name": "many", "inputSchema": {"type": "object"}}]}),
+                );
+            }
+        })
+        .0,
+    );
+    def.limits = Limits { max_content_items: 100, ..Limits::default() };
+    let b2 = Binding::connect(def, Handlers::default()).await.unwrap();
+    let r = b2.call_tool("many", json!({}), CallOpts::default()).await.unwrap();
+    assert_eq!(r.content.len(), 101);
+    assert!(matches!(&r.content[100], Content::Unsupported { kind, .. } if kind == "200 items"));
+    binding.close().await;
+    b2.close().await;
+}
