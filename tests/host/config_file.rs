@@ -2,7 +2,7 @@
 //! definitions: one fixture in each of the Claude Desktop, Cursor and VS Code
 //! shapes, with variables and bad entries.
 
-use mcp_stack::era::ProtocolChoice;
+use mcp_stack::config::ProtocolChoice;
 use mcp_stack::host::config_file::{self, Issue, Loaded};
 use mcp_stack::{CallOpts, FailureClass, Host};
 use std::path::PathBuf;
@@ -196,7 +196,7 @@ fn every_shipped_profile_is_named_and_the_default_is_default_v2() {
     // requests and that the default profile does not recognize.
     let text = r#"{"mcpServers": {"s": {"command": "x", "x-mcp-stack": {"protocol": "legacy"}}}}"#;
     let loaded = config_file::parse(text, &|_| None).unwrap();
-    assert_eq!(loaded.definitions[0].protocol, mcp_stack::era::ProtocolChoice::Legacy);
+    assert_eq!(loaded.definitions[0].protocol, mcp_stack::config::ProtocolChoice::Legacy);
 }
 
 #[test]

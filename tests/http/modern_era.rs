@@ -14,7 +14,7 @@ use axum::response::Response;
 use axum::routing::any;
 use axum::Router;
 use bytes::Bytes;
-use mcp_stack::era::ProtocolChoice;
+use mcp_stack::config::ProtocolChoice;
 use mcp_stack::transport::http::StreamableHttpFactory;
 use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
 use serde_json::{json, Value};

@@ -13,7 +13,7 @@ use axum::routing::{any, get, post};
 use axum::Router;
 use bytes::Bytes;
 use futures_util::StreamExt;
-use mcp_stack::catalog::{Profile, Tolerance};
+use mcp_stack::compat::{Profile, Tolerance};
 use mcp_stack::transport::http::{
     HttpBuilder, HttpFactory, HttpMode, ResumePolicy, SseFactory, StreamableHttpFactory,
 };

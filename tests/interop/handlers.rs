@@ -8,7 +8,7 @@
 
 use crate::support::peers::{everything, peer};
 use crate::support::recorded_events::Events;
-use mcp_stack::binding::{
+use mcp_stack::handlers::{
     ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage, SampleRequest,
     SampleResult,
 };

@@ -15,8 +15,8 @@
 
 use crate::support::peers::{free_port, peer, start_listening, Server};
 use async_trait::async_trait;
+use mcp_stack::config::{ReconnectPolicy, RetryPolicy};
 use mcp_stack::host::Host;
-use mcp_stack::layer::{ReconnectPolicy, RetryPolicy};
 use mcp_stack::transport::http::StreamableHttpFactory;
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::{ConnectConfig, MessageSender, RedactedOrigin, Transport, TransportFactory};

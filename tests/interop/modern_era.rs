@@ -12,8 +12,8 @@
 //! killed when its test ends.
 
 use crate::support::peers::{free_port, peer, start_listening, Server};
-use mcp_stack::binding::{ElicitRequest, ElicitResult};
-use mcp_stack::era::ProtocolChoice;
+use mcp_stack::config::ProtocolChoice;
+use mcp_stack::handlers::{ElicitRequest, ElicitResult};
 use mcp_stack::protocol::roots::Root;
 use mcp_stack::transport::http::{HttpFactory, HttpMode, StreamableHttpFactory};
 use mcp_stack::transport::stdio::StdioFactory;

@@ -6,7 +6,7 @@
 
 use crate::support::scripted::{id_of, scripted_all, Recorder};
 use crate::support::trace_capture::capture;
-use mcp_stack::era::ProtocolChoice;
+use mcp_stack::config::ProtocolChoice;
 use mcp_stack::host::Host;
 use mcp_stack::layer::trace::{TraceContext, TraceContextSource};
 use mcp_stack::transport::memory::MemoryFactory;

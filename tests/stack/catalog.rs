@@ -5,7 +5,8 @@
 use crate::support::scripted::{id_of, initialize_result, scripted, scripted_all, scripted_lists, Wire};
 use mcp_stack::catalog::meta::ToolExtras;
 use mcp_stack::catalog::names::is_valid_model_name;
-use mcp_stack::catalog::{Family, Profile, RefreshOutcome, Tolerance};
+use mcp_stack::catalog::{Family, RefreshOutcome};
+use mcp_stack::compat::{Profile, Tolerance};
 use mcp_stack::protocol::Request;
 use mcp_stack::RetryPolicy;
 use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers, State};

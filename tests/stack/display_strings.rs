@@ -4,7 +4,7 @@
 
 use crate::support::scripted::{id_of, scripted_lists};
 use mcp_stack::catalog::names::{check_raw_name, RawNameError};
-use mcp_stack::catalog::Profile;
+use mcp_stack::compat::Profile;
 use mcp_stack::error::{is_display_hazard, normalize_message};
 use mcp_stack::{Binding, Definition, Handlers};
 use serde_json::{json, Value};

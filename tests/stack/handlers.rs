@@ -4,7 +4,7 @@
 
 use crate::support::recorded_events::Events;
 use crate::support::scripted::{id_of, scripted, scripted_with, Wire};
-use mcp_stack::binding::{
+use mcp_stack::handlers::{
     ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage, SampleOutcome,
     SampleRequest, SampleResult, LOG_QUEUE,
 };
@@ -469,7 +469,7 @@ async fn a_sampling_request_at_depth_three_with_limit_two_is_refused_over_budget
         let binding = handler_slot.get().expect("binding").clone();
         log.lock().unwrap().push(req.depth);
         async move {
-            assert_eq!(mcp_stack::binding::sampling_depth(), req.depth);
+            assert_eq!(mcp_stack::handlers::sampling_depth(), req.depth);
             let nested =
                 binding.call_tool("sample", json!({"prompt": "deeper"}), CallOpts::default()).await?;
             Ok(SampleResult::text("m", format!("depth {} got [{}]", req.depth, text_of(&nested))))

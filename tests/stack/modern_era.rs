@@ -2,8 +2,8 @@
 //! era, per-request `_meta`, `resultType`, modern errors and multi
 //! round-trip requests, against scripted servers.
 
-use mcp_stack::binding::{ElicitRequest, ElicitResult};
-use mcp_stack::era::ProtocolChoice;
+use mcp_stack::config::ProtocolChoice;
+use mcp_stack::handlers::{ElicitRequest, ElicitResult};
 use mcp_stack::transport::memory::MemoryFactory;
 use mcp_stack::transport::{Inbound, Transport};
 use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
@@ -154,7 +154,7 @@ async fn auto_falls_back_to_initialize_when_discover_is_never_answered() {
         Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
     let waited = start.elapsed();
     assert_eq!(binding.session().protocol_version, "2025-11-25");
-    assert!(waited >= mcp_stack::era::DEFAULT_DISCOVER_TIMEOUT, "waited {waited:?}");
+    assert!(waited >= mcp_stack::config::limits::DEFAULT_DISCOVER_TIMEOUT, "waited {waited:?}");
     assert!(waited < Duration::from_secs(30), "within the startup timeout: {waited:?}");
     assert_eq!(&seen.methods()[..2], ["server/discover", "initialize"]);
     // The legacy era sends no `_meta` of the modern one.
@@ -534,7 +534,7 @@ async fn a_list_changed_on_the_listen_stream_becomes_a_candidate() {
 #[tokio::test(start_paused = true)]
 async fn the_verdict_is_kept_for_the_next_dial() {
     use mcp_stack::connection::NoInbound;
-    use mcp_stack::layer::Dialer;
+    use mcp_stack::era::Dialer;
     use mcp_stack::transport::ConnectConfig;
     let (factory, seen) =
         both(|_| Some(json!({ "error": { "code": -32601, "message": "Method not found" } })), |_| done());
@@ -914,7 +914,7 @@ async fn a_url_elicitation_through_input_required_is_consent_only() {
             record.lock().unwrap().push(req.clone());
             async move { Ok(ElicitResult::accept_url()) }
         })
-        .elicitation_modes(mcp_stack::binding::ElicitationModes { form: true, url: true })
+        .elicitation_modes(mcp_stack::handlers::ElicitationModes { form: true, url: true })
         .with_events(move |e| {
             if let mcp_stack::Event::ElicitationComplete { .. } = e {
                 sink.lock().unwrap().push(e);
@@ -1106,7 +1106,7 @@ async fn servers_not_known_to_lack_mrtr_stay_modern() {
 #[tokio::test(start_paused = true)]
 async fn the_reconnect_of_a_fastmcp_binding_goes_to_initialize_and_still_reports_it() {
     use mcp_stack::connection::NoInbound;
-    use mcp_stack::layer::Dialer;
+    use mcp_stack::era::Dialer;
     use mcp_stack::transport::ConnectConfig;
     let (factory, seen) = both(|_| Some(fastmcp_discover("4.1.6")), |_| done());
     let dialer = Dialer::new(Arc::new(factory), ConnectConfig::new("t"), Arc::new(NoInbound));

@@ -779,7 +779,7 @@ async fn the_legacy_verdict_of_the_automatic_choice_is_kept_for_reconnects() {
     let recorded = Recorded::default();
     let t0 = Instant::now();
     let binding = bind(&control, ReconnectPolicy::default(), &recorded).await;
-    assert!(t0.elapsed() >= mcp_stack::era::DEFAULT_DISCOVER_TIMEOUT, "{:?}", t0.elapsed());
+    assert!(t0.elapsed() >= mcp_stack::config::limits::DEFAULT_DISCOVER_TIMEOUT, "{:?}", t0.elapsed());
     assert_eq!(binding.session().protocol_version, "2025-11-25");
     assert_eq!(control.discovers.load(Ordering::SeqCst), 1);
 
@@ -789,7 +789,11 @@ async fn the_legacy_verdict_of_the_automatic_choice_is_kept_for_reconnects() {
     let lifecycle = recorded.lifecycle(None);
     assert!(lifecycle.iter().any(|l| l.starts_with("restored flaky")), "{lifecycle:?}");
     assert_eq!(echo(&binding).await.unwrap(), "echo");
-    assert!(t1.elapsed() < mcp_stack::era::DEFAULT_DISCOVER_TIMEOUT, "no second wait: {:?}", t1.elapsed());
+    assert!(
+        t1.elapsed() < mcp_stack::config::limits::DEFAULT_DISCOVER_TIMEOUT,
+        "no second wait: {:?}",
+        t1.elapsed()
+    );
     assert_eq!(control.dials(), 2);
     assert_eq!(control.discovers.load(Ordering::SeqCst), 1, "the reconnect did not probe again");
     binding.close().await;

@@ -1,15 +1,16 @@
 //! The JSON form of the domain types: what a host that reports in JSON (a
 //! gateway, a CLI's `--json`, a log) gets from `serde`.
 
-use mcp_stack::binding::{ElicitationMode, SampleOutcome};
 use mcp_stack::catalog::{
-    Catalog, Family, PromptArg, PromptSpec, ResourceSpec, ResourceTemplateSpec, Tolerance, ToolSpec,
+    Catalog, Family, PromptArg, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec,
 };
+use mcp_stack::compat::Tolerance;
 use mcp_stack::content::{PromptMessage, PromptResult, ResourceContent, ResourceResult};
+use mcp_stack::handlers::{ElicitationMode, SampleOutcome};
 use mcp_stack::protocol::lifecycle::ServerCapabilities;
 use mcp_stack::request::Progress;
 use mcp_stack::session::{ServerIdentity, SessionInfo};
-use mcp_stack::{binding::Failure, Content, Error, Event, FailureClass, State, Status, ToolResult};
+use mcp_stack::{events::Failure, Content, Error, Event, FailureClass, State, Status, ToolResult};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

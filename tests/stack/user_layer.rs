@@ -2,7 +2,7 @@
 //! sends through `binding.service()` gets the same checks and results as the
 //! binding's own methods.
 
-use mcp_stack::catalog::Profile;
+use mcp_stack::compat::Profile;
 use mcp_stack::content::ToolResult;
 use mcp_stack::events::EventItem;
 use mcp_stack::request::BoxMcpService;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_stack::connection::NoInbound;
-use mcp_stack::layer::Dialer;
+use mcp_stack::era::Dialer;
 use mcp_stack::transport::stdio::{StdioFactory, INHERITED_ENV, INHERITED_PROXY_ENV};
 use mcp_stack::transport::{ConnectConfig, Inbound, Transport, TransportFactory};
 use mcp_stack::FailureClass;

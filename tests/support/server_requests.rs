@@ -2,7 +2,7 @@
 //! neither serve nor answer: what the scripted servers send, handlers that
 //! record whether they were asked, and the check of what the client did.
 
-use mcp_stack::binding::ElicitResult;
+use mcp_stack::handlers::ElicitResult;
 use mcp_stack::protocol::roots::Root;
 use mcp_stack::{AllowedCapabilities, Definition, Event, Handlers};
 use serde_json::{json, Value};
