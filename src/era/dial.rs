@@ -62,7 +62,7 @@ use std::sync::Mutex;
 /// wrote on stderr and which environment it was given.
 ///
 /// ```
-/// # use mcp_stack::layer::Dialer;
+/// # use mcp_stack::era::Dialer;
 /// # use mcp_stack::connection::NoInbound;
 /// # use mcp_stack::transport::ConnectConfig;
 /// # use std::sync::Arc;

@@ -9,7 +9,7 @@
 //! enough:
 //!
 //! ```
-//! use mcp_stack::binding::{ElicitResult, Handlers, SampleResult};
+//! use mcp_stack::handlers::{ElicitResult, Handlers, SampleResult};
 //! use mcp_stack::protocol::roots::Root;
 //!
 //! let handlers = Handlers::default()
@@ -32,7 +32,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use mcp_stack::binding::{ElicitRequest, ElicitResult, Handlers};
+//! use mcp_stack::handlers::{ElicitRequest, ElicitResult, Handlers};
 //! use tower::ServiceBuilder;
 //!
 //! let svc = ServiceBuilder::new()

@@ -37,7 +37,7 @@ pub struct ListRoots {
 /// component as the name.
 ///
 /// ```
-/// let root = mcp_stack::binding::root_for_path("/tmp/my project").unwrap();
+/// let root = mcp_stack::handlers::root_for_path("/tmp/my project").unwrap();
 /// assert_eq!(root.uri, "file:///tmp/my%20project");
 /// assert_eq!(root.name.as_deref(), Some("my project"));
 /// ```

@@ -48,7 +48,7 @@ pub fn sampling_depth() -> u32 {
 /// still counted in its chain.
 ///
 /// ```
-/// use mcp_stack::binding::{sampling_depth, with_sampling_depth};
+/// use mcp_stack::handlers::{sampling_depth, with_sampling_depth};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let depth = 2; // inside a handler: sampling_depth()

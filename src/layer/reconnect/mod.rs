@@ -74,7 +74,8 @@
 //! ```
 //! # use mcp_stack::connection::NoInbound;
 //! # use mcp_stack::era::Dialer;
-//! # use mcp_stack::layer::{ReconnectLayer, ReconnectPolicy};
+//! # use mcp_stack::layer::ReconnectLayer;
+//! # use mcp_stack::config::ReconnectPolicy;
 //! # use mcp_stack::request::McpRequest;
 //! # use mcp_stack::transport::ConnectConfig;
 //! # use std::sync::Arc;

@@ -47,7 +47,8 @@
 //! while the connection is being restored).
 //!
 //! ```
-//! # use mcp_stack::layer::retry::{RetryPolicy, SafeRetry};
+//! # use mcp_stack::config::RetryPolicy;
+//! # use mcp_stack::layer::retry::SafeRetry;
 //! # use mcp_stack::layer::DeadlineLayer;
 //! # use mcp_stack::request::{McpRequest, McpResponse};
 //! # use mcp_stack::{Error, FailureClass};
