@@ -68,13 +68,14 @@
 
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{BenchmarkId, Criterion, Throughput};
-use mcp_stack::binding::BindingService;
 use mcp_stack::connection::{Connection, NoInbound};
-use mcp_stack::era::legacy;
-use mcp_stack::protocol::lifecycle::{ClientCapabilities, Implementation};
-use mcp_stack::request::{McpRequest, McpResponse};
-use mcp_stack::transport::{ConnectConfig, TransportFactory};
-use mcp_stack::{Binding, Definition, Error, Handlers, Limits};
+use mcp_stack::era::Dialer;
+use mcp_stack::protocol::Implementation;
+use mcp_stack::transport::ConnectConfig;
+use mcp_stack::BindingService;
+use mcp_stack::ProtocolChoice;
+use mcp_stack::{handlers::Handlers, Binding, Definition, Error, Limits};
+use mcp_stack::{McpRequest, McpResponse};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -156,10 +157,13 @@ impl Setup {
     fn new() -> Setup {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let (bare, full, default_policy) = rt.block_on(async {
-            let transport = mcp_stack::demo::factory().connect(&ConnectConfig::new("bare")).await.unwrap();
-            let bare = Connection::start(transport, Arc::new(NoInbound));
-            let client = Implementation::new("overhead-bench", "0");
-            legacy::initialize(&bare, ClientCapabilities::default(), client).await.unwrap();
+            let factory = Arc::new(mcp_stack::demo::factory());
+            let (bare, _) = Dialer::new(factory, ConnectConfig::new("bare"), Arc::new(NoInbound))
+                .protocol(ProtocolChoice::Legacy)
+                .client_info(Implementation::new("overhead-bench", "0"))
+                .dial()
+                .await
+                .unwrap();
 
             let mut definition = Definition::new("full", mcp_stack::demo::factory());
             definition.allow_parallel_calls = true;

@@ -53,7 +53,7 @@
 //! The simpler primitives stay.
 
 use mcp_stack::transport::stdio::StdioFactory;
-use mcp_stack::{Binding, CallOpts, Definition, Handlers, Limits};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, Limits};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;

@@ -47,10 +47,10 @@
 //! stderr).
 
 use mcp_stack::auth::{AuthorizationHandler, EnterpriseIdp, Grant, OAuth, Secret, SigningKey, TokenSource};
-use mcp_stack::config::ProtocolChoice;
 use mcp_stack::handlers::{ElicitRequest, ElicitResult};
 use mcp_stack::transport::http::StreamableHttpFactory;
-use mcp_stack::{Binding, CallOpts, Definition, Error, Handlers, Timeouts};
+use mcp_stack::ProtocolChoice;
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, Error, Timeouts};
 use serde_json::{json, Value};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -92,11 +92,10 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
     // means the initialize era (no server/discover probe first), and none
     // leaves the default, the automatic choice.
     let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").unwrap_or_default();
-    let modern = mcp_stack::protocol::is_modern_version(&version);
-    if modern {
-        definition.protocol = ProtocolChoice::Pinned(version);
-    } else if mcp_stack::protocol::is_supported_version(&version) {
-        definition.protocol = ProtocolChoice::Legacy;
+    let mut modern = false;
+    if let Ok(pinned @ ProtocolChoice::Pinned(_)) = ProtocolChoice::parse(&version) {
+        modern = !pinned.allows_legacy();
+        definition.protocol = if modern { pinned } else { ProtocolChoice::Legacy };
     }
     let handlers = match scenario {
         _ if modern => {

@@ -17,15 +17,19 @@
 //! the call with a progress sink carries a progress token. (Progress is
 //! delivered on its own task, so its lines may print a little later.)
 
-use mcp_stack::connection::{Connection, InboundHandler};
-use mcp_stack::era::legacy;
+use mcp_stack::connection::InboundHandler;
+use mcp_stack::era::Dialer;
 use mcp_stack::layer::{
-    DeadlineLayer, ProgressLayer, ProgressRouter, ResultLimitLayer, ToolCallGateLayer, ToolFilterLayer,
+    deadline::DeadlineLayer,
+    progress::{ProgressLayer, ProgressRouter},
+    result_limit::ResultLimitLayer,
+    tool_filter::ToolFilterLayer,
+    tool_gate::ToolCallGateLayer,
 };
-use mcp_stack::protocol::lifecycle::{ClientCapabilities, Implementation};
-use mcp_stack::protocol::{methods, Notification};
-use mcp_stack::request::{CallOpts, McpRequest, McpResponse};
-use mcp_stack::transport::{ConnectConfig, TransportFactory};
+use mcp_stack::protocol::{Implementation, Notification};
+use mcp_stack::transport::ConnectConfig;
+use mcp_stack::ProtocolChoice;
+use mcp_stack::{CallOpts, McpRequest, McpResponse};
 use mcp_stack::{Limits, ToolFilter};
 use serde_json::json;
 use std::sync::Arc;
@@ -39,7 +43,7 @@ struct RouteProgress(ProgressRouter);
 
 impl InboundHandler for RouteProgress {
     fn notification(&self, notification: Notification) {
-        if notification.method == methods::NOTIFICATIONS_PROGRESS {
+        if notification.method == "notifications/progress" {
             self.0.route(notification.params.as_ref());
         }
     }
@@ -47,12 +51,14 @@ impl InboundHandler for RouteProgress {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // Connect and run the handshake, as Binding::connect does.
-    let transport = mcp_stack::demo::factory().connect(&ConnectConfig::new("demo")).await?;
+    // Connect and run the handshake, as Binding::connect does (here pinned
+    // to the legacy era, whose initialize the demo server answers).
     let progress = ProgressRouter::new("demo");
-    let connection = Connection::start(transport, Arc::new(RouteProgress(progress.clone())));
-    let client = Implementation::new("custom-stack-example", env!("CARGO_PKG_VERSION"));
-    let session = legacy::initialize(&connection, ClientCapabilities::default(), client).await?;
+    let inbound = Arc::new(RouteProgress(progress.clone()));
+    let dialer = Dialer::new(Arc::new(mcp_stack::demo::factory()), ConnectConfig::new("demo"), inbound)
+        .protocol(ProtocolChoice::Legacy)
+        .client_info(Implementation::new("custom-stack-example", env!("CARGO_PKG_VERSION")));
+    let (connection, session) = dialer.dial().await?;
     println!(
         "connected to {} {} ({})",
         session.server.name, session.server.version, session.protocol_version
@@ -81,7 +87,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let started = Instant::now();
     let requests = [
-        ("list the tools (add is filtered out)", McpRequest::new(methods::TOOLS_LIST, Default::default())),
+        ("list the tools (add is filtered out)", McpRequest::new("tools/list", Default::default())),
         ("call echo", tool("echo", json!({ "message": "hello through a hand-built stack" }))),
         ("call add (filtered: refused before any I/O)", tool("add", json!({ "a": 1, "b": 2 }))),
         ("call big_text (cut to 40 bytes)", tool("big_text", json!({ "bytes": 100 }))),
@@ -91,7 +97,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!("    progress {}/{}", p.progress, p.total.unwrap_or_default());
             })),
         ),
-        ("ping", McpRequest::new(methods::PING, Default::default())),
+        ("ping", McpRequest::new("ping", Default::default())),
     ];
     for (what, request) in requests {
         // The rate limit makes the later requests wait for their turn here.
@@ -108,7 +114,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn tool(name: &str, arguments: serde_json::Value) -> McpRequest {
-    McpRequest::with_value(methods::TOOLS_CALL, json!({ "name": name, "arguments": arguments }))
+    McpRequest::with_value("tools/call", json!({ "name": name, "arguments": arguments }))
 }
 
 fn print_response(rsp: &McpResponse) {

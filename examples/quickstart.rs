@@ -26,10 +26,12 @@
 //! defaults when they satisfy it, declined otherwise.
 
 use mcp_stack::handlers::{root_for_path, ElicitRequest, ElicitResult, LogMessage};
-use mcp_stack::protocol::logging::LoggingLevel;
-use mcp_stack::protocol::tools::Tool;
+use mcp_stack::protocol::LoggingLevel;
+use mcp_stack::protocol::Tool;
 use mcp_stack::transport::stdio::StdioFactory;
-use mcp_stack::{AllowedCapabilities, Binding, CallOpts, Content, Definition, Handlers, ToolResult};
+use mcp_stack::{
+    handlers::Handlers, AllowedCapabilities, Binding, CallOpts, Content, Definition, ToolResult,
+};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -204,7 +206,7 @@ fn describe(content: &Content) -> Value {
 /// input schema that the schema accepts: read-only tools first, then the
 /// others that do not say they are destructive, in server order.
 fn callable(tools: &[Tool]) -> Vec<(String, Value)> {
-    let hint = |t: &Tool, f: fn(&mcp_stack::protocol::tools::ToolAnnotations) -> Option<bool>| {
+    let hint = |t: &Tool, f: fn(&mcp_stack::protocol::ToolAnnotations) -> Option<bool>| {
         t.annotations.as_ref().and_then(f)
     };
     let mut picked: Vec<(u8, String, Value)> = tools

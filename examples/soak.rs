@@ -67,7 +67,7 @@ use axum::Router;
 use clap::Parser;
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::transport::stdio::StdioFactory;
-use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

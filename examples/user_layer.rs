@@ -11,7 +11,7 @@
 //! reconnects, reports `ConnectionRestored`, and the next call goes through
 //! your layers as before. At the end it prints what your layer counted.
 
-use mcp_stack::events::EventItem;
+use mcp_stack::EventItem;
 use mcp_stack::{Binding, CallOpts, Definition, Event, McpRequest};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -107,7 +107,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// The next event `wanted` accepts, within ten seconds.
 async fn wait_for(
-    events: &mut mcp_stack::events::EventStream,
+    events: &mut mcp_stack::EventStream,
     what: &str,
     wanted: impl Fn(&Event) -> bool,
 ) -> Result<Event, Box<dyn std::error::Error>> {

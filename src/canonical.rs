@@ -7,7 +7,7 @@ use serde_json::{Number, Value};
 use sha2::Sha256;
 
 /// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
@@ -18,7 +18,7 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// The canonical text of a JSON number (see the module docs).
-pub fn canonical_number(n: &Number) -> String {
+pub(crate) fn canonical_number(n: &Number) -> String {
     if let Some(i) = n.as_i64() {
         return i.to_string();
     }

@@ -26,7 +26,7 @@
 //! `legacy_era_for_mrtr_less_servers` is applied by the dialer (see
 //! [`Dialer`](crate::era::Dialer)) and reported with the catalog of every
 //! session it chose the era for; which implementations it knows is written
-//! down at [`crate::era::modern::mrtr_less_implementation`]. A pinned
+//! down at `crate::era::modern::mrtr_less_implementation`. A pinned
 //! protocol choice is always obeyed.
 //!
 //! `structured_content_mismatch` bends a call, not a catalog: when it is
@@ -53,7 +53,7 @@ use std::fmt;
 use crate::canonical::{hex, Encoder};
 
 /// The domain tag of a profile digest.
-pub const PROFILE_DOMAIN: &str = "mcp-stack/profile/v1";
+pub(crate) const PROFILE_DOMAIN: &str = "mcp-stack/profile/v1";
 
 macro_rules! tolerances {
     ($( $(#[$doc:meta])* $variant:ident => $id:literal, )*) => {
@@ -209,7 +209,7 @@ impl Profile {
 
     /// The hex digest of the profile: SHA-256 over the domain tag, the name,
     /// the version and the sorted, de-duplicated tolerance identifiers (see
-    /// [`crate::catalog::digest`]).
+    /// `crate::catalog::digest`).
     pub fn digest(&self) -> String {
         let mut ids: Vec<&str> = self.tolerances.iter().map(|t| t.as_str()).collect();
         ids.sort_unstable();

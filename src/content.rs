@@ -1,26 +1,5 @@
 //! What results hold once they reach the host: [`Content`], [`ToolResult`],
 //! [`PromptResult`], [`ResourceResult`].
-//!
-//! These are the wire's content blocks decoded (base64 becomes bytes) and
-//! bounded. A block the crate does not know, or one a limit refused, becomes
-//! [`Content::Unsupported`] with its kind and size, so the host learns that
-//! something was there without holding it.
-//!
-//! # From a response
-//!
-//! [`ToolResult::from_response`], [`PromptResult::from_response`] and
-//! [`ResourceResult::from_response`] convert what the stack answered
-//! ([`McpResponse`]): the binding's `call_tool`, `get_prompt` and
-//! `read_resource` are exactly these over `binding.service()`, so a host
-//! that sends through the service gets the same results.
-//!
-//! The bounds are applied to the JSON result by
-//! [`ResultLimit`](crate::layer::result_limit), which says what it did in a
-//! [`ResultMarks`] attached to the response as a typed extension (never as
-//! keys in the server's JSON, which a server could forge): a refused item
-//! becomes [`Content::Unsupported`] with its kind and size, without another
-//! warning (the layer already gave one); a cut text, or a resource item
-//! whose text was cut or whose blob was dropped, has `truncated` set.
 
 use base64::Engine as _;
 use serde::Serialize;
@@ -30,16 +9,12 @@ use crate::error::{Error, FailureClass};
 use crate::protocol::content::{ContentBlock, ResourceContents};
 use crate::request::McpResponse;
 
-/// The kind name of text content.
-pub const KIND_TEXT: &str = "text";
 /// The kind name of image content.
-pub const KIND_IMAGE: &str = "image";
+pub(crate) const KIND_IMAGE: &str = "image";
 /// The kind name of audio content.
-pub const KIND_AUDIO: &str = "audio";
+pub(crate) const KIND_AUDIO: &str = "audio";
 /// The kind name of an embedded resource.
-pub const KIND_RESOURCE: &str = "resource";
-/// The kind name of a resource link.
-pub const KIND_RESOURCE_LINK: &str = "resource_link";
+pub(crate) const KIND_RESOURCE: &str = "resource";
 
 /// What a result limit did to the items of one result, attached to the
 /// response as an extension by
@@ -72,7 +47,7 @@ pub enum Mark {
     Truncated,
     /// It was refused: its payload was emptied.
     Refused {
-        /// The kind of content refused ([`KIND_IMAGE`], ...).
+        /// The kind of content refused (`"image"`, ...).
         kind: &'static str,
         /// The decoded size of the payload refused.
         bytes: usize,
@@ -116,6 +91,27 @@ const MAX_KIND_BYTES: usize = 64;
 /// bytes as base64 as on the wire: `{"type": "image", "data": "iVBO…",
 /// "mimeType": "image/png"}`. A `resource` is its [`ResourceContent`]'s
 /// fields with the tag.
+///
+/// These are the wire's content blocks decoded (base64 becomes bytes) and
+/// bounded. A block the crate does not know, or one a limit refused, becomes
+/// [`Content::Unsupported`] with its kind and size, so the host learns that
+/// something was there without holding it.
+///
+/// # From a response
+///
+/// [`ToolResult::from_response`], [`PromptResult::from_response`] and
+/// [`ResourceResult::from_response`] convert what the stack answered
+/// ([`McpResponse`]): the binding's `call_tool`, `get_prompt` and
+/// `read_resource` are exactly these over `binding.service()`, so a host
+/// that sends through the service gets the same results.
+///
+/// The bounds are applied to the JSON result by
+/// [`ResultLimit`](crate::layer::result_limit), which says what it did in a
+/// [`ResultMarks`] attached to the response as a typed extension (never as
+/// keys in the server's JSON, which a server could forge): a refused item
+/// becomes [`Content::Unsupported`] with its kind and size, without another
+/// warning (the layer already gave one); a cut text, or a resource item
+/// whose text was cut or whose blob was dropped, has `truncated` set.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum Content {
@@ -162,7 +158,7 @@ pub enum Content {
     /// Items a limit removed from a tool result (past `max_content_items`,
     /// or binary items past `max_binary_items`) are represented by one
     /// stand-in at the end of the content, whose `kind` counts them
-    /// (`"9984 items"`, `"1 item"`; [`dropped_kind`]) and whose `bytes` is
+    /// (`"9984 items"`, `"1 item"`; `dropped_kind`) and whose `bytes` is
     /// their total size; [`ResultMarks::dropped`] has the same figures typed.
     Unsupported {
         /// The content kind that was refused, or for the stand-in of removed
@@ -250,7 +246,7 @@ pub struct ResourceResult {
 
 /// The `kind` of the one [`Content::Unsupported`] stand-in for `items`
 /// removed items: `"1 item"`, `"9984 items"`.
-pub fn dropped_kind(items: usize) -> String {
+pub(crate) fn dropped_kind(items: usize) -> String {
     if items == 1 {
         "1 item".to_owned()
     } else {

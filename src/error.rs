@@ -1,18 +1,12 @@
 //! The crate's one error type, [`Error`], and its stable classification,
 //! [`FailureClass`].
-//!
-//! Every failure the crate reports carries a class. Callers decide what to do
-//! from the class (retry, re-authenticate, show a person, give up), never by
-//! parsing message text. Messages are bounded and stripped of control
-//! characters before they are stored, because much of what they quote comes
-//! from a server.
 
 use serde::{Serialize, Serializer};
 use std::fmt;
 
 /// The largest message, in bytes, an [`Error`] keeps. Longer text is cut at a
 /// UTF-8 boundary and marked with `…`.
-pub const MAX_ERROR_MESSAGE_BYTES: usize = 1024;
+pub(crate) const MAX_ERROR_MESSAGE_BYTES: usize = 1024;
 
 /// A boxed error, as tower uses.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -145,6 +139,12 @@ impl fmt::Display for FailureClass {
 ///
 /// `Display` prints `class: [binding] op: message`. The cause, when there is
 /// one, is available through [`std::error::Error::source`] for downcasting.
+///
+/// Every failure the crate reports carries a class. Callers decide what to do
+/// from the class (retry, re-authenticate, show a person, give up), never by
+/// parsing message text. Messages are bounded and stripped of control
+/// characters before they are stored, because much of what they quote comes
+/// from a server.
 pub struct Error {
     class: FailureClass,
     binding: Option<String>,
@@ -332,7 +332,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// character (the embeddings and overrides U+202A–U+202E, the isolates
 /// U+2066–U+2069, the marks U+200E, U+200F and U+061C), which can make text
 /// display in an order other than the one it has ("Trojan Source").
-pub fn is_display_hazard(c: char) -> bool {
+pub(crate) fn is_display_hazard(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
@@ -347,7 +347,7 @@ pub fn is_display_hazard(c: char) -> bool {
 /// server passes before it reaches an [`Error`], an event or a log line,
 /// which makes it the crate's one redaction point. Redaction runs on the
 /// whole text, before the bound, so that a cut cannot split a secret.
-pub fn normalize_message(text: &str, max: usize) -> String {
+pub(crate) fn normalize_message(text: &str, max: usize) -> String {
     let text = crate::redact::scrub(text);
     let mut out = String::with_capacity(text.len().min(max));
     for ch in text.chars() {
@@ -367,7 +367,7 @@ pub fn normalize_message(text: &str, max: usize) -> String {
 
 /// Cuts `text` to at most `max` bytes at a UTF-8 boundary. Returns whether it
 /// was cut.
-pub fn truncate_utf8(text: &mut String, max: usize) -> bool {
+pub(crate) fn truncate_utf8(text: &mut String, max: usize) -> bool {
     if text.len() <= max {
         return false;
     }
@@ -382,6 +382,24 @@ pub fn truncate_utf8(text: &mut String, max: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 13, item 5: bidirectional formatting characters and C1
+    /// controls are display hazards (replaced by a space when quoted);
+    /// ordinary text, including no-break and zero-width spaces, is not.
+    #[test]
+    fn the_hazard_predicate_covers_bidi_and_c1_but_not_text() {
+        let hazards = [
+            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}',
+            '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{0080}', '\u{0085}', '\u{009B}', '\u{009F}',
+        ];
+        for c in hazards {
+            assert!(is_display_hazard(c), "U+{:04X}", c as u32);
+        }
+        for c in ['a', 'é', 'ب', '\u{00A0}', '\u{200B}', '\u{2070}', '\u{2029}'] {
+            assert!(!is_display_hazard(c), "U+{:04X}", c as u32);
+        }
+        assert_eq!(normalize_message("a\u{202E}b\u{009B}31mc", 64), "a b 31mc");
+    }
 
     #[test]
     fn class_ids_round_trip_and_are_snake_case() {

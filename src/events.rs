@@ -1,23 +1,5 @@
 //! What a binding reports: [`Event`]s, the lifecycle [`State`]s they move
 //! between, and their non-blocking delivery.
-//!
-//! A host reads a binding's events in either of two ways, or both:
-//!
-//! - a handler (`Handlers::with_events`), called on a task of its own
-//!   through a bounded queue of [`EVENT_QUEUE`] entries. When it falls
-//!   behind and the queue is full, new events are dropped and counted
-//!   ([`crate::Status::dropped_events`]);
-//! - any number of [`EventStream`]s (`Binding::events`), each of which sees
-//!   every event emitted after it was made. One that falls more than
-//!   [`EVENT_QUEUE`] events behind loses the oldest ones and is told how
-//!   many ([`EventItem::Missed`]).
-//!
-//! Either way the connection never waits for the host to read its events:
-//! a slow reader loses events, it never slows the binding down.
-//!
-//! This module is a leaf: it imports nothing from the catalog or the
-//! binding, so that both can report through it. The types an event names
-//! live here or below (the wire model, the session, the error).
 
 use serde::{Serialize, Serializer};
 use std::fmt;
@@ -34,11 +16,11 @@ use tokio_stream::Stream;
 use crate::error::FailureClass;
 use crate::protocol::elicitation::{ElicitAction, ElicitationMode};
 use crate::protocol::family::Family;
-use crate::request::Progress;
+use crate::request::ProgressUpdate;
 use crate::session::ServerIdentity;
 
 /// Events queued before new ones are dropped.
-pub const EVENT_QUEUE: usize = 1024;
+pub(crate) const EVENT_QUEUE: usize = 1024;
 
 /// Something that happened to a binding.
 ///
@@ -55,6 +37,24 @@ pub const EVENT_QUEUE: usize = 1024;
 /// {"type": "state_changed", "binding": "files", "from": "ready", "to": "closing",
 ///  "at": "2025-06-18T09:30:00.125Z"}
 /// ```
+///
+/// A host reads a binding's events in either of two ways, or both:
+///
+/// - a handler (`Handlers::with_events`), called on a task of its own
+///   through a bounded queue of 1024 entries. When it falls
+///   behind and the queue is full, new events are dropped and counted
+///   ([`crate::Status::dropped_events`]);
+/// - any number of [`EventStream`]s (`Binding::events`), each of which sees
+///   every event emitted after it was made. One that falls more than
+///   1024 events behind loses the oldest ones and is told how
+///   many ([`EventItem::Missed`]).
+///
+/// Either way the connection never waits for the host to read its events:
+/// a slow reader loses events, it never slows the binding down.
+///
+/// This module is a leaf: it imports nothing from the catalog or the
+/// binding, so that both can report through it. The types an event names
+/// live here or below (the wire model, the session, the error).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 #[non_exhaustive]
@@ -166,7 +166,7 @@ pub enum Event {
     RequestProgress {
         /// The report.
         #[serde(serialize_with = "crate::serialize::progress")]
-        progress: Progress,
+        progress: ProgressUpdate,
         /// When it was observed.
         #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
@@ -237,7 +237,7 @@ pub enum Event {
     SamplingRequested {
         /// The binding whose server asked.
         binding: String,
-        /// Its place in a sampling chain (see [`crate::handlers::sampling`]).
+        /// Its place in a sampling chain (see `crate::handlers::sampling`).
         depth: u32,
         /// How many messages the conversation carried.
         messages: usize,
@@ -526,7 +526,7 @@ pub type EventHandler = Arc<dyn Fn(Event) + Send + Sync>;
 
 /// One item of an [`EventStream`].
 ///
-/// A stream reader that falls more than [`EVENT_QUEUE`] events behind loses
+/// A stream reader that falls more than 1024 events behind loses
 /// the oldest ones; it is told how many, once, at the place where they were
 /// lost, and then reads on from the oldest event still held. A plain
 /// enum rather than a `Result`, because falling behind is not the end of
@@ -548,10 +548,10 @@ pub enum EventItem {
 /// [`EventItem`]s, from `Binding::events`.
 ///
 /// Every stream sees every event emitted after it was made, in the order
-/// they were emitted, unless it falls more than [`EVENT_QUEUE`] events
+/// they were emitted, unless it falls more than 1024 events
 /// behind: then it gets an [`EventItem::Missed`] and goes on. The binding
 /// never waits for a stream, so a stream that is not read costs at most
-/// [`EVENT_QUEUE`] held events, shared by all streams of the binding. The
+/// 1024 held events, shared by all streams of the binding. The
 /// stream ends when the binding and everything that reports on it are gone;
 /// after `Binding::close`, the last event is the `StateChanged` to
 /// [`State::Closed`].
@@ -562,8 +562,8 @@ pub enum EventItem {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), mcp_stack::Error> {
-/// use mcp_stack::events::EventItem;
-/// use mcp_stack::{Binding, Definition, Event, Handlers, State};
+/// use mcp_stack::EventItem;
+/// use mcp_stack::{handlers::Handlers, Binding, Definition, Event, State};
 ///
 /// let binding = Binding::connect(Definition::new("demo", mcp_stack::demo::factory()), Handlers::default()).await?;
 /// let mut events = binding.events();

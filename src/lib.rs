@@ -4,18 +4,18 @@
 
 #[cfg(feature = "oauth")]
 pub mod auth;
-pub mod binding;
+mod binding;
 mod canonical;
 pub mod catalog;
 pub mod compat;
-pub mod config;
+mod config;
 pub mod connection;
-pub mod content;
+mod content;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod era;
-pub mod error;
-pub mod events;
+mod error;
+mod events;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -25,18 +25,25 @@ pub mod layer;
 pub mod protocol;
 pub mod providers;
 pub mod redact;
-pub mod request;
+mod request;
 mod serialize;
 pub mod session;
 pub mod transport;
 
-pub use binding::{Binding, Definition, Status};
-pub use config::{
-    limits, AllowedCapabilities, Limits, ProtocolChoice, ReconnectPolicy, RetryPolicy, Timeouts, ToolFilter,
+// The everyday types live at the root, each at this one path: a binding and
+// what configures it, the requests and responses of its stack, the results
+// it hands back, its events and its errors. Everything else is in the module
+// of its concern.
+pub use binding::{
+    Binding, BindingBuilder, BindingFuture, BindingService, Definition, Listing, StackParts, Status,
 };
-pub use content::{Content, ToolResult};
-pub use error::{Error, ErrorReport, FailureClass, Result};
-pub use events::{Event, State};
-pub use handlers::{ElicitRequest, ElicitResult, Handlers, LogMessage, SampleRequest, SampleResult};
-pub use host::Host;
-pub use request::{CallOpts, McpRequest, McpResponse, Progress};
+pub use config::{
+    AllowedCapabilities, Limits, ProtocolChoice, ReconnectPolicy, RetryPolicy, Timeouts, ToolFilter,
+};
+pub use content::{
+    Content, Dropped, Mark, PromptMessage, PromptResult, ResourceContent, ResourceResult, ResultMarks,
+    ToolResult,
+};
+pub use error::{BoxError, Error, ErrorReport, FailureClass, Result};
+pub use events::{Event, EventHandler, EventItem, EventStream, Failure, SampleOutcome, State};
+pub use request::{BoxMcpService, CallOpts, McpRequest, McpResponse, ProgressSink, ProgressUpdate};

@@ -9,7 +9,7 @@
 //! sends passes many hands before anyone shows it. Threading a per-binding
 //! list through every one of them would be a fix per call site; here the
 //! secrets register themselves when they are made and every quote goes
-//! through [`scrub`], which [`normalize_message`](crate::error::normalize_message)
+//! through `scrub`, which `normalize_message`
 //! (the function that bounds every quoted text) calls first. A secret of one
 //! binding is a secret for every other, so one list for the process loses
 //! nothing.
@@ -20,10 +20,10 @@
 //!   of it lives; every static header value of an HTTP definition (and,
 //!   for `Authorization`, the credential after its scheme); every header
 //!   value built from secrets (`Basic` credentials) when it is sent. A host
-//!   registers its own with [`register`] or [`remember`].
+//!   registers its own with [`register`] or `remember`.
 //! - **How long.** A held value is known while a [`Registration`] for it
 //!   lives; once the last one is dropped, it is kept among the
-//!   [`RECENT_SECRETS`] most recently dropped values, so that the answer to
+//!   128 most recently dropped values, so that the answer to
 //!   the request that carried it (which may arrive after the request's own
 //!   copy is gone) is still scrubbed. Memory is bounded by what the process
 //!   holds plus that ring.
@@ -31,18 +31,20 @@
 //!   form (how it leaves in a form body) and its JSON string form, each where
 //!   it differs. A text whose end is the start of a secret (a quote cut by a
 //!   read bound in the middle of a reflected token) loses that end too.
-//! - **What is too short.** Values under [`MIN_SECRET_BYTES`] bytes are not
+//! - **What is too short.** Values under 6 bytes are not
 //!   searched: they cannot be told from ordinary words (a header `X-Debug:
 //!   true` would garble every message), and a credential that short has no
 //!   strength to protect.
 //!
 //! ```
-//! use mcp_stack::redact;
+//! use mcp_stack::{redact, Error, FailureClass};
 //!
 //! let key = redact::register("sk-live-0123456789");
-//! assert_eq!(redact::scrub("upstream refused key sk-live-0123456789"), "upstream refused key [redacted]");
+//! let e = Error::new(FailureClass::RemoteError, "upstream refused key sk-live-0123456789");
+//! assert_eq!(e.message(), "upstream refused key [redacted]");
 //! drop(key); // still known: among the recently dropped values
-//! assert_eq!(redact::scrub("sk-live-0123456789"), "[redacted]");
+//! let e = Error::new(FailureClass::RemoteError, "sk-live-0123456789");
+//! assert_eq!(e.message(), "[redacted]");
 //! ```
 //!
 //! [`auth::Secret`]: https://docs.rs/mcp-stack/latest/mcp_stack/auth/struct.Secret.html
@@ -54,13 +56,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What a scrubbed secret is replaced with.
-pub const REDACTED: &str = "[redacted]";
+pub(crate) const REDACTED: &str = "[redacted]";
 
 /// The shortest value searched for, in bytes.
-pub const MIN_SECRET_BYTES: usize = 6;
+pub(crate) const MIN_SECRET_BYTES: usize = 6;
 
 /// How many dropped values stay known.
-pub const RECENT_SECRETS: usize = 128;
+pub(crate) const RECENT_SECRETS: usize = 128;
 
 /// The shortest start of a secret that is cut off a text's end: shorter
 /// ones are too likely to end ordinary text by chance.
@@ -98,7 +100,7 @@ fn registry() -> MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Keeps a secret known to [`scrub`] while it lives (and for a while after:
+/// Keeps a secret known to `scrub` while it lives (and for a while after:
 /// see the [module docs](self)). Clones share one registration.
 #[derive(Clone)]
 pub struct Registration {
@@ -114,7 +116,7 @@ impl fmt::Debug for Registration {
 }
 
 /// Registers `value` for as long as the returned [`Registration`] (or a
-/// clone of it) lives. A value under [`MIN_SECRET_BYTES`] registers nothing.
+/// clone of it) lives. A value under 6 bytes registers nothing.
 pub fn register(value: &str) -> Registration {
     let forms = forms_of(value);
     if !forms.is_empty() {
@@ -127,9 +129,10 @@ pub fn register(value: &str) -> Registration {
     Registration { _forms: Arc::new(Forms(forms)) }
 }
 
+#[cfg_attr(not(feature = "oauth"), allow(dead_code))] // only the OAuth flow sends one-off secrets
 /// Makes `value` known as a value that was just sent and is not held: it
 /// stays among the [`RECENT_SECRETS`] most recently dropped values.
-pub fn remember(value: &str) {
+pub(crate) fn remember(value: &str) {
     drop(register(value));
 }
 
@@ -195,7 +198,7 @@ fn url_encode(value: &str) -> String {
 
 /// `text` with every known secret replaced by [`REDACTED`], and a secret's
 /// start at its very end cut off too.
-pub fn scrub(text: &str) -> Cow<'_, str> {
+pub(crate) fn scrub(text: &str) -> Cow<'_, str> {
     if KNOWN.load(Ordering::Acquire) == 0 || text.is_empty() {
         return Cow::Borrowed(text);
     }
@@ -230,7 +233,7 @@ fn cut_prefix_len(text: &str, secret: &str) -> usize {
 }
 
 /// Scrubs every string inside `value` (keys and values), in place.
-pub fn scrub_value(value: &mut serde_json::Value) {
+pub(crate) fn scrub_value(value: &mut serde_json::Value) {
     if KNOWN.load(Ordering::Acquire) == 0 {
         return;
     }

@@ -1,19 +1,4 @@
 //! The request and response types that flow through a binding's stack.
-//!
-//! Every layer of the stack is a `tower::Service<McpRequest>`. A request is a
-//! method, its params, the caller's [`CallOpts`], and [`http::Extensions`]:
-//!
-//! - the options that layers read (the deadline, the progress sink) travel
-//!   with the request instead of living in the layers, so one stack serves
-//!   callers with different needs;
-//! - typed per-request data travels in the extensions, as it does in
-//!   tower-http and axum: a layer inserts a value of its own type, and the
-//!   layers below (down to the transport) read it by type. Nothing travels
-//!   between layers as keys inside the JSON payload, which is the server's.
-//!
-//! A response carries extensions too, for what a layer learnt on the way
-//! up: [`ResultMarks`](crate::content::ResultMarks), say, which
-//! the conversion into [`crate::content`] reads.
 
 use serde_json::{Map, Value};
 use std::fmt;
@@ -23,7 +8,7 @@ use tokio::time::Instant;
 
 /// One progress report from a server about one call.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
+pub struct ProgressUpdate {
     /// The binding of the server reporting progress.
     pub binding: String,
     /// How far the server claims to have got.
@@ -41,16 +26,16 @@ pub struct Progress {
 /// slow sink can fall behind, and then reports are dropped (see
 /// [`crate::layer::progress`]). Hand expensive work off.
 #[derive(Clone)]
-pub struct ProgressSink(Arc<dyn Fn(Progress) + Send + Sync>);
+pub struct ProgressSink(Arc<dyn Fn(ProgressUpdate) + Send + Sync>);
 
 impl ProgressSink {
     /// Wraps a function.
-    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+    pub fn new(f: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
         ProgressSink(Arc::new(f))
     }
 
     /// Delivers one report.
-    pub fn deliver(&self, progress: Progress) {
+    pub fn deliver(&self, progress: ProgressUpdate) {
         (self.0)(progress)
     }
 }
@@ -79,7 +64,7 @@ pub struct CallOpts {
 
 impl CallOpts {
     /// Options with a progress sink.
-    pub fn with_progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+    pub fn with_progress(mut self, f: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
         self.progress = Some(ProgressSink::new(f));
         self
     }
@@ -117,6 +102,21 @@ impl CallOpts {
 /// send again (tower's `Retry`) keeps a reference count, and every service
 /// of the stack, from the top to the connection, takes the same
 /// `McpRequest`.
+///
+/// Every layer of the stack is a `tower::Service<McpRequest>`. A request is a
+/// method, its params, the caller's [`CallOpts`], and [`http::Extensions`]:
+///
+/// - the options that layers read (the deadline, the progress sink) travel
+///   with the request instead of living in the layers, so one stack serves
+///   callers with different needs;
+/// - typed per-request data travels in the extensions, as it does in
+///   tower-http and axum: a layer inserts a value of its own type, and the
+///   layers below (down to the transport) read it by type. Nothing travels
+///   between layers as keys inside the JSON payload, which is the server's.
+///
+/// A response carries extensions too, for what a layer learnt on the way
+/// up: [`ResultMarks`](crate::content::ResultMarks), say, which
+/// the conversion into [`Content`](crate::Content) reads.
 #[derive(Debug, Clone)]
 pub struct McpRequest {
     /// The JSON-RPC method.
@@ -127,7 +127,7 @@ pub struct McpRequest {
     /// The caller's options.
     pub opts: CallOpts,
     /// Typed per-request data for the layers below (see the
-    /// [module docs](self)).
+    /// [type docs](McpRequest)).
     pub extensions: http::Extensions,
 }
 
@@ -185,10 +185,10 @@ pub struct McpResponse {
     /// The JSON-RPC `result`.
     pub result: Value,
     /// Defects tolerated on the way (a truncated text, a dropped item).
-    /// Bounded: at most [`MAX_WARNINGS`].
+    /// Bounded: at most 64.
     pub warnings: Vec<String>,
     /// Typed data the layers attached on the way up (see the
-    /// [module docs](self)).
+    /// [`McpRequest`] docs).
     pub extensions: http::Extensions,
 }
 
@@ -198,21 +198,21 @@ impl McpResponse {
         McpResponse { result, warnings: Vec::new(), extensions: Default::default() }
     }
 
-    /// Adds a warning, bounded (see [`MAX_WARNINGS`]).
+    /// Adds a warning; a response keeps at most 64.
     pub fn warn(&mut self, text: impl Into<String>) {
         push_warning(&mut self.warnings, text.into());
     }
 }
 
 /// A boxed, cloneable service of the stack's request and response: what a
-/// binding's user layers wrap (see [`crate::binding`]).
+/// binding's user layers wrap (see [`Binding`](crate::Binding#user-layers)).
 ///
 /// Not `Sync` (tower's `BoxCloneService` is not): a binding keeps one behind
 /// a lock and clones it for each call.
 pub type BoxMcpService = tower::util::BoxCloneService<McpRequest, McpResponse, crate::Error>;
 
 /// The most warnings one listing or result keeps.
-pub const MAX_WARNINGS: usize = 64;
+pub(crate) const MAX_WARNINGS: usize = 64;
 
 /// Adds `text` to `warnings` unless they hold [`MAX_WARNINGS`] already, cut
 /// to 512 bytes without control characters.

@@ -17,7 +17,7 @@ use serde::{Serialize, Serializer};
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::request::Progress;
+use crate::request::ProgressUpdate;
 
 /// `SystemTime` as RFC 3339, UTC, milliseconds.
 pub(crate) fn rfc3339<S: Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
@@ -56,8 +56,8 @@ pub(crate) fn opt_base64<T: AsRef<[u8]>, S: Serializer>(
     }
 }
 
-/// A [`Progress`] report, camelCase like the domain types around it.
-pub(crate) fn progress<S: Serializer>(progress: &Progress, serializer: S) -> Result<S::Ok, S::Error> {
+/// A [`ProgressUpdate`] report, camelCase like the domain types around it.
+pub(crate) fn progress<S: Serializer>(progress: &ProgressUpdate, serializer: S) -> Result<S::Ok, S::Error> {
     #[derive(Serialize)]
     struct View<'a> {
         binding: &'a str,

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::protocol::lifecycle::{Implementation, ServerCapabilities};
 
 /// The longest identity field (name, version, title) kept from a server.
-pub const MAX_IDENTITY_FIELD_BYTES: usize = 256;
+pub(crate) const MAX_IDENTITY_FIELD_BYTES: usize = 256;
 
 /// What the server claims to be. Cosmetic: it names a peer, it never
 /// authorizes one.
@@ -118,6 +118,6 @@ impl ClientIdentity {
 
 /// What this crate tells a server it is by default (`clientInfo`):
 /// `mcp-stack` and the crate's version.
-pub fn client_identity() -> Implementation {
+pub(crate) fn client_identity() -> Implementation {
     ClientIdentity::default().to_implementation()
 }

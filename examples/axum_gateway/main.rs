@@ -16,7 +16,7 @@
 
 mod router;
 
-use mcp_stack::{Binding, Definition, Handlers, Timeouts};
+use mcp_stack::{handlers::Handlers, Binding, Definition, Timeouts};
 use std::time::Duration;
 
 #[tokio::main]

@@ -4,7 +4,7 @@
 //! `POST /tools/{name}` calls the tool `name` on the gateway's default
 //! binding with the JSON body as its arguments (an empty body means none),
 //! and answers `200` with the result as JSON, the `serde` form of
-//! [`ToolResult`] (see `mcp_stack::content::Content` for each kind of
+//! [`ToolResult`] (see `mcp_stack::Content` for each kind of
 //! content; bytes are base64):
 //!
 //! ```text

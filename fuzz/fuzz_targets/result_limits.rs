@@ -6,9 +6,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_stack::content::{Content, ToolResult};
-use mcp_stack::layer::ResultLimitLayer;
-use mcp_stack::request::{McpRequest, McpResponse};
+use mcp_stack::{Content, ToolResult};
+use mcp_stack::layer::result_limit::ResultLimitLayer;
+use mcp_stack::{McpRequest, McpResponse};
 use mcp_stack::Limits;
 use serde_json::Value;
 use std::future::Future;

@@ -17,7 +17,7 @@ use super::wellknown::http_url;
 use super::{AuthError, AuthorizationServerMetadata, BearerChallenge, ProtectedResourceMetadata, Secret};
 
 /// The longest redirect query read.
-pub const MAX_REDIRECT_QUERY_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_REDIRECT_QUERY_BYTES: usize = 8 * 1024;
 
 const OFFLINE_ACCESS: &str = "offline_access";
 
@@ -26,7 +26,7 @@ const OFFLINE_ACCESS: &str = "offline_access";
 /// none (`None`: omit the parameter). `offline_access` is added when the
 /// authorization server lists it (and there are scopes to add it to), and
 /// removed when it does not.
-pub fn select_scope(
+pub(super) fn select_scope(
     challenge: Option<&BearerChallenge>,
     prm: Option<&ProtectedResourceMetadata>,
     server: &AuthorizationServerMetadata,
@@ -42,7 +42,7 @@ pub fn select_scope(
 
 /// The `scope` of a step-up: the scopes asked for before, together with
 /// those of the `insufficient_scope` challenge, in that order, each once.
-pub fn step_up_scope(
+pub(super) fn step_up_scope(
     previous: Option<&str>,
     challenge: &BearerChallenge,
     server: &AuthorizationServerMetadata,
@@ -75,7 +75,7 @@ fn finish_scopes(scopes: &mut Vec<&str>, server: &AuthorizationServerMetadata) -
 
 /// What one authorization request needs besides the server's metadata.
 #[derive(Debug, Clone, Copy)]
-pub struct AuthorizationParams<'a> {
+pub(crate) struct AuthorizationParams<'a> {
     /// The `client_id` (a registered id or a metadata document URL).
     pub client_id: &'a str,
     /// Where the authorization server sends the user back.
@@ -90,7 +90,7 @@ pub struct AuthorizationParams<'a> {
 ///
 /// `server` must have passed [`AuthorizationServerMetadata::check`]: its
 /// `issuer` is what the response's `iss` is compared with.
-pub fn start(
+pub(crate) fn start(
     server: &AuthorizationServerMetadata,
     params: AuthorizationParams<'_>,
 ) -> Result<(Url, PendingAuthorization), AuthError> {
@@ -132,7 +132,7 @@ pub fn start(
 /// One authorization request in flight: what its response is checked
 /// against and what the token request will need.
 #[derive(Debug, Clone)]
-pub struct PendingAuthorization {
+pub(crate) struct PendingAuthorization {
     verifier: Secret,
     state: Secret,
     issuer: String,
@@ -140,37 +140,40 @@ pub struct PendingAuthorization {
     client_id: String,
     redirect_uri: String,
     resource: String,
+    #[cfg_attr(not(test), allow(dead_code))] // read by the tests
     scope: Option<String>,
 }
 
 impl PendingAuthorization {
     /// The PKCE `code_verifier` for the token request.
-    pub fn verifier(&self) -> &Secret {
+    pub(crate) fn verifier(&self) -> &Secret {
         &self.verifier
     }
 
+    #[cfg(test)]
     /// The issuer recorded from the validated metadata.
-    pub fn issuer(&self) -> &str {
+    pub(crate) fn issuer(&self) -> &str {
         &self.issuer
     }
 
     /// The `client_id` sent.
-    pub fn client_id(&self) -> &str {
+    pub(crate) fn client_id(&self) -> &str {
         &self.client_id
     }
 
     /// The `redirect_uri` sent (the token request repeats it).
-    pub fn redirect_uri(&self) -> &str {
+    pub(crate) fn redirect_uri(&self) -> &str {
         &self.redirect_uri
     }
 
     /// The `resource` sent (the token request repeats it).
-    pub fn resource(&self) -> &str {
+    pub(crate) fn resource(&self) -> &str {
         &self.resource
     }
 
+    #[cfg(test)]
     /// The `scope` sent, if any.
-    pub fn scope(&self) -> Option<&str> {
+    pub(crate) fn scope(&self) -> Option<&str> {
         self.scope.as_deref()
     }
 
@@ -183,7 +186,7 @@ impl PendingAuthorization {
     /// `authorization_response_iss_parameter_supported` (before this, not
     /// even `error` is read); `state` must be the one sent; then `error`
     /// ends the flow, else `code` is the result.
-    pub fn complete(&self, query: &str) -> Result<Secret, AuthError> {
+    pub(crate) fn complete(&self, query: &str) -> Result<Secret, AuthError> {
         let query = query.strip_prefix('?').unwrap_or(query);
         if query.len() > MAX_REDIRECT_QUERY_BYTES {
             return Err(AuthError::TooLarge {

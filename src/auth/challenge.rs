@@ -11,50 +11,53 @@
 use std::fmt;
 
 /// The most bytes of `WWW-Authenticate` parsed, over all header values.
-pub const MAX_HEADER_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_HEADER_BYTES: usize = 8 * 1024;
 /// The most challenges in one response.
-pub const MAX_CHALLENGES: usize = 16;
+pub(crate) const MAX_CHALLENGES: usize = 16;
 /// The most parameters in one challenge.
-pub const MAX_PARAMS: usize = 32;
+pub(crate) const MAX_PARAMS: usize = 32;
 
 /// One challenge: a scheme and its parameters (or a token68).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Challenge {
+pub(crate) struct Challenge {
     scheme: String,
     token68: Option<String>,
     params: Vec<(String, String)>,
 }
 
 impl Challenge {
+    #[cfg(feature = "fuzzing")]
     /// The scheme as sent (compare with [`Challenge::is_scheme`]).
-    pub fn scheme(&self) -> &str {
+    pub(crate) fn scheme(&self) -> &str {
         &self.scheme
     }
 
     /// Whether the scheme is `name`, case-insensitively (RFC 9110 §11.1).
-    pub fn is_scheme(&self, name: &str) -> bool {
+    pub(crate) fn is_scheme(&self, name: &str) -> bool {
         self.scheme.eq_ignore_ascii_case(name)
     }
 
     /// A parameter's value (unquoted, unescaped); names are case-insensitive.
-    pub fn param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
+    #[cfg(any(test, feature = "fuzzing"))]
     /// The parameters in order, names lowercased.
-    pub fn params(&self) -> impl Iterator<Item = (&str, &str)> {
+    pub(crate) fn params(&self) -> impl Iterator<Item = (&str, &str)> {
         self.params.iter().map(|(n, v)| (n.as_str(), v.as_str()))
     }
 
+    #[cfg(any(test, feature = "fuzzing"))]
     /// The token68 form (`Basic abc==`), if the challenge used it.
-    pub fn token68(&self) -> Option<&str> {
+    pub(crate) fn token68(&self) -> Option<&str> {
         self.token68.as_deref()
     }
 }
 
 /// The parameters of the first `Bearer` challenge that MCP acts on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BearerChallenge {
+pub(crate) struct BearerChallenge {
     /// RFC 9728 §5.1: the Protected Resource Metadata URL.
     pub resource_metadata: Option<String>,
     /// RFC 6750 §3: space-separated scopes the request needs.
@@ -72,7 +75,7 @@ impl BearerChallenge {
     /// `DPoP` one: a server that takes only DPoP-bound tokens challenges
     /// with `DPoP` (RFC 9449 §7.1) and the same parameters (RFC 9728 §5.1
     /// `resource_metadata`, RFC 6750 `scope` and `error`).
-    pub fn find(challenges: &[Challenge]) -> Option<Self> {
+    pub(crate) fn find(challenges: &[Challenge]) -> Option<Self> {
         let c = challenges
             .iter()
             .find(|c| c.is_scheme("Bearer"))
@@ -90,14 +93,14 @@ impl BearerChallenge {
     /// Parses header values and takes the first `Bearer` challenge.
     ///
     /// `Ok(None)` when the header parses but has no `Bearer` challenge.
-    pub fn from_headers<'a>(
+    pub(crate) fn from_headers<'a>(
         values: impl IntoIterator<Item = &'a http::HeaderValue>,
     ) -> Result<Option<Self>, ChallengeError> {
         Ok(Self::find(&parse_headers(values)?))
     }
 
     /// The scopes of `scope`, split on spaces.
-    pub fn scopes(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn scopes(&self) -> impl Iterator<Item = &str> {
         self.scope.as_deref().unwrap_or("").split(' ').filter(|s| !s.is_empty())
     }
 }
@@ -125,7 +128,7 @@ impl fmt::Display for ChallengeError {
 impl std::error::Error for ChallengeError {}
 
 /// Parses every value of the `WWW-Authenticate` header of one response.
-pub fn parse_headers<'a>(
+pub(crate) fn parse_headers<'a>(
     values: impl IntoIterator<Item = &'a http::HeaderValue>,
 ) -> Result<Vec<Challenge>, ChallengeError> {
     let mut all = Vec::new();
@@ -144,8 +147,9 @@ pub fn parse_headers<'a>(
     Ok(all)
 }
 
+#[cfg(test)]
 /// Parses one `WWW-Authenticate` value into its challenges.
-pub fn parse(value: &str) -> Result<Vec<Challenge>, ChallengeError> {
+pub(crate) fn parse(value: &str) -> Result<Vec<Challenge>, ChallengeError> {
     parse_bytes(value.as_bytes())
 }
 

@@ -17,7 +17,7 @@ use super::wellknown::http_url;
 use super::{AuthError, AuthorizationServerMetadata, Secret};
 
 /// The largest registration response read.
-pub const MAX_REGISTRATION_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_REGISTRATION_BYTES: usize = 64 * 1024;
 
 /// A client id and, for a confidential client, its secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,7 +98,7 @@ pub struct ClientSettings {
 
 /// The identity chosen for one authorization server.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ClientIdentity {
+pub(crate) enum IdentityChoice {
     /// Credentials the server already knows (pre-registered, or registered
     /// earlier with this same issuer).
     Known(ClientCredentials),
@@ -113,9 +113,10 @@ pub enum ClientIdentity {
     },
 }
 
-impl ClientIdentity {
+impl IdentityChoice {
+    #[cfg(test)]
     /// The `client_id`, when known without registering.
-    pub fn client_id(&self) -> Option<&str> {
+    pub(crate) fn client_id(&self) -> Option<&str> {
         match self {
             Self::Known(c) => Some(&c.client_id),
             Self::MetadataDocument(url) => Some(url),
@@ -125,10 +126,10 @@ impl ClientIdentity {
 }
 
 /// Chooses the client identity for the server `meta` describes.
-pub fn choose_identity(
+pub(super) fn choose_identity(
     settings: &ClientSettings,
     meta: &AuthorizationServerMetadata,
-) -> Result<ClientIdentity, AuthError> {
+) -> Result<IdentityChoice, AuthError> {
     if let Some(pre) = &settings.pre_registered {
         // Pre-registered credentials bound to another issuer are an error to
         // surface, not something to route around (the MCP specification's
@@ -139,22 +140,22 @@ pub fn choose_identity(
                 found: pre.issuer.clone().unwrap_or_default(),
             });
         }
-        return Ok(ClientIdentity::Known(pre.credentials.clone()));
+        return Ok(IdentityChoice::Known(pre.credentials.clone()));
     }
     if meta.client_id_metadata_document_supported {
         if let Some(doc) = &settings.metadata_document {
             check_metadata_document_url(doc)?;
-            return Ok(ClientIdentity::MetadataDocument(doc.clone()));
+            return Ok(IdentityChoice::MetadataDocument(doc.clone()));
         }
     }
     // Only a registration with this exact issuer: a new issuer registers anew.
     if let Some(registered) =
         settings.registered.as_ref().filter(|r| r.issuer.as_deref() == Some(&meta.issuer))
     {
-        return Ok(ClientIdentity::Known(registered.credentials.clone()));
+        return Ok(IdentityChoice::Known(registered.credentials.clone()));
     }
     if let Some(endpoint) = &meta.registration_endpoint {
-        return Ok(ClientIdentity::Register {
+        return Ok(IdentityChoice::Register {
             endpoint: endpoint.clone(),
             request: RegistrationRequest::new(&settings.client_name, settings.redirect_uris.clone()),
         });
@@ -178,7 +179,7 @@ fn check_metadata_document_url(url: &str) -> Result<(), AuthError> {
 /// OpenID Connect Registration's `application_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ApplicationType {
+pub(crate) enum ApplicationType {
     /// Redirects to the loopback interface or a private scheme.
     Native,
     /// Redirects to an `https` web address.
@@ -188,7 +189,7 @@ pub enum ApplicationType {
 impl ApplicationType {
     /// `native` when every redirect URI is loopback `http` or a non-web
     /// scheme, else `web`.
-    pub fn for_redirects(uris: &[String]) -> Self {
+    pub(crate) fn for_redirects(uris: &[String]) -> Self {
         let native = |u: &String| match url::Url::parse(u) {
             Ok(u) if u.scheme() == "http" => {
                 matches!(u.host_str(), Some("127.0.0.1" | "[::1]" | "localhost"))
@@ -207,7 +208,7 @@ impl ApplicationType {
 /// An RFC 7591 §2 client registration request for a public client of the
 /// authorization code flow.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RegistrationRequest {
+pub(crate) struct RegistrationRequest {
     /// Where the authorization server may redirect.
     pub redirect_uris: Vec<String>,
     /// A human-readable name.
@@ -228,7 +229,7 @@ pub struct RegistrationRequest {
 
 impl RegistrationRequest {
     /// The request for a public client with these redirect URIs.
-    pub fn new(client_name: &str, redirect_uris: Vec<String>) -> Self {
+    pub(crate) fn new(client_name: &str, redirect_uris: Vec<String>) -> Self {
         Self {
             application_type: ApplicationType::for_redirects(&redirect_uris),
             redirect_uris,
@@ -293,7 +294,7 @@ mod tests {
     #[test]
     fn metadata_document_only_when_supported_and_https_with_a_path() {
         let s = settings();
-        assert!(matches!(choose_identity(&s, &meta()).unwrap(), ClientIdentity::Register { .. }));
+        assert!(matches!(choose_identity(&s, &meta()).unwrap(), IdentityChoice::Register { .. }));
         let mut m = meta();
         m.client_id_metadata_document_supported = true;
         for bad in ["http://app.example.com/client.json", "https://app.example.com/", "client.json"] {
@@ -309,9 +310,9 @@ mod tests {
         s.registered = Some(creds("dyn-1", Some(ISSUER)));
         assert_eq!(choose_identity(&s, &meta()).unwrap().client_id(), Some("dyn-1"));
         s.registered = Some(creds("dyn-1", Some("https://old-as.example.com")));
-        assert!(matches!(choose_identity(&s, &meta()).unwrap(), ClientIdentity::Register { .. }));
+        assert!(matches!(choose_identity(&s, &meta()).unwrap(), IdentityChoice::Register { .. }));
         s.registered = Some(creds("dyn-1", None));
-        assert!(matches!(choose_identity(&s, &meta()).unwrap(), ClientIdentity::Register { .. }));
+        assert!(matches!(choose_identity(&s, &meta()).unwrap(), IdentityChoice::Register { .. }));
     }
 
     #[test]
@@ -323,7 +324,7 @@ mod tests {
 
     #[test]
     fn registration_request_body() {
-        let ClientIdentity::Register { endpoint, request } = choose_identity(&settings(), &meta()).unwrap()
+        let IdentityChoice::Register { endpoint, request } = choose_identity(&settings(), &meta()).unwrap()
         else {
             panic!("expected registration");
         };
@@ -359,7 +360,7 @@ mod tests {
         assert_eq!(reg.credentials.client_secret.as_ref().unwrap().expose(), "s3cret-sentinel");
         assert!(reg.is_for(ISSUER) && !reg.is_for("https://other"));
         assert!(!format!("{reg:?}").contains("sentinel"));
-        let identity = ClientIdentity::Known(reg.credentials);
+        let identity = IdentityChoice::Known(reg.credentials);
         assert!(!format!("{identity:?}").contains("sentinel"));
         // A malformed response does not echo the secret in its error.
         let err = ClientRegistration::from_response(

@@ -12,14 +12,14 @@ use super::{AuthorizationHandler, ClientRegistration, MemoryStore, Secret, Token
 
 /// How many step-ups (re-authorizations on `403 insufficient_scope`) run
 /// in a row before the request fails with `auth_denied`.
-pub const DEFAULT_MAX_STEP_UPS: u32 = 2;
+pub(crate) const DEFAULT_MAX_STEP_UPS: u32 = 2;
 /// How long before its expiry an access token is refreshed.
-pub const DEFAULT_REFRESH_MARGIN: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_REFRESH_MARGIN: Duration = Duration::from_secs(60);
 /// How long one authorization flow (discovery, registration, the human
 /// step, the token request) may take in all.
-pub const DEFAULT_FLOW_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_FLOW_TIMEOUT: Duration = Duration::from_secs(600);
 /// The bound on each request to an authorization server.
-pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Which OAuth grant obtains tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -183,7 +183,7 @@ impl fmt::Debug for OAuthClient {
 /// The defaults: the authorization code grant, tokens in a
 /// [`MemoryStore`], no handler (so a server that needs a person fails with
 /// `auth_required` until the host sets one), at most
-/// [`DEFAULT_MAX_STEP_UPS`] step-ups in a row.
+/// 2 step-ups in a row.
 ///
 /// ```
 /// use mcp_stack::auth::{AuthorizationHandler, OAuth};

@@ -30,7 +30,7 @@ use super::{AuthError, AuthorizationServerMetadata, BearerChallenge, ProtectedRe
 
 /// Choices for [`discover`].
 #[derive(Debug, Clone)]
-pub struct DiscoveryOptions {
+pub(crate) struct DiscoveryOptions {
     /// Apply the 2025-03-26 fallback when no PRM is found (default: true).
     pub legacy_fallback: bool,
 }
@@ -43,7 +43,7 @@ impl Default for DiscoveryOptions {
 
 /// What discovery found, every document checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Discovered {
+pub(crate) struct Discovered {
     /// The RFC 8707 `resource` to send: the PRM's `resource`, or (without a
     /// PRM) the server's canonical URI.
     pub resource: String,
@@ -59,14 +59,14 @@ pub struct Discovered {
 
 impl Discovered {
     /// Whether this is the 2025-03-26 fallback (no PRM).
-    pub fn is_legacy(&self) -> bool {
+    pub(crate) fn is_legacy(&self) -> bool {
         self.resource_metadata.is_none()
     }
 }
 
 /// Runs discovery for the MCP server at `server`, after a 401 whose
 /// `Bearer` challenge (if any) is `challenge`.
-pub async fn discover(
+pub(crate) async fn discover(
     fetch: &(impl Fetch + ?Sized),
     server: &str,
     challenge: Option<&BearerChallenge>,

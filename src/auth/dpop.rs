@@ -32,13 +32,13 @@ use super::jose::{random_id, unix_seconds, JoseError, SigningKey};
 use super::Secret;
 
 /// The `DPoP` request header (RFC 9449 §4.1).
-pub const DPOP_HEADER: &str = "dpop";
+pub(crate) const DPOP_HEADER: &str = "dpop";
 /// The `DPoP-Nonce` response header (RFC 9449 §8).
-pub const DPOP_NONCE_HEADER: &str = "dpop-nonce";
+pub(crate) const DPOP_NONCE_HEADER: &str = "dpop-nonce";
 /// The longest nonce kept; a longer one is ignored.
-pub const MAX_NONCE_BYTES: usize = 1024;
+pub(crate) const MAX_NONCE_BYTES: usize = 1024;
 /// How many origins' nonces are kept.
-pub const MAX_ORIGINS: usize = 32;
+pub(crate) const MAX_ORIGINS: usize = 32;
 
 /// A DPoP key and the nonces servers handed out.
 ///
@@ -156,7 +156,7 @@ impl Dpop {
 
 /// Where a response came from, for [`is_nonce_challenge`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DpopEndpoint {
+pub(crate) enum DpopEndpoint {
     /// A token endpoint (RFC 9449 §8): `400`, `error` `use_dpop_nonce` in
     /// the JSON body.
     Token,
@@ -170,7 +170,7 @@ pub enum DpopEndpoint {
 /// Either way the response must carry a `DPoP-Nonce` header too (without
 /// one a retry would send the same proof again); record it with
 /// [`Dpop::observe`] before building the retry's proof.
-pub fn is_nonce_challenge(
+pub(crate) fn is_nonce_challenge(
     endpoint: DpopEndpoint,
     status: u16,
     headers: &http::HeaderMap,
@@ -198,7 +198,7 @@ pub fn is_nonce_challenge(
 
 /// The `htu` of a request to `url`: the URL without query and fragment
 /// (RFC 9449 §4.2).
-pub fn htu(url: &Url) -> String {
+pub(super) fn htu(url: &Url) -> String {
     let mut url = url.clone();
     url.set_query(None);
     url.set_fragment(None);
@@ -206,7 +206,7 @@ pub fn htu(url: &Url) -> String {
 }
 
 /// The `ath` of an access token: base64url(SHA-256(token)) (RFC 9449 §4.2).
-pub fn ath(access_token: &Secret) -> String {
+pub(super) fn ath(access_token: &Secret) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .encode(sha2::Sha256::digest(access_token.expose().as_bytes()))
 }

@@ -30,7 +30,7 @@ use serde::Deserialize;
 use url::Url;
 
 use super::authorize::{self, AuthorizationParams};
-use super::client::{choose_identity, ClientIdentity, MAX_REGISTRATION_BYTES};
+use super::client::{choose_identity, IdentityChoice, MAX_REGISTRATION_BYTES};
 use super::config::{Grant, OAuth, Registered, TokenEndpointAuth};
 use super::dpop::{is_nonce_challenge, DpopEndpoint};
 use super::grant::PrivateKeyJwt;
@@ -49,7 +49,7 @@ use crate::error::{Error, FailureClass};
 /// place for proof-of-possession headers on both kinds).
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
-pub enum Outgoing<'a> {
+pub(crate) enum Outgoing<'a> {
     /// A token endpoint request (`POST`).
     Token {
         /// The token endpoint.
@@ -502,15 +502,15 @@ impl Authorizer {
         let registered = self.registered(&meta.issuer);
         settings.registered = registered.as_ref().map(|r| r.registration.clone());
         match choose_identity(&settings, meta).map_err(classify)? {
-            ClientIdentity::Known(c) => {
+            IdentityChoice::Known(c) => {
                 let method = registered.filter(|r| r.registration.credentials == c).and_then(|r| r.method);
                 Ok(Some((c, method)))
             }
-            ClientIdentity::MetadataDocument(url) => Ok(Some((
+            IdentityChoice::MetadataDocument(url) => Ok(Some((
                 ClientCredentials { client_id: url, client_secret: None },
                 Some(TokenEndpointAuth::None),
             ))),
-            ClientIdentity::Register { .. } => Ok(None),
+            IdentityChoice::Register { .. } => Ok(None),
             #[allow(unreachable_patterns)]
             _ => Ok(None),
         }
@@ -533,7 +533,7 @@ impl Authorizer {
         }
         let mut settings = self.client_settings(redirect_uri);
         settings.registered = None;
-        let ClientIdentity::Register { endpoint, mut request } =
+        let IdentityChoice::Register { endpoint, mut request } =
             choose_identity(&settings, meta).map_err(classify)?
         else {
             return Err(Error::new(FailureClass::AuthFailed, "no client identity could be chosen"));

@@ -23,29 +23,30 @@ use super::token::{FormValue, TokenRequest, MAX_TOKEN_RESPONSE_BYTES};
 use super::{AuthError, Secret};
 
 /// `grant_type` of the JWT bearer grant (RFC 7523 §2.1).
-pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+pub(crate) const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 /// `grant_type` of token exchange (RFC 8693 §2.1).
-pub const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+pub(crate) const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 /// `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
-pub const JWT_CLIENT_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+pub(crate) const JWT_CLIENT_ASSERTION: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /// The token type of an OpenID Connect ID token (RFC 8693 §3).
-pub const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
+pub(crate) const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
 /// The token type of an Identity Assertion JWT Authorization Grant.
-pub const ID_JAG_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
+pub(crate) const ID_JAG_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 /// How long a client assertion is valid by default: short, since it is
 /// made for one request (RFC 7523 §3 leaves the bound to the client).
-pub const DEFAULT_ASSERTION_LIFETIME: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_ASSERTION_LIFETIME: Duration = Duration::from_secs(60);
 
 fn plain(s: &str) -> FormValue {
     FormValue::Plain(s.to_owned())
 }
 
 impl TokenRequest {
+    #[cfg(test)]
     /// The client credentials grant for `resource` (RFC 8707), with
     /// `scope` when one is wanted. Client authentication is added by the
     /// caller (a secret, or [`PrivateKeyJwt::authenticate`]).
-    pub fn client_credentials(endpoint: &str, resource: &str, scope: Option<&str>) -> Self {
+    pub(crate) fn client_credentials(endpoint: &str, resource: &str, scope: Option<&str>) -> Self {
         let mut form = vec![("grant_type", plain("client_credentials")), ("resource", plain(resource))];
         if let Some(scope) = scope {
             form.push(("scope", plain(scope)));
@@ -55,7 +56,7 @@ impl TokenRequest {
 
     /// The JWT bearer grant: `assertion` (a workload token, an ID-JAG)
     /// exchanged for an access token for `resource`.
-    pub fn jwt_bearer(endpoint: &str, assertion: Secret, resource: &str, scope: Option<&str>) -> Self {
+    pub(crate) fn jwt_bearer(endpoint: &str, assertion: Secret, resource: &str, scope: Option<&str>) -> Self {
         let mut form = vec![
             ("grant_type", plain(JWT_BEARER_GRANT)),
             ("assertion", FormValue::Secret(assertion)),
@@ -72,7 +73,7 @@ impl TokenRequest {
     /// authorization server issuer) and `resource` (the MCP server).
     /// `client_id` is the client's identity at the IdP (a client secret, if
     /// it has one, is added by the caller).
-    pub fn id_jag_exchange(
+    pub(crate) fn id_jag_exchange(
         idp_token_endpoint: &str,
         id_token: Secret,
         audience: &str,
@@ -104,7 +105,7 @@ impl TokenRequest {
 /// `access_token` (RFC 8693 §2.2.1); anything else is refused. Errors are
 /// [`AuthError::TokenRefused`] with the RFC 6749 §5.2 code, as at any
 /// token endpoint; nothing of the body but that code is kept.
-pub fn parse_id_jag_response(
+pub(crate) fn parse_id_jag_response(
     status: u16,
     body: &[u8],
     idp_token_endpoint: &str,
@@ -160,7 +161,7 @@ pub struct PrivateKeyJwt {
 
 impl PrivateKeyJwt {
     /// Authentication as `client_id` with `key`, assertions valid for
-    /// [`DEFAULT_ASSERTION_LIFETIME`].
+    /// 60 s.
     pub fn new(client_id: impl Into<String>, key: SigningKey) -> Self {
         Self { client_id: client_id.into(), key, lifetime: DEFAULT_ASSERTION_LIFETIME }
     }
@@ -182,7 +183,7 @@ impl PrivateKeyJwt {
     /// Adds `client_assertion_type` and a fresh `client_assertion` to
     /// `request`, and `client_id` (RFC 7521 §4.2 allows it; some servers
     /// want it to find the key).
-    pub fn authenticate(
+    pub(crate) fn authenticate(
         &self,
         request: &mut TokenRequest,
         issuer: &str,
@@ -198,7 +199,7 @@ impl PrivateKeyJwt {
 }
 
 /// The largest token read from a [`TokenSource::File`].
-pub const MAX_TOKEN_SOURCE_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_TOKEN_SOURCE_BYTES: u64 = 64 * 1024;
 
 /// Where a token the client presents, but does not issue, comes from: the
 /// workload token of workload identity federation (the platform, not a
@@ -216,7 +217,7 @@ pub enum TokenSource {
     /// A token given once (a short-lived process, a test).
     Static(Secret),
     /// A file holding the current token, read (at most
-    /// [`MAX_TOKEN_SOURCE_BYTES`], surrounding whitespace trimmed) for
+    /// 64 KiB, surrounding whitespace trimmed) for
     /// each use.
     File(std::path::PathBuf),
 }

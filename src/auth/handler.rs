@@ -29,9 +29,9 @@ use crate::error::{Error, FailureClass};
 
 /// The longest the headless handler follows redirects inside the
 /// authorization server before it expects the redirect URI.
-pub const MAX_AUTHORIZATION_HOPS: usize = 8;
+pub(crate) const MAX_AUTHORIZATION_HOPS: usize = 8;
 /// How long the loopback handler waits for the browser by default.
-pub const DEFAULT_LOOPBACK_WAIT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_LOOPBACK_WAIT: Duration = Duration::from_secs(300);
 /// The largest HTTP request the loopback listener reads.
 const MAX_LOOPBACK_REQUEST_BYTES: usize = 16 * 1024;
 /// Connections the loopback listener answers before giving up (a browser
@@ -76,7 +76,7 @@ impl AuthorizationRequest {
 }
 
 /// The service behind an [`AuthorizationHandler`].
-pub type AuthorizationService = BoxCloneSyncService<AuthorizationRequest, Secret, Error>;
+pub(super) type AuthorizationService = BoxCloneSyncService<AuthorizationRequest, Secret, Error>;
 
 /// Takes the authorization URL to the user; returns the redirect's query.
 ///
@@ -123,7 +123,7 @@ impl AuthorizationHandler {
     }
 
     /// The headless handler: follows the authorization URL with redirects
-    /// off (at most [`MAX_AUTHORIZATION_HOPS`], each within `timeout`) until
+    /// off (at most 8, each within `timeout`) until
     /// a `Location` points at `redirect_uri`, and returns that location's
     /// query. Nothing listens at `redirect_uri`; it only has to be a URI the
     /// authorization server accepts. Cookies the authorization server sets

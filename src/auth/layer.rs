@@ -1,49 +1,4 @@
 //! [`AuthLayer`]: OAuth authorization as a layer on the HTTP transport's
-//! per-hop service ([`HttpService`](crate::transport::http::HttpService)),
-//! and [`HttpBuilder::oauth`], which puts it on every connection of a
-//! factory (defined here, not in the transport: authorization builds on the
-//! transport, never the other way round).
-//!
-//! Per request to the server's own origin (scheme, host, port; any other
-//! hop, such as an off-origin redirect, passes through untouched and never
-//! carries the token):
-//!
-//! 1. It waits for a flow that is running (a request made while a token is
-//!    obtained or refreshed waits for it, inside its own deadline, since
-//!    the caller's deadline drops the wait), refreshes a token that expires
-//!    within the margin, and sends the request with the token.
-//! 2. On `401` with a `Bearer` challenge (or a `DPoP` one, from a server
-//!    that takes DPoP-bound tokens only) it runs one flow (refresh when the
-//!    token has a refresh token, else the full authorization) and sends the
-//!    request again; at most twice per request.
-//! 3. With DPoP, a `401` whose `DPoP` challenge says `use_dpop_nonce`
-//!    (RFC 9449 §9) is answered by sending the request once more with a new
-//!    proof carrying the server's `DPoP-Nonce`; no flow runs for it. Every
-//!    response's `DPoP-Nonce` is kept for the next proof.
-//! 4. On `403` with `error="insufficient_scope"` it runs a step-up with the
-//!    challenge's scopes added; at most `max_step_ups` in a row (reset by a
-//!    successful response), then the request fails with `auth_denied`.
-//!
-//! Flows are single-flight: the first request that needs one starts it on a
-//! task of its own; every other waits for that task's outcome. A caller that
-//! gives up does not cancel the flow for the others.
-//!
-//! ```
-//! use mcp_stack::auth::{AuthLayer, OAuth};
-//! use mcp_stack::transport::http::{HttpRequest, HttpResponse};
-//! use mcp_stack::{Error, FailureClass};
-//! use tower::ServiceBuilder;
-//! # fn main() -> Result<(), Error> {
-//! // Any per-hop service: here one that is offline.
-//! let inner = tower::service_fn(|_request: HttpRequest| async {
-//!     Err::<HttpResponse, _>(Error::new(FailureClass::TransportClosed, "offline"))
-//! });
-//! let server = url::Url::parse("https://mcp.example.com/mcp").unwrap();
-//! let service = ServiceBuilder::new().layer(AuthLayer::new(server, OAuth::new())?).service(inner);
-//! # let _ = service;
-//! # Ok(())
-//! # }
-//! ```
 
 use std::fmt;
 use std::future::Future;
@@ -72,7 +27,52 @@ const MAX_FLOWS_PER_REQUEST: usize = 2;
 /// Told `true` when a flow starts and `false` when it ends.
 pub type AuthenticatingHook = Arc<dyn Fn(bool) + Send + Sync>;
 
-/// Adds OAuth authorization to an HTTP service (see the [module](self)).
+/// [`AuthLayer`]: OAuth authorization as a layer on the HTTP transport's
+/// per-hop service ([`HttpService`](crate::transport::http::HttpService)),
+/// and [`HttpBuilder::oauth`], which puts it on every connection of a
+/// factory (defined here, not in the transport: authorization builds on the
+/// transport, never the other way round).
+///
+/// Per request to the server's own origin (scheme, host, port; any other
+/// hop, such as an off-origin redirect, passes through untouched and never
+/// carries the token):
+///
+/// 1. It waits for a flow that is running (a request made while a token is
+///    obtained or refreshed waits for it, inside its own deadline, since
+///    the caller's deadline drops the wait), refreshes a token that expires
+///    within the margin, and sends the request with the token.
+/// 2. On `401` with a `Bearer` challenge (or a `DPoP` one, from a server
+///    that takes DPoP-bound tokens only) it runs one flow (refresh when the
+///    token has a refresh token, else the full authorization) and sends the
+///    request again; at most twice per request.
+/// 3. With DPoP, a `401` whose `DPoP` challenge says `use_dpop_nonce`
+///    (RFC 9449 §9) is answered by sending the request once more with a new
+///    proof carrying the server's `DPoP-Nonce`; no flow runs for it. Every
+///    response's `DPoP-Nonce` is kept for the next proof.
+/// 4. On `403` with `error="insufficient_scope"` it runs a step-up with the
+///    challenge's scopes added; at most `max_step_ups` in a row (reset by a
+///    successful response), then the request fails with `auth_denied`.
+///
+/// Flows are single-flight: the first request that needs one starts it on a
+/// task of its own; every other waits for that task's outcome. A caller that
+/// gives up does not cancel the flow for the others.
+///
+/// ```
+/// use mcp_stack::auth::{AuthLayer, OAuth};
+/// use mcp_stack::transport::http::{HttpRequest, HttpResponse};
+/// use mcp_stack::{Error, FailureClass};
+/// use tower::ServiceBuilder;
+/// # fn main() -> Result<(), Error> {
+/// // Any per-hop service: here one that is offline.
+/// let inner = tower::service_fn(|_request: HttpRequest| async {
+///     Err::<HttpResponse, _>(Error::new(FailureClass::TransportClosed, "offline"))
+/// });
+/// let server = url::Url::parse("https://mcp.example.com/mcp").unwrap();
+/// let service = ServiceBuilder::new().layer(AuthLayer::new(server, OAuth::new())?).service(inner);
+/// # let _ = service;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct AuthLayer {
     shared: Arc<AuthShared>,

@@ -16,11 +16,11 @@ use super::wellknown::{http_url, resource_matches};
 use super::AuthError;
 
 /// The largest metadata document read.
-pub const MAX_METADATA_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_METADATA_BYTES: usize = 64 * 1024;
 
 /// RFC 9728 §2: what a protected resource says about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProtectedResourceMetadata {
+pub(crate) struct ProtectedResourceMetadata {
     /// The resource identifier; must identify the MCP server.
     pub resource: String,
     /// Issuer identifiers of the authorization servers it accepts tokens from.
@@ -39,7 +39,7 @@ pub struct ProtectedResourceMetadata {
 
 impl ProtectedResourceMetadata {
     /// Parses a document fetched from `url`.
-    pub fn from_json(body: &[u8], url: &Url) -> Result<Self, AuthError> {
+    pub(crate) fn from_json(body: &[u8], url: &Url) -> Result<Self, AuthError> {
         let doc: Self = parse("protected resource metadata", body, url)?;
         if doc.resource.is_empty() {
             return Err(invalid("protected resource metadata", url, "empty resource"));
@@ -55,7 +55,7 @@ impl ProtectedResourceMetadata {
     /// port (compared as RFC 3986 says, case-insensitively), no fragment, and
     /// a path that is the server's path or a parent of it on a segment
     /// boundary. A foreign origin, or a sibling path, is refused.
-    pub fn check_resource(&self, server: &Url) -> Result<(), AuthError> {
+    pub(crate) fn check_resource(&self, server: &Url) -> Result<(), AuthError> {
         if resource_matches(server, &self.resource) {
             Ok(())
         } else {
@@ -67,7 +67,7 @@ impl ProtectedResourceMetadata {
 /// RFC 8414 §2 (and OpenID Connect Discovery §3): what an authorization
 /// server offers. Only the fields the MCP flow reads are kept.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct AuthorizationServerMetadata {
+pub(crate) struct AuthorizationServerMetadata {
     /// The issuer identifier; must be the one discovered from.
     pub issuer: String,
     /// Where the user authorizes.
@@ -111,14 +111,14 @@ pub struct AuthorizationServerMetadata {
 
 impl AuthorizationServerMetadata {
     /// Parses a document fetched from `url`.
-    pub fn from_json(body: &[u8], url: &Url) -> Result<Self, AuthError> {
+    pub(crate) fn from_json(body: &[u8], url: &Url) -> Result<Self, AuthError> {
         parse("authorization server metadata", body, url)
     }
 
     /// The 2025-03-26 defaults for a server without metadata: `/authorize`,
     /// `/token` and `/register` at the MCP server's origin, which is also
     /// the issuer; PKCE S256 is assumed, as that revision requires it.
-    pub fn legacy_defaults(server: &Url) -> Self {
+    pub(crate) fn legacy_defaults(server: &Url) -> Self {
         let origin = server.origin().ascii_serialization();
         Self {
             issuer: origin.clone(),
@@ -136,7 +136,7 @@ impl AuthorizationServerMetadata {
     /// `https://as.example/` are the same URL), the authorization and token
     /// endpoints present and `http`/`https`, any registration endpoint too,
     /// and PKCE `S256` advertised.
-    pub fn check(&self, expected_issuer: &str) -> Result<(), AuthError> {
+    pub(crate) fn check(&self, expected_issuer: &str) -> Result<(), AuthError> {
         if !same_issuer(&self.issuer, expected_issuer) {
             return Err(AuthError::IssuerMismatch {
                 expected: expected_issuer.to_owned(),
@@ -182,7 +182,7 @@ impl AuthorizationServerMetadata {
     }
 
     /// Whether `scopes_supported` lists `scope`.
-    pub fn supports_scope(&self, scope: &str) -> bool {
+    pub(crate) fn supports_scope(&self, scope: &str) -> bool {
         self.scopes_supported.iter().flatten().any(|s| s == scope)
     }
 }

@@ -25,7 +25,7 @@ use super::error::json_reason;
 use super::{AuthError, Secret};
 
 /// The largest token file read.
-pub const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
 
 /// The tokens of one server origin.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,11 +17,11 @@ use super::error::json_reason;
 use super::{AuthError, Secret, Tokens};
 
 /// The largest token response read.
-pub const MAX_TOKEN_RESPONSE_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_TOKEN_RESPONSE_BYTES: usize = 64 * 1024;
 
 /// One value of a token request form.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FormValue {
+pub(crate) enum FormValue {
     /// A value that may be shown.
     Plain(String),
     /// A code, verifier, refresh token or client secret.
@@ -30,7 +30,7 @@ pub enum FormValue {
 
 /// A token endpoint request: where, and the form.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TokenRequest {
+pub(crate) struct TokenRequest {
     /// The token endpoint.
     pub endpoint: String,
     /// The form fields in order.
@@ -40,7 +40,7 @@ pub struct TokenRequest {
 impl TokenRequest {
     /// The authorization code grant for the code `pending` received
     /// (client authentication `none`: the `client_id` is in the form).
-    pub fn authorization_code(endpoint: &str, pending: &PendingAuthorization, code: Secret) -> Self {
+    pub(crate) fn authorization_code(endpoint: &str, pending: &PendingAuthorization, code: Secret) -> Self {
         let plain = |s: &str| FormValue::Plain(s.to_owned());
         Self {
             endpoint: endpoint.to_owned(),
@@ -56,7 +56,7 @@ impl TokenRequest {
     }
 
     /// A refresh (RFC 6749 §6) for `resource`, optionally narrowing `scope`.
-    pub fn refresh(
+    pub(crate) fn refresh(
         endpoint: &str,
         refresh_token: &Secret,
         client_id: &str,
@@ -77,7 +77,7 @@ impl TokenRequest {
     }
 
     /// The `application/x-www-form-urlencoded` body, secrets included.
-    pub fn encode(&self) -> String {
+    pub(crate) fn encode(&self) -> String {
         let mut body = url::form_urlencoded::Serializer::new(String::new());
         for (name, value) in &self.form {
             let value = match value {
@@ -97,7 +97,7 @@ impl TokenRequest {
 /// assumed (RFC 6749 §5.1). Any other status is read as an RFC 6749 §5.2
 /// error and returned as [`AuthError::TokenRefused`] with its `error` code.
 /// `issuer` is recorded on the tokens.
-pub fn parse_token_response(
+pub(crate) fn parse_token_response(
     status: u16,
     body: &[u8],
     now: SystemTime,

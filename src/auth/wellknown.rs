@@ -11,7 +11,7 @@ const OAUTH_AS: &str = "/.well-known/oauth-authorization-server";
 const OIDC: &str = "/.well-known/openid-configuration";
 
 /// Parses an absolute `http`/`https` URL without a fragment or credentials.
-pub fn http_url(s: &str, what: &'static str) -> Result<Url, AuthError> {
+pub(super) fn http_url(s: &str, what: &'static str) -> Result<Url, AuthError> {
     let url = Url::parse(s).map_err(|_| AuthError::InvalidUrl { what, reason: "not an absolute URL" })?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(AuthError::InvalidUrl { what, reason: "not http or https" });
@@ -45,7 +45,7 @@ fn at(base: &Url, path: &str, query: Option<&str>) -> Url {
 /// `resource_metadata` hint (when it is a valid URL), then the path-based
 /// well-known URL (`/.well-known/oauth-protected-resource/<path>`, when the
 /// server is not at the root), then the root one. No duplicates.
-pub fn protected_resource_metadata_urls(server: &Url, hint: Option<&str>) -> Vec<Url> {
+pub(super) fn protected_resource_metadata_urls(server: &Url, hint: Option<&str>) -> Vec<Url> {
     let mut urls = Vec::with_capacity(3);
     if let Some(hint) = hint.and_then(|h| http_url(h, "resource_metadata").ok()) {
         urls.push(hint);
@@ -69,7 +69,7 @@ pub fn protected_resource_metadata_urls(server: &Url, hint: Option<&str>) -> Vec
 /// MCP specification: RFC 8414 with path insertion, then OpenID Connect
 /// Discovery with path insertion, then with the path appended. An issuer at
 /// the root has two: RFC 8414, then OpenID Connect.
-pub fn authorization_server_metadata_urls(issuer: &Url) -> Vec<Url> {
+pub(super) fn authorization_server_metadata_urls(issuer: &Url) -> Vec<Url> {
     let path = trimmed_path(issuer);
     if path.is_empty() {
         vec![at(issuer, OAUTH_AS, None), at(issuer, OIDC, None)]
@@ -83,14 +83,14 @@ pub fn authorization_server_metadata_urls(issuer: &Url) -> Vec<Url> {
 }
 
 /// The 2025-03-26 metadata URL: RFC 8414 at the MCP server's root.
-pub fn legacy_metadata_url(server: &Url) -> Url {
+pub(super) fn legacy_metadata_url(server: &Url) -> Url {
     at(server, OAUTH_AS, None)
 }
 
 /// The canonical URI of the MCP server (RFC 8707 §2, the MCP
 /// specification's form): lowercase scheme and host (the URL parser does
 /// this), no fragment, and no trailing `/` at the root.
-pub fn canonical_resource(server: &Url) -> String {
+pub(super) fn canonical_resource(server: &Url) -> String {
     let mut url = server.clone();
     url.set_fragment(None);
     let s = url.to_string();
@@ -104,7 +104,7 @@ pub fn canonical_resource(server: &Url) -> String {
 /// Whether `resource` identifies `server`: the same origin and a path that
 /// is the server's or a parent of it on a segment boundary (see
 /// [`ProtectedResourceMetadata::check_resource`](super::ProtectedResourceMetadata::check_resource)).
-pub fn resource_matches(server: &Url, resource: &str) -> bool {
+pub(super) fn resource_matches(server: &Url, resource: &str) -> bool {
     let Ok(resource) = http_url(resource, "resource") else {
         return false;
     };

@@ -20,7 +20,7 @@ pub(super) type CustomStack = Box<dyn FnOnce(StackParts) -> BoxMcpService + Send
 /// `Binding::builder(definition).handlers(handlers).layer(a).layer(b).connect().await`.
 ///
 /// User layers sit inside the stack, below the deadline and above the
-/// result limit; the [binding docs](crate::binding#user-layers) say exactly
+/// result limit; the [binding docs](crate::Binding#user-layers) say exactly
 /// what they see.
 pub struct BindingBuilder {
     pub(super) definition: Definition,

@@ -22,7 +22,7 @@ impl Binding {
     }
 
     /// A builder for a binding with the host's handlers and user layers
-    /// (see [`BindingBuilder`] and [User layers](super#user-layers)).
+    /// (see [`BindingBuilder`] and [User layers](crate::Binding#user-layers)).
     pub fn builder(definition: Definition) -> BindingBuilder {
         BindingBuilder::new(definition)
     }

@@ -77,7 +77,7 @@ pub struct Definition {
     /// request (that era's streams are not resumable), and the
     /// specification asks the client to re-issue it. List and read
     /// requests are re-issued with a new id, within the call's deadline
-    /// ([`MAX_REISSUES`](crate::connection::MAX_REISSUES) times at most). A
+    /// (2 times at most). A
     /// tool call may already have acted, and this binding never runs a tool
     /// twice behind the host's back: by default it ends `indeterminate`,
     /// for the host to decide. Set this for a server whose tools are safe to

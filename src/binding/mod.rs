@@ -1,150 +1,5 @@
 //! [`Binding`]: a live, named connection to one server, built from a
 //! [`Definition`] as a stack of tower layers, with user layers inside it.
-//!
-//! # The stack
-//!
-//! Outermost first, each position chosen for a reason. Every layer passes
-//! readiness through as tower's middleware do, except where said.
-//!
-//! Around all of it, each request gets its `tracing` span
-//! ([`crate::layer::trace`]: binding, method, tool and model name, request
-//! id; `INFO` for tool calls, `DEBUG` for the rest), opened first so that
-//! a refusal, a wait and a retry all show inside it; the catalog's own
-//! reads get one too. With [`Definition::trace_context`] set, it also
-//! writes the W3C `traceparent` into the request's `_meta`.
-//!
-//! 1. [`ToolFilterLayer`]: refuses a call to a filtered tool
-//!    (`tool_unavailable`) before anything else happens: no deadline, no
-//!    progress route, no place at the gate, no permit, nothing on the wire,
-//!    and nothing seen by user layers. `tools/list` results pass through it
-//!    last, so what a caller lists is what the filter permits.
-//! 2. [`DeadlineLayer`]: fixes one absolute deadline when the call enters
-//!    (the caller's [`CallOpts`], a timeout counting from this moment, or
-//!    `Timeouts::request`). Everything below — a second try after a -32020,
-//!    waiting for a user layer's capacity, the tool-call gate, a
-//!    concurrency permit, a reconnect, retries and their delays, the
-//!    exchange, bounding the result — is inside it. On expiry it drops
-//!    everything below at once, which releases the gate and the permit and
-//!    cancels on the wire.
-//! 3. The catalog's call checks ([`crate::catalog`]): a `tools/call` is
-//!    checked against the adopted generation (`tool_schema_changed` before
-//!    any I/O when a waiting candidate changes the tool) and its structured
-//!    result validated against the tool's output schema on the way up; on
-//!    2026-07-28 over HTTP the tool's `x-mcp-header` arguments go down as
-//!    typed `Mcp-Param-*` headers, and a -32020 makes the catalog look
-//!    again and the call go once more, inside the same deadline.
-//! 4. [`SamplingDepthLayer`]: counts a request made from the host's
-//!    sampling service in its chain until the reply, and passes the depth
-//!    down as a typed extension (see [`sampling`](crate::handlers::sampling)). It reads a task-local,
-//!    so it runs here, on the caller's task, before anything can move the
-//!    call to another one.
-//! 5. The entry point: the stack below is driven to readiness *inside* each
-//!    call's future (tower's `svc.clone().oneshot(req)`), so that every wait
-//!    of the layers below counts against the deadline above while each of
-//!    them passes readiness through. Everything above it is always ready,
-//!    which is why a refusal (1, 3) is immediate whatever the connection is
-//!    doing.
-//! 6. **User layers** ([`BindingBuilder::layer`]), the first added
-//!    outermost. See [User layers](#user-layers).
-//! 7. [`ResultLimitLayer`]: bounds results (what it did travels up as typed
-//!    marks), above everything that holds a shared resource: by the time it
-//!    walks a large result, the reply has come up through the gate and the
-//!    concurrency limit, which have let the next call go.
-//! 8. [`ProgressLayer`]: attaches the token and registers its route before
-//!    the call can queue at the gate or be sent, so no report can arrive
-//!    before its route exists; the route lives exactly as long as the call.
-//! 9. [`ToolCallGateLayer`]: one tool call at a time unless
-//!    [`Definition::allow_parallel_calls`]. The one layer that does not pass
-//!    readiness through: it takes the gate *before* asking the concurrency
-//!    limit for a permit, so queued tool calls hold no permit and listing,
-//!    reading and ping are never held behind a long tool call (see
-//!    [`crate::layer::tool_gate`]).
-//! 10. `ConcurrencyLimit` (tower's): at most
-//!     `Limits::max_concurrent_requests` in flight, just above the
-//!     connection, so a permit covers the exchange, not a wait at the gate.
-//! 11. `Retry` (tower's) with [`SafeRetry`]: repeats a request safe to repeat
-//!     after a loss (never a `tools/call` that left the client). Below the
-//!     concurrency limit, so a retry keeps its caller's permit. Keeping a
-//!     request to send again is a reference count: an [`McpRequest`]'s
-//!     params are shared between its clones.
-//! 12. [`Reconnect`]: whichever connection is live, replaced by a supervisor
-//!     when it is lost (re-dial, re-run the handshake, with backoff per
-//!     [`Definition::reconnect`]); it also renews a session an HTTP server
-//!     forgot, once, at once (see [`crate::layer::reconnect`]).
-//! 13. [`Connection`](crate::connection::Connection): the JSON-RPC engine,
-//!     one per transport life.
-//!
-//! One call path: the binding's methods are [`Binding::service`] plus a
-//! conversion ([`ToolResult::from_response`] and its siblings), so a host
-//! that sends through the service gets the same checks and results. The
-//! catalog's own list calls (discovery, and the refetch after a
-//! `list_changed` or a reconnect) go through a deadline of their own into
-//! 5: below the filter and the call checks, since the catalog describes the
-//! server's whole offering, and above the user layers, which see them.
-//!
-//! # User layers
-//!
-//! ```
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), mcp_stack::Error> {
-//! use mcp_stack::{Binding, CallOpts, Definition};
-//! use tower::limit::ConcurrencyLimitLayer;
-//!
-//! let binding = Binding::builder(Definition::new("demo", mcp_stack::demo::factory()))
-//!     .layer(ConcurrencyLimitLayer::new(2)) // at most two requests of this host at once
-//!     .connect()
-//!     .await?;
-//! let echoed = binding.call_tool("echo", serde_json::json!({"message": "hi"}), CallOpts::default()).await?;
-//! assert_eq!(echoed.content[0].as_text(), Some("hi"));
-//! # binding.close().await;
-//! # Ok(()) }
-//! ```
-//!
-//! A user layer (a rate limit, an audit log, metrics, a policy check) is
-//! any `tower::Layer` over [`BoxMcpService`](crate::request::BoxMcpService)
-//! whose service takes [`McpRequest`] to [`McpResponse`] with the crate's
-//! [`Error`]; [`BindingBuilder::layer`] says what it costs. It sits at 6, and
-//! so:
-//!
-//! - it sees every request the binding sends for the host — tool calls,
-//!   prompts, resources, completions, subscriptions, ping — and the
-//!   catalog's list calls; not the handshake, which is the connection's own
-//!   (after a reconnect, the catalog's refetch passes through it again);
-//! - it sees each request once: below it, retries and a renewed session
-//!   send the same request again without it;
-//! - it never sees a call the tool filter or the catalog refused; it sees a
-//!   call sent again after a -32020 twice (it is sent twice);
-//! - it runs inside the deadline: the request it sees has its absolute
-//!   deadline in [`CallOpts::deadline`], a wait it imposes counts against
-//!   it, and it cannot extend it;
-//! - it sees bounded results (the result limit is below it) and the
-//!   response's typed extensions; it can attach typed data to the
-//!   request's [extensions](McpRequest::extensions) for the layers and the
-//!   transport below.
-//!
-//! Reconnecting, candidates and events work with user layers in place: they
-//! live below them (the reconnect layer) or around the stack (the catalog,
-//! the lifecycle). [`BindingBuilder::stack`] replaces 7–11 with a stack of
-//! the host's own, made from the binding's [`StackParts`], and keeps all of
-//! that.
-//!
-//! # Lifecycle
-//!
-//! See [`State`] for the states and the moves between them, and
-//! [`Event`] for how each move is reported.
-//!
-//! # What the server starts
-//!
-//! The host's [`Handlers`] serve what a server asks of the host:
-//! [`elicitation`](crate::handlers::elicitation) (a person's input), [`sampling`](crate::handlers::sampling) (the host's model),
-//! [`roots`](crate::handlers::roots) (the host's directories) and [`logging`](crate::handlers::logging) (the server's log
-//! records). Each module says what it bounds and how it fails. A binding
-//! also keeps the server's resource subscriptions
-//! ([`Binding::subscribe`]), reported as [`Event::ResourceUpdated`].
-//!
-//! [`ResultLimitLayer`]: crate::layer::ResultLimitLayer
-//! [`ProgressLayer`]: crate::layer::ProgressLayer
-//! [`ToolCallGateLayer`]: crate::layer::ToolCallGateLayer
 
 mod authenticating;
 mod builder;
@@ -179,7 +34,13 @@ use crate::handlers::inbound::{client_capabilities, BindingInbound, ServerSide};
 use crate::layer::entry::Entry;
 use crate::layer::reconnect::{Reconnect, ReconnectLayer, Report};
 use crate::layer::trace::{ModelNames, Trace};
-use crate::layer::{Deadline, DeadlineLayer, ProgressRouter, SafeRetry, SamplingDepthLayer, ToolFilterLayer};
+use crate::layer::{
+    deadline::{Deadline, DeadlineLayer},
+    progress::ProgressRouter,
+    retry::SafeRetry,
+    sampling_depth::SamplingDepthLayer,
+    tool_filter::ToolFilterLayer,
+};
 use crate::protocol::completion::{CompleteResult, CompletionReference};
 use crate::protocol::logging::LoggingLevel;
 use crate::protocol::prompts::Prompt;
@@ -190,17 +51,17 @@ use crate::session::SessionInfo;
 use crate::transport::ConnectConfig;
 use transitions::Lifecycle;
 
-pub use crate::request::MAX_WARNINGS;
+pub(crate) use crate::request::MAX_WARNINGS;
 /// The most values [`Binding::complete`] keeps (the specification's own
 /// maximum per response).
-pub const MAX_COMPLETION_VALUES: usize = 100;
+pub(crate) const MAX_COMPLETION_VALUES: usize = 100;
 /// The longest completion value kept, in bytes; a longer one is dropped
 /// (a cut value would complete to something the server never offered).
-pub const MAX_COMPLETION_VALUE_BYTES: usize = 1024;
+pub(crate) const MAX_COMPLETION_VALUE_BYTES: usize = 1024;
 /// The most bytes of completion values [`Binding::complete`] keeps in all.
-pub const MAX_COMPLETION_BYTES: usize = 64 << 10;
+pub(crate) const MAX_COMPLETION_BYTES: usize = 64 << 10;
 /// The longest resource URI [`Binding::subscribe`] accepts.
-pub const MAX_SUBSCRIPTION_URI_BYTES: usize = MAX_RESOURCE_URI_BYTES;
+pub(crate) const MAX_SUBSCRIPTION_URI_BYTES: usize = MAX_RESOURCE_URI_BYTES;
 
 /// A list read from a server, with the defects tolerated while reading it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -213,6 +74,151 @@ pub struct Listing<T> {
 
 /// A live, named connection to one server. Cheap to clone; clones share the
 /// connection.
+///
+/// # The stack
+///
+/// Outermost first, each position chosen for a reason. Every layer passes
+/// readiness through as tower's middleware do, except where said.
+///
+/// Around all of it, each request gets its `tracing` span
+/// ([`crate::layer::trace`]: binding, method, tool and model name, request
+/// id; `INFO` for tool calls, `DEBUG` for the rest), opened first so that
+/// a refusal, a wait and a retry all show inside it; the catalog's own
+/// reads get one too. With [`Definition::trace_context`] set, it also
+/// writes the W3C `traceparent` into the request's `_meta`.
+///
+/// 1. [`ToolFilterLayer`]: refuses a call to a filtered tool
+///    (`tool_unavailable`) before anything else happens: no deadline, no
+///    progress route, no place at the gate, no permit, nothing on the wire,
+///    and nothing seen by user layers. `tools/list` results pass through it
+///    last, so what a caller lists is what the filter permits.
+/// 2. [`DeadlineLayer`]: fixes one absolute deadline when the call enters
+///    (the caller's [`CallOpts`], a timeout counting from this moment, or
+///    `Timeouts::request`). Everything below — a second try after a -32020,
+///    waiting for a user layer's capacity, the tool-call gate, a
+///    concurrency permit, a reconnect, retries and their delays, the
+///    exchange, bounding the result — is inside it. On expiry it drops
+///    everything below at once, which releases the gate and the permit and
+///    cancels on the wire.
+/// 3. The catalog's call checks ([`crate::catalog`]): a `tools/call` is
+///    checked against the adopted generation (`tool_schema_changed` before
+///    any I/O when a waiting candidate changes the tool) and its structured
+///    result validated against the tool's output schema on the way up; on
+///    2026-07-28 over HTTP the tool's `x-mcp-header` arguments go down as
+///    typed `Mcp-Param-*` headers, and a -32020 makes the catalog look
+///    again and the call go once more, inside the same deadline.
+/// 4. The sampling-depth layer ([`layer::sampling_depth`](crate::layer::sampling_depth)): counts a request made from the host's
+///    sampling service in its chain until the reply, and passes the depth
+///    down as a typed extension (see [Sampling](crate::handlers#sampling)). It reads a task-local,
+///    so it runs here, on the caller's task, before anything can move the
+///    call to another one.
+/// 5. The entry point: the stack below is driven to readiness *inside* each
+///    call's future (tower's `svc.clone().oneshot(req)`), so that every wait
+///    of the layers below counts against the deadline above while each of
+///    them passes readiness through. Everything above it is always ready,
+///    which is why a refusal (1, 3) is immediate whatever the connection is
+///    doing.
+/// 6. **User layers** ([`BindingBuilder::layer`]), the first added
+///    outermost. See [User layers](#user-layers).
+/// 7. [`ResultLimitLayer`]: bounds results (what it did travels up as typed
+///    marks), above everything that holds a shared resource: by the time it
+///    walks a large result, the reply has come up through the gate and the
+///    concurrency limit, which have let the next call go.
+/// 8. [`ProgressLayer`]: attaches the token and registers its route before
+///    the call can queue at the gate or be sent, so no report can arrive
+///    before its route exists; the route lives exactly as long as the call.
+/// 9. [`ToolCallGateLayer`]: one tool call at a time unless
+///    [`Definition::allow_parallel_calls`]. The one layer that does not pass
+///    readiness through: it takes the gate *before* asking the concurrency
+///    limit for a permit, so queued tool calls hold no permit and listing,
+///    reading and ping are never held behind a long tool call (see
+///    [`crate::layer::tool_gate`]).
+/// 10. `ConcurrencyLimit` (tower's): at most
+///     `Limits::max_concurrent_requests` in flight, just above the
+///     connection, so a permit covers the exchange, not a wait at the gate.
+/// 11. `Retry` (tower's) with [`SafeRetry`]: repeats a request safe to repeat
+///     after a loss (never a `tools/call` that left the client). Below the
+///     concurrency limit, so a retry keeps its caller's permit. Keeping a
+///     request to send again is a reference count: an [`McpRequest`]'s
+///     params are shared between its clones.
+/// 12. [`Reconnect`]: whichever connection is live, replaced by a supervisor
+///     when it is lost (re-dial, re-run the handshake, with backoff per
+///     [`Definition::reconnect`]); it also renews a session an HTTP server
+///     forgot, once, at once (see [`crate::layer::reconnect`]).
+/// 13. [`Connection`](crate::connection::Connection): the JSON-RPC engine,
+///     one per transport life.
+///
+/// One call path: the binding's methods are [`Binding::service`] plus a
+/// conversion ([`ToolResult::from_response`] and its siblings), so a host
+/// that sends through the service gets the same checks and results. The
+/// catalog's own list calls (discovery, and the refetch after a
+/// `list_changed` or a reconnect) go through a deadline of their own into
+/// 5: below the filter and the call checks, since the catalog describes the
+/// server's whole offering, and above the user layers, which see them.
+///
+/// # User layers
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), mcp_stack::Error> {
+/// use mcp_stack::{Binding, CallOpts, Definition};
+/// use tower::limit::ConcurrencyLimitLayer;
+///
+/// let binding = Binding::builder(Definition::new("demo", mcp_stack::demo::factory()))
+///     .layer(ConcurrencyLimitLayer::new(2)) // at most two requests of this host at once
+///     .connect()
+///     .await?;
+/// let echoed = binding.call_tool("echo", serde_json::json!({"message": "hi"}), CallOpts::default()).await?;
+/// assert_eq!(echoed.content[0].as_text(), Some("hi"));
+/// # binding.close().await;
+/// # Ok(()) }
+/// ```
+///
+/// A user layer (a rate limit, an audit log, metrics, a policy check) is
+/// any `tower::Layer` over [`BoxMcpService`](crate::request::BoxMcpService)
+/// whose service takes [`McpRequest`] to [`McpResponse`] with the crate's
+/// [`Error`]; [`BindingBuilder::layer`] says what it costs. It sits at 6, and
+/// so:
+///
+/// - it sees every request the binding sends for the host — tool calls,
+///   prompts, resources, completions, subscriptions, ping — and the
+///   catalog's list calls; not the handshake, which is the connection's own
+///   (after a reconnect, the catalog's refetch passes through it again);
+/// - it sees each request once: below it, retries and a renewed session
+///   send the same request again without it;
+/// - it never sees a call the tool filter or the catalog refused; it sees a
+///   call sent again after a -32020 twice (it is sent twice);
+/// - it runs inside the deadline: the request it sees has its absolute
+///   deadline in [`CallOpts::deadline`], a wait it imposes counts against
+///   it, and it cannot extend it;
+/// - it sees bounded results (the result limit is below it) and the
+///   response's typed extensions; it can attach typed data to the
+///   request's [extensions](McpRequest::extensions) for the layers and the
+///   transport below.
+///
+/// Reconnecting, candidates and events work with user layers in place: they
+/// live below them (the reconnect layer) or around the stack (the catalog,
+/// the lifecycle). [`BindingBuilder::stack`] replaces 7–11 with a stack of
+/// the host's own, made from the binding's [`StackParts`], and keeps all of
+/// that.
+///
+/// # Lifecycle
+///
+/// See [`State`] for the states and the moves between them, and
+/// [`Event`] for how each move is reported.
+///
+/// # What the server starts
+///
+/// The host's [`Handlers`] serve what a server asks of the host:
+/// `elicitation` (a person's input), `sampling` (the host's model),
+/// `roots` (the host's directories) and `logging` (the server's log
+/// records). Each module says what it bounds and how it fails. A binding
+/// also keeps the server's resource subscriptions
+/// ([`Binding::subscribe`]), reported as [`Event::ResourceUpdated`].
+///
+/// [`ResultLimitLayer`]: crate::layer::result_limit::ResultLimitLayer
+/// [`ProgressLayer`]: crate::layer::progress::ProgressLayer
+/// [`ToolCallGateLayer`]: crate::layer::tool_gate::ToolCallGateLayer
 #[derive(Clone)]
 pub struct Binding {
     inner: Arc<Inner>,
@@ -319,7 +325,7 @@ impl Binding {
 
     /// A stream of the binding's events from now on, besides the handler
     /// of [`Handlers::with_events`]. Bounded: a stream that falls more than
-    /// [`EVENT_QUEUE`](crate::events::EVENT_QUEUE) events behind is told how many it missed, and the
+    /// 1024 events behind is told how many it missed, and the
     /// binding never waits for it (see [`EventStream`]).
     pub fn events(&self) -> EventStream {
         self.inner.lifecycle.events.subscribe()
@@ -359,7 +365,7 @@ impl Binding {
     }
 
     /// Server log records dropped because the host's log service fell
-    /// behind (see [`logging`](crate::handlers::logging)).
+    /// behind (see [Logging](crate::handlers#logging)).
     pub fn dropped_logs(&self) -> u64 {
         self.inner.inbound.dropped_logs()
     }

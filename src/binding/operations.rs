@@ -52,7 +52,7 @@ impl Binding {
     ///
     /// On 2026-07-28 over HTTP, a tool whose `x-mcp-header` annotations are
     /// invalid is left out with a warning, as in the catalog (see
-    /// [`crate::catalog::mcp_header`]).
+    /// `crate::catalog::mcp_header`).
     pub async fn list_tools(&self) -> Result<Listing<Tool>, Error> {
         let mut listing = self
             .list_all(methods::TOOLS_LIST, "tools", self.inner.limits.max_catalog_items, "list_tools")
@@ -202,9 +202,9 @@ impl Binding {
     /// Asks the server to complete the argument `argument` of a prompt or
     /// resource template, given its current `value` and the other arguments.
     ///
-    /// The values are bounded: at most [`MAX_COMPLETION_VALUES`], each at
-    /// most [`MAX_COMPLETION_VALUE_BYTES`] (a longer one is dropped, not
-    /// cut), at most [`MAX_COMPLETION_BYTES`] in all, in the server's order.
+    /// The values are bounded: at most 100, each at
+    /// most 1024 bytes (a longer one is dropped, not
+    /// cut), at most 64 KiB in all, in the server's order.
     /// When any was dropped, `has_more` is `Some(true)`: more exist than
     /// were kept.
     pub async fn complete(
@@ -246,7 +246,7 @@ impl Binding {
     /// when the server does not advertise logging.
     ///
     /// A binding calls this itself after the handshake when a log handler is
-    /// installed (see [`logging`](crate::handlers::logging)).
+    /// installed (see [Logging](crate::handlers#logging)).
     pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), Error> {
         if !self.era().sets_log_level() {
             // No `logging/setLevel` (2026-07-28): requests ask for logs at

@@ -17,18 +17,23 @@ use crate::catalog::CatalogGuard;
 use crate::config::Limits;
 use crate::error::Error;
 use crate::layer::entry::Entry;
-use crate::layer::tool_filter::ToolFilter;
+use crate::layer::tool_filter::EnforceToolFilter;
 use crate::layer::trace::Trace;
 use crate::layer::{
-    Deadline, ProgressLayer, ProgressRouter, Reconnect, ResultLimitLayer, SafeRetry, SamplingDepth,
-    ToolCallGateLayer,
+    deadline::Deadline,
+    progress::{ProgressLayer, ProgressRouter},
+    reconnect::Reconnect,
+    result_limit::ResultLimitLayer,
+    retry::SafeRetry,
+    sampling_depth::SamplingDepth,
+    tool_gate::ToolCallGateLayer,
 };
 use crate::request::{BoxMcpService, McpRequest, McpResponse};
 
 /// Everything above the point where the stack is driven to readiness: the
 /// request's span, the filter, the deadline, the catalog's call checks, and
 /// the sampling-depth count (which must run on the caller's task).
-type Front = Trace<ToolFilter<Deadline<CatalogGuard<SamplingDepth<Entry>>>>>;
+type Front = Trace<EnforceToolFilter<Deadline<CatalogGuard<SamplingDepth<Entry>>>>>;
 
 /// A binding's whole stack: what [`Binding::service`](crate::Binding::service) returns, for sending
 /// requests through the same layers as the binding's own methods (and for
@@ -37,7 +42,7 @@ type Front = Trace<ToolFilter<Deadline<CatalogGuard<SamplingDepth<Entry>>>>>;
 ///
 /// It is always ready, as tower's `Buffer` is: each call drives the stack
 /// below the deadline to readiness inside its own future, so every wait
-/// counts against the call's deadline (see [the stack](crate::binding#the-stack)).
+/// counts against the call's deadline (see [the stack](crate::Binding#the-stack)).
 /// Errors carry the binding's name.
 #[derive(Clone)]
 pub struct BindingService {
@@ -171,7 +176,7 @@ impl StackParts {
     }
 
     /// The default stack: these parts in the order, and for the reasons,
-    /// of [the stack](crate::binding#the-stack) (7 to 12).
+    /// of [the stack](crate::Binding#the-stack) (7 to 12).
     pub fn default_stack(self) -> BoxMcpService {
         let stack = ServiceBuilder::new()
             .layer(self.result_limit())

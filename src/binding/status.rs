@@ -58,7 +58,7 @@ pub struct Status {
     /// The compatibility profile, as `name/vN`.
     pub compat_profile: String,
     /// Server log records dropped because the host's log service fell
-    /// behind (see [`crate::handlers::logging`]).
+    /// behind (see `crate::handlers::logging`).
     pub dropped_logs: u64,
     /// Calls in flight that asked for progress: their routes are open. It
     /// returns to 0 when they end, however they end.

@@ -92,7 +92,7 @@ impl Binding {
     ///
     /// Fails with `invalid_config`, sending nothing, when the server does
     /// not advertise `resources.subscribe`, or the URI is empty or over
-    /// [`MAX_SUBSCRIPTION_URI_BYTES`]; with `limit_exceeded` when the
+    /// 8 KiB; with `limit_exceeded` when the
     /// binding holds its maximum already.
     pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
         self.check_subscription(uri, "subscribe")?;

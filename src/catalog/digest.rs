@@ -1,48 +1,15 @@
-//! Canonical digests: of a catalog's offering, of one schema, of a profile.
-//!
-//! Each digest is SHA-256 over a canonical, domain-separated encoding, so two
-//! equal digests mean equal content, whatever order keys, list entries or
-//! pages came in, and a digest of one kind never equals a digest of another.
-//!
-//! # The encoding
-//!
-//! Every digest starts with its domain tag, encoded as a string
-//! (`mcp-stack/catalog/v1`, `mcp-stack/schema/v1`, `mcp-stack/profile/v1`).
-//! A JSON value is encoded as one tag byte and its content; lengths and counts
-//! are 8-byte big-endian:
-//!
-//! | value | encoding |
-//! | --- | --- |
-//! | `null`, `false`, `true` | `n`, `f`, `t` |
-//! | number | `d`, then its canonical text as a string (below) |
-//! | string | `s`, byte length, the UTF-8 bytes (no Unicode normalization: a raw name is an identifier and goes back verbatim) |
-//! | array | `a`, element count, the elements in order |
-//! | object | `o`, member count, then each member's key (as a string) and value, keys sorted by their UTF-8 bytes |
-//!
-//! A number's canonical text: an integer value is written in decimal without
-//! sign for zero, exponent or fraction, however it was sent (`1`, `1.0`,
-//! `1e0` and `-0` are `1`, `1`, `1` and `0`); any other value is written as
-//! the shortest decimal that reads back as the same `f64`, without exponent.
-//!
-//! The catalog digest covers the four families in a fixed order (`tools`,
-//! `prompts`, `resources`, `resourceTemplates`); for each, the family name,
-//! the entry count, and the SHA-256 of each entry's encoding, sorted. So the
-//! listing order and the page split do not matter, while a repeated entry
-//! does. It covers the entries **as the server sent them**: not the host's
-//! tool filter, profile or model names, so two hosts with different policies
-//! looking at one server see one digest.
+//! Canonical digests: of a catalog's offering, of one schema, of a profile. Documented in the [digests section of the parent module](crate::catalog#digests).
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+pub(crate) use crate::canonical::hex;
 pub(crate) use crate::canonical::Encoder;
-pub use crate::canonical::{canonical_number, hex};
 
 /// The domain tag of a catalog digest.
-pub const CATALOG_DOMAIN: &str = "mcp-stack/catalog/v1";
+pub(crate) const CATALOG_DOMAIN: &str = "mcp-stack/catalog/v1";
 /// The domain tag of a schema digest.
-pub const SCHEMA_DOMAIN: &str = "mcp-stack/schema/v1";
-pub use crate::compat::PROFILE_DOMAIN;
+pub(crate) const SCHEMA_DOMAIN: &str = "mcp-stack/schema/v1";
 
 /// SHA-256 of `domain` followed by the canonical encoding of `value`.
 fn value_digest(domain: &str, value: &Value) -> [u8; 32] {
@@ -54,14 +21,14 @@ fn value_digest(domain: &str, value: &Value) -> [u8; 32] {
 }
 
 /// The hex digest of one schema document.
-pub fn schema_digest(schema: &Value) -> String {
+pub(crate) fn schema_digest(schema: &Value) -> String {
     hex(&value_digest(SCHEMA_DOMAIN, schema))
 }
 
 /// The hex digest of a catalog's offering: its four families of entries, as
 /// the server sent them, in the fixed order `tools`, `prompts`, `resources`,
 /// `resourceTemplates`.
-pub fn catalog_digest(families: [(&str, &[Value]); 4]) -> String {
+pub(crate) fn catalog_digest(families: [(&str, &[Value]); 4]) -> String {
     let mut h = Sha256::new();
     let mut e = Encoder::new(&mut h);
     e.str(CATALOG_DOMAIN);
@@ -80,6 +47,7 @@ pub fn catalog_digest(families: [(&str, &[Value]); 4]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::canonical::canonical_number;
     use serde_json::json;
 
     fn n(text: &str) -> String {

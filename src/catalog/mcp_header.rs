@@ -25,14 +25,14 @@ use serde_json::Value;
 use crate::era::modern::{encode_header_value, ParamHeaders};
 
 /// The annotation's key in a property's schema.
-pub const X_MCP_HEADER: &str = "x-mcp-header";
+pub(crate) const X_MCP_HEADER: &str = "x-mcp-header";
 /// The largest integer (in magnitude) a header may carry: 2^53 − 1.
-pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+pub(crate) const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// The JSON type of an annotated parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum HeaderKind {
+pub(crate) enum HeaderKind {
     /// `"string"`.
     String,
     /// `"integer"`.
@@ -44,7 +44,7 @@ pub enum HeaderKind {
 /// One annotated parameter: its header name and where its value is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct HeaderParam {
+pub(crate) struct HeaderParam {
     /// The `<Name>` of `Mcp-Param-<Name>`, as the server wrote it.
     pub name: String,
     /// The chain of `properties` keys from the root to the parameter.
@@ -55,7 +55,7 @@ pub struct HeaderParam {
 
 /// The annotated parameters of `schema`, or why its annotations are
 /// invalid.
-pub fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
+pub(crate) fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
     let mut found = Vec::new();
     visit(schema, Some(Vec::new()), &mut found, 0)?;
     let mut seen = std::collections::HashSet::new();
@@ -150,7 +150,7 @@ fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// The `Mcp-Param-*` headers for a call with `arguments`.
-pub fn param_headers(params: &[HeaderParam], arguments: &Value) -> ParamHeaders {
+pub(crate) fn param_headers(params: &[HeaderParam], arguments: &Value) -> ParamHeaders {
     let mut headers = Vec::new();
     for param in params {
         let mut value = Some(arguments);

@@ -39,7 +39,7 @@ use std::collections::BTreeMap;
 use crate::error::normalize_message;
 
 /// The longest warning text the reader produces, in bytes.
-pub const MAX_META_WARNING_BYTES: usize = 512;
+pub(crate) const MAX_META_WARNING_BYTES: usize = 512;
 
 /// One known field of a declaration set.
 #[derive(Debug)]
@@ -98,18 +98,18 @@ pub fn read<D: Declarations>(meta: Option<&Map<String, Value>>, binding: &str, t
 
 /// Small rules the field tables are built from. Each returns `None` when the
 /// value fails.
-pub mod rules {
+pub(crate) mod rules {
     use serde_json::Value;
 
     /// A non-empty string of at most `max` bytes without control characters.
-    pub fn string(v: &Value, max: usize) -> Option<String> {
+    pub(crate) fn string(v: &Value, max: usize) -> Option<String> {
         let s = v.as_str()?;
         (!s.is_empty() && s.len() <= max && !s.chars().any(char::is_control)).then(|| s.to_string())
     }
 
     /// An array of at most `max_items` values, each a [`string`] of at most
     /// `max` bytes.
-    pub fn string_list(v: &Value, max_items: usize, max: usize) -> Option<Vec<String>> {
+    pub(crate) fn string_list(v: &Value, max_items: usize, max: usize) -> Option<Vec<String>> {
         let items = v.as_array()?;
         if items.len() > max_items {
             return None;
@@ -118,26 +118,26 @@ pub mod rules {
     }
 
     /// A boolean.
-    pub fn boolean(v: &Value) -> Option<bool> {
+    pub(crate) fn boolean(v: &Value) -> Option<bool> {
         v.as_bool()
     }
 
     /// A whole number from 1 to `max`.
-    pub fn positive(v: &Value, max: u64) -> Option<u64> {
+    pub(crate) fn positive(v: &Value, max: u64) -> Option<u64> {
         v.as_u64().filter(|n| (1..=max).contains(n))
     }
 
     /// One of `allowed`.
-    pub fn one_of(v: &Value, allowed: &[&str]) -> Option<String> {
+    pub(crate) fn one_of(v: &Value, allowed: &[&str]) -> Option<String> {
         let s = v.as_str()?;
         allowed.contains(&s).then(|| s.to_string())
     }
 }
 
 /// The column types [`ToolExtras::result_columns`] accepts.
-pub const COLUMN_TYPES: &[&str] = &["string", "number", "integer", "boolean", "date", "datetime"];
+pub(crate) const COLUMN_TYPES: &[&str] = &["string", "number", "integer", "boolean", "date", "datetime"];
 /// The result classes [`ToolExtras::result_class`] accepts.
-pub const RESULT_CLASSES: &[&str] = &["fact", "list", "rowset", "document", "artifact", "action"];
+pub(crate) const RESULT_CLASSES: &[&str] = &["fact", "list", "rowset", "document", "artifact", "action"];
 
 /// The owner of a tool: the identity edge integrity checks join on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -10,10 +10,10 @@
 //!    [`Family`] stale ([`Status::stale_families`], one
 //!    [`Event::CatalogStale`] when it goes from fresh to stale).
 //! 2. A refetch follows, debounced: the refresh task waits
-//!    [`REFRESH_DEBOUNCE`] after the first notification of a burst and then
+//!    250 ms after the first notification of a burst and then
 //!    refetches every stale family once, so a burst of a thousand
 //!    notifications costs one or two refetches, not a thousand.
-//! 3. If what came back is identical (same [`digest`]) to the adopted
+//! 3. If what came back is identical (same `digest`) to the adopted
 //!    generation, nothing changes ([`Event::CatalogRefreshed`]). Otherwise it
 //!    is published as a **candidate** with a new ordinal
 //!    ([`Event::CatalogCandidate`], [`Binding::candidate`]).
@@ -29,7 +29,7 @@
 //!
 //! A call names a tool by raw name and is checked against the **adopted**
 //! generation. When a candidate is waiting in which that tool's input or
-//! output schema differs (by [schema digest](digest::schema_digest)), or from
+//! output schema differs (by schema digest), or from
 //! which the tool is gone, the call is refused before any I/O with
 //! `tool_schema_changed`: the arguments were built for the adopted schema,
 //! and the server has said it now expects something else. The host adopts
@@ -42,7 +42,7 @@
 //! # Output validation
 //!
 //! A result's `structuredContent` is validated against the adopted spec's
-//! output schema (see [`schema`]; no reference is ever fetched). A result
+//! output schema (see `schema`; no reference is ever fetched). A result
 //! that fails, or that lacks structured content although the tool declares
 //! an output schema, is handled by the profile: with the tolerance
 //! `structured_content_mismatch` (`default/v2`, `legacy/v2` and their v1) the structured
@@ -61,21 +61,21 @@
 //! | `max_resource_count` | the same, for resources and for templates (each) |
 //! | `max_schema_bytes`, `max_schema_depth` (input schema) | that tool is refused (`catalog_over_limit` in the warning) |
 //! | the same (output schema) | the schema is dropped under `invalid_output_schema`, otherwise the tool is refused |
-//! | [`MAX_META_BYTES`] (a tool's `_meta`) | the `_meta` is dropped, the tool kept; warning |
-//! | [`MAX_DESCRIPTION_BYTES`], [`MAX_TITLE_BYTES`] | the text is cut at a UTF-8 boundary; warning |
-//! | [`MAX_URI_BYTES`] | that resource or template is refused |
-//! | [`MAX_PROMPT_ARGUMENTS`] | that prompt is refused |
+//! | a tool's `_meta` over 16 KiB | the `_meta` is dropped, the tool kept; warning |
+//! | a description over 16 KiB, a title over 256 bytes | the text is cut at a UTF-8 boundary; warning |
+//! | a URI over 8 KiB | that resource or template is refused |
+//! | more than 64 prompt arguments | that prompt is refused |
 //!
 //! Count limits keep what fits rather than refusing the catalog: a host is
 //! better served by the first thousand tools and a warning than by no
-//! binding. Warnings are bounded (the first [`crate::request::MAX_WARNINGS`]
+//! binding. Warnings are bounded (the first 64
 //! are kept, each at most 512 bytes).
 //!
 //! # Bad entries and bad pages
 //!
 //! One bad entry drops that entry with a warning, never the list: a raw name
 //! that is empty, over 512 bytes or holds a control character
-//! ([`names::check_raw_name`]); an entry that is not the shape the
+//! (`names::check_raw_name`); an entry that is not the shape the
 //! specification gives; an unusable input schema; the same raw name listed
 //! twice with different content (every copy is refused: which one would a
 //! call be checked against?; identical copies are kept once).
@@ -103,9 +103,92 @@
 //! # Digests
 //!
 //! [`Catalog::digest`] covers the four families exactly as the server sent
-//! them (see [`digest`]): not the host's filter, profile or model names. Two
+//! them (see [Digests](self#digests)): not the host's filter, profile or model names. Two
 //! bindings with equal digests look at the same offering; a refetch with the
 //! adopted digest is not a change.
+//!
+//!
+//! # Names
+//!
+//! Raw names and model names.
+//!
+//! A **raw name** is the server's identifier for a tool (or prompt). It goes
+//! back on the wire verbatim, so it is checked, never changed:
+//! the catalog refuses one that is empty, longer than
+//! 512 bytes, or holds a control character or a bidirectional
+//! formatting character (an override or isolate that would make one tool's
+//! name display as another's). (Invalid UTF-8 cannot
+//! reach a Rust `String` at all: serde refuses a JSON string holding a lone
+//! surrogate such as `"\ud800"`, so the message carrying it is refused by the
+//! connection before the catalog sees it; see [`crate::catalog`].)
+//!
+//! A **model name** is what a model is shown: `mcp__<binding>__<tool>`, only
+//! `[A-Za-z0-9_-]`, at most 64 bytes, unique within a
+//! catalog (case-insensitively, since some providers fold case). Sanitizing is
+//! lossy, so a model name is never parsed back: the catalog keeps the table
+//! from raw names to model names and looks model names up in it
+//! ([`Catalog::tool_by_model_name`]).
+//!
+//! ## How a model name is made
+//!
+//! 1. The *base* of a raw name keeps `[A-Za-z0-9_-]` and replaces every run of
+//!    other characters with one `_` (`se.arch` and `se arch` both give
+//!    `se_arch`); a base with no letter or digit left (`поиск`, `検索`) becomes
+//!    `tool`. It is cut to the bytes left after the prefix.
+//! 2. Tools whose bases are equal ignoring ASCII case form a *collision
+//!    group*. A tool alone in its group is named `prefix + base`. **Every**
+//!    member of a larger group, not just the later ones, gets a suffix `_` +
+//!    the first 8 hex digits of a SHA-256 of its raw name (its base is cut to
+//!    make room), so no member's name depends on which one the server listed
+//!    first.
+//! 3. Should two final names still be equal (a suffixed name that happens to
+//!    equal another tool's plain name, or two equal 8-digit suffixes), every
+//!    tool in that clash takes a longer suffix (16, 24, … hex digits, up to
+//!    what fits), and this repeats until no clash is left. Only a server that
+//!    searched for a SHA-256 prefix collision of at least 96 bits could outlast
+//!    the longest suffix; then the clashing tools after the first (by raw name)
+//!    are refused, so uniqueness holds unconditionally.
+//!
+//! Every decision depends on the *set* of raw names, never on their order, so
+//! names are deterministic for any listing order or page split; and a tool's
+//! name only changes when a new tool collides with it.
+//!
+//!
+//! # Digests
+//!
+//! Canonical digests: of a catalog's offering, of one schema, of a profile.
+//!
+//! Each digest is SHA-256 over a canonical, domain-separated encoding, so two
+//! equal digests mean equal content, whatever order keys, list entries or
+//! pages came in, and a digest of one kind never equals a digest of another.
+//!
+//! ## The encoding
+//!
+//! Every digest starts with its domain tag, encoded as a string
+//! (`mcp-stack/catalog/v1`, `mcp-stack/schema/v1`, `mcp-stack/profile/v1`).
+//! A JSON value is encoded as one tag byte and its content; lengths and counts
+//! are 8-byte big-endian:
+//!
+//! | value | encoding |
+//! | --- | --- |
+//! | `null`, `false`, `true` | `n`, `f`, `t` |
+//! | number | `d`, then its canonical text as a string (below) |
+//! | string | `s`, byte length, the UTF-8 bytes (no Unicode normalization: a raw name is an identifier and goes back verbatim) |
+//! | array | `a`, element count, the elements in order |
+//! | object | `o`, member count, then each member's key (as a string) and value, keys sorted by their UTF-8 bytes |
+//!
+//! A number's canonical text: an integer value is written in decimal without
+//! sign for zero, exponent or fraction, however it was sent (`1`, `1.0`,
+//! `1e0` and `-0` are `1`, `1`, `1` and `0`); any other value is written as
+//! the shortest decimal that reads back as the same `f64`, without exponent.
+//!
+//! The catalog digest covers the four families in a fixed order (`tools`,
+//! `prompts`, `resources`, `resourceTemplates`); for each, the family name,
+//! the entry count, and the SHA-256 of each entry's encoding, sorted. So the
+//! listing order and the page split do not matter, while a repeated entry
+//! does. It covers the entries **as the server sent them**: not the host's
+//! tool filter, profile or model names, so two hosts with different policies
+//! looking at one server see one digest.
 //!
 //! [`Status::stale_families`]: crate::Status::stale_families
 //! [`Event::CatalogStale`]: crate::Event::CatalogStale
@@ -118,11 +201,11 @@
 //! [`Binding::catalog`]: crate::Binding::catalog
 //! [`RetryPolicy`]: crate::RetryPolicy
 
-pub mod digest;
-pub mod mcp_header;
+pub(crate) mod digest;
+pub(crate) mod mcp_header;
 pub mod meta;
-pub mod names;
-pub mod schema;
+pub(crate) mod names;
+pub(crate) mod schema;
 
 mod discovery;
 mod generation;
@@ -139,7 +222,7 @@ pub(crate) use guard::CatalogGuard;
 /// binding's stack below its tool filter and call checks, under the
 /// request deadline (see [`crate::binding`]).
 pub(crate) type CatalogService =
-    crate::layer::trace::Trace<crate::layer::Deadline<crate::layer::entry::Entry>>;
+    crate::layer::trace::Trace<crate::layer::deadline::Deadline<crate::layer::entry::Entry>>;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -152,19 +235,19 @@ use crate::session::ServerIdentity;
 
 /// How long the refresh task waits after the first change notification of a
 /// burst before refetching.
-pub const REFRESH_DEBOUNCE: Duration = Duration::from_millis(250);
+pub(crate) const REFRESH_DEBOUNCE: Duration = Duration::from_millis(250);
 /// The longest title kept, in bytes.
-pub const MAX_TITLE_BYTES: usize = 256;
+pub(crate) const MAX_TITLE_BYTES: usize = 256;
 /// The longest description kept, in bytes.
-pub const MAX_DESCRIPTION_BYTES: usize = 16 << 10;
+pub(crate) const MAX_DESCRIPTION_BYTES: usize = 16 << 10;
 /// The largest `_meta` kept on a tool, as compact JSON, in bytes.
-pub const MAX_META_BYTES: usize = 16 << 10;
+pub(crate) const MAX_META_BYTES: usize = 16 << 10;
 /// The longest resource URI or URI template accepted, in bytes.
-pub const MAX_URI_BYTES: usize = 8 << 10;
+pub(crate) const MAX_URI_BYTES: usize = 8 << 10;
 /// The longest MIME type kept, in bytes.
-pub const MAX_MIME_TYPE_BYTES: usize = 256;
+pub(crate) const MAX_MIME_TYPE_BYTES: usize = 256;
 /// The most arguments a prompt may declare.
-pub const MAX_PROMPT_ARGUMENTS: usize = 64;
+pub(crate) const MAX_PROMPT_ARGUMENTS: usize = 64;
 
 /// One generation of a binding's catalog: what the server offers, validated,
 /// with model names and a canonical digest.
@@ -178,7 +261,7 @@ pub struct Catalog {
     pub binding: String,
     /// The generation's ordinal within the binding, from 1.
     pub generation: u64,
-    /// The hex canonical digest of the server's offering (see [`digest`]).
+    /// The hex canonical digest of the server's offering (see [Digests](crate::catalog#digests)).
     /// Independent of this host's filter and policy.
     pub digest: String,
     /// The protocol version negotiated at the handshake.
@@ -236,7 +319,7 @@ pub struct ToolSpec {
     /// The server's name for the tool: what goes on the wire and what
     /// `call_tool` takes.
     pub raw_name: String,
-    /// The sanitized, binding-qualified name to show a model (see [`names`]).
+    /// The sanitized, binding-qualified name to show a model (see [Names](crate::catalog#names)).
     /// Never parse it; resolve it with [`Catalog::tool_by_model_name`].
     pub model_name: String,
     /// The display name: `title`, else `annotations.title` (the
@@ -256,7 +339,7 @@ pub struct ToolSpec {
     /// The server's hints, never guarantees; `None` when it gave none. Their
     /// `title` is moved to [`ToolSpec::title`].
     pub annotations: Option<ToolAnnotations>,
-    /// The tool's `_meta`, within [`MAX_META_BYTES`]. Read declarations from
+    /// The tool's `_meta`, within 16 KiB. Read declarations from
     /// it with [`ToolSpec::declarations`].
     pub meta: Option<Map<String, Value>>,
     /// Defects tolerated for this tool (a dropped output schema, a cut

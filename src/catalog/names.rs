@@ -1,67 +1,26 @@
-//! Raw names and model names.
-//!
-//! A **raw name** is the server's identifier for a tool (or prompt). It goes
-//! back on the wire verbatim, so it is checked, never changed:
-//! [`check_raw_name`] refuses one that is empty, longer than
-//! [`MAX_RAW_NAME_BYTES`], or holds a control character or a bidirectional
-//! formatting character (an override or isolate that would make one tool's
-//! name display as another's; [`crate::error::is_display_hazard`]). (Invalid UTF-8 cannot
-//! reach a Rust `String` at all: serde refuses a JSON string holding a lone
-//! surrogate such as `"\ud800"`, so the message carrying it is refused by the
-//! connection before the catalog sees it; see [`crate::catalog`].)
-//!
-//! A **model name** is what a model is shown: `mcp__<binding>__<tool>`, only
-//! `[A-Za-z0-9_-]`, at most [`MAX_MODEL_NAME_BYTES`] bytes, unique within a
-//! catalog (case-insensitively, since some providers fold case). Sanitizing is
-//! lossy, so a model name is never parsed back: [`assign`] returns the table
-//! from raw names to model names and the catalog looks model names up in it
-//! ([`Catalog::tool_by_model_name`](super::Catalog::tool_by_model_name)).
-//!
-//! # How a model name is made
-//!
-//! 1. The *base* of a raw name keeps `[A-Za-z0-9_-]` and replaces every run of
-//!    other characters with one `_` (`se.arch` and `se arch` both give
-//!    `se_arch`); a base with no letter or digit left (`поиск`, `検索`) becomes
-//!    `tool`. It is cut to the bytes left after the prefix.
-//! 2. Tools whose bases are equal ignoring ASCII case form a *collision
-//!    group*. A tool alone in its group is named `prefix + base`. **Every**
-//!    member of a larger group, not just the later ones, gets a suffix `_` +
-//!    the first 8 hex digits of a SHA-256 of its raw name (its base is cut to
-//!    make room), so no member's name depends on which one the server listed
-//!    first.
-//! 3. Should two final names still be equal (a suffixed name that happens to
-//!    equal another tool's plain name, or two equal 8-digit suffixes), every
-//!    tool in that clash takes a longer suffix (16, 24, … hex digits, up to
-//!    what fits), and this repeats until no clash is left. Only a server that
-//!    searched for a SHA-256 prefix collision of at least 96 bits could outlast
-//!    the longest suffix; then the clashing tools after the first (by raw name)
-//!    are refused, so uniqueness holds unconditionally.
-//!
-//! Every decision depends on the *set* of raw names, never on their order, so
-//! names are deterministic for any listing order or page split; and a tool's
-//! name only changes when a new tool collides with it.
+//! Raw names and model names. Documented in the [names section of the parent module](crate::catalog#names).
 
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// The longest raw name accepted, in bytes.
-pub const MAX_RAW_NAME_BYTES: usize = 512;
+pub(crate) const MAX_RAW_NAME_BYTES: usize = 512;
 /// The longest model name produced, in bytes: the tightest limit common among
 /// inference providers.
-pub const MAX_MODEL_NAME_BYTES: usize = 64;
+pub(crate) const MAX_MODEL_NAME_BYTES: usize = 64;
 /// The longest binding name that fits in a model name, in bytes.
-pub const MAX_BINDING_NAME_BYTES: usize = 32;
+pub(crate) const MAX_BINDING_NAME_BYTES: usize = 32;
 /// Every model name starts with this.
-pub const MODEL_NAME_PREFIX: &str = "mcp__";
+pub(crate) const MODEL_NAME_PREFIX: &str = "mcp__";
 /// The hex digits of a collision suffix, first try.
-pub const SUFFIX_HEX_DIGITS: usize = 8;
+pub(crate) const SUFFIX_HEX_DIGITS: usize = 8;
 /// The base used when sanitizing leaves no letter or digit.
-pub const PLACEHOLDER_BASE: &str = "tool";
+pub(crate) const PLACEHOLDER_BASE: &str = "tool";
 
 /// Why a raw name was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RawNameError {
+pub(crate) enum RawNameError {
     /// The name is empty.
     Empty,
     /// The name is longer than [`MAX_RAW_NAME_BYTES`]; the value is its length.
@@ -87,7 +46,7 @@ impl std::error::Error for RawNameError {}
 
 /// Checks a raw name: non-empty, at most [`MAX_RAW_NAME_BYTES`] bytes, no
 /// control or bidirectional formatting character.
-pub fn check_raw_name(name: &str) -> Result<(), RawNameError> {
+pub(crate) fn check_raw_name(name: &str) -> Result<(), RawNameError> {
     if name.is_empty() {
         return Err(RawNameError::Empty);
     }
@@ -102,7 +61,7 @@ pub fn check_raw_name(name: &str) -> Result<(), RawNameError> {
 
 /// Whether `name` has the shape of a model name: 1 to
 /// [`MAX_MODEL_NAME_BYTES`] bytes of `[A-Za-z0-9_-]`.
-pub fn is_valid_model_name(name: &str) -> bool {
+pub(crate) fn is_valid_model_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_MODEL_NAME_BYTES
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
@@ -110,7 +69,7 @@ pub fn is_valid_model_name(name: &str) -> bool {
 
 /// The result of [`assign`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ModelNames {
+pub(crate) struct ModelNames {
     /// Raw name → model name, for every tool that got one.
     pub names: BTreeMap<String, String>,
     /// Raw names refused because no unique model name could be made for them
@@ -125,7 +84,7 @@ pub struct ModelNames {
 /// name is treated as one. The binding name is sanitized the same way as a
 /// base and cut to [`MAX_BINDING_NAME_BYTES`] (a validated `Definition` never
 /// needs either).
-pub fn assign<'a>(binding: &str, raw_names: impl IntoIterator<Item = &'a str>) -> ModelNames {
+pub(crate) fn assign<'a>(binding: &str, raw_names: impl IntoIterator<Item = &'a str>) -> ModelNames {
     let raws: BTreeSet<&str> = raw_names.into_iter().collect();
     let mut binding_part = sanitize(binding, false);
     binding_part.truncate(MAX_BINDING_NAME_BYTES);
@@ -259,6 +218,16 @@ fn render(base: &str, hex: &str, level: usize, budget: usize) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A raw name goes back to the server verbatim, so one that could
+    /// display as another (bidi formatting, C1 controls) is refused; other
+    /// scripts are fine.
+    #[test]
+    fn raw_names_with_bidi_or_c1_are_refused() {
+        assert_eq!(check_raw_name("a\u{200F}b"), Err(RawNameError::ControlCharacter));
+        assert_eq!(check_raw_name("a\u{0085}b"), Err(RawNameError::ControlCharacter));
+        assert_eq!(check_raw_name("بحث"), Ok(()));
+    }
 
     #[test]
     fn raw_names_are_checked() {

@@ -19,11 +19,11 @@ use std::sync::Arc;
 use jsonschema::{Retrieve, Uri, Validator};
 
 /// The longest validation message kept, in bytes.
-pub const MAX_VALIDATION_MESSAGE_BYTES: usize = 512;
+pub(crate) const MAX_VALIDATION_MESSAGE_BYTES: usize = 512;
 
 /// The nesting depth of a JSON value: 0 for a scalar, 1 for a flat array or
 /// object, and so on.
-pub fn depth(value: &Value) -> usize {
+pub(crate) fn depth(value: &Value) -> usize {
     match value {
         Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
         Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
@@ -32,7 +32,7 @@ pub fn depth(value: &Value) -> usize {
 }
 
 /// The length of `value`'s compact JSON text, counted without building it.
-pub fn encoded_len(value: &Value) -> usize {
+pub(crate) fn encoded_len(value: &Value) -> usize {
     struct Count(usize);
     impl io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -50,7 +50,7 @@ pub fn encoded_len(value: &Value) -> usize {
 
 /// Checks a schema against the byte and depth bounds; the error says which
 /// and by how much.
-pub fn check_bounds(schema: &Value, max_bytes: usize, max_depth: usize) -> Result<(), String> {
+pub(crate) fn check_bounds(schema: &Value, max_bytes: usize, max_depth: usize) -> Result<(), String> {
     let bytes = encoded_len(schema);
     if bytes > max_bytes {
         return Err(format!("is {bytes} bytes, over the limit of {max_bytes}"));
@@ -65,7 +65,7 @@ pub fn check_bounds(schema: &Value, max_bytes: usize, max_depth: usize) -> Resul
 /// A retriever that refuses every URI: schemas are validated with what they
 /// contain, never with what they point to.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct NoFetch;
+pub(crate) struct NoFetch;
 
 impl Retrieve for NoFetch {
     fn retrieve(&self, uri: &Uri<String>) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
@@ -75,7 +75,7 @@ impl Retrieve for NoFetch {
 
 /// Compiles an output schema (2020-12 unless `$schema` says otherwise),
 /// refusing every external reference. The error is bounded text.
-pub fn compile(schema: &Value) -> Result<Arc<Validator>, String> {
+pub(crate) fn compile(schema: &Value) -> Result<Arc<Validator>, String> {
     compile_with(schema, NoFetch)
 }
 
@@ -92,7 +92,7 @@ pub(crate) fn compile_with(
 
 /// Checks that an output schema is usable: an object schema (`"type":
 /// "object"`, as MCP requires of `structuredContent`) that compiles.
-pub fn check_output_schema(schema: &Value) -> Result<Arc<Validator>, String> {
+pub(crate) fn check_output_schema(schema: &Value) -> Result<Arc<Validator>, String> {
     if !schema.is_object() {
         return Err("is not a JSON object".into());
     }
@@ -103,7 +103,7 @@ pub fn check_output_schema(schema: &Value) -> Result<Arc<Validator>, String> {
 }
 
 /// Validates `instance`; the error names the first failing location.
-pub fn validate(validator: &Validator, instance: &Value) -> Result<(), String> {
+pub(crate) fn validate(validator: &Validator, instance: &Value) -> Result<(), String> {
     match validator.iter_errors(instance).next() {
         None => Ok(()),
         Some(e) => {

@@ -7,11 +7,11 @@
 use std::time::Duration;
 
 /// Default [`Timeouts::startup`]: connecting plus the handshake.
-pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default [`Timeouts::request`]: one request/response exchange.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default [`Timeouts::elicitation`]: a person answering an elicitation.
-pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How long the automatic choice waits for an answer to `server/discover`
 /// before it takes the server for a legacy one and sends `initialize`.
@@ -26,53 +26,53 @@ pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(300);
 /// [`Timeouts::discover`] changes it, and
 /// `ProtocolChoice::Legacy` skips the probe for a server known to be
 /// legacy.
-pub const DEFAULT_DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_DISCOVER_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default [`Limits::max_concurrent_requests`].
-pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 8;
+pub(crate) const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 8;
 /// Default [`Limits::max_catalog_pages`].
-pub const DEFAULT_MAX_CATALOG_PAGES: usize = 64;
+pub(crate) const DEFAULT_MAX_CATALOG_PAGES: usize = 64;
 /// Default [`Limits::max_catalog_items`].
-pub const DEFAULT_MAX_CATALOG_ITEMS: usize = 1024;
+pub(crate) const DEFAULT_MAX_CATALOG_ITEMS: usize = 1024;
 /// Default [`Limits::max_frame_bytes`]: 4 MiB.
-pub const DEFAULT_MAX_FRAME_BYTES: usize = 4 << 20;
+pub(crate) const DEFAULT_MAX_FRAME_BYTES: usize = 4 << 20;
 /// Default [`Limits::max_body_bytes`]: 16 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 16 << 20;
+pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 16 << 20;
 /// Default [`Limits::max_schema_bytes`]: 256 KiB.
-pub const DEFAULT_MAX_SCHEMA_BYTES: usize = 256 << 10;
+pub(crate) const DEFAULT_MAX_SCHEMA_BYTES: usize = 256 << 10;
 /// Default [`Limits::max_schema_depth`].
-pub const DEFAULT_MAX_SCHEMA_DEPTH: usize = 32;
+pub(crate) const DEFAULT_MAX_SCHEMA_DEPTH: usize = 32;
 /// Default [`Limits::max_text_result_bytes`]: 1 MiB.
-pub const DEFAULT_MAX_TEXT_RESULT_BYTES: usize = 1 << 20;
+pub(crate) const DEFAULT_MAX_TEXT_RESULT_BYTES: usize = 1 << 20;
 /// Default [`Limits::max_structured_bytes`]: 1 MiB.
-pub const DEFAULT_MAX_STRUCTURED_BYTES: usize = 1 << 20;
+pub(crate) const DEFAULT_MAX_STRUCTURED_BYTES: usize = 1 << 20;
 /// Default [`Limits::max_binary_item_bytes`]: 8 MiB.
-pub const DEFAULT_MAX_BINARY_ITEM_BYTES: usize = 8 << 20;
+pub(crate) const DEFAULT_MAX_BINARY_ITEM_BYTES: usize = 8 << 20;
 /// Default [`Limits::max_binary_items`].
-pub const DEFAULT_MAX_BINARY_ITEMS: usize = 16;
+pub(crate) const DEFAULT_MAX_BINARY_ITEMS: usize = 16;
 /// Default [`Limits::max_content_items`].
-pub const DEFAULT_MAX_CONTENT_ITEMS: usize = 256;
+pub(crate) const DEFAULT_MAX_CONTENT_ITEMS: usize = 256;
 /// Default [`Limits::max_log_message_bytes`]: 8 KiB.
-pub const DEFAULT_MAX_LOG_MESSAGE_BYTES: usize = 8 << 10;
+pub(crate) const DEFAULT_MAX_LOG_MESSAGE_BYTES: usize = 8 << 10;
 /// Default [`Limits::max_elicit_message_bytes`]: 4 KiB.
-pub const DEFAULT_MAX_ELICIT_MESSAGE_BYTES: usize = 4 << 10;
+pub(crate) const DEFAULT_MAX_ELICIT_MESSAGE_BYTES: usize = 4 << 10;
 /// Default [`Limits::max_elicit_schema_bytes`]: 16 KiB.
-pub const DEFAULT_MAX_ELICIT_SCHEMA_BYTES: usize = 16 << 10;
+pub(crate) const DEFAULT_MAX_ELICIT_SCHEMA_BYTES: usize = 16 << 10;
 /// Default [`Limits::max_prompt_count`].
-pub const DEFAULT_MAX_PROMPT_COUNT: usize = 256;
+pub(crate) const DEFAULT_MAX_PROMPT_COUNT: usize = 256;
 /// Default [`Limits::max_resource_count`].
-pub const DEFAULT_MAX_RESOURCE_COUNT: usize = 4096;
+pub(crate) const DEFAULT_MAX_RESOURCE_COUNT: usize = 4096;
 /// Default [`Limits::max_sampling_depth`].
-pub const DEFAULT_MAX_SAMPLING_DEPTH: usize = 2;
+pub(crate) const DEFAULT_MAX_SAMPLING_DEPTH: usize = 2;
 /// Default [`Limits::max_sampling_concurrency`].
-pub const DEFAULT_MAX_SAMPLING_CONCURRENCY: usize = 2;
+pub(crate) const DEFAULT_MAX_SAMPLING_CONCURRENCY: usize = 2;
 /// Default [`Limits::max_sampling_tokens`].
-pub const DEFAULT_MAX_SAMPLING_TOKENS: usize = 8192;
+pub(crate) const DEFAULT_MAX_SAMPLING_TOKENS: usize = 8192;
 /// Default [`Limits::max_sampling_messages`].
-pub const DEFAULT_MAX_SAMPLING_MESSAGES: usize = 256;
+pub(crate) const DEFAULT_MAX_SAMPLING_MESSAGES: usize = 256;
 /// Default [`Limits::max_sampling_request_bytes`]: 1 MiB.
-pub const DEFAULT_MAX_SAMPLING_REQUEST_BYTES: usize = 1 << 20;
+pub(crate) const DEFAULT_MAX_SAMPLING_REQUEST_BYTES: usize = 1 << 20;
 /// The largest `instructions` text kept from a server: 16 KiB.
-pub const MAX_INSTRUCTIONS_BYTES: usize = 16 << 10;
+pub(crate) const MAX_INSTRUCTIONS_BYTES: usize = 16 << 10;
 
 /// Per-connection deadlines. A zero field selects its default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -84,8 +84,7 @@ pub struct Timeouts {
     /// Bounds a server-initiated elicitation round trip.
     pub elicitation: Duration,
     /// How long the automatic protocol choice waits for `server/discover`
-    /// before it takes the server for a legacy one (see
-    /// [`DEFAULT_DISCOVER_TIMEOUT`]).
+    /// before it takes the server for a legacy one (default 5 s).
     /// Part of the startup timeout, not added to it.
     pub discover: Duration,
 }
@@ -152,7 +151,7 @@ limits! {
     max_binary_items = DEFAULT_MAX_BINARY_ITEMS,
     /// Caps how many items one result may carry: a tool result's content
     /// blocks, a prompt's messages, a resource's contents (default
-    /// [`DEFAULT_MAX_CONTENT_ITEMS`], 256). Items beyond it are removed, not
+    /// 256). Items beyond it are removed, not
     /// replaced one for one.
     max_content_items = DEFAULT_MAX_CONTENT_ITEMS,
     /// Caps one server log message.

@@ -4,7 +4,7 @@
 //! all read these; none of them is imported from a higher module.
 
 mod capabilities;
-pub mod limits;
+pub(crate) mod limits;
 mod protocol;
 mod reconnect;
 mod retry;

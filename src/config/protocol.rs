@@ -10,7 +10,7 @@ use crate::protocol::{is_modern_version, is_supported_version};
 /// - [`Auto`](ProtocolChoice::Auto), the default: try the modern era first
 ///   (`server/discover`); a result or a recognized modern error means the
 ///   server is modern, any other error (or no answer within
-///   [`DEFAULT_DISCOVER_TIMEOUT`](crate::config::limits::DEFAULT_DISCOVER_TIMEOUT)) means legacy, and `initialize` follows
+///   5 s) means legacy, and `initialize` follows
 ///   on the same connection. Every peer a user compares a client with
 ///   (the official SDKs) chooses this way, so a binding does too.
 /// - [`Legacy`](ProtocolChoice::Legacy): only the `initialize` handshake

@@ -14,7 +14,7 @@ use crate::transport::WireHeaders;
 
 /// What a result means, as the era reads it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// The request is done; this is its result.
     Complete(Value),
     /// The server needs input from the client before it can answer (a
@@ -26,7 +26,7 @@ pub enum Reply {
 /// A modern `input_required` result: what the server asks, and the state it
 /// wants back verbatim.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct InputRequired {
+pub(crate) struct InputRequired {
     /// The input requests by key: each `{ "method": .., "params": .. }`.
     pub input_requests: Map<String, Value>,
     /// The opaque state to echo unchanged, if the server sent one.
@@ -35,7 +35,7 @@ pub struct InputRequired {
 
 /// How a server tells the client its lists changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeStyle {
+pub(crate) enum ChangeStyle {
     /// Free-floating `notifications/*/list_changed` and
     /// `resources/subscribe` (legacy).
     Notifications,
@@ -44,7 +44,7 @@ pub enum ChangeStyle {
 }
 
 /// The per-era strategy a connection uses once the handshake has chosen it.
-pub trait Era: Send + Sync + fmt::Debug + 'static {
+pub(crate) trait Era: Send + Sync + fmt::Debug + 'static {
     /// The negotiated protocol version.
     fn protocol_version(&self) -> &str;
 
@@ -137,7 +137,7 @@ pub trait Era: Send + Sync + fmt::Debug + 'static {
 }
 
 /// A `notifications/cancelled` for `id`.
-pub fn cancelled_notification(id: &RequestId, reason: &str) -> Notification {
+pub(crate) fn cancelled_notification(id: &RequestId, reason: &str) -> Notification {
     Notification::new(
         methods::NOTIFICATIONS_CANCELLED,
         Some(serde_json::json!({ "requestId": id, "reason": reason })),
@@ -147,7 +147,7 @@ pub fn cancelled_notification(id: &RequestId, reason: &str) -> Notification {
 /// The era a connection speaks before any handshake has chosen one: plain
 /// JSON-RPC with legacy cancellation.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Unnegotiated;
+pub(crate) struct Unnegotiated;
 
 impl Era for Unnegotiated {
     fn protocol_version(&self) -> &str {

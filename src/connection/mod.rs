@@ -19,7 +19,7 @@
 //! - A reply to an id nobody is waiting for is ignored with a warning.
 //! - The server's `ping` is answered here, whatever handler is installed.
 //! - A server request in an era that serves none (2026-07-28:
-//!   [`Era::serves_server_requests`]) is dropped: no handler sees it, and
+//!   `Era::serves_server_requests`) is dropped: no handler sees it, and
 //!   no response is sent. A warning says so for the 1st, 2nd, 4th, 8th, …
 //!   such request, so that a flood of them gives a few warnings.
 //! - A server request the server then cancels (`notifications/cancelled`
@@ -59,26 +59,26 @@
 //! [`Connection::start`] spawns two tasks: a writer, which owns the transport's
 //! sending half so that a caller dropped mid-write can never leave half a
 //! message on the wire, and a reader, which dispatches. Server requests are
-//! handled on their own tasks, at most [`MAX_CONCURRENT_SERVER_REQUESTS`] at a
+//! handled on their own tasks, at most 16 at a
 //! time; beyond that the server gets an error reply at once.
 //!
 //! # Replies to the server are bounded
 //!
 //! Every reply to a server request (a `ping`'s, a handler's, a refusal) waits
-//! for the writer in one queue of at most [`MAX_REPLY_BACKLOG`] replies,
+//! for the writer in one queue of at most 64 replies,
 //! never in a task of its own. A server that keeps sending requests while it
 //! does not read what the client writes (a stdio server that does not read
 //! its stdin, an HTTP server that holds the `POST`s that carry the answers)
 //! fills it. The reader then stops reading, which pushes back on the server,
-//! and waits up to [`REPLY_STALL`] for room; when none comes, the connection
+//! and waits up to 10 s for room; when none comes, the connection
 //! ends with `limit_exceeded` (and its calls, as always when a connection
 //! breaks, with `indeterminate`). A handler's task keeps its permit until its
 //! reply is queued, so the tasks stay bounded too: whatever the server sends,
-//! the connection holds at most [`MAX_REPLY_BACKLOG`] replies and
-//! [`MAX_CONCURRENT_SERVER_REQUESTS`] handler tasks.
+//! the connection holds at most 64 replies and
+//! 16 handler tasks.
 
 mod call;
-pub mod era;
+pub(crate) mod era;
 mod error;
 mod reader;
 mod rounds;
@@ -111,27 +111,27 @@ pub(crate) use call::AssignedId;
 pub use error::RpcError;
 
 /// Server requests handled at once per connection.
-pub const MAX_CONCURRENT_SERVER_REQUESTS: usize = 16;
+pub(crate) const MAX_CONCURRENT_SERVER_REQUESTS: usize = 16;
 /// Outgoing messages queued for the writer before senders wait.
-pub const OUTBOUND_QUEUE: usize = 256;
+pub(crate) const OUTBOUND_QUEUE: usize = 256;
 /// Replies to server requests queued for the writer, at most; see
 /// [the module docs](self#replies-to-the-server-are-bounded).
-pub const MAX_REPLY_BACKLOG: usize = 64;
+pub(crate) const MAX_REPLY_BACKLOG: usize = 64;
 /// How long the reader waits for room in a full reply backlog (reading
 /// nothing meanwhile) before the connection ends with `limit_exceeded`.
-pub const REPLY_STALL: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const REPLY_STALL: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long a failed write waits for the reader to report the connection's
 /// end before the write error is reported instead.
-pub const WRITE_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+pub(crate) const WRITE_FAILURE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 /// How many times one request is sent again after the server asked for
 /// input (`input_required`, 2026-07-28) before it fails `limit_exceeded`.
 /// All rounds stay inside the call's one deadline.
-pub const MAX_INPUT_ROUNDS: usize = 8;
+pub(crate) const MAX_INPUT_ROUNDS: usize = 8;
 /// How many times a request whose reply was lost is sent again, when the
 /// era re-issues it ([`Era::reissue_on_loss`]).
-pub const MAX_REISSUES: usize = 2;
+pub(crate) const MAX_REISSUES: usize = 2;
 /// The longest warning text passed to [`InboundHandler::warning`].
-pub const MAX_WARNING_BYTES: usize = 512;
+pub(crate) const MAX_WARNING_BYTES: usize = 512;
 
 /// What the server sends on its own initiative, delivered by the connection.
 ///
@@ -278,7 +278,7 @@ impl Connection {
     /// Installs the era the handshake chose, and tells the transport the
     /// negotiated version ([`MessageSender::negotiated`]) before anything of
     /// that era is sent.
-    pub fn set_era(&self, era: Arc<dyn Era>) {
+    pub(crate) fn set_era(&self, era: Arc<dyn Era>) {
         let version = era.protocol_version().to_string();
         *self.shared.era.write().expect("era lock") = era;
         if !version.is_empty() {
@@ -289,13 +289,13 @@ impl Connection {
     /// Puts the connection back before any era (after a modern probe the
     /// server did not understand), and tells the transport so
     /// ([`MessageSender::negotiated`] with an empty version).
-    pub fn reset_era(&self) {
+    pub(crate) fn reset_era(&self) {
         *self.shared.era.write().expect("era lock") = Arc::new(Unnegotiated);
         self.shared.sender.negotiated("");
     }
 
     /// The era in force.
-    pub fn era(&self) -> Arc<dyn Era> {
+    pub(crate) fn era(&self) -> Arc<dyn Era> {
         self.shared.era.read().expect("era lock").clone()
     }
 
@@ -324,7 +324,7 @@ impl Connection {
     }
 
     /// How many replies to server requests wait for the writer: never more
-    /// than [`MAX_REPLY_BACKLOG`]: a diagnostic of a server that does not read.
+    /// than 64: a diagnostic of a server that does not read.
     pub fn reply_backlog(&self) -> usize {
         MAX_REPLY_BACKLOG - self.shared.replies.capacity()
     }

@@ -3,14 +3,14 @@
 //!
 //! It is behind the default feature `demo` (it costs a few hundred lines of
 //! code and no dependencies; turn default features off to leave it out).
-//! It speaks the legacy era at [`LATEST_LEGACY_VERSION`] and offers:
+//! It speaks the legacy era at `"2025-11-25"` and offers:
 //!
 //! - tools: `echo {message}` (text), `add {a, b}` (text and structured
 //!   content, with an output schema), `count {steps, delay_ms}` (reports
 //!   progress for each step when asked, then answers), `tiny_image` (a PNG),
 //!   `big_text {bytes}` (that many bytes of text, up to
-//!   [`MAX_BIG_TEXT_BYTES`], for exercising result limits), `sleep {ms}`
-//!   (answers after that long, up to [`MAX_SLEEP_MS`], for exercising
+//!   1 MiB, for exercising result limits), `sleep {ms}`
+//!   (answers after that long, up to 60_000, for exercising
 //!   deadlines and the tool-call gate);
 //!   `log {count, level, text}` (sends log records, honouring
 //!   `logging/setLevel`), `touch {uri}` (announces a change of a
@@ -21,8 +21,8 @@
 //!   capability (as the reference server does): `elicit {message, schema,
 //!   mode, url, elicitation_id, complete}`, `sample {prompt, max_tokens,
 //!   system_prompt, with_tools}` and `roots`. Each sends its request to the
-//!   client, waits for the answer (at most [`CLIENT_REQUEST_TIMEOUT`], at
-//!   most [`MAX_CLIENT_REQUESTS`] at once) and returns it as structured
+//!   client, waits for the answer (at most 600 s, at
+//!   most 16 at once) and returns it as structured
 //!   content, or the client's error as a tool error;
 //! - over stdio only (`mcp-stack-demo`, a process of its own): `env {name}`,
 //!   the server process's environment variable `name`, or null (with a
@@ -34,7 +34,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), mcp_stack::Error> {
-//! use mcp_stack::{Binding, CallOpts, Definition, Handlers};
+//! use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition};
 //!
 //! let binding = Binding::connect(Definition::new("demo", mcp_stack::demo::factory()), Handlers::default()).await?;
 //! let result = binding.call_tool("echo", serde_json::json!({"message": "hi"}), CallOpts::default()).await?;
@@ -42,8 +42,6 @@
 //! binding.close().await;
 //! # Ok(()) }
 //! ```
-//!
-//! [`LATEST_LEGACY_VERSION`]: crate::protocol::LATEST_LEGACY_VERSION
 
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -61,19 +59,19 @@ use crate::transport::memory::MemoryFactory;
 use crate::transport::{Inbound, MessageSender, Transport};
 
 /// A 1×1 transparent PNG.
-pub const TINY_PNG_BASE64: &str =
+pub(crate) const TINY_PNG_BASE64: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 
 /// The most steps `count` accepts, so the demo itself stays bounded.
-pub const MAX_COUNT_STEPS: u64 = 10_000;
+pub(crate) const MAX_COUNT_STEPS: u64 = 10_000;
 /// The most records one `log` call sends.
-pub const MAX_LOG_COUNT: u64 = 100_000;
+pub(crate) const MAX_LOG_COUNT: u64 = 100_000;
 /// The longest a request to the client is waited for.
-pub const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 /// Requests to the client awaiting an answer at once, per connection.
-pub const MAX_CLIENT_REQUESTS: usize = 16;
+pub(crate) const MAX_CLIENT_REQUESTS: usize = 16;
 /// Subscriptions kept per connection.
-pub const MAX_SUBSCRIPTIONS: usize = 1024;
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 1024;
 
 /// One connection's side of the conversation: what the client declared,
 /// its log level and subscriptions, and the requests sent to it.
@@ -148,10 +146,10 @@ impl Peer {
 
 /// The most text `big_text` returns: 1 MiB (well inside the default frame
 /// bound, and exactly the default text bound).
-pub const MAX_BIG_TEXT_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_BIG_TEXT_BYTES: u64 = 1 << 20;
 
 /// The longest `sleep` accepts: one minute.
-pub const MAX_SLEEP_MS: u64 = 60_000;
+pub(crate) const MAX_SLEEP_MS: u64 = 60_000;
 
 /// A factory whose every connection is served by a fresh demo server.
 pub fn factory() -> MemoryFactory {
@@ -606,7 +604,7 @@ fn tool_error(text: &str) -> Value {
 }
 
 /// The largest request the stdio demo server reads.
-pub const DEMO_MAX_FRAME_BYTES: usize = 32 << 20;
+pub(crate) const DEMO_MAX_FRAME_BYTES: usize = 32 << 20;
 
 /// Serves the demo server on this process's stdin and stdout until stdin
 /// ends: what the `mcp-stack-demo` binary runs, so that tests and examples

@@ -37,7 +37,7 @@ use std::sync::Mutex;
 /// legacy server answering every method alike), a refused HTTP exchange
 /// (400, 404, 405 without a modern JSON-RPC body) or no answer within the
 /// discover timeout
-/// ([`DEFAULT_DISCOVER_TIMEOUT`]) means legacy, and `initialize` follows on
+/// (5 s) means legacy, and `initialize` follows on
 /// the same connection. The verdict is kept for the dialer's later dials
 /// (reconnects to the same server process or origin); a cached modern
 /// verdict that a new dial finds wrong is probed again.
@@ -46,7 +46,7 @@ use std::sync::Mutex;
 /// [`Tolerance::LegacyEraForMrtrLessServers`] (the default profile does): a
 /// modern answer from an implementation known to ask for elicitation and
 /// roots only through server-initiated requests
-/// ([`modern::mrtr_less_implementation`], FastMCP 4) is not taken. Its tools
+/// (`modern::mrtr_less_implementation`, FastMCP 4) is not taken. Its tools
 /// that ask would fail on 2026-07-28 and work on the `initialize` era, and
 /// a user compares this client with others that speak that era to it (the
 /// Inspector's default), so the dialer sends `initialize` on the same
@@ -141,7 +141,7 @@ impl Dialer {
     /// A dialer through `factory` with `config`, delivering what servers send
     /// on their own to `inbound`; it advertises no optional capabilities,
     /// names the client `mcp-stack`, and allows
-    /// [`DEFAULT_STARTUP_TIMEOUT`] per dial.
+    /// 30 s per dial.
     pub fn new(
         factory: Arc<dyn TransportFactory>,
         mut config: ConnectConfig,

@@ -25,13 +25,13 @@ use crate::session::{ServerIdentity, SessionInfo};
 
 /// The legacy era at one negotiated version.
 #[derive(Debug, Clone)]
-pub struct Legacy {
+pub(crate) struct Legacy {
     version: String,
 }
 
 impl Legacy {
     /// The era at `version`.
-    pub fn new(version: impl Into<String>) -> Self {
+    pub(crate) fn new(version: impl Into<String>) -> Self {
         Legacy { version: version.into() }
     }
 }
@@ -42,22 +42,14 @@ impl Era for Legacy {
     }
 }
 
-/// Runs the `initialize` handshake over `connection` and installs the
-/// negotiated era on it. The caller bounds it in time (the startup timeout).
-pub async fn initialize(
-    connection: &Connection,
-    capabilities: ClientCapabilities,
-    client: Implementation,
-) -> Result<SessionInfo, Error> {
-    initialize_version(connection, LATEST_LEGACY_VERSION, capabilities, client).await
-}
-
-/// [`initialize`] proposing `version`. When it is not
+/// Runs the `initialize` handshake over `connection`, proposing `version`,
+/// and installs the negotiated era on it; the caller bounds it in time (the
+/// startup timeout). When `version` is not
 /// [`LATEST_LEGACY_VERSION`] (a pinned version), the server must answer
 /// with exactly it. A server that refuses every version (-32022, as a
 /// modern-only server answers `initialize`) fails `unsupported_protocol`
 /// naming the versions it offered.
-pub async fn initialize_version(
+pub(crate) async fn initialize_version(
     connection: &Connection,
     version: &str,
     capabilities: ClientCapabilities,

@@ -2,20 +2,20 @@
 //! (2024-11-05 to 2025-11-25, "legacy") and the stateless 2026-07-28 protocol
 //! ("modern").
 //!
-//! An [`Era`] is a strategy object the connection consults at the few points
+//! An `Era` is a strategy object the connection consults at the few points
 //! where the eras differ, so that no `if modern` spreads through the code:
 //!
-//! - how a request is decorated before it is sent ([`Era::decorate`]);
-//! - how an abandoned request is cancelled ([`Era::cancel_notice`]);
-//! - how the server announces catalog changes ([`ChangeStyle`]);
+//! - how a request is decorated before it is sent (`Era::decorate`);
+//! - how an abandoned request is cancelled (`Era::cancel_notice`);
+//! - how the server announces catalog changes (`ChangeStyle`);
 //! - how a JSON-RPC error becomes a classified [`Error`](crate::Error)
-//!   ([`Era::classify_error`]);
-//! - what a result means ([`Era::reply`]: complete, or asking for input);
-//! - which HTTP headers mirror a request ([`Era::wire_headers`]);
+//!   (`Era::classify_error`);
+//! - what a result means (`Era::reply`: complete, or asking for input);
+//! - which HTTP headers mirror a request (`Era::wire_headers`);
 //! - whether the server may send requests of its own
-//!   ([`Era::serves_server_requests`]).
+//!   (`Era::serves_server_requests`).
 //!
-//! The handshakes live beside it: [`legacy`] (`initialize`) and [`modern`]
+//! The handshakes live beside it: `legacy` (`initialize`) and `modern`
 //! (`server/discover` and per-request `_meta`); [`ProtocolChoice`] says
 //! which a binding may speak, and the [`Dialer`] runs the choice: it dials
 //! the transport, starts the connection, and runs the handshake the choice
@@ -23,15 +23,13 @@
 //! again after a loss).
 
 mod dial;
-pub mod legacy;
-pub mod modern;
+pub(crate) mod legacy;
+pub(crate) mod modern;
 
 pub use dial::Dialer;
 
 use crate::config::ProtocolChoice;
-pub use crate::connection::era::{
-    cancelled_notification, ChangeStyle, Era, InputRequired, Reply, Unnegotiated,
-};
+pub(crate) use crate::connection::era::{cancelled_notification, ChangeStyle, Era, InputRequired, Reply};
 
 use serde_json::Value;
 
@@ -42,7 +40,7 @@ use crate::error::normalize_message;
 /// The versions a -32022 error's `data.supported` lists (bounded): both
 /// eras read it, the legacy handshake to fall back, the modern one to say
 /// what the server offered.
-pub fn supported_versions(error: &RpcError) -> Vec<String> {
+pub(crate) fn supported_versions(error: &RpcError) -> Vec<String> {
     error
         .data
         .as_ref()
@@ -55,7 +53,7 @@ pub fn supported_versions(error: &RpcError) -> Vec<String> {
 }
 
 /// The JSON-RPC error behind `error`, if it was one.
-pub fn rpc_error(error: &crate::Error) -> Option<&RpcError> {
+pub(crate) fn rpc_error(error: &crate::Error) -> Option<&RpcError> {
     std::error::Error::source(error).and_then(|s| s.downcast_ref::<RpcError>())
 }
 

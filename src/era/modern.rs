@@ -57,30 +57,30 @@ use crate::session::{ServerIdentity, SessionInfo};
 use crate::transport::WireHeaders;
 
 /// `_meta` key: the protocol version of the request.
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key: the client's capabilities.
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key: the client's identity.
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key: the lowest log level the client wants for this request.
-pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key of a discover result: the server's identity.
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The value prefix of a Base64-encoded header value.
-pub const BASE64_PREFIX: &str = "=?base64?";
+pub(crate) const BASE64_PREFIX: &str = "=?base64?";
 /// The value suffix of a Base64-encoded header value.
-pub const BASE64_SUFFIX: &str = "?=";
+pub(crate) const BASE64_SUFFIX: &str = "?=";
 
 /// `Mcp-Param-<Name>` header values for one request, as `(Name, encoded
 /// value)`: typed per-request data a layer puts in the request's
 /// extensions; the modern era passes them to the transport.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ParamHeaders(pub Vec<(String, String)>);
+pub(crate) struct ParamHeaders(pub Vec<(String, String)>);
 
 /// The modern era at one version, with what every request declares.
 #[derive(Debug, Clone)]
-pub struct Modern {
+pub(crate) struct Modern {
     version: String,
     meta: Map<String, Value>,
     cancel_by_notice: bool,
@@ -90,7 +90,7 @@ pub struct Modern {
 impl Modern {
     /// The era at `version` for a client declaring `capabilities` and
     /// `client`, asking for logs at `log_level` when there is one.
-    pub fn new(
+    pub(crate) fn new(
         version: impl Into<String>,
         capabilities: &ClientCapabilities,
         client: &Implementation,
@@ -112,14 +112,14 @@ impl Modern {
 
     /// Whether a dropped request is cancelled by `notifications/cancelled`
     /// (stdio, the default) or by closing its HTTP response stream.
-    pub fn cancel_by_notice(mut self, notice: bool) -> Self {
+    pub(crate) fn cancel_by_notice(mut self, notice: bool) -> Self {
         self.cancel_by_notice = notice;
         self
     }
 
     /// Whether a `tools/call` whose reply was lost is re-issued too (off by
     /// default: see [`Modern::reissue_on_loss`]).
-    pub fn reissue_tool_calls(mut self, reissue: bool) -> Self {
+    pub(crate) fn reissue_tool_calls(mut self, reissue: bool) -> Self {
         self.reissue_tool_calls = reissue;
         self
     }
@@ -225,7 +225,7 @@ impl Era for Modern {
 
 /// The classified error for a modern-era JSON-RPC error answering a
 /// request made in version `asked`.
-pub fn classify_modern_error(asked: &str, error: RpcError) -> Error {
+pub(crate) fn classify_modern_error(asked: &str, error: RpcError) -> Error {
     match error.code {
         codes::MISSING_REQUIRED_CLIENT_CAPABILITY => {
             let capability = error
@@ -281,7 +281,7 @@ pub fn classify_modern_error(asked: &str, error: RpcError) -> Error {
 /// keeps the 2026-07-28 era; its failing tools carry a hint
 /// ([`server_request_hint`]) naming the one-line configuration. A server
 /// wrongly taken for one of these still works, on the older era.
-pub fn mrtr_less_implementation(session: &SessionInfo) -> Option<&'static str> {
+pub(crate) fn mrtr_less_implementation(session: &SessionInfo) -> Option<&'static str> {
     let ui = session.capabilities.extensions.as_ref().is_some_and(|e| e.contains_key(UI_EXTENSION));
     let major_4 = session.server.version.split('.').next() == Some("4");
     let generated = session.server.name.starts_with("FastMCP-");
@@ -300,7 +300,7 @@ const SERVER_REQUEST_REFUSALS: &[&str] =
 /// A hint for a tool failure `text` that shows the server tried to ask
 /// through a server-initiated request, which 2026-07-28 does not carry:
 /// how to connect on the `initialize` era instead.
-pub fn server_request_hint(text: &str) -> Option<&'static str> {
+pub(crate) fn server_request_hint(text: &str) -> Option<&'static str> {
     let asked = SERVER_REQUEST_REFUSALS.iter().any(|phrase| text.contains(phrase));
     asked.then_some(
         "the server asks through server-initiated requests, which 2026-07-28 connections do not carry: \
@@ -326,7 +326,7 @@ fn unsupported_version(asked: &str, offered: &[String]) -> Error {
 }
 
 /// Reads a modern result's `resultType`.
-pub fn read_reply(method: &str, mut result: Value) -> Result<Reply, Error> {
+pub(crate) fn read_reply(method: &str, mut result: Value) -> Result<Reply, Error> {
     let kind = result.get("resultType").cloned();
     match kind {
         None => Ok(Reply::Complete(result)),
@@ -365,7 +365,7 @@ pub fn read_reply(method: &str, mut result: Value) -> Result<Reply, Error> {
 /// Encodes a header value as the 2026-07-28 transport asks: as is when it
 /// is plain printable ASCII without edge whitespace and does not look like
 /// the Base64 sentinel, else `=?base64?<Base64 of its UTF-8>?=`.
-pub fn encode_header_value(value: &str) -> String {
+pub(crate) fn encode_header_value(value: &str) -> String {
     let printable = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
     let edge_space = value.starts_with([' ', '\t']) || value.ends_with([' ', '\t']);
     let sentinel = value.starts_with(BASE64_PREFIX) && value.ends_with(BASE64_SUFFIX);
@@ -396,7 +396,7 @@ struct DiscoverResult {
 // One per dial, moved once: boxing the session would buy nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
-pub enum Probe {
+pub(crate) enum Probe {
     /// The server is modern; the era is installed.
     Modern(SessionInfo),
     /// The server answered in a way only a legacy server does (an error
@@ -421,7 +421,7 @@ pub enum Probe {
 /// result must not be taken for a modern one. Without it (modern only, or
 /// a pinned modern version) such a result is accepted as the server's
 /// answer.
-pub async fn discover(
+pub(crate) async fn discover(
     connection: &Connection,
     era: Modern,
     allowed: impl Fn(&str) -> bool,

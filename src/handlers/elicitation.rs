@@ -1,56 +1,4 @@
-//! Elicitation: a server asks a person, through the host, for input.
-//!
-//! The binding receives `elicitation/create`, checks it, hands an
-//! [`ElicitRequest`] to the host's elicitation service, checks the answer
-//! and only then replies. In order:
-//!
-//! 1. **Mode.** Form mode is served when the host declared it; URL mode
-//!    when the host declared it *and* the negotiated protocol is 2025-11-25
-//!    or later (earlier revisions have form mode only). Any other mode is
-//!    refused with `-32602`, as the specification asks.
-//! 2. **Bounds, refused, never trimmed.** The message, and in URL mode the
-//!    URL and the elicitation id, must each fit
-//!    [`Limits::max_elicit_message_bytes`]; the schema must fit
-//!    [`Limits::max_elicit_schema_bytes`] and [`Limits::max_schema_depth`].
-//!    A request over a bound is refused (`elicitation_invalid`, `-32602` to
-//!    the server) instead of shortened: a person reads the prompt and acts
-//!    on it, and a prompt cut short can say something its server never said
-//!    ("do not delete" → "do").
-//! 3. **Schema.** The requested schema must be an object schema that
-//!    compiles. It is compiled offline: a `$ref` to anything outside the
-//!    schema is an error, never a fetch.
-//! 4. **The wait.** The host's service is given [`Timeouts::elicitation`];
-//!    past it the server is told `cancel` and the binding reports
-//!    `elicitation_timeout`.
-//! 5. **The answer.** An accepted form answer is validated against the
-//!    requested schema (formats included) *before* it is sent. An answer
-//!    that breaks the schema is not sent: the server gets an error
-//!    (`-32603`, class `elicitation_invalid`) and the host's
-//!    [`Event::ElicitationResolved`] says why. A URL-mode accept carries no
-//!    content (the specification keeps URL-mode data out of the client), so
-//!    an accept with content is refused the same way.
-//!
-//! The URL of a URL-mode request is passed to the host as data. It is
-//! bounded, but this crate never vets, resolves or opens it: whether it is
-//! safe to show or to open is the host's decision, and nothing the server
-//! says can make that decision for it.
-//!
-//! Decline and cancel are answers, sent as such; the binding's event names
-//! them with their failure classes (`elicitation_declined`,
-//! `elicitation_cancelled`) so that an observer can count them. A handler
-//! may also fail with an [`Error`] of those classes, which is sent as the
-//! matching action.
-//!
-//! `notifications/elicitation/complete` for a URL elicitation this binding
-//! accepted becomes [`Event::ElicitationComplete`]; the specification asks
-//! a client to ignore ids it does not know, and it does.
-//!
-//! [`Limits::max_elicit_message_bytes`]: crate::Limits::max_elicit_message_bytes
-//! [`Limits::max_elicit_schema_bytes`]: crate::Limits::max_elicit_schema_bytes
-//! [`Limits::max_schema_depth`]: crate::Limits::max_schema_depth
-//! [`Timeouts::elicitation`]: crate::Timeouts::elicitation
-//! [`Event::ElicitationResolved`]: crate::Event::ElicitationResolved
-//! [`Event::ElicitationComplete`]: crate::Event::ElicitationComplete
+//! Elicitation: a server asks a person, through the host, for input. Documented in the [elicitation section of the parent module](crate::handlers#elicitation).
 
 use serde_json::{json, Map, Value};
 use std::collections::VecDeque;
@@ -93,10 +41,10 @@ impl Default for ElicitationModes {
 pub use crate::protocol::elicitation::{ElicitAction, ElicitationMode};
 
 /// The first protocol revision with URL-mode elicitation.
-pub const URL_MODE_SINCE: &str = "2025-11-25";
+pub(crate) const URL_MODE_SINCE: &str = "2025-11-25";
 /// URL elicitations remembered for their completion notice; the oldest is
 /// forgotten first.
-pub const MAX_PENDING_URL_ELICITATIONS: usize = 256;
+pub(crate) const MAX_PENDING_URL_ELICITATIONS: usize = 256;
 /// The longest validation report kept in an event.
 const MAX_REPORT_BYTES: usize = 512;
 
@@ -179,7 +127,7 @@ impl ElicitResult {
 }
 
 /// The `default` of each property of an object schema, by name.
-pub fn schema_defaults(schema: &Value) -> Map<String, Value> {
+pub(super) fn schema_defaults(schema: &Value) -> Map<String, Value> {
     let mut out = Map::new();
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         for (name, prop) in props {
@@ -203,7 +151,7 @@ fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
 /// Checks `content` against `schema` (compiled offline, formats checked).
 /// The error names the failing locations without quoting the values, which
 /// may be personal data.
-pub fn validate_answer(schema: &Value, content: &Map<String, Value>) -> Result<(), Error> {
+pub(super) fn validate_answer(schema: &Value, content: &Map<String, Value>) -> Result<(), Error> {
     let validator = compile(schema).map_err(|m| Error::new(FailureClass::ElicitationInvalid, m))?;
     check(&validator, content).map_err(|m| Error::new(FailureClass::ElicitationInvalid, m))
 }

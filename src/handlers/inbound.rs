@@ -24,8 +24,8 @@ use crate::config::AllowedCapabilities;
 use crate::connection::InboundHandler;
 use crate::error::normalize_message;
 use crate::events::{Event, EventBus};
+use crate::layer::progress::ProgressRouter;
 use crate::layer::sampling_depth::DepthTracker;
-use crate::layer::ProgressRouter;
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::lifecycle::{ClientCapabilities, RootsCapability};
 use crate::protocol::logging::LoggingLevel;
@@ -33,7 +33,7 @@ use crate::protocol::{methods, ErrorObject, Notification};
 
 /// `_meta` key of every message of a listen stream: the JSON-RPC id of the
 /// `subscriptions/listen` request that opened it.
-pub const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
+pub(crate) const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Whether the acknowledged filter `granted` leaves out something `asked`
 /// wants (a family not `true`, a resource not listed).
@@ -51,7 +51,7 @@ pub(crate) fn differs(asked: &Map<String, Value>, granted: &Map<String, Value>) 
 pub(crate) const MAX_STDERR_LINE_BYTES: usize = 1024;
 /// The longest resource URI reported in a [`Event::ResourceUpdated`]; a
 /// longer one is dropped with a warning (a cut URI names another resource).
-pub const MAX_RESOURCE_URI_BYTES: usize = 8 << 10;
+pub(crate) const MAX_RESOURCE_URI_BYTES: usize = 8 << 10;
 
 pub(crate) struct BindingInbound {
     binding: String,

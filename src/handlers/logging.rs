@@ -1,35 +1,4 @@
-//! Server logs: `notifications/message` to the host's log service.
-//!
-//! - **Turning logs on.** A server sends logs once it is given a level, so
-//!   the binding sends `logging/setLevel` at [`Definition::log_level`] right
-//!   after the handshake, and only when a log handler is installed *and*
-//!   the server advertises `logging`: there is no point turning logs on
-//!   with nowhere to deliver them. [`Binding::set_log_level`] changes it
-//!   later.
-//! - **Bounds.** A record's text (the `data` string, or the JSON of any
-//!   other `data`) is cut to [`Limits::max_log_message_bytes`] with control
-//!   characters replaced, so a log line can neither flood a terminal nor
-//!   forge lines in it ([`LogMessage::truncated`] says when it was cut). A
-//!   record below the binding's level (a server that ignores `setLevel`) or
-//!   with an unknown level is not delivered to the handler.
-//! - **A flood cannot stall the connection.** The connection's reader only
-//!   queues a record (a bounded queue of [`LOG_QUEUE`]) and moves on; the
-//!   log service runs on a task of its own, one record at a time. When it
-//!   falls behind and the queue is full, the newest record is dropped and
-//!   counted ([`Binding::dropped_logs`], [`Status::dropped_logs`]): the
-//!   queued records stay in order, and a server that floods loses its own
-//!   excess, never another call's reply.
-//!
-//! Every record is also reported as [`Event::ServerLog`] (through the event
-//! queue, with its own drop count), whether or not a log handler is
-//! installed.
-//!
-//! [`Definition::log_level`]: crate::Definition::log_level
-//! [`Binding::set_log_level`]: crate::Binding::set_log_level
-//! [`Binding::dropped_logs`]: crate::Binding::dropped_logs
-//! [`Status::dropped_logs`]: crate::Status::dropped_logs
-//! [`Limits::max_log_message_bytes`]: crate::Limits::max_log_message_bytes
-//! [`Event::ServerLog`]: crate::Event::ServerLog
+//! Server logs: `notifications/message` to the host's log service. Documented in the [logging section of the parent module](crate::handlers#logging).
 
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -46,9 +15,9 @@ use tower::util::BoxCloneSyncService;
 pub type LogService = BoxCloneSyncService<LogMessage, (), Error>;
 
 /// Log records queued for the log service before new ones are dropped.
-pub const LOG_QUEUE: usize = 256;
+pub(crate) const LOG_QUEUE: usize = 256;
 /// The longest logger name kept.
-pub const MAX_LOGGER_BYTES: usize = 128;
+pub(crate) const MAX_LOGGER_BYTES: usize = 128;
 
 /// One server log record, as the host's log service sees it.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use mcp_stack::handlers::{ElicitResult, Handlers, SampleResult};
-//! use mcp_stack::protocol::roots::Root;
+//! use mcp_stack::protocol::Root;
 //!
 //! let handlers = Handlers::default()
 //!     .elicitation(|req| async move {
@@ -64,6 +64,188 @@
 //! [`Binding::close`] ends the connection (and a stdio child). Close such a
 //! binding explicitly.
 //!
+//!
+//! # Sampling
+//!
+//! Sampling: a server asks the host's model for a completion.
+//!
+//! The binding receives `sampling/createMessage`, checks it against the
+//! binding's budgets, hands a [`SampleRequest`] to the host's sampling
+//! service and sends back its [`SampleResult`]. Every refusal is
+//! `sampling_over_budget` (or, for a request that breaks the protocol,
+//! `-32602`), before the host's model is asked anything:
+//!
+//! - **Size.** At most [`Limits::max_sampling_messages`] messages, and the
+//!   system prompt plus the messages at most
+//!   [`Limits::max_sampling_request_bytes`] as JSON. A conversation is
+//!   refused, not trimmed: a model given part of a conversation answers a
+//!   different question.
+//! - **Tokens.** The server's `maxTokens` is capped at
+//!   [`Limits::max_sampling_tokens`]; the handler sees the granted figure in
+//!   [`SampleRequest::max_tokens`] (and the server's in
+//!   [`SampleRequest::requested_max_tokens`]). A server never raises the
+//!   ceiling.
+//! - **Concurrency.** At most [`Limits::max_sampling_concurrency`] requests
+//!   are served at once per binding; one more is refused at once instead of
+//!   queued (the server is waiting, and a queue would only hide the
+//!   overload).
+//! - **Depth.** At most [`Limits::max_sampling_depth`]; see below.
+//! - **Tools.** `tools`, `toolChoice` and `tool_use` / `tool_result` blocks
+//!   are accepted only when the host declared `sampling.tools`
+//!   ([`Handlers::sampling_tools`]); otherwise the request is refused with
+//!   `-32602`, as the specification forbids a server to send them.
+//!
+//! The host's service is bounded by [`Timeouts::request`].
+//!
+//! ## Depth: what it can and cannot see
+//!
+//! A sampling handler may itself call the server (a tool, a prompt) through
+//! the binding, and the server may answer that call by sampling again: a
+//! chain that, unchecked, recurses until something breaks. The binding
+//! numbers the links:
+//!
+//! - While the host's sampling service runs for a request at depth *n*, the
+//!   task it runs on carries *n* in a task-local ([`sampling_depth`](crate::layer::sampling_depth::sampling_depth)).
+//! - A request the binding sends from such a task (any [`Binding`] method:
+//!   `call_tool`, `get_prompt`, `request`, … on this binding or another) is
+//!   recorded as "in flight at depth *n*" until its reply.
+//! - A sampling request that arrives while requests are in flight at depths
+//!   *n₁…nₖ* gets depth max(*nᵢ*) + 1; with none in flight, depth 1.
+//!
+//! It **can** see chains that run through [`Binding`] methods on the task
+//! the handler was called on (or on tasks it propagates the depth to with
+//! [`with_sampling_depth`](crate::layer::sampling_depth::with_sampling_depth)), across bindings too.
+//!
+//! It **cannot** see:
+//!
+//! - which in-flight request a sampling request belongs to: the legacy
+//!   protocol does not say. It charges the deepest one, so an unrelated
+//!   sampling request arriving during a deep chain is counted deeper than
+//!   it is (refused too early, never too late, among what it sees);
+//! - work a handler spawns onto another task without
+//!   [`with_sampling_depth`](crate::layer::sampling_depth::with_sampling_depth), or requests sent through a clone of
+//!   [`Binding::service`] or another client: they carry no depth, so a
+//!   chain through them restarts at 1;
+//! - chains that leave the host: a server that asks another server, which
+//!   samples from some other client.
+//!
+//! [`Limits::max_sampling_messages`]: crate::Limits::max_sampling_messages
+//! [`Limits::max_sampling_request_bytes`]: crate::Limits::max_sampling_request_bytes
+//! [`Limits::max_sampling_tokens`]: crate::Limits::max_sampling_tokens
+//! [`Limits::max_sampling_concurrency`]: crate::Limits::max_sampling_concurrency
+//! [`Limits::max_sampling_depth`]: crate::Limits::max_sampling_depth
+//! [`Timeouts::request`]: crate::Timeouts::request
+//! [`Handlers::sampling_tools`]: crate::handlers::Handlers::sampling_tools
+//! [`Binding`]: crate::Binding
+//! [`Binding::service`]: crate::Binding::service
+//!
+//!
+//! # Elicitation
+//!
+//! Elicitation: a server asks a person, through the host, for input.
+//!
+//! The binding receives `elicitation/create`, checks it, hands an
+//! [`ElicitRequest`] to the host's elicitation service, checks the answer
+//! and only then replies. In order:
+//!
+//! 1. **Mode.** Form mode is served when the host declared it; URL mode
+//!    when the host declared it *and* the negotiated protocol is 2025-11-25
+//!    or later (earlier revisions have form mode only). Any other mode is
+//!    refused with `-32602`, as the specification asks.
+//! 2. **Bounds, refused, never trimmed.** The message, and in URL mode the
+//!    URL and the elicitation id, must each fit
+//!    [`Limits::max_elicit_message_bytes`]; the schema must fit
+//!    [`Limits::max_elicit_schema_bytes`] and [`Limits::max_schema_depth`].
+//!    A request over a bound is refused (`elicitation_invalid`, `-32602` to
+//!    the server) instead of shortened: a person reads the prompt and acts
+//!    on it, and a prompt cut short can say something its server never said
+//!    ("do not delete" → "do").
+//! 3. **Schema.** The requested schema must be an object schema that
+//!    compiles. It is compiled offline: a `$ref` to anything outside the
+//!    schema is an error, never a fetch.
+//! 4. **The wait.** The host's service is given [`Timeouts::elicitation`];
+//!    past it the server is told `cancel` and the binding reports
+//!    `elicitation_timeout`.
+//! 5. **The answer.** An accepted form answer is validated against the
+//!    requested schema (formats included) *before* it is sent. An answer
+//!    that breaks the schema is not sent: the server gets an error
+//!    (`-32603`, class `elicitation_invalid`) and the host's
+//!    [`Event::ElicitationResolved`] says why. A URL-mode accept carries no
+//!    content (the specification keeps URL-mode data out of the client), so
+//!    an accept with content is refused the same way.
+//!
+//! The URL of a URL-mode request is passed to the host as data. It is
+//! bounded, but this crate never vets, resolves or opens it: whether it is
+//! safe to show or to open is the host's decision, and nothing the server
+//! says can make that decision for it.
+//!
+//! Decline and cancel are answers, sent as such; the binding's event names
+//! them with their failure classes (`elicitation_declined`,
+//! `elicitation_cancelled`) so that an observer can count them. A handler
+//! may also fail with an [`Error`] of those classes, which is sent as the
+//! matching action.
+//!
+//! `notifications/elicitation/complete` for a URL elicitation this binding
+//! accepted becomes [`Event::ElicitationComplete`]; the specification asks
+//! a client to ignore ids it does not know, and it does.
+//!
+//! [`Limits::max_elicit_message_bytes`]: crate::Limits::max_elicit_message_bytes
+//! [`Limits::max_elicit_schema_bytes`]: crate::Limits::max_elicit_schema_bytes
+//! [`Limits::max_schema_depth`]: crate::Limits::max_schema_depth
+//! [`Timeouts::elicitation`]: crate::Timeouts::elicitation
+//! [`Event::ElicitationResolved`]: crate::Event::ElicitationResolved
+//! [`Event::ElicitationComplete`]: crate::Event::ElicitationComplete
+//!
+//!
+//! # Roots
+//!
+//! Roots: the directories a host lets a server work in.
+//!
+//! `roots/list` is answered from the host's roots service within
+//! [`Timeouts::request`]. A root whose URI is not `file://` (the only scheme
+//! the specification allows) is left out with a warning event rather than
+//! sent. When the host's roots change, [`Binding::notify_roots_changed`]
+//! tells the server, which then asks again.
+//!
+//! [`Timeouts::request`]: crate::Timeouts::request
+//! [`Binding::notify_roots_changed`]: crate::Binding::notify_roots_changed
+//!
+//!
+//! # Logging
+//!
+//! Server logs: `notifications/message` to the host's log service.
+//!
+//! - **Turning logs on.** A server sends logs once it is given a level, so
+//!   the binding sends `logging/setLevel` at [`Definition::log_level`] right
+//!   after the handshake, and only when a log handler is installed *and*
+//!   the server advertises `logging`: there is no point turning logs on
+//!   with nowhere to deliver them. [`Binding::set_log_level`] changes it
+//!   later.
+//! - **Bounds.** A record's text (the `data` string, or the JSON of any
+//!   other `data`) is cut to [`Limits::max_log_message_bytes`] with control
+//!   characters replaced, so a log line can neither flood a terminal nor
+//!   forge lines in it ([`LogMessage::truncated`] says when it was cut). A
+//!   record below the binding's level (a server that ignores `setLevel`) or
+//!   with an unknown level is not delivered to the handler.
+//! - **A flood cannot stall the connection.** The connection's reader only
+//!   queues a record (a bounded queue of 256) and moves on; the
+//!   log service runs on a task of its own, one record at a time. When it
+//!   falls behind and the queue is full, the newest record is dropped and
+//!   counted ([`Binding::dropped_logs`], [`Status::dropped_logs`]): the
+//!   queued records stay in order, and a server that floods loses its own
+//!   excess, never another call's reply.
+//!
+//! Every record is also reported as [`Event::ServerLog`] (through the event
+//! queue, with its own drop count), whether or not a log handler is
+//! installed.
+//!
+//! [`Definition::log_level`]: crate::Definition::log_level
+//! [`Binding::set_log_level`]: crate::Binding::set_log_level
+//! [`Binding::dropped_logs`]: crate::Binding::dropped_logs
+//! [`Status::dropped_logs`]: crate::Status::dropped_logs
+//! [`Limits::max_log_message_bytes`]: crate::Limits::max_log_message_bytes
+//! [`Event::ServerLog`]: crate::Event::ServerLog
+//!
 //! [`Binding`]: crate::Binding
 //! [`Binding::close`]: crate::Binding::close
 //! [`Definition`]: crate::Definition
@@ -76,12 +258,12 @@ use tower::util::BoxCloneSyncService;
 use tower::ServiceExt;
 use tower_service::Service;
 
-pub mod elicitation;
+mod elicitation;
 pub(crate) mod inbound;
-pub mod logging;
-pub mod roots;
+mod logging;
+mod roots;
 mod rpc;
-pub mod sampling;
+mod sampling;
 
 use crate::error::{BoxError, Error};
 use crate::events::{Event, EventHandler};
@@ -89,13 +271,10 @@ use crate::protocol::roots::Root;
 pub use elicitation::{
     ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, ElicitationService,
 };
-pub use inbound::{MAX_RESOURCE_URI_BYTES, SUBSCRIPTION_ID_META};
-pub use logging::{LogMessage, LogService, LOG_QUEUE};
+pub(crate) use inbound::MAX_RESOURCE_URI_BYTES;
+pub use logging::{LogMessage, LogService};
 pub use roots::{root_for_path, ListRoots, RootsService};
-pub use sampling::{
-    sampling_denied, sampling_depth, with_sampling_depth, SampleOutcome, SampleRequest, SampleResult,
-    SamplingService,
-};
+pub use sampling::{sampling_denied, SampleRequest, SampleResult, SamplingService};
 
 /// The host's services for what a server starts on its own: elicitation,
 /// sampling, roots, logs and the binding's events. See the

@@ -1,13 +1,4 @@
-//! Roots: the directories a host lets a server work in.
-//!
-//! `roots/list` is answered from the host's roots service within
-//! [`Timeouts::request`]. A root whose URI is not `file://` (the only scheme
-//! the specification allows) is left out with a warning event rather than
-//! sent. When the host's roots change, [`Binding::notify_roots_changed`]
-//! tells the server, which then asks again.
-//!
-//! [`Timeouts::request`]: crate::Timeouts::request
-//! [`Binding::notify_roots_changed`]: crate::Binding::notify_roots_changed
+//! Roots: the directories a host lets a server work in. Documented in the [roots section of the parent module](crate::handlers#roots).
 
 use serde_json::Value;
 use std::path::Path;

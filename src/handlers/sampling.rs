@@ -1,74 +1,4 @@
-//! Sampling: a server asks the host's model for a completion.
-//!
-//! The binding receives `sampling/createMessage`, checks it against the
-//! binding's budgets, hands a [`SampleRequest`] to the host's sampling
-//! service and sends back its [`SampleResult`]. Every refusal is
-//! `sampling_over_budget` (or, for a request that breaks the protocol,
-//! `-32602`), before the host's model is asked anything:
-//!
-//! - **Size.** At most [`Limits::max_sampling_messages`] messages, and the
-//!   system prompt plus the messages at most
-//!   [`Limits::max_sampling_request_bytes`] as JSON. A conversation is
-//!   refused, not trimmed: a model given part of a conversation answers a
-//!   different question.
-//! - **Tokens.** The server's `maxTokens` is capped at
-//!   [`Limits::max_sampling_tokens`]; the handler sees the granted figure in
-//!   [`SampleRequest::max_tokens`] (and the server's in
-//!   [`SampleRequest::requested_max_tokens`]). A server never raises the
-//!   ceiling.
-//! - **Concurrency.** At most [`Limits::max_sampling_concurrency`] requests
-//!   are served at once per binding; one more is refused at once instead of
-//!   queued (the server is waiting, and a queue would only hide the
-//!   overload).
-//! - **Depth.** At most [`Limits::max_sampling_depth`]; see below.
-//! - **Tools.** `tools`, `toolChoice` and `tool_use` / `tool_result` blocks
-//!   are accepted only when the host declared `sampling.tools`
-//!   ([`Handlers::sampling_tools`]); otherwise the request is refused with
-//!   `-32602`, as the specification forbids a server to send them.
-//!
-//! The host's service is bounded by [`Timeouts::request`].
-//!
-//! # Depth: what it can and cannot see
-//!
-//! A sampling handler may itself call the server (a tool, a prompt) through
-//! the binding, and the server may answer that call by sampling again: a
-//! chain that, unchecked, recurses until something breaks. The binding
-//! numbers the links:
-//!
-//! - While the host's sampling service runs for a request at depth *n*, the
-//!   task it runs on carries *n* in a task-local ([`sampling_depth`]).
-//! - A request the binding sends from such a task (any [`Binding`] method:
-//!   `call_tool`, `get_prompt`, `request`, … on this binding or another) is
-//!   recorded as "in flight at depth *n*" until its reply.
-//! - A sampling request that arrives while requests are in flight at depths
-//!   *n₁…nₖ* gets depth max(*nᵢ*) + 1; with none in flight, depth 1.
-//!
-//! It **can** see chains that run through [`Binding`] methods on the task
-//! the handler was called on (or on tasks it propagates the depth to with
-//! [`with_sampling_depth`]), across bindings too.
-//!
-//! It **cannot** see:
-//!
-//! - which in-flight request a sampling request belongs to: the legacy
-//!   protocol does not say. It charges the deepest one, so an unrelated
-//!   sampling request arriving during a deep chain is counted deeper than
-//!   it is (refused too early, never too late, among what it sees);
-//! - work a handler spawns onto another task without
-//!   [`with_sampling_depth`], or requests sent through a clone of
-//!   [`Binding::service`] or another client: they carry no depth, so a
-//!   chain through them restarts at 1;
-//! - chains that leave the host: a server that asks another server, which
-//!   samples from some other client.
-//!
-//! [`Limits::max_sampling_messages`]: crate::Limits::max_sampling_messages
-//! [`Limits::max_sampling_request_bytes`]: crate::Limits::max_sampling_request_bytes
-//! [`Limits::max_sampling_tokens`]: crate::Limits::max_sampling_tokens
-//! [`Limits::max_sampling_concurrency`]: crate::Limits::max_sampling_concurrency
-//! [`Limits::max_sampling_depth`]: crate::Limits::max_sampling_depth
-//! [`Timeouts::request`]: crate::Timeouts::request
-//! [`Handlers::sampling_tools`]: super::Handlers::sampling_tools
-//! [`Binding`]: crate::Binding
-//! [`Binding::service`]: crate::Binding::service
+//! Sampling: a server asks the host's model for a completion. Documented in the [sampling section of the parent module](crate::handlers#sampling).
 
 use serde_json::Value;
 use std::sync::Arc;
@@ -80,7 +10,7 @@ use tower::ServiceExt;
 use super::rpc::rpc_error;
 use crate::config::limits::Limits;
 use crate::error::{normalize_message, Error, FailureClass};
-pub use crate::events::SampleOutcome;
+use crate::events::SampleOutcome;
 use crate::events::{Event, EventBus};
 use crate::protocol::content::Role;
 use crate::protocol::jsonrpc::codes;
@@ -96,11 +26,11 @@ use tower::util::BoxCloneSyncService;
 pub type SamplingService = BoxCloneSyncService<SampleRequest, SampleResult, Error>;
 
 /// The JSON-RPC code the specification gives a refused sampling request.
-pub const SAMPLING_REFUSED_CODE: i64 = -1;
+pub(crate) const SAMPLING_REFUSED_CODE: i64 = -1;
 /// The longest model name kept in an event.
 const MAX_MODEL_NAME_BYTES: usize = 256;
 
-pub use crate::layer::sampling_depth::{sampling_depth, with_sampling_depth};
+use crate::layer::sampling_depth::with_sampling_depth;
 
 /// What a server asks the host's model, as the host's sampling service sees
 /// it.
@@ -109,7 +39,7 @@ pub struct SampleRequest {
     /// The binding whose server asked.
     pub binding: String,
     /// The request's place in a sampling chain: 1 unless it arrived while
-    /// the host was serving sampling for it (see the [module docs](self)).
+    /// the host was serving sampling for it (see the module docs).
     pub depth: u32,
     /// The server's system prompt, within the request bound. The host may
     /// change or ignore it.
@@ -451,6 +381,7 @@ pub fn sampling_denied(message: impl AsRef<str>) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layer::sampling_depth::sampling_depth;
 
     #[tokio::test]
     async fn depth_is_one_past_the_deepest_request_in_flight() {

@@ -15,7 +15,7 @@ use crate::events::Event;
 
 /// Events a [`HostEvents`] reader may fall behind by before it loses the
 /// oldest (see [`HostBuilder::event_capacity`](super::HostBuilder::event_capacity)).
-pub const DEFAULT_EVENT_CAPACITY: usize = 1024;
+pub(crate) const DEFAULT_EVENT_CAPACITY: usize = 1024;
 
 /// Something that happened in a host.
 #[derive(Debug, Clone, PartialEq)]

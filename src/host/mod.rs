@@ -83,7 +83,8 @@ pub mod config_file;
 mod events;
 
 pub use catalog::{HostCatalog, Route};
-pub use events::{HostEvent, HostEvents, DEFAULT_EVENT_CAPACITY};
+pub(crate) use events::DEFAULT_EVENT_CAPACITY;
+pub use events::{HostEvent, HostEvents};
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -104,16 +105,16 @@ use crate::request::CallOpts;
 use crate::session::ServerIdentity;
 
 /// The most bindings one host holds.
-pub const MAX_BINDINGS: usize = 1024;
+pub(crate) const MAX_BINDINGS: usize = 1024;
 /// How long [`Host::close`] and [`Host::remove`] wait for bindings to close.
-pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The future a connector returns.
-pub type ConnectFuture = Pin<Box<dyn Future<Output = Result<Binding, Error>> + Send + 'static>>;
+pub(crate) type ConnectFuture = Pin<Box<dyn Future<Output = Result<Binding, Error>> + Send + 'static>>;
 
 /// Builds one binding from its definition and handlers; see
 /// [`HostBuilder::connector`].
-pub type Connector = Arc<dyn Fn(Definition, Handlers) -> ConnectFuture + Send + Sync>;
+pub(crate) type Connector = Arc<dyn Fn(Definition, Handlers) -> ConnectFuture + Send + Sync>;
 
 type HandlersFor = Arc<dyn Fn(&Definition) -> Handlers + Send + Sync>;
 
@@ -173,14 +174,14 @@ impl HostBuilder {
     }
 
     /// How long [`Host::close`] and [`Host::remove`] wait for bindings to
-    /// close (default [`DEFAULT_CLOSE_TIMEOUT`]; zero selects it).
+    /// close (default 10 s; zero selects it).
     pub fn close_timeout(mut self, timeout: Duration) -> Self {
         self.close_timeout = if timeout.is_zero() { DEFAULT_CLOSE_TIMEOUT } else { timeout };
         self
     }
 
     /// How many events a reader of [`Host::events`] may fall behind by
-    /// before it loses the oldest (default [`DEFAULT_EVENT_CAPACITY`]; at
+    /// before it loses the oldest (default 1024; at
     /// least 1).
     pub fn event_capacity(mut self, capacity: usize) -> Self {
         self.event_capacity = capacity.max(1);
@@ -289,7 +290,7 @@ impl Host {
     ///
     /// Fails, adding nothing, with `invalid_config` when the definition is
     /// invalid ([`Definition::validate`]), the name is taken, or there is no
-    /// Tokio runtime to connect on; `limit_exceeded` past [`MAX_BINDINGS`];
+    /// Tokio runtime to connect on; `limit_exceeded` past 1024;
     /// `shutdown` once the host is closed.
     pub fn add(&self, definition: Definition) -> Result<(), Error> {
         definition.validate()?;

@@ -1,18 +1,18 @@
 //! The per-binding middleware, one concern per module, each a
 //! `tower::Layer`: `FooLayer` makes `Foo<S>`, whose future is
-//! `foo::future::ResponseFuture`.
+//! `foo::ResponseFuture`. Each type has one path, in its own module (as in
+//! tower: `layer::deadline::DeadlineLayer`); nothing is re-exported here.
 //!
-//! A binding's default stack is assembled in [`crate::binding`], outermost
+//! A binding's default stack is assembled in [`Binding`](crate::Binding#the-stack), outermost
 //! first; each module documents what it adds and why it sits where it does.
 //! Every layer passes readiness through (`poll_ready` is the inner
 //! service's) except the tool-call gate, whose wait depends on the request
 //! (see [`tool_gate`]).
 //!
-//! Two services are named like the types they enforce or route:
-//! [`tool_filter::ToolFilter`] (the service) enforces a
-//! [`crate::ToolFilter`] (the policy), and [`progress::Progress`] (the
-//! service) routes [`crate::Progress`] reports. Only the layers are
-//! re-exported here.
+//! The services are named after what they do to the request:
+//! [`tool_filter::EnforceToolFilter`] enforces a [`crate::ToolFilter`] (the
+//! policy), and [`progress::Progress`] routes the
+//! [`crate::ProgressUpdate`]s a request's progress sink receives.
 
 pub mod deadline;
 pub(crate) mod entry;
@@ -24,15 +24,6 @@ pub mod sampling_depth;
 pub mod tool_filter;
 pub mod tool_gate;
 pub mod trace;
-
-pub use deadline::{Deadline, DeadlineLayer};
-pub use progress::{ProgressLayer, ProgressRouter, ProgressTracker};
-pub use reconnect::{Reconnect, ReconnectLayer};
-pub use result_limit::{ResultLimit, ResultLimitLayer};
-pub use retry::{RetryBudget, SafeRetry};
-pub use sampling_depth::{SamplingDepth, SamplingDepthLayer};
-pub use tool_filter::ToolFilterLayer;
-pub use tool_gate::{ToolCallGate, ToolCallGateLayer};
 
 /// What the layers' unit tests share.
 #[cfg(test)]

@@ -3,21 +3,23 @@
 //! A host's sampling service may call the server back (a tool, a prompt),
 //! and the server may answer that call by sampling again: a chain that,
 //! unchecked, recurses until something breaks. The binding numbers the
-//! links (the rules, and what they cannot see, are in
-//! [`crate::handlers::sampling`]):
+//! links (the rules, and what they cannot see, are in the
+//! [sampling section](crate::handlers#sampling) of the handlers' docs):
 //!
 //! - while the host's sampling service serves a request at depth *n*, the
 //!   task it runs on carries *n* in a task-local ([`sampling_depth`]);
-//! - [`SamplingDepth`] reads it when a request is called, on the caller's
-//!   task, records the request as in flight at that depth in a
-//!   [`DepthTracker`] until its reply (or until it is dropped), and passes
-//!   the depth down to the layers below as a [`Depth`] extension: the
+//! - the binding's sampling-depth layer reads it when a request is called,
+//!   on the caller's task, records the request as in flight at that depth
+//!   until its reply (or until it is dropped), and passes the depth down to
+//!   the layers below as a request extension: the
 //!   tool-call gate lets such a nested tool call through, since the call
 //!   that holds the gate waits for it;
 //! - a sampling request that arrives while requests are in flight at depths
-//!   *n₁…nₖ* gets depth max(*nᵢ*) + 1 ([`DepthTracker::arrival_depth`]).
+//!   *n₁…nₖ* gets depth max(*nᵢ*) + 1.
 //!
-//! The layer must be called on the caller's task: in a binding it sits
+//! The layer is the binding's own (it shares its tracker with the binding's
+//! sampling handler), so only these two functions are public. It must be
+//! called on the caller's task: in a binding it sits
 //! above the point where the stack is driven inside the call's future, so
 //! a user layer that moves calls onto another task (a `Buffer`, say) does
 //! not lose the depth. Readiness passes through; it adds no failure.
@@ -48,7 +50,7 @@ pub fn sampling_depth() -> u32 {
 /// still counted in its chain.
 ///
 /// ```
-/// use mcp_stack::handlers::{sampling_depth, with_sampling_depth};
+/// use mcp_stack::layer::sampling_depth::{sampling_depth, with_sampling_depth};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let depth = 2; // inside a handler: sampling_depth()
@@ -63,18 +65,18 @@ pub async fn with_sampling_depth<F: Future>(depth: u32, future: F) -> F::Output 
 /// The sampling depth of the task a request was made on, as a request
 /// extension; absent (or 0) outside sampling work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Depth(pub u32);
+pub(crate) struct Depth(pub u32);
 
 /// Requests in flight from sampling work, by depth. Shared by a binding's
 /// stack (which records) and its sampling handler (which reads).
 #[derive(Debug, Default)]
-pub struct DepthTracker {
+pub(crate) struct DepthTracker {
     in_flight: Mutex<BTreeMap<u32, usize>>,
 }
 
 /// Counts one request at its depth until dropped.
 #[derive(Debug)]
-pub struct InFlight {
+pub(crate) struct InFlight {
     tracker: Arc<DepthTracker>,
     depth: u32,
 }
@@ -94,7 +96,7 @@ impl Drop for InFlight {
 impl DepthTracker {
     /// Records a request at `depth` until the returned guard is dropped;
     /// nothing (and `None`) at depth 0.
-    pub fn track(self: &Arc<Self>, depth: u32) -> Option<InFlight> {
+    pub(crate) fn track(self: &Arc<Self>, depth: u32) -> Option<InFlight> {
         if depth == 0 {
             return None;
         }
@@ -104,20 +106,20 @@ impl DepthTracker {
 
     /// The depth of a sampling request arriving now: one more than the
     /// deepest request in flight, 1 with none.
-    pub fn arrival_depth(&self) -> u32 {
+    pub(crate) fn arrival_depth(&self) -> u32 {
         self.in_flight.lock().expect("depth lock").keys().next_back().map_or(1, |d| d + 1)
     }
 }
 
 /// Applies [`SamplingDepth`] to a service.
 #[derive(Debug, Clone)]
-pub struct SamplingDepthLayer {
+pub(crate) struct SamplingDepthLayer {
     tracker: Arc<DepthTracker>,
 }
 
 impl SamplingDepthLayer {
     /// Records in `tracker`.
-    pub fn new(tracker: Arc<DepthTracker>) -> Self {
+    pub(crate) fn new(tracker: Arc<DepthTracker>) -> Self {
         SamplingDepthLayer { tracker }
     }
 }
@@ -133,31 +135,9 @@ impl<S> Layer<S> for SamplingDepthLayer {
 /// Counts each request in its caller's sampling chain. See the
 /// [module docs](self).
 #[derive(Debug, Clone)]
-pub struct SamplingDepth<S> {
+pub(crate) struct SamplingDepth<S> {
     inner: S,
     tracker: Arc<DepthTracker>,
-}
-
-impl<S> SamplingDepth<S> {
-    /// Wraps `inner`, recording in `tracker`.
-    pub fn new(inner: S, tracker: Arc<DepthTracker>) -> Self {
-        SamplingDepth { inner, tracker }
-    }
-
-    /// The inner service.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The inner service, mutably.
-    pub fn get_mut(&mut self) -> &mut S {
-        &mut self.inner
-    }
-
-    /// Unwraps the inner service.
-    pub fn into_inner(self) -> S {
-        self.inner
-    }
 }
 
 impl<S: Service<McpRequest>> Service<McpRequest> for SamplingDepth<S> {

@@ -29,7 +29,7 @@ pub enum CompletionReference {
 /// The argument being completed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CompletionArgument {
+pub(crate) struct CompletionArgument {
     /// The argument's name.
     pub name: String,
     /// What has been typed so far.
@@ -39,7 +39,7 @@ pub struct CompletionArgument {
 /// Context for a completion (2025-06-18).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CompletionContext {
+pub(crate) struct CompletionContext {
     /// Arguments or variables already resolved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<BTreeMap<String, String>>,
@@ -48,7 +48,7 @@ pub struct CompletionContext {
 /// The params of `completion/complete`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CompleteParams {
+pub(crate) struct CompleteParams {
     /// What is being completed.
     #[serde(rename = "ref")]
     pub reference: CompletionReference,

@@ -22,7 +22,7 @@ pub enum ElicitationMode {
 
 /// The params of `elicitation/create`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ElicitRequestParams {
+pub(crate) enum ElicitRequestParams {
     /// A form request: `mode` is `"form"` or absent.
     Form(ElicitFormParams),
     /// A URL request: `mode` is `"url"` (2025-11-25).
@@ -31,7 +31,7 @@ pub enum ElicitRequestParams {
 
 impl ElicitRequestParams {
     /// The request's mode.
-    pub fn mode(&self) -> ElicitationMode {
+    pub(crate) fn mode(&self) -> ElicitationMode {
         match self {
             ElicitRequestParams::Form(_) => ElicitationMode::Form,
             ElicitRequestParams::Url(_) => ElicitationMode::Url,
@@ -39,7 +39,7 @@ impl ElicitRequestParams {
     }
 
     /// The message to show the user.
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         match self {
             ElicitRequestParams::Form(f) => &f.message,
             ElicitRequestParams::Url(u) => &u.message,
@@ -47,7 +47,7 @@ impl ElicitRequestParams {
     }
 
     /// Whether the server asked for the request to run as a task.
-    pub fn task(&self) -> Option<&TaskMetadata> {
+    pub(crate) fn task(&self) -> Option<&TaskMetadata> {
         match self {
             ElicitRequestParams::Form(f) => f.task.as_ref(),
             ElicitRequestParams::Url(u) => u.task.as_ref(),
@@ -55,7 +55,7 @@ impl ElicitRequestParams {
     }
 
     /// The request metadata.
-    pub fn meta(&self) -> Option<&Map<String, Value>> {
+    pub(crate) fn meta(&self) -> Option<&Map<String, Value>> {
         match self {
             ElicitRequestParams::Form(f) => f.meta.as_ref(),
             ElicitRequestParams::Url(u) => u.meta.as_ref(),
@@ -66,7 +66,7 @@ impl ElicitRequestParams {
 /// A form-mode elicitation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ElicitFormParams {
+pub(crate) struct ElicitFormParams {
     /// What is being asked, for the user.
     pub message: String,
     /// A flat JSON Schema (an object of primitive properties) describing
@@ -83,7 +83,7 @@ pub struct ElicitFormParams {
 /// A URL-mode elicitation (2025-11-25).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ElicitUrlParams {
+pub(crate) struct ElicitUrlParams {
     /// Why the user should go there.
     pub message: String,
     /// Where to send the user. Bounded by the binding, never vetted here.
@@ -155,7 +155,7 @@ pub enum ElicitAction {
 /// The host's answer to `elicitation/create`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ElicitResult {
+pub(crate) struct ElicitResult {
     /// What the user did.
     pub action: ElicitAction,
     /// The submitted values: only for an accepted form.
@@ -169,17 +169,17 @@ pub struct ElicitResult {
 impl ElicitResult {
     /// An accepted form with its values, or an accepted URL request
     /// (`None`).
-    pub fn accept(content: Option<Map<String, Value>>) -> Self {
+    pub(crate) fn accept(content: Option<Map<String, Value>>) -> Self {
         ElicitResult { action: ElicitAction::Accept, content, meta: None }
     }
 
     /// A declined request.
-    pub fn decline() -> Self {
+    pub(crate) fn decline() -> Self {
         ElicitResult { action: ElicitAction::Decline, content: None, meta: None }
     }
 
     /// A cancelled request.
-    pub fn cancel() -> Self {
+    pub(crate) fn cancel() -> Self {
         ElicitResult { action: ElicitAction::Cancel, content: None, meta: None }
     }
 }
@@ -187,7 +187,7 @@ impl ElicitResult {
 /// The params of `notifications/elicitation/complete` (2025-11-25).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ElicitationCompleteParams {
+pub(crate) struct ElicitationCompleteParams {
     /// The URL elicitation that completed.
     pub elicitation_id: String,
     /// Notification metadata.
@@ -199,7 +199,7 @@ pub struct ElicitationCompleteParams {
 /// 2025-11-25): the elicitations to complete before retrying.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UrlElicitationRequiredData {
+pub(crate) struct UrlElicitationRequiredData {
     /// The URL elicitations required.
     pub elicitations: Vec<ElicitUrlParams>,
 }

@@ -24,11 +24,11 @@ use serde_json::{Map, Value};
 use std::fmt;
 
 /// The `jsonrpc` member every message carries.
-pub const JSONRPC_VERSION: &str = "2.0";
+pub(crate) const JSONRPC_VERSION: &str = "2.0";
 
 /// The deepest nesting a message (or one value of it parsed alone) may have:
 /// a flat object is 1 deep. serde_json refuses the 128th level.
-pub const MAX_MESSAGE_DEPTH: usize = 127;
+pub(crate) const MAX_MESSAGE_DEPTH: usize = 127;
 
 /// A request id: a string or an integer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -57,7 +57,7 @@ impl From<i64> for RequestId {
 
 /// A request: a method, optional params, and an id to correlate the reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Request {
+pub(crate) struct Request {
     /// Always `"2.0"`.
     pub jsonrpc: String,
     /// The correlation id.
@@ -71,7 +71,7 @@ pub struct Request {
 
 impl Request {
     /// A request with the given id, method and params.
-    pub fn new(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
+    pub(crate) fn new(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
         Request { jsonrpc: JSONRPC_VERSION.into(), id, method: method.into(), params }
     }
 }
@@ -116,34 +116,34 @@ impl ErrorObject {
 }
 
 /// Standard JSON-RPC and MCP error codes.
-pub mod codes {
+pub(crate) mod codes {
     /// Invalid JSON was received.
-    pub const PARSE_ERROR: i64 = -32700;
+    pub(crate) const PARSE_ERROR: i64 = -32700;
     /// The JSON sent is not a valid request object.
-    pub const INVALID_REQUEST: i64 = -32600;
+    pub(crate) const INVALID_REQUEST: i64 = -32600;
     /// The method does not exist or is not available.
-    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
     /// Invalid method parameters.
-    pub const INVALID_PARAMS: i64 = -32602;
+    pub(crate) const INVALID_PARAMS: i64 = -32602;
     /// Internal JSON-RPC error.
-    pub const INTERNAL_ERROR: i64 = -32603;
+    pub(crate) const INTERNAL_ERROR: i64 = -32603;
     /// The requested resource does not exist (MCP).
-    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
     /// A URL-mode elicitation is required first (MCP 2025-11-25).
-    pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+    pub(crate) const URL_ELICITATION_REQUIRED: i64 = -32042;
     /// The HTTP headers do not match the body (`HeaderMismatch`, 2026-07-28).
-    pub const HEADER_MISMATCH: i64 = -32020;
+    pub(crate) const HEADER_MISMATCH: i64 = -32020;
     /// The server needs a client capability the request did not declare
     /// (`MissingRequiredClientCapability`, 2026-07-28).
-    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
     /// The server does not speak the requested protocol version
     /// (`UnsupportedProtocolVersion`, 2026-07-28); `data.supported` lists
     /// what it speaks.
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
     /// Whether `code` is one of the errors only a modern-era (2026-07-28)
     /// server sends: seeing one identifies the server's era.
-    pub fn is_modern(code: i64) -> bool {
+    pub(crate) fn is_modern(code: i64) -> bool {
         matches!(code, HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY | UNSUPPORTED_PROTOCOL_VERSION)
     }
 }
@@ -151,7 +151,7 @@ pub mod codes {
 /// A response: the id of the request it answers and either a result or an
 /// error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Response {
+pub(crate) struct Response {
     /// Always `"2.0"`.
     pub jsonrpc: String,
     /// The id of the request answered.
@@ -163,7 +163,7 @@ pub struct Response {
 
 /// The outcome a response carries.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The request succeeded.
     #[serde(rename = "result")]
     Result(Value),
@@ -174,19 +174,19 @@ pub enum Outcome {
 
 impl Response {
     /// A success response.
-    pub fn result(id: RequestId, result: Value) -> Self {
+    pub(crate) fn result(id: RequestId, result: Value) -> Self {
         Response { jsonrpc: JSONRPC_VERSION.into(), id, outcome: Outcome::Result(result) }
     }
 
     /// An error response.
-    pub fn error(id: RequestId, error: ErrorObject) -> Self {
+    pub(crate) fn error(id: RequestId, error: ErrorObject) -> Self {
         Response { jsonrpc: JSONRPC_VERSION.into(), id, outcome: Outcome::Error(error) }
     }
 }
 
 /// One classified JSON-RPC message.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Message {
+pub(crate) enum Message {
     /// A request that expects a reply.
     Request(Request),
     /// A notification.
@@ -197,7 +197,7 @@ pub enum Message {
 
 /// Why a frame is not a usable message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EnvelopeError {
+pub(crate) enum EnvelopeError {
     /// The frame is not JSON, or not a JSON object.
     #[error("not a JSON-RPC message: {0}")]
     NotJson(String),
@@ -223,7 +223,7 @@ pub enum EnvelopeError {
 /// alone is bounded again by [`MAX_MESSAGE_DEPTH`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the message nests deeper than {} levels", MAX_MESSAGE_DEPTH)]
-pub struct TooDeep {
+pub(crate) struct TooDeep {
     id: Option<RequestId>,
     method: Option<String>,
     result: Option<String>,
@@ -232,17 +232,17 @@ pub struct TooDeep {
 impl TooDeep {
     /// The message's id: the request it answers, or the server request's
     /// own id.
-    pub fn id(&self) -> Option<&RequestId> {
+    pub(crate) fn id(&self) -> Option<&RequestId> {
         self.id.as_ref()
     }
 
     /// The method, for a request or a notification.
-    pub fn method(&self) -> Option<&str> {
+    pub(crate) fn method(&self) -> Option<&str> {
         self.method.as_deref()
     }
 
     /// The raw JSON text of a response's `result`.
-    pub fn result(&self) -> Option<&str> {
+    pub(crate) fn result(&self) -> Option<&str> {
         self.result.as_deref()
     }
 
@@ -288,7 +288,7 @@ fn lenient_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RequestId
 /// Whether the JSON text `bytes` opens more than `max` arrays or objects
 /// inside one another. Strings are skipped (brackets in them do not count);
 /// the text is not otherwise checked. One pass, no allocation.
-pub fn nests_deeper_than(bytes: &[u8], max: usize) -> bool {
+pub(crate) fn nests_deeper_than(bytes: &[u8], max: usize) -> bool {
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -323,7 +323,7 @@ impl Message {
     /// A frame deeper than [`MAX_MESSAGE_DEPTH`] is
     /// [`EnvelopeError::TooDeep`] when its envelope is readable (see the
     /// [module docs](self)); the depth is looked at only once parsing failed.
-    pub fn parse(frame: &str) -> Result<Message, EnvelopeError> {
+    pub(crate) fn parse(frame: &str) -> Result<Message, EnvelopeError> {
         let value: Value = serde_json::from_str(frame).map_err(|e| match TooDeep::of(frame) {
             Some(deep) => EnvelopeError::TooDeep(deep),
             None => EnvelopeError::NotJson(e.to_string()),
@@ -332,7 +332,7 @@ impl Message {
     }
 
     /// Classifies one decoded JSON value.
-    pub fn from_value(value: Value) -> Result<Message, EnvelopeError> {
+    pub(crate) fn from_value(value: Value) -> Result<Message, EnvelopeError> {
         let Value::Object(mut obj) = value else {
             return Err(EnvelopeError::NotJson("not an object".into()));
         };
@@ -372,7 +372,7 @@ impl Message {
     }
 
     /// Serializes the message as one line of JSON (no trailing newline).
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let out = match self {
             Message::Request(r) => serde_json::to_string(r),
             Message::Notification(n) => serde_json::to_string(n),

@@ -218,7 +218,7 @@ pub struct ToolsCapability {
 /// The params of `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct InitializeParams {
+pub(crate) struct InitializeParams {
     /// The newest version the client speaks.
     pub protocol_version: String,
     /// What the client offers.
@@ -232,7 +232,7 @@ pub struct InitializeParams {
 
 impl InitializeParams {
     /// Params proposing [`LATEST_LEGACY_VERSION`].
-    pub fn new(client_info: Implementation, capabilities: ClientCapabilities) -> Self {
+    pub(crate) fn new(client_info: Implementation, capabilities: ClientCapabilities) -> Self {
         InitializeParams {
             protocol_version: LATEST_LEGACY_VERSION.to_owned(),
             capabilities,
@@ -245,7 +245,7 @@ impl InitializeParams {
 /// The result of `initialize`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct InitializeResult {
+pub(crate) struct InitializeResult {
     /// The version the server chose; the client disconnects if it does not
     /// speak it.
     pub protocol_version: String,

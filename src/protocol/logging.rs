@@ -82,7 +82,7 @@ impl FromStr for LoggingLevel {
 /// The params of `logging/setLevel`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SetLevelParams {
+pub(crate) struct SetLevelParams {
     /// The least severe level the client wants to receive.
     pub level: LoggingLevel,
     /// Request metadata.
@@ -93,7 +93,7 @@ pub struct SetLevelParams {
 /// The params of `notifications/message`: one log message from the server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct LoggingMessageParams {
+pub(crate) struct LoggingMessageParams {
     /// The severity.
     pub level: LoggingLevel,
     /// The name of the logger that issued it.

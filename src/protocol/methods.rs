@@ -7,96 +7,96 @@
 // Lifecycle and utilities.
 
 /// Request (client → server): opens a legacy-era session.
-pub const INITIALIZE: &str = "initialize";
+pub(crate) const INITIALIZE: &str = "initialize";
 /// Notification (client → server): the client finished initializing.
-pub const NOTIFICATIONS_INITIALIZED: &str = "notifications/initialized";
+pub(crate) const NOTIFICATIONS_INITIALIZED: &str = "notifications/initialized";
 /// Request (either way): a liveness check.
-pub const PING: &str = "ping";
+pub(crate) const PING: &str = "ping";
 /// Notification (either way): a previously issued request is cancelled.
-pub const NOTIFICATIONS_CANCELLED: &str = "notifications/cancelled";
+pub(crate) const NOTIFICATIONS_CANCELLED: &str = "notifications/cancelled";
 /// Notification (either way): progress of a long-running request.
-pub const NOTIFICATIONS_PROGRESS: &str = "notifications/progress";
+pub(crate) const NOTIFICATIONS_PROGRESS: &str = "notifications/progress";
 /// Request (client → server): the modern-era (2026-07-28) discovery call.
-pub const SERVER_DISCOVER: &str = "server/discover";
+pub(crate) const SERVER_DISCOVER: &str = "server/discover";
 
 // Tools.
 
 /// Request (client → server): lists the server's tools.
-pub const TOOLS_LIST: &str = "tools/list";
+pub(crate) const TOOLS_LIST: &str = "tools/list";
 /// Request (client → server): calls a tool.
-pub const TOOLS_CALL: &str = "tools/call";
+pub(crate) const TOOLS_CALL: &str = "tools/call";
 /// Notification (server → client): the tool list changed.
-pub const NOTIFICATIONS_TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+pub(crate) const NOTIFICATIONS_TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 
 // Prompts.
 
 /// Request (client → server): lists the server's prompts.
-pub const PROMPTS_LIST: &str = "prompts/list";
+pub(crate) const PROMPTS_LIST: &str = "prompts/list";
 /// Request (client → server): renders one prompt.
-pub const PROMPTS_GET: &str = "prompts/get";
+pub(crate) const PROMPTS_GET: &str = "prompts/get";
 /// Notification (server → client): the prompt list changed.
-pub const NOTIFICATIONS_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+pub(crate) const NOTIFICATIONS_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
 
 // Resources.
 
 /// Request (client → server): lists the server's resources.
-pub const RESOURCES_LIST: &str = "resources/list";
+pub(crate) const RESOURCES_LIST: &str = "resources/list";
 /// Request (client → server): reads one resource.
-pub const RESOURCES_READ: &str = "resources/read";
+pub(crate) const RESOURCES_READ: &str = "resources/read";
 /// Request (client → server): lists the server's resource templates.
-pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+pub(crate) const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
 /// Request (client → server): asks for updates of one resource.
-pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+pub(crate) const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
 /// Request (client → server): stops updates of one resource.
-pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+pub(crate) const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
 /// Request (client → server, 2026-07-28): opens the one stream that carries
 /// the subscribed resources' updates and the lists' change notices.
-pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+pub(crate) const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 /// Notification (server → client, 2026-07-28): the first message of a
 /// listen stream, saying what the server honours.
-pub const NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+pub(crate) const NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 /// Notification (server → client): a subscribed resource changed.
-pub const NOTIFICATIONS_RESOURCES_UPDATED: &str = "notifications/resources/updated";
+pub(crate) const NOTIFICATIONS_RESOURCES_UPDATED: &str = "notifications/resources/updated";
 /// Notification (server → client): the resource list changed.
-pub const NOTIFICATIONS_RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+pub(crate) const NOTIFICATIONS_RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 
 // Completion and logging.
 
 /// Request (client → server): asks for argument completions.
-pub const COMPLETION_COMPLETE: &str = "completion/complete";
+pub(crate) const COMPLETION_COMPLETE: &str = "completion/complete";
 /// Request (client → server): sets the server's log level.
-pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+pub(crate) const LOGGING_SET_LEVEL: &str = "logging/setLevel";
 /// Notification (server → client): one log message.
-pub const NOTIFICATIONS_MESSAGE: &str = "notifications/message";
+pub(crate) const NOTIFICATIONS_MESSAGE: &str = "notifications/message";
 
 // Server-initiated requests.
 
 /// Request (server → client): asks the user for input.
-pub const ELICITATION_CREATE: &str = "elicitation/create";
+pub(crate) const ELICITATION_CREATE: &str = "elicitation/create";
 /// Notification (server → client): a URL-mode elicitation completed.
-pub const NOTIFICATIONS_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+pub(crate) const NOTIFICATIONS_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
 /// Request (server → client): asks the host's model for a completion.
-pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+pub(crate) const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
 /// Request (server → client): lists the host's roots.
-pub const ROOTS_LIST: &str = "roots/list";
+pub(crate) const ROOTS_LIST: &str = "roots/list";
 /// Notification (client → server): the root list changed.
-pub const NOTIFICATIONS_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
+pub(crate) const NOTIFICATIONS_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
 
 // Tasks (2025-11-25).
 
 /// Request (either way): the state of one task.
-pub const TASKS_GET: &str = "tasks/get";
+pub(crate) const TASKS_GET: &str = "tasks/get";
 /// Request (either way): the result of a finished task.
-pub const TASKS_RESULT: &str = "tasks/result";
+pub(crate) const TASKS_RESULT: &str = "tasks/result";
 /// Request (either way): lists tasks.
-pub const TASKS_LIST: &str = "tasks/list";
+pub(crate) const TASKS_LIST: &str = "tasks/list";
 /// Request (either way): cancels one task.
-pub const TASKS_CANCEL: &str = "tasks/cancel";
+pub(crate) const TASKS_CANCEL: &str = "tasks/cancel";
 /// Notification (either way): a task's status changed.
-pub const NOTIFICATIONS_TASKS_STATUS: &str = "notifications/tasks/status";
+pub(crate) const NOTIFICATIONS_TASKS_STATUS: &str = "notifications/tasks/status";
 
 /// Every method and notification name above.
-pub const ALL: &[&str] = &[
+pub(crate) const ALL: &[&str] = &[
     INITIALIZE,
     NOTIFICATIONS_INITIALIZED,
     PING,
@@ -137,7 +137,7 @@ pub const ALL: &[&str] = &[
 /// program runs, when `name` is one of [`ALL`]. A `match`, so that the hot
 /// path (a layer keeping a call's method for its error message) compares
 /// lengths before bytes instead of scanning the list.
-pub fn known(name: &str) -> Option<&'static str> {
+pub(crate) fn known(name: &str) -> Option<&'static str> {
     Some(match name {
         INITIALIZE => INITIALIZE,
         NOTIFICATIONS_INITIALIZED => NOTIFICATIONS_INITIALIZED,
@@ -179,14 +179,14 @@ pub fn known(name: &str) -> Option<&'static str> {
 
 /// Whether a result of `method` may ask for input (`input_required`,
 /// 2026-07-28): `tools/call`, `prompts/get` and `resources/read`.
-pub fn accepts_input_required(method: &str) -> bool {
+pub(crate) fn accepts_input_required(method: &str) -> bool {
     matches!(method, TOOLS_CALL | PROMPTS_GET | RESOURCES_READ)
 }
 
 /// Whether `method` is one a server may ask the client to fulfil as an
 /// input request (`elicitation/create`, `sampling/createMessage`,
 /// `roots/list`).
-pub fn is_input_request(method: &str) -> bool {
+pub(crate) fn is_input_request(method: &str) -> bool {
     matches!(method, ELICITATION_CREATE | SAMPLING_CREATE_MESSAGE | ROOTS_LIST)
 }
 

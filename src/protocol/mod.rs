@@ -5,89 +5,86 @@
 //! `_meta` bags they carry. Documents that are schemas, such as a tool's
 //! input schema, stay raw [`serde_json::Value`]s: they are data to pass on,
 //! not domain types.
+//!
+//! Only the types the public API hands out or takes are public here (a
+//! tool's listing, a sampling request's messages, the capabilities); the
+//! envelopes, params and method names stay inside the crate.
+//!
+//! The model covers every message of the methods the crate speaks, both
+//! directions. Some types the client itself only builds or reads as raw JSON
+//! (a few params and results, the tasks model that the tasks work will
+//! drive); they stay, tested against the schema, so dead-code warnings are
+//! off for this module alone.
 
-pub mod completion;
-pub mod content;
-pub mod elicitation;
-pub mod family;
-pub mod jsonrpc;
-pub mod lifecycle;
-pub mod logging;
-pub mod methods;
+#![allow(dead_code)]
+
+pub(crate) mod completion;
+pub(crate) mod content;
+pub(crate) mod elicitation;
+pub(crate) mod family;
+pub(crate) mod jsonrpc;
+pub(crate) mod lifecycle;
+pub(crate) mod logging;
+pub(crate) mod methods;
 mod open_enum;
-pub mod pagination;
-pub mod progress;
-pub mod prompts;
-pub mod resources;
-pub mod roots;
-pub mod sampling;
-pub mod tasks;
-pub mod tools;
+pub(crate) mod pagination;
+pub(crate) mod progress;
+pub(crate) mod prompts;
+pub(crate) mod resources;
+pub(crate) mod roots;
+pub(crate) mod sampling;
+pub(crate) mod tasks;
+pub(crate) mod tools;
 
-pub use family::Family;
-pub use jsonrpc::{ErrorObject, Message, Notification, Outcome, Request, RequestId, Response};
+pub(crate) use jsonrpc::{Message, Outcome, Request, Response};
 
-pub use completion::{
-    CompleteParams, CompleteResult, Completion, CompletionArgument, CompletionContext, CompletionReference,
-};
+// The wire types the public API hands out or takes, each at one path. The
+// rest of the model (requests' params, results the client unpacks itself,
+// the method names) is the crate's own business.
+pub use completion::{CompleteResult, Completion, CompletionReference};
 pub use content::{
     Annotations, AudioContent, BlobResourceContents, ContentBlock, EmbeddedResource, Icon, IconTheme,
     ImageContent, ResourceContents, Role, TextContent, TextResourceContents,
 };
-pub use elicitation::{
-    ElicitAction, ElicitFormParams, ElicitRequestParams, ElicitResult, ElicitUrlParams,
-    ElicitationCompleteParams, ElicitationMode, UrlElicitationRequiredData,
-};
+pub use jsonrpc::{ErrorObject, Notification, RequestId};
 pub use lifecycle::{
-    ClientCapabilities, ElicitationCapability, Implementation, InitializeParams, InitializeResult,
-    PromptsCapability, ResourcesCapability, RootsCapability, SamplingCapability, ServerCapabilities,
-    ToolsCapability,
+    ClientCapabilities, ElicitationCapability, Implementation, PromptsCapability, ResourcesCapability,
+    RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
 };
-pub use logging::{LoggingLevel, LoggingMessageParams, ParseLoggingLevelError, SetLevelParams};
-pub use pagination::{Cursor, PaginatedParams};
-pub use progress::{CancelledParams, ProgressParams, ProgressToken};
-pub use prompts::{
-    GetPromptParams, GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage,
-};
-pub use resources::{
-    ListResourceTemplatesResult, ListResourcesResult, ReadResourceParams, ReadResourceResult, Resource,
-    ResourceTemplate, ResourceUpdatedParams, SubscribeParams, UnsubscribeParams,
-};
-pub use roots::{ListRootsResult, Root};
+pub use logging::{LoggingLevel, ParseLoggingLevelError};
+pub use prompts::{Prompt, PromptArgument};
+pub use resources::{Resource, ResourceTemplate};
+pub use roots::Root;
 pub use sampling::{
-    CreateMessageParams, CreateMessageResult, IncludeContext, ModelHint, ModelPreferences, OneOrMany,
-    SamplingContent, SamplingMessage, ToolChoice, ToolChoiceMode, ToolResultContent, ToolUseContent,
+    IncludeContext, ModelHint, ModelPreferences, OneOrMany, SamplingContent, SamplingMessage, ToolChoice,
+    ToolChoiceMode, ToolResultContent, ToolUseContent,
 };
-pub use tasks::{
-    CreateTaskResult, GetTaskParams, ListTasksResult, RelatedTaskMetadata, Task, TaskMetadata, TaskStatus,
-};
-pub use tools::{
-    CallToolParams, CallToolResult, ListToolsResult, TaskSupport, Tool, ToolAnnotations, ToolExecution,
-};
+pub use tools::{TaskSupport, Tool, ToolAnnotations, ToolExecution};
 
 /// The protocol versions this crate speaks, newest first.
 ///
 /// This list is the one place the supported versions live; the handshake,
 /// the HTTP header logic and the tests all read it.
-pub const SUPPORTED_VERSIONS: &[&str] = &[LATEST_LEGACY_VERSION, "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const SUPPORTED_VERSIONS: &[&str] =
+    &[LATEST_LEGACY_VERSION, "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The newest version of the legacy era (the `initialize` handshake), which
 /// the client proposes in `initialize`.
-pub const LATEST_LEGACY_VERSION: &str = "2025-11-25";
+pub(crate) const LATEST_LEGACY_VERSION: &str = "2025-11-25";
 
 /// Whether `version` is one this crate speaks in the legacy era.
-pub fn is_supported_version(version: &str) -> bool {
+pub(crate) fn is_supported_version(version: &str) -> bool {
     SUPPORTED_VERSIONS.contains(&version)
 }
 
 /// The protocol versions of the modern era (per-request `_meta`, no
 /// handshake) this crate speaks, newest first.
-pub const MODERN_VERSIONS: &[&str] = &[LATEST_MODERN_VERSION];
+pub(crate) const MODERN_VERSIONS: &[&str] = &[LATEST_MODERN_VERSION];
 
 /// The newest modern-era version, which a modern request proposes first.
-pub const LATEST_MODERN_VERSION: &str = "2026-07-28";
+pub(crate) const LATEST_MODERN_VERSION: &str = "2026-07-28";
 
 /// Whether `version` is a modern-era version this crate speaks.
-pub fn is_modern_version(version: &str) -> bool {
+pub(crate) fn is_modern_version(version: &str) -> bool {
     MODERN_VERSIONS.contains(&version)
 }

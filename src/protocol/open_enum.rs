@@ -11,13 +11,13 @@
 macro_rules! open_enum {
     (
         $(#[$meta:meta])*
-        pub enum $name:ident {
+        $vis:vis enum $name:ident {
             $( $(#[$vmeta:meta])* $variant:ident => $wire:literal, )+
         }
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-        pub enum $name {
+        $vis enum $name {
             $( $(#[$vmeta])* $variant, )+
             /// A value this crate does not know, kept verbatim.
             Unknown(String),
@@ -25,7 +25,7 @@ macro_rules! open_enum {
 
         impl $name {
             /// The value as it appears on the wire.
-            pub fn as_str(&self) -> &str {
+            $vis fn as_str(&self) -> &str {
                 match self {
                     $( $name::$variant => $wire, )+
                     $name::Unknown(s) => s.as_str(),
@@ -33,7 +33,7 @@ macro_rules! open_enum {
             }
 
             /// Whether this is a value this crate does not know.
-            pub fn is_unknown(&self) -> bool {
+            $vis fn is_unknown(&self) -> bool {
                 matches!(self, $name::Unknown(_))
             }
         }

@@ -6,13 +6,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// An opaque pagination position.
-pub type Cursor = String;
+pub(crate) type Cursor = String;
 
 /// The params of any paginated list request (`tools/list`, `prompts/list`,
 /// `resources/list`, `resources/templates/list`, `tasks/list`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PaginatedParams {
+pub(crate) struct PaginatedParams {
     /// Where to continue; absent for the first page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<Cursor>,
@@ -23,7 +23,7 @@ pub struct PaginatedParams {
 
 impl PaginatedParams {
     /// Params for the page after `cursor` (the first page when `None`).
-    pub fn at(cursor: Option<Cursor>) -> Self {
+    pub(crate) fn at(cursor: Option<Cursor>) -> Self {
         PaginatedParams { cursor, meta: None }
     }
 }

@@ -7,13 +7,13 @@ use serde_json::{Map, Value};
 use std::fmt;
 
 /// The key under a request's `_meta` that asks for progress notifications.
-pub const PROGRESS_TOKEN_META_KEY: &str = "progressToken";
+pub(crate) const PROGRESS_TOKEN_META_KEY: &str = "progressToken";
 
 /// A token tying progress notifications to the request that asked for them:
 /// a string or an integer, like a [`RequestId`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum ProgressToken {
+pub(crate) enum ProgressToken {
     /// A numeric token.
     Number(i64),
     /// A string token.
@@ -59,7 +59,7 @@ impl From<RequestId> for ProgressToken {
 /// The params of `notifications/progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ProgressParams {
+pub(crate) struct ProgressParams {
     /// The token from the request's `_meta.progressToken`.
     pub progress_token: ProgressToken,
     /// Progress so far; should increase, even when the total is unknown.
@@ -78,7 +78,7 @@ pub struct ProgressParams {
 /// The params of `notifications/cancelled`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CancelledParams {
+pub(crate) struct CancelledParams {
     /// The request to cancel. Required before 2025-11-25; optional since,
     /// where tasks are cancelled with `tasks/cancel` instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]

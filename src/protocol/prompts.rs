@@ -49,7 +49,7 @@ pub struct PromptArgument {
 /// The result of `prompts/list`: one page of prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListPromptsResult {
+pub(crate) struct ListPromptsResult {
     /// This page's prompts.
     pub prompts: Vec<Prompt>,
     /// Where the next page starts; absent on the last page.
@@ -63,7 +63,7 @@ pub struct ListPromptsResult {
 /// The params of `prompts/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GetPromptParams {
+pub(crate) struct GetPromptParams {
     /// The prompt's raw name.
     pub name: String,
     /// Values for the prompt's arguments (strings only).
@@ -77,7 +77,7 @@ pub struct GetPromptParams {
 /// The result of `prompts/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GetPromptResult {
+pub(crate) struct GetPromptResult {
     /// A description of the rendered prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -91,7 +91,7 @@ pub struct GetPromptResult {
 /// One message of a rendered prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PromptMessage {
+pub(crate) struct PromptMessage {
     /// Who speaks.
     pub role: Role,
     /// What is said: one content block.

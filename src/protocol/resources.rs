@@ -88,7 +88,7 @@ pub struct ResourceTemplate {
 /// The result of `resources/list`: one page of resources.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListResourcesResult {
+pub(crate) struct ListResourcesResult {
     /// This page's resources.
     pub resources: Vec<Resource>,
     /// Where the next page starts; absent on the last page.
@@ -102,7 +102,7 @@ pub struct ListResourcesResult {
 /// The result of `resources/templates/list`: one page of templates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListResourceTemplatesResult {
+pub(crate) struct ListResourceTemplatesResult {
     /// This page's templates.
     pub resource_templates: Vec<ResourceTemplate>,
     /// Where the next page starts; absent on the last page.
@@ -116,7 +116,7 @@ pub struct ListResourceTemplatesResult {
 /// The params of `resources/read`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ReadResourceParams {
+pub(crate) struct ReadResourceParams {
     /// The URI to read.
     pub uri: String,
     /// Request metadata (progress token, modern-era fields).
@@ -127,7 +127,7 @@ pub struct ReadResourceParams {
 /// The result of `resources/read`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ReadResourceResult {
+pub(crate) struct ReadResourceResult {
     /// The contents: one or more (a directory may yield several).
     pub contents: Vec<ResourceContents>,
     /// Extension metadata.
@@ -138,7 +138,7 @@ pub struct ReadResourceResult {
 /// The params of `resources/subscribe` and `resources/unsubscribe`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SubscribeParams {
+pub(crate) struct SubscribeParams {
     /// The URI to (un)subscribe.
     pub uri: String,
     /// Request metadata.
@@ -148,12 +148,12 @@ pub struct SubscribeParams {
 
 /// The params of `resources/unsubscribe`: the same shape as
 /// [`SubscribeParams`].
-pub type UnsubscribeParams = SubscribeParams;
+pub(crate) type UnsubscribeParams = SubscribeParams;
 
 /// The params of `notifications/resources/updated`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ResourceUpdatedParams {
+pub(crate) struct ResourceUpdatedParams {
     /// The URI that changed; possibly a sub-resource of the one subscribed.
     pub uri: String,
     /// Notification metadata.

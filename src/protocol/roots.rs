@@ -28,7 +28,7 @@ impl Root {
 /// The host's answer to `roots/list`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListRootsResult {
+pub(crate) struct ListRootsResult {
     /// The roots.
     pub roots: Vec<Root>,
     /// Extension metadata.

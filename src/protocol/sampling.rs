@@ -305,7 +305,7 @@ pub struct ToolChoice {
 /// The params of `sampling/createMessage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CreateMessageParams {
+pub(crate) struct CreateMessageParams {
     /// The conversation.
     pub messages: Vec<SamplingMessage>,
     /// Advisory model preferences.
@@ -345,7 +345,7 @@ pub struct CreateMessageParams {
 /// The host's answer to `sampling/createMessage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CreateMessageResult {
+pub(crate) struct CreateMessageResult {
     /// Who speaks (normally the assistant).
     pub role: Role,
     /// What was sampled: one block or an array.

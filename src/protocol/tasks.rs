@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The `_meta` key that ties a message to the task it belongs to.
-pub const RELATED_TASK_META_KEY: &str = "io.modelcontextprotocol/related-task";
+pub(crate) const RELATED_TASK_META_KEY: &str = "io.modelcontextprotocol/related-task";
 
 open_enum! {
     /// The state of a task.
-    pub enum TaskStatus {
+    pub(crate) enum TaskStatus {
         /// Being processed.
         Working => "working",
         /// Waiting for input (an elicitation or a sampling request).
@@ -28,7 +28,7 @@ open_enum! {
 impl TaskStatus {
     /// Whether the task has stopped for good: completed, failed or cancelled.
     /// An unknown status is not terminal: polling goes on until the deadline.
-    pub fn is_terminal(&self) -> bool {
+    pub(crate) fn is_terminal(&self) -> bool {
         matches!(self, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
     }
 }
@@ -37,7 +37,7 @@ impl TaskStatus {
 /// `notifications/tasks/status` or a [`CreateTaskResult`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Task {
+pub(crate) struct Task {
     /// The task's identifier.
     pub task_id: String,
     /// Its state.
@@ -71,7 +71,7 @@ pub struct Task {
 /// to run the request as a task.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TaskMetadata {
+pub(crate) struct TaskMetadata {
     /// The requested retention, in milliseconds from creation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl: Option<u64>,
@@ -80,7 +80,7 @@ pub struct TaskMetadata {
 /// The value under [`RELATED_TASK_META_KEY`] in a message's `_meta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RelatedTaskMetadata {
+pub(crate) struct RelatedTaskMetadata {
     /// The task the message belongs to.
     pub task_id: String,
 }
@@ -88,7 +88,7 @@ pub struct RelatedTaskMetadata {
 /// The immediate answer to a task-augmented request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CreateTaskResult {
+pub(crate) struct CreateTaskResult {
     /// The task that was created.
     pub task: Task,
     /// Extension metadata.
@@ -99,7 +99,7 @@ pub struct CreateTaskResult {
 /// The params of `tasks/get`, `tasks/result` and `tasks/cancel`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GetTaskParams {
+pub(crate) struct GetTaskParams {
     /// The task to ask about.
     pub task_id: String,
     /// Request metadata.
@@ -109,7 +109,7 @@ pub struct GetTaskParams {
 
 impl GetTaskParams {
     /// Params naming one task.
-    pub fn new(task_id: impl Into<String>) -> Self {
+    pub(crate) fn new(task_id: impl Into<String>) -> Self {
         GetTaskParams { task_id: task_id.into(), meta: None }
     }
 }
@@ -117,7 +117,7 @@ impl GetTaskParams {
 /// The result of `tasks/list`: one page of tasks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListTasksResult {
+pub(crate) struct ListTasksResult {
     /// This page's tasks.
     pub tasks: Vec<Task>,
     /// Where the next page starts; absent on the last page.

@@ -52,7 +52,7 @@ impl Tool {
             .unwrap_or(&self.name)
     }
 
-    /// How the tool supports tasks; [`TaskSupport::Forbidden`] when it does
+    /// How the tool supports tasks; `TaskSupport::Forbidden` when it does
     /// not say.
     pub fn task_support(&self) -> TaskSupport {
         self.execution.as_ref().and_then(|e| e.task_support.clone()).unwrap_or(TaskSupport::Forbidden)
@@ -105,7 +105,7 @@ open_enum! {
 /// The result of `tools/list`: one page of tools.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ListToolsResult {
+pub(crate) struct ListToolsResult {
     /// This page's tools.
     pub tools: Vec<Tool>,
     /// Where the next page starts; absent on the last page.
@@ -119,7 +119,7 @@ pub struct ListToolsResult {
 /// The params of `tools/call`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CallToolParams {
+pub(crate) struct CallToolParams {
     /// The tool's raw name.
     pub name: String,
     /// The arguments.
@@ -135,7 +135,7 @@ pub struct CallToolParams {
 
 impl CallToolParams {
     /// A call of `name` with `arguments`.
-    pub fn new(name: impl Into<String>, arguments: Option<Map<String, Value>>) -> Self {
+    pub(crate) fn new(name: impl Into<String>, arguments: Option<Map<String, Value>>) -> Self {
         CallToolParams { name: name.into(), arguments, meta: None, task: None }
     }
 }
@@ -143,7 +143,7 @@ impl CallToolParams {
 /// The result of `tools/call`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CallToolResult {
+pub(crate) struct CallToolResult {
     /// The unstructured result. Required by the schema; read as empty when
     /// missing.
     #[serde(default)]
@@ -162,7 +162,7 @@ pub struct CallToolResult {
 
 impl CallToolResult {
     /// Whether the tool reported a failure.
-    pub fn is_error(&self) -> bool {
+    pub(crate) fn is_error(&self) -> bool {
         self.is_error == Some(true)
     }
 }

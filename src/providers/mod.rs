@@ -14,7 +14,7 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), mcp_stack::Error> {
 //! use mcp_stack::providers::{anthropic, openai};
-//! use mcp_stack::{CallOpts, Definition, Host};
+//! use mcp_stack::{host::Host, CallOpts, Definition};
 //! use serde_json::json;
 //!
 //! let host = Host::new();
@@ -75,16 +75,16 @@
 //! | a text resource | text, after a `[resource URI]` line | the same | the same |
 //! | a resource link | a `[resource link: …]` text | the same | the same |
 //! | `structuredContent` | compact JSON text, unless a text block already is that JSON | the same | the same |
-//! | `isError` | `"is_error": true` | the text starts with [`openai::TOOL_ERROR_PREFIX`] | the same |
+//! | `isError` | `"is_error": true` | the text starts with `"Tool error: "` | the same |
 //!
 //! A text the host cut ends with `[truncated by the host]`. Each placeholder
 //! and each cut is a line in [`Rendered::warnings`].
 //!
 //! # Calls from a model are untrusted
 //!
-//! A call's id must be a string of 1 to [`MAX_CALL_ID_BYTES`] bytes without
+//! A call's id must be a string of 1 to 256 bytes without
 //! control characters; its arguments a JSON object (OpenAI's JSON string is
-//! parsed, at most [`MAX_ARGUMENTS_BYTES`]; an empty string is `{}`).
+//! parsed, at most 1 MiB; an empty string is `{}`).
 //! Anything else is `invalid_config`, with the id when it could be read
 //! ([`CallError`]), so that the host can still answer that call. The name
 //! is resolved by the host, which refuses an unknown name with `not_found`
@@ -92,15 +92,13 @@
 //! [`openai::answer`] render such a failure as an error result the model
 //! can read, so that one bad call does not end the conversation.
 //!
-//! [`Host::call_tool`]: crate::Host::call_tool
+//! [`Host::call_tool`]: crate::host::Host::call_tool
 //! [`HostCatalog::tools`]: crate::host::HostCatalog::tools
 
 pub mod anthropic;
 pub mod openai;
 mod render;
 mod schema;
-
-pub use schema::{OPENAI_STRICT_MAX_DEPTH, OPENAI_STRICT_MAX_ENUM_VALUES, OPENAI_STRICT_MAX_PROPERTIES};
 
 use serde_json::Value;
 
@@ -112,11 +110,11 @@ use crate::host::Host;
 use crate::request::CallOpts;
 
 /// The longest arguments string parsed, in bytes.
-pub const MAX_ARGUMENTS_BYTES: usize = 1 << 20;
+pub(crate) const MAX_ARGUMENTS_BYTES: usize = 1 << 20;
 /// The longest tool-call id accepted, in bytes.
-pub const MAX_CALL_ID_BYTES: usize = 256;
+pub(crate) const MAX_CALL_ID_BYTES: usize = 256;
 /// The most warnings one conversion keeps.
-pub const MAX_CONVERSION_WARNINGS: usize = 1024;
+pub(crate) const MAX_CONVERSION_WARNINGS: usize = 1024;
 
 /// A catalog's tools in one provider's form.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -125,7 +123,7 @@ pub struct ProviderTools {
     /// `tools`.
     pub tools: Vec<Value>,
     /// What was dropped or rewritten on the way, one line each, naming the
-    /// tool. Bounded by [`MAX_CONVERSION_WARNINGS`].
+    /// tool. Bounded by 1024.
     pub warnings: Vec<String>,
 }
 
@@ -160,7 +158,7 @@ pub struct Rendered {
 }
 
 /// Calls the tool a model named, through the host (see
-/// [`Host::call_tool`](crate::Host::call_tool)).
+/// [`Host::call_tool`](crate::host::Host::call_tool)).
 pub async fn dispatch(host: &Host, call: &ToolCall, opts: CallOpts) -> Result<ToolResult, Error> {
     host.call_tool(&call.name, call.arguments.clone(), opts).await
 }

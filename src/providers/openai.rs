@@ -18,7 +18,7 @@ use crate::request::CallOpts;
 
 /// What a tool result starts with when the tool reported failure: OpenAI's
 /// tool results have no error flag.
-pub const TOOL_ERROR_PREFIX: &str = "Tool error: ";
+pub(crate) const TOOL_ERROR_PREFIX: &str = "Tool error: ";
 
 /// Which OpenAI API the tools are for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

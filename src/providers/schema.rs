@@ -4,11 +4,11 @@
 use serde_json::{json, Map, Value};
 
 /// The most nesting levels OpenAI's strict mode accepts.
-pub const OPENAI_STRICT_MAX_DEPTH: usize = 10;
+pub(crate) const OPENAI_STRICT_MAX_DEPTH: usize = 10;
 /// The most object properties OpenAI's strict mode accepts in one schema.
-pub const OPENAI_STRICT_MAX_PROPERTIES: usize = 5000;
+pub(crate) const OPENAI_STRICT_MAX_PROPERTIES: usize = 5000;
 /// The most enum values OpenAI's strict mode accepts in one schema.
-pub const OPENAI_STRICT_MAX_ENUM_VALUES: usize = 1000;
+pub(crate) const OPENAI_STRICT_MAX_ENUM_VALUES: usize = 1000;
 
 /// The `format` values OpenAI's strict mode accepts.
 const OPENAI_STRICT_FORMATS: &[&str] =

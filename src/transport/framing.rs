@@ -42,7 +42,7 @@ use crate::error::FailureClass;
 use crate::protocol::jsonrpc::{EnvelopeError, Message};
 
 /// The size of a [`FrameReader`]'s fixed read buffer, in bytes.
-pub const READ_BUFFER_BYTES: usize = 16 << 10;
+pub(crate) const READ_BUFFER_BYTES: usize = 16 << 10;
 
 /// The reason given for a frame over its bound.
 const OVER_LIMIT_REASON: &str = "frame exceeds max_frame_bytes";
@@ -56,7 +56,7 @@ const NOT_UTF8_REASON: &str = "frame is not valid UTF-8";
 /// that read completes, so dropping the future (in a `select!` or on a
 /// deadline) loses no bytes.
 #[derive(Debug)]
-pub struct FrameReader<R> {
+pub(crate) struct FrameReader<R> {
     reader: R,
     /// The fixed read buffer; `buf[start..end]` is not yet consumed.
     buf: Box<[u8]>,
@@ -82,7 +82,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// A reader over `reader` that accepts frames of at most
     /// `max_frame_bytes` bytes (not counting the line ending). A bound of `0`
     /// is taken as `1`.
-    pub fn new(reader: R, max_frame_bytes: usize) -> Self {
+    pub(crate) fn new(reader: R, max_frame_bytes: usize) -> Self {
         FrameReader {
             reader,
             buf: vec![0u8; READ_BUFFER_BYTES].into_boxed_slice(),
@@ -96,21 +96,12 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         }
     }
 
-    /// The bound on one frame, in bytes.
-    pub fn max_frame_bytes(&self) -> usize {
-        self.max_frame_bytes
-    }
-
+    #[cfg(any(test, feature = "fuzzing"))]
     /// The most bytes this reader ever held for one frame (not counting its
     /// fixed read buffer of [`READ_BUFFER_BYTES`]). Never more than
     /// `max_frame_bytes + 1`.
-    pub fn peak_buffered(&self) -> usize {
+    pub(crate) fn peak_buffered(&self) -> usize {
         self.peak
-    }
-
-    /// The underlying reader.
-    pub fn get_ref(&self) -> &R {
-        &self.reader
     }
 
     /// Reads the next frame.
@@ -119,7 +110,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// line that had no newline (if it was not blank). An over-long or
     /// non-UTF-8 line is returned as [`Inbound::Damaged`] and the reader goes
     /// on with the next line. An I/O error is returned as is.
-    pub async fn next_frame(&mut self) -> io::Result<Option<Inbound>> {
+    pub(crate) async fn next_frame(&mut self) -> io::Result<Option<Inbound>> {
         loop {
             if self.start == self.end {
                 if self.eof {
@@ -226,7 +217,7 @@ fn damaged(reason: &str, start: &[u8], bytes: u64) -> Inbound {
 /// [module docs](self)): fed every frame a [`FrameReader`] returns, it hands
 /// back what to deliver instead.
 #[derive(Debug)]
-pub struct SplitCheck {
+pub(crate) struct SplitCheck {
     max_frame_bytes: usize,
     split: Option<Split>,
 }
@@ -274,18 +265,19 @@ impl Brackets {
 
 impl SplitCheck {
     /// A check that keeps at most `max_frame_bytes` of one split message.
-    pub fn new(max_frame_bytes: usize) -> Self {
+    pub(crate) fn new(max_frame_bytes: usize) -> Self {
         SplitCheck { max_frame_bytes: max_frame_bytes.max(1), split: None }
     }
 
+    #[cfg(feature = "fuzzing")]
     /// Whether lines are being joined (a split message has begun).
-    pub fn is_joining(&self) -> bool {
+    pub(crate) fn is_joining(&self) -> bool {
         self.split.is_some()
     }
 
     /// Takes one frame; what to deliver goes to `out` (nothing while a split
     /// message is being joined, at most two items otherwise).
-    pub fn feed(&mut self, inbound: Inbound, out: &mut Vec<Inbound>) {
+    pub(crate) fn feed(&mut self, inbound: Inbound, out: &mut Vec<Inbound>) {
         let Inbound::Frame(line) = inbound else {
             // A damaged line inside a split message is part of it.
             if let (Some(split), Inbound::Damaged { bytes, .. }) = (&mut self.split, &inbound) {
@@ -315,7 +307,7 @@ impl SplitCheck {
     }
 
     /// The stream ended: a split message still being joined is reported.
-    pub fn finish(&mut self, out: &mut Vec<Inbound>) {
+    pub(crate) fn finish(&mut self, out: &mut Vec<Inbound>) {
         self.abandon(out);
     }
 
@@ -427,6 +419,24 @@ fn is_whole_message(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the `stdio_frames` fuzz target (crash-ceb7d81b): a line of
+    /// a carriage return, a vertical tab and a space. Blank lines are those
+    /// of ASCII whitespace (space, tab, CR, LF, form feed); a vertical tab is
+    /// not JSON whitespace either, so the line is a frame, which the engine
+    /// then drops as a damaged message.
+    #[tokio::test]
+    async fn a_line_with_a_vertical_tab_is_not_blank() {
+        let max = 64;
+        let mut reader = FrameReader::new(&b"\r\x0b \n{\"a\":1}\n  \n"[..], max);
+        let mut split = SplitCheck::new(max);
+        let mut out = Vec::new();
+        while let Some(frame) = reader.next_frame().await.unwrap() {
+            split.feed(frame, &mut out);
+        }
+        split.finish(&mut out);
+        assert_eq!(out, vec![Inbound::Frame("\r\x0b ".into()), Inbound::Frame("{\"a\":1}".into())]);
+    }
 
     async fn all_frames<R: AsyncRead + Unpin>(reader: &mut FrameReader<R>) -> Vec<Inbound> {
         let mut out = Vec::new();

@@ -18,7 +18,7 @@ use super::{
 use crate::error::{Error, FailureClass};
 
 /// Messages buffered per direction before the sender waits.
-pub const MEMORY_CHANNEL_CAPACITY: usize = 64;
+pub(crate) const MEMORY_CHANNEL_CAPACITY: usize = 64;
 
 /// Creates two connected transports. `max_frame_bytes` bounds what each side
 /// accepts.

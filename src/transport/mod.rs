@@ -49,7 +49,7 @@ use crate::compat::Tolerance;
 use crate::error::{Error, FailureClass};
 use crate::protocol::RequestId;
 
-pub mod framing;
+pub(crate) mod framing;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod memory;
@@ -79,7 +79,7 @@ pub enum Inbound {
     Damaged {
         /// Why it was skipped.
         reason: String,
-        /// At most [`DAMAGED_PREFIX_BYTES`] bytes from its start, so that the
+        /// At most 256 bytes from its start, so that the
         /// engine can tell which request, if any, the frame answered.
         prefix: String,
         /// How many bytes the frame had (at least; reading stopped counting
@@ -124,7 +124,7 @@ pub enum Inbound {
 /// because the server forgot the session ([`Inbound::SessionExpired`]).
 ///
 /// The connection ends such a call with class `transport_closed` and this
-/// source; [`is_session_expired`] recognises it. The binding reacts by
+/// source; `is_session_expired` recognises it. The binding reacts by
 /// running the `initialize` handshake again on the same connection (the
 /// transport has dropped the old session id, so the server issues a new one)
 /// and sending the refused request once more: it was not processed, so this
@@ -137,13 +137,13 @@ pub struct SessionExpired;
 
 /// Whether `error` ended a request that the server refused because it forgot
 /// the session (see [`SessionExpired`]).
-pub fn is_session_expired(error: &Error) -> bool {
+pub(crate) fn is_session_expired(error: &Error) -> bool {
     std::error::Error::source(error).is_some_and(|source| source.is::<SessionExpired>())
 }
 
 /// The HTTP headers that mirror one request (2026-07-28: `Mcp-Method`,
 /// `Mcp-Name`, `Mcp-Param-*`), as `(name, value)` with values already
-/// encoded. Built by the era ([`crate::era::Era::wire_headers`]) and handed
+/// encoded. Built by the era (`crate::era::Era::wire_headers`) and handed
 /// to [`MessageSender::send_request`]; a transport without headers ignores
 /// them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -157,7 +157,7 @@ impl WireHeaders {
 }
 
 /// How much of a damaged frame's start a transport keeps for diagnosis.
-pub const DAMAGED_PREFIX_BYTES: usize = 256;
+pub(crate) const DAMAGED_PREFIX_BYTES: usize = 256;
 
 /// The writing half of a connection.
 #[async_trait]

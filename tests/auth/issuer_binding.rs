@@ -15,7 +15,7 @@ use axum::routing::{any, get, post};
 use axum::Router;
 use mcp_stack::auth::{AuthorizationHandler, Grant, MemoryStore, OAuth, SigningKey, TokenStore};
 use mcp_stack::transport::http::HttpBuilder;
-use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

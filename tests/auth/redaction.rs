@@ -18,10 +18,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
 use mcp_stack::auth::{AuthorizationHandler, OAuth};
-use mcp_stack::config::ProtocolChoice;
 use mcp_stack::connection::RpcError;
 use mcp_stack::transport::http::HttpBuilder;
-use mcp_stack::{Binding, CallOpts, Definition, ElicitResult, Error, FailureClass, LogMessage};
+use mcp_stack::ProtocolChoice;
+use mcp_stack::{
+    handlers::{ElicitResult, LogMessage},
+    Binding, CallOpts, Definition, Error, FailureClass,
+};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -147,7 +150,7 @@ async fn reflected_headers_leave_no_trace(modern: bool) {
             log_sink.lock().unwrap().push(m);
             async { Ok(()) }
         })
-        .elicitation(move |r: mcp_stack::ElicitRequest| {
+        .elicitation(move |r: mcp_stack::handlers::ElicitRequest| {
             prompt_sink.lock().unwrap().push(r.message.clone());
             async { Ok(ElicitResult::decline()) }
         });
@@ -260,7 +263,7 @@ async fn a_secret_quoted_by_a_server_is_scrubbed_on_any_transport() {
             log_sink.lock().unwrap().push(m.text.clone());
             async { Ok(()) }
         })
-        .elicitation(move |r: mcp_stack::ElicitRequest| {
+        .elicitation(move |r: mcp_stack::handlers::ElicitRequest| {
             prompt_sink.lock().unwrap().push(r.message.clone());
             async { Ok(ElicitResult::decline()) }
         });

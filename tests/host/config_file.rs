@@ -2,9 +2,9 @@
 //! definitions: one fixture in each of the Claude Desktop, Cursor and VS Code
 //! shapes, with variables and bad entries.
 
-use mcp_stack::config::ProtocolChoice;
 use mcp_stack::host::config_file::{self, Issue, Loaded};
-use mcp_stack::{CallOpts, FailureClass, Host};
+use mcp_stack::ProtocolChoice;
+use mcp_stack::{host::Host, CallOpts, FailureClass};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -196,7 +196,7 @@ fn every_shipped_profile_is_named_and_the_default_is_default_v2() {
     // requests and that the default profile does not recognize.
     let text = r#"{"mcpServers": {"s": {"command": "x", "x-mcp-stack": {"protocol": "legacy"}}}}"#;
     let loaded = config_file::parse(text, &|_| None).unwrap();
-    assert_eq!(loaded.definitions[0].protocol, mcp_stack::config::ProtocolChoice::Legacy);
+    assert_eq!(loaded.definitions[0].protocol, mcp_stack::ProtocolChoice::Legacy);
 }
 
 #[test]
@@ -205,7 +205,7 @@ fn a_file_that_is_not_a_server_list_fails_as_a_whole() {
         let e = config_file::parse(text, &|_| None).unwrap_err();
         assert_eq!(e.class(), FailureClass::InvalidConfig, "{text}");
     }
-    let big = format!("{{\"mcpServers\": {{}}, \"pad\": \"{}\"}}", "x".repeat(config_file::MAX_CONFIG_BYTES));
+    let big = format!("{{\"mcpServers\": {{}}, \"pad\": \"{}\"}}", "x".repeat(MAX_CONFIG_BYTES));
     assert_eq!(config_file::parse(&big, &|_| None).unwrap_err().class(), FailureClass::InvalidConfig);
     let missing = config_file::load(fixture("no-such-file.json")).unwrap_err();
     assert_eq!(missing.class(), FailureClass::InvalidConfig);
@@ -216,13 +216,17 @@ fn a_file_that_is_not_a_server_list_fails_as_a_whole() {
     assert_eq!(loaded.errors.len(), 1);
 }
 
+/// The bounds `config_file` documents: the largest file, the most entries.
+const MAX_CONFIG_BYTES: usize = 1 << 20;
+const MAX_ENTRIES: usize = 256;
+
 #[test]
 fn entries_past_the_bound_are_errors() {
     let entries: Vec<String> =
-        (0..config_file::MAX_ENTRIES + 3).map(|i| format!("\"s{i}\": {{\"command\": \"x\"}}")).collect();
+        (0..MAX_ENTRIES + 3).map(|i| format!("\"s{i}\": {{\"command\": \"x\"}}")).collect();
     let text = format!("{{\"mcpServers\": {{{}}}}}", entries.join(","));
     let loaded = config_file::parse(&text, &|_| None).unwrap();
-    assert_eq!(loaded.definitions.len(), config_file::MAX_ENTRIES);
+    assert_eq!(loaded.definitions.len(), MAX_ENTRIES);
     assert_eq!(loaded.errors.len(), 3);
 }
 

@@ -310,7 +310,7 @@ async fn every_bindings_events_arrive_on_one_stream() {
     let seen = Arc::new(AtomicUsize::new(0));
     let counter = seen.clone();
     // A handler the host's handlers already had still runs.
-    let handlers = mcp_stack::Handlers::default().with_events(move |_| {
+    let handlers = mcp_stack::handlers::Handlers::default().with_events(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
     });
     let host = Host::builder().handlers(handlers).build();

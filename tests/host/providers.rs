@@ -5,8 +5,12 @@
 
 use crate::support::tool_server::ToolServer;
 use mcp_stack::providers::{anthropic, openai, ToolCall};
-use mcp_stack::{CallOpts, Definition, FailureClass, Host};
+use mcp_stack::{host::Host, CallOpts, Definition, FailureClass};
 use serde_json::{json, Value};
+
+/// A one-pixel PNG, base64.
+const TINY_PNG_BASE64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 
 fn fixture(name: &str) -> Value {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/providers").join(name);
@@ -35,7 +39,7 @@ async fn notes_host() -> (Host, ToolServer) {
             "structuredContent": {"temperature": 21.5, "conditions": "sunny"},
         }),
         "snapshot" => json!({"content": [
-            {"type": "image", "data": mcp_stack::demo::TINY_PNG_BASE64, "mimeType": "image/png"},
+            {"type": "image", "data": TINY_PNG_BASE64, "mimeType": "image/png"},
             {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
         ]}),
         "search" => {
@@ -180,7 +184,7 @@ fn malformed_calls_are_refused_with_their_id_when_it_can_be_read() {
     assert_eq!(bad(json!({"type": "function", "function": {"name": "x"}})).id, None);
     assert_eq!(bad(json!({"id": "a\nb", "function": {"name": "x"}})).id, None);
     assert_eq!(bad(json!({"id": "x".repeat(1000), "function": {"name": "x"}})).id, None);
-    let huge = format!("{{\"a\": \"{}\"}}", "x".repeat(mcp_stack::providers::MAX_ARGUMENTS_BYTES));
+    let huge = format!("{{\"a\": \"{}\"}}", "x".repeat(1 << 20 /* the documented bound on arguments */));
     assert!(bad(json!({"id": "c", "function": {"name": "x", "arguments": huge}}))
         .error
         .message()

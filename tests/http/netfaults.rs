@@ -18,7 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
 use mcp_stack::transport::http::HttpBuilder;
-use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass};
 use serde_json::{json, Value};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -274,7 +274,7 @@ async fn fault_mid_stream(
     s: &Setup,
     mode: Mode,
     timeout: Duration,
-) -> (Result<mcp_stack::content::ToolResult, mcp_stack::Error>, Duration) {
+) -> (Result<mcp_stack::ToolResult, mcp_stack::Error>, Duration) {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let tx = Mutex::new(Some(tx));
     let opts = opts(timeout).with_progress(move |_| {

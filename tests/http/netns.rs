@@ -16,7 +16,7 @@
 //! server's namespace (`ip netns exec`).
 
 use mcp_stack::transport::http::HttpBuilder;
-use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers, State};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, Event, FailureClass, State};
 use serde_json::json;
 use std::process::Command;
 use std::sync::{Arc, Mutex};

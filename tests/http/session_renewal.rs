@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
 use mcp_stack::transport::http::HttpBuilder;
-use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -91,7 +91,11 @@ async fn a_server_that_forgets_every_session_fails_the_call_fast_after_one_renew
         // (60 s) too.
         assert!(elapsed < Duration::from_millis(50), "{method}: failed after {elapsed:?}: {err}");
         assert_eq!(err.class(), FailureClass::TransportClosed, "{method}: {err}");
-        assert!(mcp_stack::transport::is_session_expired(&err), "{method}: {err} ({:?})", err.class());
+        assert!(
+            std::error::Error::source(&err).is_some_and(|s| s.is::<mcp_stack::transport::SessionExpired>()),
+            "{method}: {err} ({:?})",
+            err.class()
+        );
         let renewals = server.initializes.load(Ordering::SeqCst) - round;
         assert_eq!(renewals, 1, "{method}: exactly one renewal");
     }

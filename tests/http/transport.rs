@@ -18,7 +18,7 @@ use mcp_stack::transport::http::{
     HttpBuilder, HttpFactory, HttpMode, ResumePolicy, SseFactory, StreamableHttpFactory,
 };
 use mcp_stack::transport::TransportFactory;
-use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, Event, FailureClass};
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::future::Future;

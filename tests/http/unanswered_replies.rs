@@ -18,7 +18,7 @@ use bytes::Bytes;
 use mcp_stack::transport::http::{HttpBuilder, ResumePolicy};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
-use mcp_stack::{Binding, CallOpts, Definition, Error, FailureClass, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, Error, FailureClass};
 use serde_json::{json, Value};
 use std::future::Future;
 use std::sync::{Arc, Mutex};

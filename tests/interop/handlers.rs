@@ -12,11 +12,12 @@ use mcp_stack::handlers::{
     ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage, SampleRequest,
     SampleResult,
 };
-use mcp_stack::protocol::completion::CompletionReference;
-use mcp_stack::protocol::logging::LoggingLevel;
-use mcp_stack::protocol::roots::Root;
+use mcp_stack::protocol::CompletionReference;
+use mcp_stack::protocol::LoggingLevel;
+use mcp_stack::protocol::Root;
 use mcp_stack::{
-    AllowedCapabilities, Binding, CallOpts, Content, Definition, Event, Handlers, Limits, ToolResult,
+    handlers::Handlers, AllowedCapabilities, Binding, CallOpts, Content, Definition, Event, Limits,
+    ToolResult,
 };
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};

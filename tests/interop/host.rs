@@ -15,12 +15,12 @@
 
 use crate::support::peers::{free_port, peer, start_listening, Server};
 use async_trait::async_trait;
-use mcp_stack::config::{ReconnectPolicy, RetryPolicy};
 use mcp_stack::host::Host;
 use mcp_stack::transport::http::StreamableHttpFactory;
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::{ConnectConfig, MessageSender, RedactedOrigin, Transport, TransportFactory};
 use mcp_stack::{CallOpts, Content, Definition, Error, FailureClass, State};
+use mcp_stack::{ReconnectPolicy, RetryPolicy};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};

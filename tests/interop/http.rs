@@ -191,7 +191,7 @@ async fn python_over_streamable_http_survives_a_forgotten_session() {
     // prefers: stateless, no session to forget. A session is of the
     // initialize era, so this binding speaks only that.
     let mut definition = Definition::new("python", StreamableHttpFactory::new(&url).unwrap());
-    definition.protocol = mcp_stack::config::ProtocolChoice::Legacy;
+    definition.protocol = mcp_stack::ProtocolChoice::Legacy;
     let connecting = Binding::connect(definition, events.handlers());
     let b = tokio::time::timeout(LIMIT, connecting).await.expect("connect in time").expect("connect");
     assert_eq!(b.session().server.name, "py-test-server");

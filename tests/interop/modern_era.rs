@@ -12,13 +12,13 @@
 //! killed when its test ends.
 
 use crate::support::peers::{free_port, peer, start_listening, Server};
-use mcp_stack::config::ProtocolChoice;
 use mcp_stack::handlers::{ElicitRequest, ElicitResult};
-use mcp_stack::protocol::roots::Root;
+use mcp_stack::protocol::Root;
 use mcp_stack::transport::http::{HttpFactory, HttpMode, StreamableHttpFactory};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
-use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
+use mcp_stack::ProtocolChoice;
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Content, Definition};
 use serde_json::{json, Value};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -34,7 +34,7 @@ use mcp_stack::auth::{
     AuthorizationHandler, AuthorizationRequest, FileStore, OAuth, Secret, TokenStore, Tokens,
 };
 use mcp_stack::transport::http::HttpBuilder;
-use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Content, Definition};
 use serde_json::json;
 
 /// The bound on every wait.

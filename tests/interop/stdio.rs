@@ -6,9 +6,9 @@
 //! never skip: a missing peer is a failure.
 
 use crate::support::peers::{everything, peer};
-use mcp_stack::protocol::completion::CompletionReference;
+use mcp_stack::protocol::CompletionReference;
 use mcp_stack::transport::stdio::StdioFactory;
-use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Content, Definition};
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 

@@ -6,11 +6,11 @@
 
 use crate::support::scripted::{id_of, scripted_all, Recorder};
 use crate::support::trace_capture::capture;
-use mcp_stack::config::ProtocolChoice;
 use mcp_stack::host::Host;
 use mcp_stack::layer::trace::{TraceContext, TraceContextSource};
 use mcp_stack::transport::memory::MemoryFactory;
-use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
+use mcp_stack::ProtocolChoice;
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass};
 use serde_json::{json, Value};
 use std::sync::Arc;
 

@@ -3,13 +3,12 @@
 //! the demo server.
 
 use crate::support::scripted::{id_of, initialize_result, scripted, scripted_all, scripted_lists, Wire};
+use crate::support::wire::Request;
 use mcp_stack::catalog::meta::ToolExtras;
-use mcp_stack::catalog::names::is_valid_model_name;
 use mcp_stack::catalog::{Family, RefreshOutcome};
 use mcp_stack::compat::{Profile, Tolerance};
-use mcp_stack::protocol::Request;
 use mcp_stack::RetryPolicy;
-use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers, State};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, Event, FailureClass, State};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -17,6 +16,13 @@ use std::time::Duration;
 
 /// Answers a list request from `entries`, `page_size` per page, the cursor
 /// being the index of the next entry.
+/// The shape a model name has, as the catalog documents it: 1 to 64 bytes
+/// of `[A-Za-z0-9_-]`.
+fn is_valid_model_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 fn serve_page(wire: &Wire, req: &Request, key: &str, entries: &[Value], page_size: usize) {
     let start: usize =
         req.params.as_ref().and_then(|p| p["cursor"].as_str()).map(|c| c.parse().unwrap()).unwrap_or(0);

@@ -1,11 +1,11 @@
 //! `Definition::client`: what the client tells a server it is, in every
 //! handshake a binding runs.
 
-use mcp_stack::protocol::{Message, Response};
+use crate::support::wire;
 use mcp_stack::session::ClientIdentity;
 use mcp_stack::transport::memory::MemoryFactory;
 use mcp_stack::transport::{Inbound, Transport};
-use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, Event, FailureClass};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,7 +18,7 @@ fn recording_server(seen: Arc<Mutex<Vec<Value>>>) -> MemoryFactory {
         tokio::spawn(async move {
             let Transport { sender, mut receiver } = transport;
             while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
-                let Ok(Message::Request(req)) = Message::parse(&text) else { continue };
+                let Some(req) = wire::request(&text) else { continue };
                 let params = req.params.clone().unwrap_or(Value::Null);
                 let result = match req.method.as_str() {
                     "initialize" => {
@@ -35,7 +35,7 @@ fn recording_server(seen: Arc<Mutex<Vec<Value>>>) -> MemoryFactory {
                     "tools/call" => return,
                     _ => json!({}),
                 };
-                let reply = Message::Response(Response::result(req.id.clone(), result)).to_json();
+                let reply = wire::result(&req.id, result);
                 if sender.send(reply).await.is_err() {
                     return;
                 }

@@ -3,7 +3,7 @@
 //! failure, not an empty catalog (issue 13, item 3).
 
 use crate::support::scripted::{id_of, scripted_lists};
-use mcp_stack::{Binding, Definition, FailureClass, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, Definition, FailureClass};
 use serde_json::{json, Value};
 
 fn tool(name: &str) -> Value {

@@ -1,7 +1,7 @@
 //! A binding against the built-in demo server: every request kind.
 
-use mcp_stack::protocol::completion::CompletionReference;
-use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers};
+use mcp_stack::protocol::CompletionReference;
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Content, Definition};
 use serde_json::{json, Map};
 use std::sync::{Arc, Mutex};
 

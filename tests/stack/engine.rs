@@ -2,7 +2,7 @@
 //! binding over the in-memory transport.
 
 use crate::support::scripted::{id_of, initialize_result, scripted};
-use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass};
 use serde_json::json;
 use std::time::Duration;
 

@@ -1,8 +1,8 @@
 //! `Binding::events`: a stream of a real binding's events.
 
-use mcp_stack::events::EventItem;
-use mcp_stack::protocol::roots::Root;
-use mcp_stack::{AllowedCapabilities, Binding, CallOpts, Definition, Event, Handlers, State};
+use mcp_stack::protocol::Root;
+use mcp_stack::EventItem;
+use mcp_stack::{handlers::Handlers, AllowedCapabilities, Binding, CallOpts, Definition, Event, State};
 use serde_json::json;
 
 #[tokio::test]

@@ -4,22 +4,29 @@
 
 use crate::support::recorded_events::Events;
 use crate::support::scripted::{id_of, scripted, scripted_with, Wire};
-use mcp_stack::handlers::{
-    ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage, SampleOutcome,
-    SampleRequest, SampleResult, LOG_QUEUE,
-};
-use mcp_stack::protocol::completion::CompletionReference;
-use mcp_stack::protocol::logging::LoggingLevel;
-use mcp_stack::protocol::roots::Root;
+use mcp_stack::protocol::CompletionReference;
+use mcp_stack::protocol::LoggingLevel;
+use mcp_stack::protocol::Root;
 use mcp_stack::{
-    AllowedCapabilities, Binding, CallOpts, Definition, Error, Event, FailureClass, Handlers, Limits,
-    Timeouts, ToolResult,
+    handlers::Handlers, AllowedCapabilities, Binding, CallOpts, Definition, Error, Event, FailureClass,
+    Limits, Timeouts, ToolResult,
+};
+use mcp_stack::{
+    handlers::{
+        ElicitAction, ElicitRequest, ElicitResult, ElicitationMode, ElicitationModes, LogMessage,
+        SampleRequest, SampleResult,
+    },
+    SampleOutcome,
 };
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// The log records a binding queues for its handler, as `Handlers::logging`
+/// documents it; past it, records are dropped and counted.
+const LOG_QUEUE: usize = 256;
 
 /// How long a test waits for an event.
 const WAIT: Duration = Duration::from_secs(10);
@@ -469,7 +476,7 @@ async fn a_sampling_request_at_depth_three_with_limit_two_is_refused_over_budget
         let binding = handler_slot.get().expect("binding").clone();
         log.lock().unwrap().push(req.depth);
         async move {
-            assert_eq!(mcp_stack::handlers::sampling_depth(), req.depth);
+            assert_eq!(mcp_stack::layer::sampling_depth::sampling_depth(), req.depth);
             let nested =
                 binding.call_tool("sample", json!({"prompt": "deeper"}), CallOpts::default()).await?;
             Ok(SampleResult::text("m", format!("depth {} got [{}]", req.depth, text_of(&nested))))
@@ -620,7 +627,7 @@ async fn set_level_is_sent_only_with_a_log_handler_and_a_logging_server() {
         "capabilities": {"tools": {}, "logging": {}},
         "serverInfo": {"name": "scripted", "version": "1"},
     });
-    let answer = |w: &Wire, r: &mcp_stack::protocol::Request| w.reply(&id_of(r), json!({}));
+    let answer = |w: &Wire, r: &crate::support::wire::Request| w.reply(&id_of(r), json!({}));
     let records = Arc::new(Mutex::new(Vec::new()));
 
     let (factory, rec) = scripted_with(logging_server.clone(), answer);
@@ -779,7 +786,7 @@ async fn completion_values_are_bounded_in_count_and_bytes() {
     let b = connect(Definition::new("t", factory), Handlers::default()).await;
     let reference = CompletionReference::Prompt { name: "p".into(), title: None };
     let c = b.complete(reference, "a", "", Map::new(), mcp_stack::CallOpts::default()).await.unwrap();
-    assert_eq!(c.completion.values.len(), mcp_stack::binding::MAX_COMPLETION_VALUES);
+    assert_eq!(c.completion.values.len(), 100 /* the documented bound */);
     assert_eq!(c.completion.values[0], "v0");
     assert_eq!(c.completion.values[1], "v2", "the over-long value is dropped, not cut");
     assert_eq!(c.completion.has_more, Some(true));

@@ -5,7 +5,9 @@
 use crate::support::scripted::{id_of, scripted_lists, Recorder, Wire};
 use base64::Engine as _;
 use mcp_stack::transport::memory::MemoryFactory;
-use mcp_stack::{Binding, CallOpts, Content, Definition, FailureClass, Handlers, Limits, ToolFilter};
+use mcp_stack::{
+    handlers::Handlers, Binding, CallOpts, Content, Definition, FailureClass, Limits, ToolFilter,
+};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -112,9 +114,14 @@ async fn result_limits_are_visible_on_the_tool_result() {
     );
     assert!(whole.warnings.is_empty());
 
-    // The demo's PNG decodes to more than ten bytes: refused, with its size.
-    let png =
-        base64::engine::general_purpose::STANDARD.decode(mcp_stack::demo::TINY_PNG_BASE64).unwrap().len();
+    // The demo's one-pixel PNG decodes to more than ten bytes: refused, with
+    // its size.
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(
+            "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=",
+        )
+        .unwrap()
+        .len();
     let image = binding.call_tool("tiny_image", json!({}), CallOpts::default()).await.unwrap();
     assert_eq!(image.content, [Content::Unsupported { kind: "image".into(), bytes: png }]);
     assert_eq!(image.warnings.len(), 1);

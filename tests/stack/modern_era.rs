@@ -2,11 +2,11 @@
 //! era, per-request `_meta`, `resultType`, modern errors and multi
 //! round-trip requests, against scripted servers.
 
-use mcp_stack::config::ProtocolChoice;
 use mcp_stack::handlers::{ElicitRequest, ElicitResult};
 use mcp_stack::transport::memory::MemoryFactory;
 use mcp_stack::transport::{Inbound, Transport};
-use mcp_stack::{Binding, CallOpts, Definition, FailureClass, Handlers};
+use mcp_stack::ProtocolChoice;
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -154,7 +154,7 @@ async fn auto_falls_back_to_initialize_when_discover_is_never_answered() {
         Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
     let waited = start.elapsed();
     assert_eq!(binding.session().protocol_version, "2025-11-25");
-    assert!(waited >= mcp_stack::config::limits::DEFAULT_DISCOVER_TIMEOUT, "waited {waited:?}");
+    assert!(waited >= mcp_stack::Timeouts::default().resolved().discover, "waited {waited:?}");
     assert!(waited < Duration::from_secs(30), "within the startup timeout: {waited:?}");
     assert_eq!(&seen.methods()[..2], ["server/discover", "initialize"]);
     // The legacy era sends no `_meta` of the modern one.
@@ -389,7 +389,10 @@ async fn input_rounds_are_bounded() {
     let binding = Binding::connect(def, accepting()).await.unwrap();
     let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::LimitExceeded, "{e}");
-    assert_eq!(seen.requests("tools/call").len(), mcp_stack::connection::MAX_INPUT_ROUNDS + 1);
+    assert_eq!(
+        seen.requests("tools/call").len(),
+        8 + 1 /* the documented bound on input rounds, then the refused one */
+    );
     binding.close().await;
 }
 

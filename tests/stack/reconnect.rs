@@ -2,13 +2,14 @@
 //! refuse connects or die mid-call (on the paused clock), and a stdio server
 //! process killed mid-call.
 
+use crate::support::wire;
 use mcp_stack::layer::deadline::Elapsed;
-use mcp_stack::protocol::{Message, Response};
-use mcp_stack::request::McpRequest;
 use mcp_stack::transport::memory::MemoryFactory;
 use mcp_stack::transport::{Inbound, Transport};
+use mcp_stack::McpRequest;
 use mcp_stack::{
-    Binding, CallOpts, Definition, Error, Event, FailureClass, Handlers, ReconnectPolicy, RetryPolicy, State,
+    handlers::Handlers, Binding, CallOpts, Definition, Error, Event, FailureClass, ReconnectPolicy,
+    RetryPolicy, State,
 };
 use serde_json::{json, Map};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -94,15 +95,14 @@ async fn serve(transport: Transport, control: Arc<Control>) {
             frame = receiver.recv() => frame,
         };
         let Ok(Some(Inbound::Frame(text))) = frame else { return };
-        let Ok(Message::Request(request)) = Message::parse(&text) else { continue };
+        let Some(request) = wire::request(&text) else { continue };
         let result = match request.method.as_str() {
             "server/discover" => {
                 control.discovers.fetch_add(1, Ordering::SeqCst);
                 if control.silent_discover.load(Ordering::SeqCst) {
                     continue;
                 }
-                let error = mcp_stack::protocol::ErrorObject::new(-32601, "Method not found");
-                let _ = sender.send(Message::Response(Response::error(request.id, error)).to_json()).await;
+                let _ = sender.send(wire::error(&request.id, -32601, "Method not found")).await;
                 continue;
             }
             "initialize" => json!({
@@ -140,7 +140,7 @@ async fn serve(transport: Transport, control: Arc<Control>) {
             }
             _ => json!({}),
         };
-        let _ = sender.send(Message::Response(Response::result(request.id, result)).to_json()).await;
+        let _ = sender.send(wire::result(&request.id, result)).await;
     }
 }
 
@@ -779,7 +779,7 @@ async fn the_legacy_verdict_of_the_automatic_choice_is_kept_for_reconnects() {
     let recorded = Recorded::default();
     let t0 = Instant::now();
     let binding = bind(&control, ReconnectPolicy::default(), &recorded).await;
-    assert!(t0.elapsed() >= mcp_stack::config::limits::DEFAULT_DISCOVER_TIMEOUT, "{:?}", t0.elapsed());
+    assert!(t0.elapsed() >= mcp_stack::Timeouts::default().resolved().discover, "{:?}", t0.elapsed());
     assert_eq!(binding.session().protocol_version, "2025-11-25");
     assert_eq!(control.discovers.load(Ordering::SeqCst), 1);
 
@@ -790,7 +790,7 @@ async fn the_legacy_verdict_of_the_automatic_choice_is_kept_for_reconnects() {
     assert!(lifecycle.iter().any(|l| l.starts_with("restored flaky")), "{lifecycle:?}");
     assert_eq!(echo(&binding).await.unwrap(), "echo");
     assert!(
-        t1.elapsed() < mcp_stack::config::limits::DEFAULT_DISCOVER_TIMEOUT,
+        t1.elapsed() < mcp_stack::Timeouts::default().resolved().discover,
         "no second wait: {:?}",
         t1.elapsed()
     );

@@ -8,10 +8,7 @@
 //! as soon as everything is idle.
 
 use async_trait::async_trait;
-use mcp_stack::connection::{
-    Connection, ConnectionState, InboundHandler, NoInbound, MAX_CONCURRENT_SERVER_REQUESTS,
-    MAX_REPLY_BACKLOG, REPLY_STALL,
-};
+use mcp_stack::connection::{Connection, ConnectionState, InboundHandler, NoInbound};
 use mcp_stack::protocol::ErrorObject;
 use mcp_stack::transport::memory::duplex;
 use mcp_stack::transport::{Inbound, Transport};
@@ -20,6 +17,13 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The engine's bounds, as `Connection` documents them: server requests
+/// served at once, replies queued for the writer, and how long a stalled
+/// writer is waited for.
+const MAX_CONCURRENT_SERVER_REQUESTS: usize = 16;
+const MAX_REPLY_BACKLOG: usize = 64;
+const REPLY_STALL: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Requests the flooding server tries to send.
 const FLOOD: usize = 20_000;

@@ -3,7 +3,7 @@
 //! rest, with one warning; before, it kept 16 and 9,984 stand-ins.
 
 use crate::support::scripted::{id_of, scripted_lists};
-use mcp_stack::{Binding, CallOpts, Content, Definition, Handlers, Limits};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Content, Definition, Limits};
 use serde_json::json;
 
 #[tokio::test]

@@ -5,12 +5,12 @@ use mcp_stack::catalog::{
     Catalog, Family, PromptArg, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec,
 };
 use mcp_stack::compat::Tolerance;
-use mcp_stack::content::{PromptMessage, PromptResult, ResourceContent, ResourceResult};
-use mcp_stack::handlers::{ElicitationMode, SampleOutcome};
-use mcp_stack::protocol::lifecycle::ServerCapabilities;
-use mcp_stack::request::Progress;
+use mcp_stack::protocol::ServerCapabilities;
 use mcp_stack::session::{ServerIdentity, SessionInfo};
-use mcp_stack::{events::Failure, Content, Error, Event, FailureClass, State, Status, ToolResult};
+use mcp_stack::ProgressUpdate;
+use mcp_stack::{handlers::ElicitationMode, SampleOutcome};
+use mcp_stack::{Content, Error, Event, Failure, FailureClass, State, Status, ToolResult};
+use mcp_stack::{PromptMessage, PromptResult, ResourceContent, ResourceResult};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -268,7 +268,7 @@ fn events_are_tagged_snake_case_with_rfc3339_times_and_millisecond_durations() {
     );
 
     let progress = Event::RequestProgress {
-        progress: Progress { binding: "demo".into(), progress: 2.0, total: Some(5.0), message: None },
+        progress: ProgressUpdate { binding: "demo".into(), progress: 2.0, total: Some(5.0), message: None },
         at: at(),
     };
     assert_eq!(

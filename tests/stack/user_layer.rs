@@ -3,9 +3,9 @@
 //! binding's own methods.
 
 use mcp_stack::compat::Profile;
-use mcp_stack::content::ToolResult;
-use mcp_stack::events::EventItem;
-use mcp_stack::request::BoxMcpService;
+use mcp_stack::BoxMcpService;
+use mcp_stack::EventItem;
+use mcp_stack::ToolResult;
 use mcp_stack::{
     Binding, CallOpts, Definition, Error, Event, FailureClass, McpRequest, McpResponse, ToolFilter,
 };
@@ -71,7 +71,7 @@ impl<S: Service<McpRequest>> Service<McpRequest> for Audit<S> {
     }
 }
 
-async fn next_event(events: &mut mcp_stack::events::EventStream, wanted: impl Fn(&Event) -> bool) -> Event {
+async fn next_event(events: &mut mcp_stack::EventStream, wanted: impl Fn(&Event) -> bool) -> Event {
     let wait = async {
         loop {
             match events.recv().await {

@@ -6,7 +6,7 @@ use crate::support::recorded_events::Events;
 use crate::support::server_requests::Asked;
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
-use mcp_stack::{Binding, CallOpts, Definition, Event, FailureClass, Handlers};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, Event, FailureClass};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 

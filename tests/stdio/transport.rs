@@ -8,10 +8,45 @@ use std::time::Duration;
 
 use mcp_stack::connection::NoInbound;
 use mcp_stack::era::Dialer;
-use mcp_stack::transport::stdio::{StdioFactory, INHERITED_ENV, INHERITED_PROXY_ENV};
+use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::{ConnectConfig, Inbound, Transport, TransportFactory};
 use mcp_stack::FailureClass;
 use tokio::time::timeout;
+
+/// The parent's variables a child may inherit, as `StdioFactory` documents
+/// them (the allowlist, then the proxy settings).
+const INHERITED_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TZ",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "PIP_CERT",
+];
+const INHERITED_PROXY_ENV: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
+/// The longest prefix of a damaged frame that is kept, as `Inbound::Damaged`
+/// documents it.
+const DAMAGED_PREFIX_BYTES: usize = 256;
 
 /// The bound on every wait in these tests.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -295,7 +330,7 @@ async fn damaged_lines_are_skipped_and_the_next_is_delivered() {
     match recv(&mut t).await {
         Some(Inbound::Damaged { reason, prefix, bytes }) => {
             assert!(reason.contains("max_frame_bytes"), "{reason}");
-            assert!(prefix.len() <= mcp_stack::transport::DAMAGED_PREFIX_BYTES);
+            assert!(prefix.len() <= DAMAGED_PREFIX_BYTES);
             assert_eq!(bytes, 5000);
         }
         other => panic!("expected a damaged frame, got {other:?}"),

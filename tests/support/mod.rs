@@ -13,6 +13,7 @@
 //! - [`server_requests`]: the requests a 2026-07-28 server must not get
 //!   answered, and handlers that record whether they were asked.
 //! - [`trace_capture`]: tracing output captured as a user would see it.
+//! - [`wire`]: JSON-RPC as plain JSON, for the test servers.
 // Each test binary includes all of this and uses only part of it.
 #![allow(dead_code)]
 
@@ -24,3 +25,4 @@ pub mod scripted;
 pub mod server_requests;
 pub mod tool_server;
 pub mod trace_capture;
+pub mod wire;

@@ -1,6 +1,6 @@
 //! The events a binding reports, recorded for a test to read or wait for.
 
-use mcp_stack::{Event, Handlers};
+use mcp_stack::{handlers::Handlers, Event};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;

@@ -1,6 +1,6 @@
 //! Test servers that misbehave on purpose, over the in-memory transport.
 
-use mcp_stack::protocol::{Message, Notification, Request};
+use super::wire::{self, Request};
 use mcp_stack::transport::memory::MemoryFactory;
 use mcp_stack::transport::{Inbound, Transport};
 use serde_json::{json, Value};
@@ -68,7 +68,7 @@ impl Wire {
     }
 
     pub fn notify(&self, method: &str, params: Value) {
-        self.raw(Message::Notification(Notification::new(method, Some(params))).to_json());
+        self.raw(wire::notification(method, Some(params)));
     }
 }
 
@@ -152,7 +152,7 @@ where
             while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
                 let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
                 rec.seen.lock().unwrap().push(value);
-                if let Ok(Message::Request(req)) = Message::parse(&text) {
+                if let Some(req) = wire::request(&text) {
                     script(&wire, &req);
                 }
             }

@@ -3,8 +3,8 @@
 //! record whether they were asked, and the check of what the client did.
 
 use mcp_stack::handlers::ElicitResult;
-use mcp_stack::protocol::roots::Root;
-use mcp_stack::{AllowedCapabilities, Definition, Event, Handlers};
+use mcp_stack::protocol::Root;
+use mcp_stack::{handlers::Handlers, AllowedCapabilities, Definition, Event};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! A small in-process MCP server whose tools a test sets, for the host and
 //! provider tests.
 
-use mcp_stack::protocol::{Message, Response};
+use super::wire;
 use mcp_stack::transport::memory::MemoryFactory;
 use mcp_stack::transport::{Inbound, Transport};
 use serde_json::{json, Value};
@@ -58,7 +58,7 @@ impl ToolServer {
             tokio::spawn(async move {
                 let Transport { sender, mut receiver } = transport;
                 while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
-                    let Ok(Message::Request(req)) = Message::parse(&text) else { continue };
+                    let Some(req) = wire::request(&text) else { continue };
                     let result = match req.method.as_str() {
                         "initialize" => json!({
                             "protocolVersion": "2025-11-25",
@@ -80,7 +80,7 @@ impl ToolServer {
                         }
                         _ => json!({}),
                     };
-                    let reply = Message::Response(Response::result(req.id.clone(), result)).to_json();
+                    let reply = wire::result(&req.id, result);
                     if sender.send(reply).await.is_err() {
                         break;
                     }

@@ -176,15 +176,15 @@ mod terminal;
 use clap::{Args, Parser, Subcommand};
 use mcp_stack::handlers::{root_for_path, ElicitRequest, ElicitationModes, LogMessage};
 use mcp_stack::host::{config_file, Host};
-use mcp_stack::protocol::logging::LoggingLevel;
+use mcp_stack::protocol::LoggingLevel;
 #[cfg(feature = "http")]
 use mcp_stack::transport::http::{HttpBuilder, SecretHeaders};
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
 use mcp_stack::ProtocolChoice;
 use mcp_stack::{
-    AllowedCapabilities, Binding, CallOpts, Content, Definition, Error, ErrorReport, FailureClass, Handlers,
-    Limits, State, Status, Timeouts,
+    handlers::Handlers, AllowedCapabilities, Binding, CallOpts, Content, Definition, Error, ErrorReport,
+    FailureClass, Limits, State, Status, Timeouts,
 };
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -938,7 +938,7 @@ fn connected(cli: &Cli, host: &Host) -> Result<(), Failure> {
     let failed: Vec<&Status> = statuses.iter().filter(|s| s.state == State::Failed).collect();
     if failed.len() == statuses.len() {
         if let Some(status) = failed.first() {
-            let f = status.failure.clone().unwrap_or_else(|| mcp_stack::events::Failure {
+            let f = status.failure.clone().unwrap_or_else(|| mcp_stack::Failure {
                 class: FailureClass::TransportClosed,
                 message: "could not connect".into(),
             });
@@ -1210,7 +1210,7 @@ fn listed(rows: &[[String; 2]], binding: &str, what: &str) -> Vec<String> {
 /// Writes a read resource to `path`: the first item's bytes, or its text.
 /// Returns what to tell the person.
 fn save_resource(
-    resource: &mcp_stack::content::ResourceResult,
+    resource: &mcp_stack::ResourceResult,
     path: &std::path::Path,
 ) -> Result<Vec<String>, Failure> {
     let Some(first) = resource.contents.first() else {

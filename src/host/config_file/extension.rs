@@ -9,9 +9,9 @@ use std::time::Duration;
 use super::{Issue, EXTENSION_KEY};
 use crate::binding::Definition;
 use crate::compat::Profile;
+use crate::config::Limits;
 use crate::config::ProtocolChoice;
 use crate::config::ToolFilter;
-use crate::limits::Limits;
 use crate::protocol::logging::LoggingLevel;
 
 /// The most names a tool filter list may hold.

@@ -30,8 +30,8 @@
 //! | `"sse"` | `url`; `headers` optional | HTTP+SSE (2024-11-05) |
 //!
 //! Files may hold `//` and `/* */` comments and trailing commas, as VS Code
-//! and Cursor allow. A file is at most [`MAX_CONFIG_BYTES`] and holds at most
-//! [`MAX_ENTRIES`] entries; reading it is blocking file I/O (one bounded
+//! and Cursor allow. A file is at most 1 MiB and holds at most
+//! 256 entries; reading it is blocking file I/O (one bounded
 //! read).
 //!
 //! # What goes wrong, and where it is reported
@@ -71,13 +71,13 @@
 //! and will not guess. A `$` not followed by `{` is kept as it is; there is
 //! no escape for a literal `${`. Substituted values are inserted verbatim
 //! and never scanned again. Keys (entry names, `env` names, header names)
-//! are never substituted. A value is at most [`MAX_VALUE_BYTES`] after
+//! are never substituted. A value is at most 64 KiB after
 //! substitution.
 //!
 //! # Our own keys: `x-mcp-stack`
 //!
 //! What these files have no words for goes under one namespaced key per
-//! entry, [`EXTENSION_KEY`], which the editors ignore (or merely warn
+//! entry, `"x-mcp-stack"`, which the editors ignore (or merely warn
 //! about):
 //!
 //! ```json
@@ -144,18 +144,18 @@ use crate::error::{normalize_message, Error, FailureClass};
 use ordered::Ordered;
 
 /// The largest config file read, in bytes.
-pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+pub(crate) const MAX_CONFIG_BYTES: usize = 1 << 20;
 /// The most entries read from one file; the rest are errors.
-pub const MAX_ENTRIES: usize = 256;
+pub(crate) const MAX_ENTRIES: usize = 256;
 /// The most `args`, `env` entries or `headers` one entry may have.
-pub const MAX_LIST_ITEMS: usize = 256;
+pub(crate) const MAX_LIST_ITEMS: usize = 256;
 /// The longest string value, in bytes, after substitution.
-pub const MAX_VALUE_BYTES: usize = 64 << 10;
+pub(crate) const MAX_VALUE_BYTES: usize = 64 << 10;
 /// The entry key that holds this crate's own settings (see the
 /// [module docs](self#our-own-keys-x-mcp-stack)).
-pub const EXTENSION_KEY: &str = "x-mcp-stack";
+pub(crate) const EXTENSION_KEY: &str = "x-mcp-stack";
 /// The most warnings kept; further ones are counted in one last warning.
-pub const MAX_ISSUES: usize = 256;
+pub(crate) const MAX_ISSUES: usize = 256;
 
 /// Something wrong with a config file, an entry or a field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,14 +205,14 @@ pub struct Loaded {
     /// One definition per entry that could be read, in file order.
     pub definitions: Vec<Definition>,
     /// What was ignored: unknown fields, `inputs`, `envFile`, disabled
-    /// entries. Bounded by [`MAX_ISSUES`].
+    /// entries. Bounded by 256.
     pub warnings: Vec<Issue>,
     /// The entries that could not be read, each naming its field. Bounded
-    /// by [`MAX_ISSUES`].
+    /// by 256.
     pub errors: Vec<Issue>,
 }
 
-/// Reads the file at `path` (at most [`MAX_CONFIG_BYTES`]), substituting
+/// Reads the file at `path` (at most 1 MiB), substituting
 /// variables from this process's environment.
 pub fn load(path: impl AsRef<Path>) -> Result<Loaded, Error> {
     load_with(path, &|name| std::env::var(name).ok())

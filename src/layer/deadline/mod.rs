@@ -19,7 +19,7 @@
 //! `oneshot`) waits outside this layer's deadline, as with tower's
 //! `Timeout`. A binding bounds that wait too: its handle drives the stack to
 //! readiness inside each call's future, under the call's deadline (see
-//! [`crate::binding`]).
+//! [`Binding`](crate::Binding#the-stack)).
 //!
 //! The deadline it enforces is written into the request's
 //! [`CallOpts::deadline`] on its way down (and `CallOpts::timeout` cleared),
@@ -40,8 +40,8 @@
 //! because the inner future is polled first.
 //!
 //! ```
-//! # use mcp_stack::layer::DeadlineLayer;
-//! # use mcp_stack::request::{McpRequest, McpResponse};
+//! # use mcp_stack::layer::deadline::DeadlineLayer;
+//! # use mcp_stack::{McpRequest, McpResponse};
 //! # use std::time::Duration;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
 //!
@@ -61,10 +61,11 @@
 //! [`CallOpts::deadline`]: crate::request::CallOpts::deadline
 
 mod error;
-pub mod future;
+mod future;
 mod layer;
 
 pub use error::Elapsed;
+pub use future::ResponseFuture;
 pub use layer::DeadlineLayer;
 
 use std::task::{Context, Poll};

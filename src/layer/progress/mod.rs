@@ -15,19 +15,19 @@
 //!   the table never grows with finished calls. Progress for a token without
 //!   a route (late, or invented by the server) is dropped and counted.
 //! - Delivery never blocks the connection. Each call with a sink has its own
-//!   delivery task fed by a bounded queue of [`PROGRESS_QUEUE`] reports;
+//!   delivery task fed by a bounded queue of 32 reports;
 //!   when a sink falls behind and its queue is full, the *newest* report is
 //!   dropped and counted ([`ProgressRouter::dropped`]). Progress is a
 //!   best-effort hint whose latest values matter, but the reports already
 //!   queued are in order and complete; keeping them and dropping the overflow
 //!   keeps the sink's view monotonic. A slow sink delays only its own call's
 //!   reports, never another call's, never the reader.
-//! - Message text is bounded to [`MAX_PROGRESS_MESSAGE_BYTES`] and
+//! - Message text is bounded to 1024 bytes and
 //!   normalized.
 //!
 //! ```
-//! # use mcp_stack::layer::{ProgressLayer, ProgressRouter};
-//! # use mcp_stack::request::{CallOpts, McpRequest, McpResponse};
+//! # use mcp_stack::layer::progress::{ProgressLayer, ProgressRouter};
+//! # use mcp_stack::{CallOpts, McpRequest, McpResponse};
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -49,12 +49,13 @@
 //!
 //! [`CallOpts::progress`]: crate::request::CallOpts::progress
 
-pub mod future;
+mod future;
 mod layer;
 mod router;
 
+pub use future::ResponseFuture;
 pub use layer::ProgressLayer;
-pub use router::{ProgressRouter, ProgressTracker, MAX_PROGRESS_MESSAGE_BYTES, PROGRESS_QUEUE};
+pub use router::{ProgressRouter, ProgressTracker};
 
 use std::task::{Context, Poll};
 use tower_service::Service;

@@ -7,12 +7,12 @@ use tokio::sync::mpsc;
 
 use crate::error::normalize_message;
 use crate::protocol::progress::{ProgressParams, ProgressToken};
-use crate::request::{Progress, ProgressSink};
+use crate::request::{ProgressSink, ProgressUpdate};
 
 /// Reports queued per call before the newest are dropped.
-pub const PROGRESS_QUEUE: usize = 32;
+pub(crate) const PROGRESS_QUEUE: usize = 32;
 /// The longest progress message kept, in bytes.
-pub const MAX_PROGRESS_MESSAGE_BYTES: usize = 1024;
+pub(crate) const MAX_PROGRESS_MESSAGE_BYTES: usize = 1024;
 
 /// The table from progress tokens to the calls waiting for their reports.
 /// Cheap to clone; clones share the table.
@@ -24,7 +24,7 @@ pub struct ProgressRouter {
 struct RouterInner {
     binding: String,
     next: AtomicU64,
-    routes: Mutex<HashMap<String, mpsc::Sender<Progress>>>,
+    routes: Mutex<HashMap<String, mpsc::Sender<ProgressUpdate>>>,
     dropped: AtomicU64,
     unrouted: AtomicU64,
 }
@@ -58,7 +58,7 @@ impl ProgressRouter {
     pub fn register(&self, sink: ProgressSink) -> ProgressTracker {
         let n = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let token = format!("mcp-stack-{n}");
-        let (tx, mut rx) = mpsc::channel::<Progress>(PROGRESS_QUEUE);
+        let (tx, mut rx) = mpsc::channel::<ProgressUpdate>(PROGRESS_QUEUE);
         self.inner.routes.lock().expect("routes lock").insert(token.clone(), tx);
         tokio::spawn(async move {
             while let Some(progress) = rx.recv().await {
@@ -72,7 +72,7 @@ impl ProgressRouter {
     /// blocks. Returns the report when a call took it (a copy, for the
     /// binding's [`Event::RequestProgress`](crate::Event::RequestProgress)),
     /// `None` when none did.
-    pub fn route(&self, params: Option<&Value>) -> Option<Progress> {
+    pub fn route(&self, params: Option<&Value>) -> Option<ProgressUpdate> {
         let Some(params) = params.and_then(|p| serde_json::from_value::<ProgressParams>(p.clone()).ok())
         else {
             self.inner.unrouted.fetch_add(1, Ordering::Relaxed);
@@ -87,7 +87,7 @@ impl ProgressRouter {
             self.inner.unrouted.fetch_add(1, Ordering::Relaxed);
             return None;
         };
-        let progress = Progress {
+        let progress = ProgressUpdate {
             binding: self.inner.binding.clone(),
             progress: params.progress,
             total: params.total,

@@ -5,8 +5,9 @@ use tokio_test::{assert_pending, assert_ready};
 use tower_layer::Layer;
 use tower_test::mock;
 
+use super::router::PROGRESS_QUEUE;
 use super::*;
-use crate::request::{CallOpts, McpResponse, Progress as Report};
+use crate::request::{CallOpts, McpResponse, ProgressUpdate as Report};
 
 fn progress_params(token: &str, n: f64) -> serde_json::Value {
     json!({"progressToken": token, "progress": n, "total": 10.0, "message": "step\nwith a newline"})

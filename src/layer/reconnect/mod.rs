@@ -45,7 +45,7 @@
 //! [`Reconnect::reports`]), as a connection publishes its state: nothing
 //! calls back into the code above, and the supervisor never waits for a
 //! reader. A report is sent before the state it describes is published to
-//! callers. The channel keeps the last [`REPORT_BACKLOG`] reports for a
+//! callers. The channel keeps the last 64 reports for a
 //! reader that falls behind; one further behind learns how many it missed.
 //!
 //! # A forgotten session
@@ -74,9 +74,9 @@
 //! ```
 //! # use mcp_stack::connection::NoInbound;
 //! # use mcp_stack::era::Dialer;
-//! # use mcp_stack::layer::ReconnectLayer;
-//! # use mcp_stack::config::ReconnectPolicy;
-//! # use mcp_stack::request::McpRequest;
+//! # use mcp_stack::layer::reconnect::ReconnectLayer;
+//! # use mcp_stack::ReconnectPolicy;
+//! # use mcp_stack::McpRequest;
 //! # use mcp_stack::transport::ConnectConfig;
 //! # use std::sync::Arc;
 //! use tower::{Layer, ServiceExt};
@@ -105,7 +105,7 @@
 //! [`TransportFactory`]: crate::transport::TransportFactory
 //! [`RetryPolicy`]: crate::config::RetryPolicy
 //! [`ExponentialBackoff`]: tower::retry::backoff::ExponentialBackoff
-//! [`DeadlineLayer`]: crate::layer::DeadlineLayer
+//! [`DeadlineLayer`]: crate::layer::deadline::DeadlineLayer
 //! [`SessionExpired`]: crate::transport::SessionExpired
 
 mod error;
@@ -134,7 +134,7 @@ use crate::session::SessionInfo;
 
 /// The reports a reader of [`ReconnectLayer::reports`] may fall behind by
 /// before it misses some (it is told how many).
-pub const REPORT_BACKLOG: usize = 64;
+pub(crate) const REPORT_BACKLOG: usize = 64;
 
 /// What the reconnect layer reports, in order, on its channel
 /// ([`ReconnectLayer::reports`]).

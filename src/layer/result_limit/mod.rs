@@ -6,7 +6,7 @@
 //! methods pass through untouched. A bounded result is still a success:
 //! what was cut, dropped or replaced is said in [`McpResponse::warnings`],
 //! and the conversion into the crate's result types
-//! ([`crate::content`]) shows it as `truncated` and
+//! ([`Content`](crate::Content)) shows it as `truncated` and
 //! [`Content::Unsupported`].
 //!
 //! The rules, per result:
@@ -58,10 +58,10 @@
 //! The layer adds no failure: its error is the inner service's.
 //!
 //! ```
-//! # use mcp_stack::layer::ResultLimitLayer;
-//! # use mcp_stack::request::{McpRequest, McpResponse};
+//! # use mcp_stack::layer::result_limit::ResultLimitLayer;
+//! # use mcp_stack::{McpRequest, McpResponse};
 //! # use mcp_stack::Limits;
-//! # use mcp_stack::content::ResultMarks;
+//! # use mcp_stack::ResultMarks;
 //! use serde_json::json;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
 //!
@@ -91,9 +91,10 @@
 //! [`ResultMarks::dropped`]: crate::content::ResultMarks::dropped
 
 mod bounds;
-pub mod future;
+mod future;
 mod layer;
 
+pub use future::ResponseFuture;
 pub use layer::ResultLimitLayer;
 
 use std::task::{Context, Poll};

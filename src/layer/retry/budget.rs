@@ -6,13 +6,13 @@ use tokio::time::Instant;
 use tower::retry::budget::Budget;
 
 /// Default [`RetryBudget::new`] `ratio`: a retry for every five requests.
-pub const DEFAULT_BUDGET_RATIO: f32 = 0.2;
+pub(crate) const DEFAULT_BUDGET_RATIO: f32 = 0.2;
 /// Default [`RetryBudget::new`] `floor_per_sec`: ten retries a second
 /// whatever the traffic.
-pub const DEFAULT_BUDGET_FLOOR_PER_SEC: u32 = 10;
+pub(crate) const DEFAULT_BUDGET_FLOOR_PER_SEC: u32 = 10;
 /// Default [`RetryBudget::new`] `max_banked`: at most a hundred retries paid
 /// for in advance.
-pub const DEFAULT_BUDGET_MAX_BANKED: u32 = 100;
+pub(crate) const DEFAULT_BUDGET_MAX_BANKED: u32 = 100;
 
 /// What a retry costs, in the budget's units: requests pay in fractions of
 /// it.
@@ -99,8 +99,8 @@ impl RetryBudget {
     }
 }
 
-/// [`DEFAULT_BUDGET_RATIO`], [`DEFAULT_BUDGET_FLOOR_PER_SEC`],
-/// [`DEFAULT_BUDGET_MAX_BANKED`].
+/// A ratio of 0.2 (a retry for every five requests), a floor of 10 retries
+/// a second, and at most 100 retries banked.
 impl Default for RetryBudget {
     fn default() -> Self {
         RetryBudget::new(DEFAULT_BUDGET_RATIO, DEFAULT_BUDGET_FLOOR_PER_SEC, DEFAULT_BUDGET_MAX_BANKED)

@@ -9,9 +9,14 @@
 //!
 //! | failure | retried for |
 //! | --- | --- |
-//! | `transport_closed` (the request never left the client) | the requests in [`is_safe_to_repeat`], and `tools/call` |
-//! | `indeterminate` (sent; the connection was lost before the reply) | the requests in [`is_safe_to_repeat`] only |
+//! | `transport_closed` (the request never left the client) | the requests safe to repeat (below), and `tools/call` |
+//! | `indeterminate` (sent; the connection was lost before the reply) | the requests safe to repeat only |
 //! | anything else (`deadline`, `shutdown`, a server error, ...) | nothing |
+//!
+//! The requests safe to repeat, since sending one twice does no more than
+//! sending it once: `ping`, `tools/list`, `prompts/list`, `prompts/get`,
+//! `resources/list`, `resources/templates/list`, `resources/read` and
+//! `completion/complete`.
 //!
 //! A `tools/call` that ended `indeterminate` is therefore never replayed:
 //! the caller gets `indeterminate` and decides.
@@ -47,10 +52,10 @@
 //! while the connection is being restored).
 //!
 //! ```
-//! # use mcp_stack::config::RetryPolicy;
+//! # use mcp_stack::RetryPolicy;
 //! # use mcp_stack::layer::retry::SafeRetry;
-//! # use mcp_stack::layer::DeadlineLayer;
-//! # use mcp_stack::request::{McpRequest, McpResponse};
+//! # use mcp_stack::layer::deadline::DeadlineLayer;
+//! # use mcp_stack::{McpRequest, McpResponse};
 //! # use mcp_stack::{Error, FailureClass};
 //! # use std::sync::atomic::{AtomicU32, Ordering};
 //! # use std::sync::Arc;
@@ -92,9 +97,7 @@
 mod budget;
 
 use crate::config::RetryPolicy;
-pub use budget::{
-    RetryBudget, DEFAULT_BUDGET_FLOOR_PER_SEC, DEFAULT_BUDGET_MAX_BANKED, DEFAULT_BUDGET_RATIO,
-};
+pub use budget::RetryBudget;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -109,7 +112,7 @@ use crate::request::{McpRequest, McpResponse};
 
 /// Whether sending `method` twice does no more than sending it once: the
 /// lists, the reads, `ping` and `completion/complete`.
-pub fn is_safe_to_repeat(method: &str) -> bool {
+pub(crate) fn is_safe_to_repeat(method: &str) -> bool {
     matches!(
         method,
         methods::PING
@@ -125,7 +128,7 @@ pub fn is_safe_to_repeat(method: &str) -> bool {
 
 /// Whether a request for `method` that failed with `class` may be sent
 /// again. See the [module docs](self) for the table.
-pub fn is_retryable(method: &str, class: FailureClass) -> bool {
+pub(crate) fn is_retryable(method: &str, class: FailureClass) -> bool {
     match class {
         FailureClass::TransportClosed => is_safe_to_repeat(method) || method == methods::TOOLS_CALL,
         FailureClass::Indeterminate => is_safe_to_repeat(method),
@@ -218,7 +221,7 @@ impl SafeRetry {
 
 /// The delay before a retry. Boxed: tower's `Retry` keeps it inline in
 /// every request's future, and most requests never wait.
-pub type RetryDelay = Pin<Box<Sleep>>;
+pub(crate) type RetryDelay = Pin<Box<Sleep>>;
 
 impl Policy<McpRequest, McpResponse, Error> for SafeRetry {
     type Future = RetryDelay;

@@ -1,4 +1,4 @@
-//! The response future of [`ToolFilter`](super::ToolFilter).
+//! The response future of [`EnforceToolFilter`](super::EnforceToolFilter).
 
 use pin_project_lite::pin_project;
 use serde_json::Value;

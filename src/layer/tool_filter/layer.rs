@@ -1,10 +1,10 @@
 use std::sync::Arc;
 use tower_layer::Layer;
 
-use super::ToolFilter;
+use super::EnforceToolFilter;
 use crate::config::ToolFilter as Policy;
 
-/// Applies [`ToolFilter`] to a service. Every service it makes shares one
+/// Applies [`EnforceToolFilter`] to a service. Every service it makes shares one
 /// copy of the filter.
 #[derive(Debug, Clone)]
 pub struct ToolFilterLayer {
@@ -19,9 +19,9 @@ impl ToolFilterLayer {
 }
 
 impl<S> Layer<S> for ToolFilterLayer {
-    type Service = ToolFilter<S>;
+    type Service = EnforceToolFilter<S>;
 
-    fn layer(&self, inner: S) -> ToolFilter<S> {
-        ToolFilter { inner, policy: super::restricting(self.policy.clone()) }
+    fn layer(&self, inner: S) -> EnforceToolFilter<S> {
+        EnforceToolFilter { inner, policy: super::restricting(self.policy.clone()) }
     }
 }

@@ -1,6 +1,6 @@
 //! The binding's tool filter, enforced at call time.
 //!
-//! [`ToolFilter`] applies a [`ToolFilter`](crate::ToolFilter) (raw names; a non-empty
+//! [`EnforceToolFilter`] applies a [`ToolFilter`](crate::ToolFilter) (raw names; a non-empty
 //! `allow` is the complete set, `deny` always wins):
 //!
 //! - a `tools/call` to a tool the filter does not permit ends at once with
@@ -21,13 +21,13 @@
 //! next call. A refusal sends nothing and takes nothing, but over an inner
 //! service that is not ready it waits for readiness like any call. In a
 //! binding the filter sits above the point where the stack is driven to
-//! readiness inside each call (see [`crate::binding`]), so there it is
+//! readiness inside each call (see [`Binding`](crate::Binding#the-stack)), so there it is
 //! always ready and a refusal is immediate, whatever the state of the
 //! connection.
 //!
 //! ```
-//! # use mcp_stack::layer::ToolFilterLayer;
-//! # use mcp_stack::request::{McpRequest, McpResponse};
+//! # use mcp_stack::layer::tool_filter::ToolFilterLayer;
+//! # use mcp_stack::{McpRequest, McpResponse};
 //! # use mcp_stack::{FailureClass, ToolFilter};
 //! use serde_json::json;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
@@ -52,13 +52,14 @@
 //! ```
 //!
 //! [`ToolFilter`]: crate::ToolFilter
-//! [`Deadline`]: crate::layer::Deadline
+//! [`Deadline`]: crate::layer::deadline::Deadline
 
 mod error;
-pub mod future;
+mod future;
 mod layer;
 
 pub use error::Filtered;
+pub use future::ResponseFuture;
 pub use layer::ToolFilterLayer;
 
 use std::sync::Arc;
@@ -76,7 +77,7 @@ const MAX_QUOTED_NAME_BYTES: usize = 512;
 /// Enforces a tool filter at call time and filters `tools/list` results.
 /// See the [module docs](self).
 #[derive(Debug, Clone)]
-pub struct ToolFilter<S> {
+pub struct EnforceToolFilter<S> {
     inner: S,
     // `None` when the filter permits everything: nothing to check or hold.
     policy: Option<Arc<Policy>>,
@@ -88,10 +89,10 @@ fn restricting(policy: Arc<Policy>) -> Option<Arc<Policy>> {
     (!policy.is_unrestricted()).then_some(policy)
 }
 
-impl<S> ToolFilter<S> {
+impl<S> EnforceToolFilter<S> {
     /// Wraps `inner`, enforcing `policy`.
     pub fn new(inner: S, policy: Policy) -> Self {
-        ToolFilter { inner, policy: restricting(Arc::new(policy)) }
+        EnforceToolFilter { inner, policy: restricting(Arc::new(policy)) }
     }
 
     /// The filter this service enforces.
@@ -115,7 +116,7 @@ impl<S> ToolFilter<S> {
     }
 }
 
-impl<S> Service<McpRequest> for ToolFilter<S>
+impl<S> Service<McpRequest> for EnforceToolFilter<S>
 where
     S: Service<McpRequest, Response = McpResponse>,
     S::Error: From<Error>,

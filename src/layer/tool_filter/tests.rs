@@ -128,7 +128,7 @@ async fn a_permitted_call_makes_no_clone() {
 
     let clones = Arc::new(AtomicUsize::new(0));
     let policy = Policy { allow: vec![], deny: vec!["rm".into()] };
-    let mut svc = ToolFilter::new(CountsClones(clones.clone()), policy);
+    let mut svc = EnforceToolFilter::new(CountsClones(clones.clone()), policy);
     svc.ready().await.unwrap().call(call("ls")).await.unwrap();
     let refused = svc.ready().await.unwrap().call(call("rm")).await.unwrap_err();
     assert_eq!(refused.class(), FailureClass::ToolUnavailable);

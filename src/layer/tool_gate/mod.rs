@@ -16,8 +16,8 @@
 //!
 //! Nor does a tool call the host makes while it serves the server's own
 //! request inside a tool call (a sampling handler calling a tool back): the
-//! request carries a [`Depth`] above zero in its extensions (put there by
-//! [`SamplingDepth`](crate::layer::sampling_depth::SamplingDepth)). It is
+//! request carries a sampling depth above zero in its extensions (put there
+//! by the binding's [sampling-depth layer](crate::layer::sampling_depth)). It is
 //! part of the call that holds the gate, which cannot finish before it, so
 //! making it wait would deadlock both.
 //!
@@ -47,8 +47,8 @@
 //! The layer adds no failure: its error is the inner service's.
 //!
 //! ```
-//! # use mcp_stack::layer::ToolCallGateLayer;
-//! # use mcp_stack::request::{McpRequest, McpResponse};
+//! # use mcp_stack::layer::tool_gate::ToolCallGateLayer;
+//! # use mcp_stack::{McpRequest, McpResponse};
 //! use serde_json::json;
 //! use tower::{service_fn, ServiceBuilder, ServiceExt};
 //!
@@ -68,11 +68,11 @@
 //! ```
 //!
 //! [`Definition::allow_parallel_calls`]: crate::Definition::allow_parallel_calls
-//! [`Depth`]: crate::layer::sampling_depth::Depth
 
-pub mod future;
+mod future;
 mod layer;
 
+pub use future::ResponseFuture;
 pub use layer::ToolCallGateLayer;
 
 use std::sync::Arc;

@@ -5,7 +5,7 @@ use tower::ServiceBuilder;
 use tower_test::mock;
 
 use super::*;
-use crate::layer::DeadlineLayer;
+use crate::layer::deadline::DeadlineLayer;
 use crate::request::{CallOpts, McpResponse};
 
 fn tool(name: &str) -> McpRequest {

@@ -7,7 +7,7 @@ use crate::error::{Error, FailureClass};
 
 /// The longest `tracestate` sent: W3C Trace Context asks propagators to
 /// pass at least 512 characters of it, and allows cutting beyond that.
-pub const MAX_TRACESTATE_BYTES: usize = 512;
+pub(crate) const MAX_TRACESTATE_BYTES: usize = 512;
 
 /// A W3C trace context (version `00`): the `traceparent` that a request
 /// made inside a trace carries, and its optional `tracestate`.
@@ -76,7 +76,7 @@ impl TraceContext {
     }
 
     /// The same context with a `tracestate`. A value longer than
-    /// [`MAX_TRACESTATE_BYTES`] or with a character W3C does not allow
+    /// 512 bytes or with a character W3C does not allow
     /// there (outside printable ASCII) is left out rather than sent
     /// damaged; an empty one is none.
     pub fn with_tracestate(mut self, tracestate: &str) -> Self {

@@ -72,7 +72,7 @@
 mod context;
 pub(crate) mod future;
 
-pub use context::{TraceContext, TraceContextSource, MAX_TRACESTATE_BYTES};
+pub use context::{TraceContext, TraceContextSource};
 
 use serde_json::{Map, Value};
 use std::fmt;
@@ -86,9 +86,9 @@ use crate::protocol::methods;
 use crate::request::{McpRequest, McpResponse};
 
 /// `_meta` key of the W3C `traceparent`.
-pub const META_TRACEPARENT: &str = "traceparent";
+pub(crate) const META_TRACEPARENT: &str = "traceparent";
 /// `_meta` key of the W3C `tracestate`.
-pub const META_TRACESTATE: &str = "tracestate";
+pub(crate) const META_TRACESTATE: &str = "tracestate";
 
 /// The target of the request spans and their events.
 pub(crate) const TARGET: &str = "mcp_stack::request";

@@ -1,35 +1,4 @@
 //! Streamable HTTP with the specification's fallback to HTTP+SSE.
-//!
-//! [`HttpFactory`] speaks streamable HTTP. With `legacy_sse_fallback` set
-//! (the profile tolerance `legacy_sse`), when the server refuses the first
-//! `POST` (`initialize`) with 400, 404 or 405, the connection `GET`s the
-//! same URL expecting an HTTP+SSE event stream and its `endpoint` event, as
-//! the backwards-compatibility section of the 2025-03-26 and later
-//! transports chapters describes, and sends `initialize` and everything
-//! after it that way. [`HttpFactory::mode`] tells which one the last
-//! connection settled on. Without the flag, a refusal ends the `initialize`
-//! call with `remote_http`.
-//!
-//! # The `legacy_sse` tolerance
-//!
-//! The fallback is a deviation the binding's compatibility profile must
-//! allow ([`Tolerance::LegacySse`], in `default/v1`, `default/v2`, `legacy/v1` and `legacy/v2`, not in
-//! `strict/v1`). The factory says it may need it
-//! ([`TransportFactory::tolerances`]), and `Binding::connect` refuses
-//! (`invalid_config`, before any I/O) a definition whose profile forbids a
-//! tolerance its factory may apply: under `strict/v1`, build the factory
-//! with `build_auto(false)`. The profile is checked rather than quietly
-//! switching the fallback off, so that a definition never means something
-//! other than what it says.
-//!
-//! When a connection did fall back, its sender reports it
-//! ([`MessageSender::applied_tolerances`], read into the session) and the
-//! binding lists `legacy_sse` in the [`Catalog::applied_tolerances`] of the
-//! generations it discovers over that connection; over streamable HTTP it
-//! is absent. The factory's [`HttpFactory::mode`] tells, for information,
-//! where the last connection made through it (or a clone) settled.
-//!
-//! [`Catalog::applied_tolerances`]: crate::catalog::Catalog::applied_tolerances
 
 use async_trait::async_trait;
 use std::fmt;
@@ -57,8 +26,38 @@ pub enum HttpMode {
     LegacySse,
 }
 
-/// Streamable HTTP, falling back to HTTP+SSE when allowed. See the
-/// [module docs](self).
+/// Streamable HTTP with the specification's fallback to HTTP+SSE.
+///
+/// [`HttpFactory`] speaks streamable HTTP. With `legacy_sse_fallback` set
+/// (the profile tolerance `legacy_sse`), when the server refuses the first
+/// `POST` (`initialize`) with 400, 404 or 405, the connection `GET`s the
+/// same URL expecting an HTTP+SSE event stream and its `endpoint` event, as
+/// the backwards-compatibility section of the 2025-03-26 and later
+/// transports chapters describes, and sends `initialize` and everything
+/// after it that way. [`HttpFactory::mode`] tells which one the last
+/// connection settled on. Without the flag, a refusal ends the `initialize`
+/// call with `remote_http`.
+///
+/// # The `legacy_sse` tolerance
+///
+/// The fallback is a deviation the binding's compatibility profile must
+/// allow ([`Tolerance::LegacySse`], in `default/v1`, `default/v2`, `legacy/v1` and `legacy/v2`, not in
+/// `strict/v1`). The factory says it may need it
+/// ([`TransportFactory::tolerances`]), and `Binding::connect` refuses
+/// (`invalid_config`, before any I/O) a definition whose profile forbids a
+/// tolerance its factory may apply: under `strict/v1`, build the factory
+/// with `build_auto(false)`. The profile is checked rather than quietly
+/// switching the fallback off, so that a definition never means something
+/// other than what it says.
+///
+/// When a connection did fall back, its sender reports it
+/// ([`MessageSender::applied_tolerances`], read into the session) and the
+/// binding lists `legacy_sse` in the [`Catalog::applied_tolerances`] of the
+/// generations it discovers over that connection; over streamable HTTP it
+/// is absent. The factory's [`HttpFactory::mode`] tells, for information,
+/// where the last connection made through it (or a clone) settled.
+///
+/// [`Catalog::applied_tolerances`]: crate::catalog::Catalog::applied_tolerances
 #[derive(Clone)]
 pub struct HttpFactory {
     streamable: StreamableHttpFactory,

@@ -19,7 +19,7 @@ use crate::transport::RedactedOrigin;
 /// The display origin of an HTTP URL: `scheme://host[:port]`, the port only
 /// when it is not the scheme's default. User info, path and query are left
 /// out.
-pub fn redacted_origin(url: &Url) -> RedactedOrigin {
+pub(crate) fn redacted_origin(url: &Url) -> RedactedOrigin {
     RedactedOrigin::from_redacted(url.origin().ascii_serialization())
 }
 
@@ -230,7 +230,7 @@ impl HttpBuilder {
     /// same URL when `legacy_sse_fallback` is set and the first `POST` is
     /// refused with 400, 404 or 405. The fallback is the profile tolerance
     /// `legacy_sse`: a binding refuses this factory with it set under a
-    /// profile that does not allow it (see [`auto`](super::auto)).
+    /// profile that does not allow it (see [`HttpFactory`](super::HttpFactory)).
     pub fn build_auto(self, legacy_sse_fallback: bool) -> Result<HttpFactory, Error> {
         let (settings, options) = self.settings()?;
         Ok(HttpFactory::from_parts(settings, options, legacy_sse_fallback))

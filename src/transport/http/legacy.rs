@@ -1,22 +1,4 @@
 //! The HTTP+SSE transport of protocol version 2024-11-05.
-//!
-//! Connecting `GET`s the SSE URL (`Accept: text/event-stream`) and waits,
-//! within the connect timeout and at most [`MAX_EVENTS_BEFORE_ENDPOINT`]
-//! events, for the `endpoint` event. Its data is a URI, resolved against the
-//! SSE URL; it must be on the same origin (scheme, host, port), or the
-//! connection is refused: a server must not be able to send the client's
-//! messages, and the definition's headers with them, somewhere else.
-//!
-//! Every message is then `POST`ed to that URI and must be accepted with a
-//! 2xx status; replies and everything else the server sends arrive as
-//! `message` events on the SSE stream, each bounded by `max_frame_bytes`.
-//! The stream is the connection: when it ends, the connection is over (the
-//! receiver reports `transport_closed`). A request refused with an error
-//! status ends that call alone (`remote_http`, or `auth_required` /
-//! `auth_denied`).
-//!
-//! The negotiated version is sent as `MCP-Protocol-Version`, as later
-//! revisions ask of every HTTP client.
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -40,9 +22,27 @@ use crate::error::{Error, FailureClass};
 use crate::transport::{ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory};
 
 /// Events read while waiting for `endpoint` before giving up.
-pub const MAX_EVENTS_BEFORE_ENDPOINT: u64 = 64;
+pub(crate) const MAX_EVENTS_BEFORE_ENDPOINT: u64 = 64;
 
-/// Makes HTTP+SSE (2024-11-05) connections. See the [module docs](self).
+/// The HTTP+SSE transport of protocol version 2024-11-05.
+///
+/// Connecting `GET`s the SSE URL (`Accept: text/event-stream`) and waits,
+/// within the connect timeout and at most 64
+/// events, for the `endpoint` event. Its data is a URI, resolved against the
+/// SSE URL; it must be on the same origin (scheme, host, port), or the
+/// connection is refused: a server must not be able to send the client's
+/// messages, and the definition's headers with them, somewhere else.
+///
+/// Every message is then `POST`ed to that URI and must be accepted with a
+/// 2xx status; replies and everything else the server sends arrive as
+/// `message` events on the SSE stream, each bounded by `max_frame_bytes`.
+/// The stream is the connection: when it ends, the connection is over (the
+/// receiver reports `transport_closed`). A request refused with an error
+/// status ends that call alone (`remote_http`, or `auth_required` /
+/// `auth_denied`).
+///
+/// The negotiated version is sent as `MCP-Protocol-Version`, as later
+/// revisions ask of every HTTP client.
 #[derive(Clone)]
 pub struct SseFactory {
     settings: Arc<Settings>,

@@ -3,13 +3,13 @@
 //! - [`StreamableHttpFactory`]: streamable HTTP, the transport of protocol
 //!   versions 2025-03-26 to 2025-11-25. Every message is a `POST`; a reply is
 //!   one JSON body or an SSE stream; sessions, the optional `GET` listening
-//!   stream and SSE resumption. See [`streamable`].
+//!   stream and SSE resumption. See [`StreamableHttpFactory`].
 //! - [`SseFactory`]: the HTTP+SSE transport of 2024-11-05. One long-lived
 //!   `GET` event stream carries everything the server sends; messages are
-//!   `POST`ed to the endpoint the stream names. See [`legacy`].
+//!   `POST`ed to the endpoint the stream names. See [`SseFactory`].
 //! - [`HttpFactory`]: streamable HTTP that can fall back to HTTP+SSE when the
 //!   first `POST` fails with 400, 404 or 405, as the specification's
-//!   backwards-compatibility section describes. See [`auto`].
+//!   backwards-compatibility section describes. See [`HttpFactory`].
 //!
 //! # What every HTTP transport here keeps
 //!
@@ -28,7 +28,7 @@
 //! - **Redirects are refused** unless the factory allows them
 //!   (`allow_redirects`): a 3xx answer is then an error that says so. When
 //!   they are allowed, the transport follows them itself (at most
-//!   [`MAX_REDIRECTS`]), and the moment a redirect leaves the configured
+//!   8), and the moment a redirect leaves the configured
 //!   origin (scheme, host, port), the custom headers, the credentials of the
 //!   URL and the `Mcp-Session-Id` are no longer sent, for that request and
 //!   every later hop of it. A `POST` is only re-sent by 307 and 308 (301, 302
@@ -44,6 +44,35 @@
 //!   taken from the environment would be a route the definition did not
 //!   name).
 //!
+//!
+//! # Per-hop HTTP services
+//!
+//! The one place an HTTP request leaves the client: a tower service per hop.
+//!
+//! Every request the HTTP transports make (streamable HTTP's `POST`, `GET`
+//! and `DELETE`, HTTP+SSE's event stream and its `POST`s) is built by the
+//! transport's redirect loop and sent, hop by hop, as one call of an
+//! [`HttpService`]: an [`HttpRequest`] in, an [`HttpResponse`] out. The
+//! innermost service is reqwest; layers sit on it (authorization, for one,
+//! attaches a token and re-sends a request the server refused with `401`).
+//! Bodies are [`Bytes`](bytes::Bytes), so a layer that re-sends a request clones it
+//! cheaply.
+//!
+//! A builder adds such a layer as a recipe the transport runs once per
+//! connection, so that the modules above the transport (authorization)
+//! plug in without the transport naming them.
+//!
+//! What a layer may rely on, per call:
+//! - the URI is the hop's absolute URL; the headers are complete (the
+//!   transport decided which ones cross origins);
+//! - a [`RequestTimeout`] extension, when present, bounds the exchange
+//!   including its body (the innermost service applies it);
+//! - the response body is still unread: a streaming reply (SSE) flows
+//!   through as it arrives.
+//!
+//! Errors are the crate's [`Error`](crate::Error), already classified: a layer adds its own
+//! classes (`auth_*`) and passes the others through.
+//!
 //! [`ConnectConfig::max_body_bytes`]: crate::transport::ConnectConfig::max_body_bytes
 //! [`ConnectConfig::max_frame_bytes`]: crate::transport::ConnectConfig::max_frame_bytes
 //! [`Inbound::Damaged`]: crate::transport::Inbound::Damaged
@@ -51,35 +80,37 @@
 
 use std::time::Duration;
 
-pub mod auto;
+mod auto;
 mod body;
 mod builder;
 mod client;
 mod headers;
 mod inbound;
-pub mod legacy;
+mod legacy;
 mod peek;
-pub mod service;
-pub mod sse;
-pub mod streamable;
+pub(crate) mod service;
+pub(crate) mod sse;
+mod streamable;
 
 pub use auto::{HttpFactory, HttpMode};
-pub use builder::{redacted_origin, HttpBuilder};
+#[cfg(feature = "oauth")]
+pub(crate) use builder::redacted_origin;
+pub use builder::HttpBuilder;
 pub use headers::SecretHeaders;
 pub use legacy::SseFactory;
 pub use service::{HttpRequest, HttpResponse, HttpService, RequestTimeout};
 pub use streamable::{ResumePolicy, StreamableHttpFactory};
 
 /// The most redirects one request follows, when redirects are allowed.
-pub const MAX_REDIRECTS: usize = 8;
+pub(crate) const MAX_REDIRECTS: usize = 8;
 /// How long connecting to the server may take.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long an exchange that carries no reply may take: a notification's or
 /// a response's `POST`, the `DELETE` on close.
-pub const SHORT_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const SHORT_EXCHANGE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long closing waits for the session's `DELETE`.
-pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Messages a transport queues for the connection before its readers wait.
-pub const INBOUND_QUEUE: usize = 64;
+pub(crate) const INBOUND_QUEUE: usize = 64;
 /// How much of an error body is quoted in an error message, in bytes.
-pub const ERROR_BODY_QUOTE_BYTES: usize = 256;
+pub(crate) const ERROR_BODY_QUOTE_BYTES: usize = 256;

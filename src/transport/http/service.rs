@@ -1,28 +1,4 @@
-//! The one place an HTTP request leaves the client: a tower service per hop.
-//!
-//! Every request the HTTP transports make (streamable HTTP's `POST`, `GET`
-//! and `DELETE`, HTTP+SSE's event stream and its `POST`s) is built by the
-//! transport's redirect loop and sent, hop by hop, as one call of an
-//! [`HttpService`]: an [`HttpRequest`] in, an [`HttpResponse`] out. The
-//! innermost service is reqwest; layers sit on it (authorization, for one,
-//! attaches a token and re-sends a request the server refused with `401`).
-//! Bodies are [`Bytes`], so a layer that re-sends a request clones it
-//! cheaply.
-//!
-//! A builder adds such a layer as a recipe the transport runs once per
-//! connection, so that the modules above the transport (authorization)
-//! plug in without the transport naming them.
-//!
-//! What a layer may rely on, per call:
-//! - the URI is the hop's absolute URL; the headers are complete (the
-//!   transport decided which ones cross origins);
-//! - a [`RequestTimeout`] extension, when present, bounds the exchange
-//!   including its body (the innermost service applies it);
-//! - the response body is still unread: a streaming reply (SSE) flows
-//!   through as it arrives.
-//!
-//! Errors are the crate's [`Error`], already classified: a layer adds its own
-//! classes (`auth_*`) and passes the others through.
+//! The one place an HTTP request leaves the client: a tower service per hop. Documented in the [per-hop HTTP services section of the parent module](crate::transport::http#per-hop-http-services).
 
 use bytes::Bytes;
 use std::fmt;

@@ -27,11 +27,11 @@ use crate::transport::DAMAGED_PREFIX_BYTES;
 
 /// Room for an event's field names and its `id`, `event` and `retry` lines,
 /// on top of the frame bound that applies to its data.
-pub const EVENT_OVERHEAD_BYTES: usize = 4096;
+pub(crate) const EVENT_OVERHEAD_BYTES: usize = 4096;
 
 /// One event cut from the stream, or the trace of one that was too large.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Block {
+pub(crate) enum Block {
     /// The raw bytes of one whole event, ending with its blank line.
     Event(Bytes),
     /// An event over the bound, dropped while it streamed by.
@@ -46,7 +46,7 @@ pub enum Block {
 /// Cuts an SSE byte stream into events, holding at most `max` bytes of the
 /// event being read.
 #[derive(Debug)]
-pub struct EventSplitter {
+pub(crate) struct EventSplitter {
     max: usize,
     block: BytesMut,
     /// While an oversized event streams by: its length so far.
@@ -62,7 +62,7 @@ pub struct EventSplitter {
 
 impl EventSplitter {
     /// A splitter whose events may be at most `max` bytes long.
-    pub fn new(max: usize) -> Self {
+    pub(crate) fn new(max: usize) -> Self {
         EventSplitter {
             max: max.max(DAMAGED_PREFIX_BYTES),
             block: BytesMut::new(),
@@ -73,13 +73,14 @@ impl EventSplitter {
         }
     }
 
+    #[cfg(any(test, feature = "fuzzing"))]
     /// Bytes of the current event held right now (at most the bound).
-    pub fn buffered(&self) -> usize {
+    pub(crate) fn buffered(&self) -> usize {
         self.block.len()
     }
 
     /// Feeds a chunk; returns the events it completed.
-    pub fn push(&mut self, mut chunk: &[u8]) -> Vec<Block> {
+    pub(crate) fn push(&mut self, mut chunk: &[u8]) -> Vec<Block> {
         if self.at_start {
             // A UTF-8 byte order mark may open the stream (SSE standard).
             const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -147,7 +148,7 @@ impl EventSplitter {
 
 /// Decodes one whole event with `sse-stream`. `None` when it holds no event
 /// (only comments), `Err` when it is not valid UTF-8.
-pub fn decode(block: Bytes) -> Result<Option<Sse>, String> {
+pub(crate) fn decode(block: Bytes) -> Result<Option<Sse>, String> {
     let input = futures_util::stream::iter([Ok::<Bytes, std::io::Error>(block)]);
     let mut decoder = SseByteStream::new(input);
     // The input is already complete: the decoder never waits.
@@ -160,7 +161,7 @@ pub fn decode(block: Bytes) -> Result<Option<Sse>, String> {
 
 /// What the reader got from the stream.
 #[derive(Debug)]
-pub enum Item {
+pub(crate) enum Item {
     /// A message event with data (the priming event and other events with
     /// empty data are consumed silently, after noting their id and retry).
     Message(String),
@@ -178,7 +179,7 @@ pub enum Item {
 
 /// Why a stream ended.
 #[derive(Debug)]
-pub enum End {
+pub(crate) enum End {
     /// The server ended the body.
     Eof,
     /// More than the body bound arrived; reading stopped there.
@@ -194,7 +195,7 @@ pub(crate) type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Er
 
 /// Reads events from one SSE response body within the frame and body bounds,
 /// keeping the last event id and the server's retry advice.
-pub struct EventReader {
+pub(crate) struct EventReader {
     body: ByteStream,
     splitter: EventSplitter,
     ready: std::collections::VecDeque<Block>,
@@ -227,7 +228,7 @@ impl std::fmt::Debug for EventReader {
 impl EventReader {
     /// Reads `response`: each event's data at most `max_frame` bytes, the
     /// whole body at most `max_body` bytes when given.
-    pub fn new(response: reqwest::Response, max_frame: usize, max_body: Option<usize>) -> Self {
+    pub(crate) fn new(response: reqwest::Response, max_frame: usize, max_body: Option<usize>) -> Self {
         Self::from_stream(Box::pin(response.bytes_stream()), max_frame, max_body)
     }
 
@@ -249,14 +250,14 @@ impl EventReader {
 
     /// Also delivers events of these types (the legacy transport's
     /// `endpoint`).
-    pub fn accepting(mut self, types: &'static [&'static str]) -> Self {
+    pub(crate) fn accepting(mut self, types: &'static [&'static str]) -> Self {
         self.accept = types;
         self
     }
 
     /// The next message, or why the stream ended. Continues after an `End`
     /// are not meaningful.
-    pub async fn next(&mut self) -> Result<Item, End> {
+    pub(crate) async fn next(&mut self) -> Result<Item, End> {
         // Bounded: every turn consumes a ready event or a chunk of a body
         // that is itself bounded, or returns.
         loop {

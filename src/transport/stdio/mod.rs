@@ -4,12 +4,12 @@
 //! [`StdioFactory`] starts one child per connection. What the child gets:
 //!
 //! - **Environment**: it starts empty (`env_clear`). Of the parent's
-//!   environment only the variables in [`INHERITED_ENV`] are passed on, when
+//!   environment only these variables are passed on, when
 //!   set: `PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TERM`, `LANG`,
 //!   `LC_ALL`, `LC_CTYPE`, `TMPDIR` and `TZ`; the certificate-bundle paths
 //!   (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `SSL_CERT_DIR`,
 //!   `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE`, `PIP_CERT`); and the proxy
-//!   settings of [`INHERITED_PROXY_ENV`] (`HTTPS_PROXY`, `HTTP_PROXY`,
+//!   settings (`HTTPS_PROXY`, `HTTP_PROXY`,
 //!   `ALL_PROXY`, `NO_PROXY`, in both cases), and nothing else. Then the
 //!   variables the definition names ([`StdioFactory::env`]) are added; they
 //!   win over an inherited one of the same name. A token the host holds in
@@ -30,16 +30,16 @@
 //! - **Process group**: the child leads a new process group (its pid is the
 //!   group id), so that closing can signal everything it started.
 //! - **stdin / stdout**: piped. Each message is written as one line
-//!   (`message + "\n"`); replies are read by a [`FrameReader`], which bounds
+//!   (`message + "\n"`); replies are read by a `FrameReader`, which bounds
 //!   every frame to [`ConnectConfig::max_frame_bytes`] while reading. A
 //!   message the server splits over several lines (pretty-printed JSON) is
-//!   recognised by a [`SplitCheck`]: reported once as a damaged frame, and
+//!   recognised by a `SplitCheck`: reported once as a damaged frame, and
 //!   when it was a reply, its request ends at once with `framing` (see
-//!   [`super::framing`] for the decision).
+//!   `super::framing` for the decision).
 //! - **stderr**: piped, never inherited, and drained continuously by a task,
 //!   so a chatty child can never block on a full pipe. Each line (cut at
-//!   [`STDERR_LINE_BYTES`]) goes to [`ConnectConfig::diagnostics`] if set, and
-//!   the last [`STDERR_TAIL_LINES`] are kept to explain a child that dies,
+//!   1024 bytes) goes to [`ConnectConfig::diagnostics`] if set, and
+//!   the last 32 are kept to explain a child that dies,
 //!   or one that does not finish starting
 //!   ([`TransportFactory::startup_hint`], quoted by the dialer's
 //!   `startup_timeout` error with the environment it was given). Blank
@@ -47,10 +47,10 @@
 //!
 //! When the child's stdout ends without [`MessageSender::close`] having been
 //! called, the receiver returns a `transport_closed` error naming the exit
-//! status (waited for at most [`EXIT_STATUS_WAIT`]) and the last stderr lines.
+//! status (waited for at most 1 s) and the last stderr lines.
 //!
 //! Closing ([`MessageSender::close`], idempotent, bounded by about three
-//! times the shutdown grace, [`DEFAULT_SHUTDOWN_GRACE`] unless set):
+//! times the shutdown grace, 2 s unless set):
 //!
 //! 1. close the child's stdin, and wait up to the grace for it to exit;
 //! 2. if anything in its process group is still alive (the child, or
@@ -102,7 +102,7 @@ mod tests;
 /// parent's environment reaches it. The certificate-bundle variables are
 /// here so that `npx`, `uvx` and `pip` work behind a TLS-intercepting
 /// proxy; they hold paths.
-pub const INHERITED_ENV: &[&str] = &[
+pub(crate) const INHERITED_ENV: &[&str] = &[
     "PATH",
     "HOME",
     "USER",
@@ -125,7 +125,7 @@ pub const INHERITED_ENV: &[&str] = &[
 /// The proxy settings a child inherits (when set). Their values may hold
 /// credentials: every one but `NO_PROXY` is registered with
 /// [`crate::redact`] (see the [module docs](self)).
-pub const INHERITED_PROXY_ENV: &[&str] = &[
+pub(crate) const INHERITED_PROXY_ENV: &[&str] = &[
     "HTTPS_PROXY",
     "https_proxy",
     "HTTP_PROXY",
@@ -137,18 +137,18 @@ pub const INHERITED_PROXY_ENV: &[&str] = &[
 ];
 
 /// How long each step of closing waits before the next, stronger one.
-pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// How many of the child's last stderr lines are kept.
-pub const STDERR_TAIL_LINES: usize = 32;
+pub(crate) const STDERR_TAIL_LINES: usize = 32;
 
 /// The longest stderr line kept or passed to diagnostics, in bytes; the rest
 /// of a longer line is dropped (and the line marked with `…`).
-pub const STDERR_LINE_BYTES: usize = 1024;
+pub(crate) const STDERR_LINE_BYTES: usize = 1024;
 
 /// How long the receiver waits, once stdout has ended, for the child's exit
 /// status and the rest of its stderr.
-pub const EXIT_STATUS_WAIT: Duration = Duration::from_secs(1);
+pub(crate) const EXIT_STATUS_WAIT: Duration = Duration::from_secs(1);
 
 /// How much of the stderr tail a startup hint quotes, in bytes: less than an
 /// error of a dead child, since the hint shares the timeout's message.
@@ -252,7 +252,7 @@ impl StdioFactory {
     }
 
     /// Sets a variable in the child's environment, on top of the inherited
-    /// allowlist ([`INHERITED_ENV`]). Setting the same key again replaces it.
+    /// allowlist (see the [module docs](self)). Setting the same key again replaces it.
     pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
         let key = key.as_ref().to_os_string();
         self.env.retain(|(k, _)| *k != key);
@@ -261,7 +261,7 @@ impl StdioFactory {
     }
 
     /// How long each step of closing waits (default
-    /// [`DEFAULT_SHUTDOWN_GRACE`]).
+    /// 2 s).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
         self

@@ -1,103 +1,4 @@
 //! Streamable HTTP (protocol versions 2025-03-26 to 2025-11-25).
-//!
-//! # Sending
-//!
-//! Every message is one `POST` to the server URL with
-//! `Accept: application/json, text/event-stream` and
-//! `Content-Type: application/json`, plus the definition's headers,
-//! `Mcp-Session-Id` once the server issued one, and `MCP-Protocol-Version`
-//! once the handshake settled it ([`MessageSender::negotiated`]: the
-//! connection calls it when it installs the era the `initialize` result
-//! chose, before `notifications/initialized` is sent, so every request after
-//! `initialize` carries it; `initialize` itself carries neither header).
-//!
-//! - A **notification or a response** waits for the server's answer (202,
-//!   or any 2xx) before [`MessageSender::send`] returns, so that what the
-//!   client sends next reaches the server after it (`initialized` before the
-//!   first request).
-//! - **`initialize`** waits for the response headers (the session id must be
-//!   known before anything else is sent); its reply is then read on a task.
-//! - **Any other request** is sent and read on a task of its own (at most
-//!   [`MAX_IN_FLIGHT`] at a time), so that a slow reply never holds up other
-//!   messages, including the answers to what the server asks meanwhile.
-//!
-//! # Replies
-//!
-//! A JSON reply is read whole within `min(max_body_bytes, max_frame_bytes)`.
-//! It must be the response to its request: a body that is empty, not JSON,
-//! not UTF-8, or that carries no response to that request (a response to
-//! another id, which is dropped, or only notifications) ends the request at
-//! once with `server_protocol`, rather than leaving it to its deadline. So
-//! does a response to it that the connection cannot use (no `result` nor
-//! `error`): after the messages of a JSON body, and after the event of an
-//! SSE reply that answered, the transport reports the request failed, which
-//! the connection ignores when the response did end it.
-//!
-//! A `202 Accepted` to a request is not an answer. It is tolerated only
-//! while the listening stream is open, which may carry the reply; without
-//! one (turned off, refused by the server, or ended) the request ends at
-//! once with `server_protocol`, and requests waiting on a listening stream
-//! end so when it stops.
-//!
-//! An SSE reply is read event by event: requests and notifications the
-//! server sends before the response are delivered in order; the priming
-//! event (an id with empty data) and other empty events only advance the
-//! last event id and the `retry` advice. A response to another request is
-//! dropped, as in a JSON body: a reply carries its own request's response
-//! and no other (so a 2026-07-28 `subscriptions/listen` stream, a request's
-//! reply like any other, can never end another call). The 1st, 2nd, 4th,
-//! 8th, … such response of the connection is reported as an
-//! [`Inbound::Dropped`] warning, so that a flood gives a few.
-//!
-//! When an SSE reply ends before the response, it is resumed by a `GET`
-//! with `Last-Event-ID` after exactly the server's `retry` delay (or
-//! [`ResumePolicy::delay`] when it gave none), at most
-//! [`ResumePolicy::max_attempts`] times in a row without a message;
-//! when it cannot be resumed (no event id, the server refuses, attempts
-//! exhausted), the call ends `indeterminate`. A reply over a bound ends the
-//! call `limit_exceeded`; an error status ends it `remote_http`
-//! (`auth_required` for 401, `auth_denied` for 403), unless the body is the
-//! server's JSON-RPC error for that request, which is then delivered as the
-//! reply.
-//!
-//! # Cancellation
-//!
-//! When the caller abandons a request, the connection sends
-//! `notifications/cancelled` (a `POST` like any notification); the transport
-//! also stops reading that request's reply and drops its response, which
-//! closes the stream, so an abandoned call holds no connection and no
-//! in-flight slot.
-//!
-//! # Sessions
-//!
-//! The `Mcp-Session-Id` of the `initialize` response is kept and sent on
-//! everything after it. A 404 to anything that carried it means the server
-//! forgot the session: the request is reported as
-//! [`Inbound::SessionExpired`] (it was not processed), and from then on the
-//! transport refuses every request the same way, without sending it, until
-//! the next `initialize` opens a new session (which the binding sends: see
-//! [`SessionExpired`]). Closing sends `DELETE` with the session id (405 and
-//! every other answer are accepted; bounded by [`CLOSE_TIMEOUT`]).
-//!
-//! # The listening stream
-//!
-//! Unless turned off ([`HttpBuilder::listen`]), once
-//! `notifications/initialized` was accepted the transport opens a `GET`
-//! stream for what the server sends on its own. A 405 (or any refusal) means
-//! the server offers none, and that is fine. A broken stream is resumed with
-//! `Last-Event-ID` after the `retry` delay; after
-//! [`ResumePolicy::max_attempts`] reconnections in a row that brought no
-//! message, the transport stops listening. The reply to a request answered
-//! with 202 comes on it, so it is the one stream that delivers responses to
-//! any request. A 2026-07-28 connection opens none: it is stateless, and its
-//! server sends on its own only on a `subscriptions/listen` request's reply.
-//!
-//! [`MessageSender::negotiated`]: crate::transport::MessageSender::negotiated
-//! [`MessageSender::send`]: crate::transport::MessageSender::send
-//! [`Inbound::SessionExpired`]: crate::transport::Inbound::SessionExpired
-//! [`Inbound::Dropped`]: crate::transport::Inbound::Dropped
-//! [`SessionExpired`]: crate::transport::SessionExpired
-//! [`CLOSE_TIMEOUT`]: super::CLOSE_TIMEOUT
 
 use async_trait::async_trait;
 use std::collections::HashMap;
@@ -131,10 +32,109 @@ pub(crate) use sender::StreamableSender;
 pub(crate) use shared::Core;
 
 /// Requests whose replies are read at once, per connection; more wait.
-pub const MAX_IN_FLIGHT: usize = 64;
+pub(crate) const MAX_IN_FLIGHT: usize = 64;
 
-/// Makes streamable HTTP connections to one server URL. See the
-/// [module docs](self); [`HttpBuilder`] configures it.
+/// Streamable HTTP (protocol versions 2025-03-26 to 2025-11-25).
+///
+/// # Sending
+///
+/// Every message is one `POST` to the server URL with
+/// `Accept: application/json, text/event-stream` and
+/// `Content-Type: application/json`, plus the definition's headers,
+/// `Mcp-Session-Id` once the server issued one, and `MCP-Protocol-Version`
+/// once the handshake settled it ([`MessageSender::negotiated`]: the
+/// connection calls it when it installs the era the `initialize` result
+/// chose, before `notifications/initialized` is sent, so every request after
+/// `initialize` carries it; `initialize` itself carries neither header).
+///
+/// - A **notification or a response** waits for the server's answer (202,
+///   or any 2xx) before [`MessageSender::send`] returns, so that what the
+///   client sends next reaches the server after it (`initialized` before the
+///   first request).
+/// - **`initialize`** waits for the response headers (the session id must be
+///   known before anything else is sent); its reply is then read on a task.
+/// - **Any other request** is sent and read on a task of its own (at most
+///   64 at a time), so that a slow reply never holds up other
+///   messages, including the answers to what the server asks meanwhile.
+///
+/// # Replies
+///
+/// A JSON reply is read whole within `min(max_body_bytes, max_frame_bytes)`.
+/// It must be the response to its request: a body that is empty, not JSON,
+/// not UTF-8, or that carries no response to that request (a response to
+/// another id, which is dropped, or only notifications) ends the request at
+/// once with `server_protocol`, rather than leaving it to its deadline. So
+/// does a response to it that the connection cannot use (no `result` nor
+/// `error`): after the messages of a JSON body, and after the event of an
+/// SSE reply that answered, the transport reports the request failed, which
+/// the connection ignores when the response did end it.
+///
+/// A `202 Accepted` to a request is not an answer. It is tolerated only
+/// while the listening stream is open, which may carry the reply; without
+/// one (turned off, refused by the server, or ended) the request ends at
+/// once with `server_protocol`, and requests waiting on a listening stream
+/// end so when it stops.
+///
+/// An SSE reply is read event by event: requests and notifications the
+/// server sends before the response are delivered in order; the priming
+/// event (an id with empty data) and other empty events only advance the
+/// last event id and the `retry` advice. A response to another request is
+/// dropped, as in a JSON body: a reply carries its own request's response
+/// and no other (so a 2026-07-28 `subscriptions/listen` stream, a request's
+/// reply like any other, can never end another call). The 1st, 2nd, 4th,
+/// 8th, … such response of the connection is reported as an
+/// [`Inbound::Dropped`] warning, so that a flood gives a few.
+///
+/// When an SSE reply ends before the response, it is resumed by a `GET`
+/// with `Last-Event-ID` after exactly the server's `retry` delay (or
+/// [`ResumePolicy::delay`] when it gave none), at most
+/// [`ResumePolicy::max_attempts`] times in a row without a message;
+/// when it cannot be resumed (no event id, the server refuses, attempts
+/// exhausted), the call ends `indeterminate`. A reply over a bound ends the
+/// call `limit_exceeded`; an error status ends it `remote_http`
+/// (`auth_required` for 401, `auth_denied` for 403), unless the body is the
+/// server's JSON-RPC error for that request, which is then delivered as the
+/// reply.
+///
+/// # Cancellation
+///
+/// When the caller abandons a request, the connection sends
+/// `notifications/cancelled` (a `POST` like any notification); the transport
+/// also stops reading that request's reply and drops its response, which
+/// closes the stream, so an abandoned call holds no connection and no
+/// in-flight slot.
+///
+/// # Sessions
+///
+/// The `Mcp-Session-Id` of the `initialize` response is kept and sent on
+/// everything after it. A 404 to anything that carried it means the server
+/// forgot the session: the request is reported as
+/// [`Inbound::SessionExpired`] (it was not processed), and from then on the
+/// transport refuses every request the same way, without sending it, until
+/// the next `initialize` opens a new session (which the binding sends: see
+/// [`SessionExpired`]). Closing sends `DELETE` with the session id (405 and
+/// every other answer are accepted; bounded by 5 s).
+///
+/// # The listening stream
+///
+/// Unless turned off ([`HttpBuilder::listen`]), once
+/// `notifications/initialized` was accepted the transport opens a `GET`
+/// stream for what the server sends on its own. A 405 (or any refusal) means
+/// the server offers none, and that is fine. A broken stream is resumed with
+/// `Last-Event-ID` after the `retry` delay; after
+/// [`ResumePolicy::max_attempts`] reconnections in a row that brought no
+/// message, the transport stops listening. The reply to a request answered
+/// with 202 comes on it, so it is the one stream that delivers responses to
+/// any request. A 2026-07-28 connection opens none: it is stateless, and its
+/// server sends on its own only on a `subscriptions/listen` request's reply.
+///
+/// [`MessageSender::negotiated`]: crate::transport::MessageSender::negotiated
+/// [`MessageSender::send`]: crate::transport::MessageSender::send
+/// [`Inbound::SessionExpired`]: crate::transport::Inbound::SessionExpired
+/// [`Inbound::Dropped`]: crate::transport::Inbound::Dropped
+/// [`SessionExpired`]: crate::transport::SessionExpired
+///
+/// [`HttpBuilder`] configures it.
 ///
 /// ```
 /// # use mcp_stack::transport::http::StreamableHttpFactory;

@@ -1,17 +1,24 @@
 //! Entry points for the fuzz targets under `fuzz/` (cargo feature
 //! `fuzzing`, off by default). **Not API**: hidden from the docs, outside
 //! any stability promise, and changed whenever the internals they reach
-//! change. What the targets can reach through the public API (the frame
-//! reader, the split check, message parsing, the result limits, the HTTP
-//! builder) they reach that way; this module only opens what is
-//! crate-internal.
+//! change. The targets that need only the public API (the result limits,
+//! the HTTP builder) use it directly; the checks of the others live here,
+//! one module per target, so that the internals they drive (the frame
+//! reader, the SSE splitter, message parsing, catalog discovery, the OAuth
+//! parsers) stay crate-private. Each target is one call to its `run`.
 
 use tower::Service;
 
+pub mod auth_documents;
+pub mod jsonrpc_message;
+pub mod sse_events;
+pub mod stdio_frames;
+pub mod tools_list_page;
+
 use crate::catalog::{BuildContext, Catalog};
 use crate::compat::Profile;
+use crate::config::Limits;
 use crate::error::Error;
-use crate::limits::Limits;
 use crate::protocol::lifecycle::ServerCapabilities;
 use crate::request::{McpRequest, McpResponse};
 use crate::session::{ServerIdentity, SessionInfo};
@@ -19,7 +26,7 @@ use crate::session::{ServerIdentity, SessionInfo};
 /// Discovers the tools `service` lists, as a binding does at connect: pages
 /// through `tools/list` within `limits` and builds generation 1 of a catalog
 /// of the binding `fuzz` under the default profile.
-pub async fn discover_tools<S>(service: S, limits: Limits) -> Result<Catalog, Error>
+pub(crate) async fn discover_tools<S>(service: S, limits: Limits) -> Result<Catalog, Error>
 where
     S: Service<McpRequest, Response = McpResponse, Error = Error> + Clone,
 {
@@ -43,7 +50,7 @@ where
 /// What an SSE body gave, read by the transports' event reader.
 #[cfg(feature = "http")]
 #[derive(Debug, Default)]
-pub struct SseTrace {
+pub(crate) struct SseTrace {
     /// The messages delivered, in order.
     pub messages: Vec<String>,
     /// The events skipped as damaged: their reason, data prefix and length.
@@ -60,7 +67,7 @@ pub struct SseTrace {
 /// event reader of the HTTP transports: events bounded by `max_frame`, the
 /// body by `max_body`.
 #[cfg(feature = "http")]
-pub fn read_sse(chunks: Vec<Vec<u8>>, max_frame: usize, max_body: Option<usize>) -> SseTrace {
+pub(crate) fn read_sse(chunks: Vec<Vec<u8>>, max_frame: usize, max_body: Option<usize>) -> SseTrace {
     use crate::transport::http::sse::{End, EventReader, Item};
     use futures_util::FutureExt;
     let body = futures_util::stream::iter(chunks.into_iter().map(|c| Ok(bytes::Bytes::from(c))));
