@@ -7,6 +7,9 @@
 #   scripts/public-surface.sh          # the total
 #   scripts/public-surface.sh --kinds  # the total per kind
 #   scripts/public-surface.sh --list   # every item's path
+#   scripts/public-surface.sh --twins  # type names defined more than once
+#                                      # (tower's per-layer ResponseFuture
+#                                      # is the one expected)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-target}
@@ -25,5 +28,6 @@ filter='
 case "${1:-}" in
   --kinds) jq -r "$filter | group_by(.kind) | map(\"\(length)\t\(.[0].kind)\") | .[]" "$json"; jq -r "$filter | length | \"\(.)\ttotal\"" "$json" ;;
   --list) jq -r "$filter | sort_by(.path) | .[] | \"\(.kind)\t\(.path)\"" "$json" ;;
+  --twins) jq -r "$filter | map(select(.kind as \$k | [\"struct\",\"enum\",\"trait\",\"type_alias\"] | index(\$k))) | group_by(.path | split(\"::\") | last) | map(select(length > 1)) | .[] | map(.path) | join(\"  \")" "$json" ;;
   *) jq -r "$filter | length" "$json" ;;
 esac

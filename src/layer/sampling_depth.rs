@@ -163,7 +163,7 @@ pin_project! {
     /// The inner future; the request counts at its depth until this
     /// completes or is dropped.
     #[derive(Debug)]
-    pub struct ResponseFuture<F> {
+    pub(crate) struct ResponseFuture<F> {
         #[pin]
         inner: F,
         in_flight: Option<InFlight>,
