@@ -150,6 +150,7 @@ pub struct Error {
     binding: Option<String>,
     op: &'static str,
     message: String,
+    http_status: Option<u16>,
     source: Option<BoxError>,
 }
 
@@ -161,6 +162,7 @@ impl Error {
             binding: None,
             op: "",
             message: normalize_message(message.as_ref(), MAX_ERROR_MESSAGE_BYTES),
+            http_status: None,
             source: None,
         }
     }
@@ -179,6 +181,32 @@ impl Error {
             self.op = op;
         }
         self
+    }
+
+    /// Records the HTTP status the server answered with (kept if already
+    /// set). The transports set it on every failure an HTTP answer caused,
+    /// so that a host tells a 404 from a 429 or a 503 without reading the
+    /// message.
+    pub fn with_http_status(mut self, status: u16) -> Self {
+        if self.http_status.is_none() {
+            self.http_status = Some(status);
+        }
+        self
+    }
+
+    /// The HTTP status behind this failure, when an HTTP answer caused it
+    /// (`remote_http` for most statuses, `auth_required` for 401,
+    /// `auth_denied` for 403, ...); `None` for every other failure.
+    ///
+    /// ```
+    /// use mcp_stack::{Error, FailureClass};
+    ///
+    /// let e = Error::new(FailureClass::RemoteHttp, "the server answered HTTP 429").with_http_status(429);
+    /// assert_eq!(e.http_status(), Some(429));
+    /// assert_eq!(Error::new(FailureClass::Deadline, "late").http_status(), None);
+    /// ```
+    pub fn http_status(&self) -> Option<u16> {
+        self.http_status
     }
 
     /// Attaches the underlying cause.
@@ -245,6 +273,7 @@ impl fmt::Debug for Error {
             .field("binding", &self.binding)
             .field("op", &self.op)
             .field("message", &self.message)
+            .field("http_status", &self.http_status)
             // The source's own text is not bounded by this crate; it is
             // scrubbed and bounded here like every other quote.
             .field(
@@ -303,6 +332,10 @@ pub struct ErrorReport {
     pub binding: Option<String>,
     /// The operation that failed, if known ([`Error::op`]).
     pub op: Option<String>,
+    /// The HTTP status behind the failure, if any ([`Error::http_status`]);
+    /// serialized as `httpStatus`, and left out when there is none.
+    #[serde(rename = "httpStatus", skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
 }
 
 impl Error {
@@ -319,6 +352,7 @@ impl From<&Error> for ErrorReport {
             message: e.message.clone(),
             binding: e.binding.clone(),
             op: (!e.op.is_empty()).then(|| e.op.to_string()),
+            http_status: e.http_status,
         }
     }
 }

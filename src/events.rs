@@ -482,6 +482,17 @@ pub struct Failure {
     pub class: FailureClass,
     /// A bounded description.
     pub message: String,
+    /// The HTTP status behind it, when an HTTP answer caused it (see
+    /// [`Error::http_status`](crate::Error::http_status)). As JSON
+    /// `httpStatus`, left out when there is none.
+    #[serde(rename = "httpStatus", skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
+}
+
+impl From<&crate::Error> for Failure {
+    fn from(e: &crate::Error) -> Self {
+        Failure { class: e.class(), message: e.message().to_string(), http_status: e.http_status() }
+    }
 }
 
 /// How a sampling request ended.

@@ -153,7 +153,8 @@ impl Lifecycle {
                         (None, 0) => State::Degraded,
                         (None, _) => State::Failed,
                     };
-                    core.failure = Some(Failure { class: *class, message: message.clone() });
+                    core.failure =
+                        Some(Failure { class: *class, message: message.clone(), http_status: None });
                     core.reconnect_attempt = if retry_in.is_some() { attempt + 1 } else { 0 };
                     let event = Event::ConnectionLost {
                         binding: self.name.clone(),

@@ -392,7 +392,7 @@ impl CatalogCell {
     fn reject(&self, e: &Error, retrying: bool) {
         let mut st = self.state.lock().expect("catalog lock");
         if !retrying {
-            st.failure = Some(Failure { class: e.class(), message: e.message().to_string() });
+            st.failure = Some(Failure::from(e));
         }
         self.events.emit(Event::CatalogRejected {
             binding: self.ctx.binding.clone(),

@@ -42,8 +42,12 @@ pub(super) async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::
                 }
             }
             Ok(Some(Inbound::Dropped { reason })) => shared.warn(reason),
-            Ok(Some(Inbound::RequestFailed { id, class, message })) => {
-                shared.fail(&id, Error::new(class, message));
+            Ok(Some(Inbound::RequestFailed { id, class, message, http_status })) => {
+                let mut error = Error::new(class, message);
+                if let Some(status) = http_status {
+                    error = error.with_http_status(status);
+                }
+                shared.fail(&id, error);
             }
             Ok(Some(Inbound::SessionExpired { id })) => match id {
                 Some(id) => {
@@ -51,6 +55,7 @@ pub(super) async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::
                         FailureClass::TransportClosed,
                         "the server no longer knows the session (HTTP 404); the request was not processed",
                     )
+                    .with_http_status(404)
                     .with_source(crate::transport::SessionExpired);
                     shared.fail(&id, error);
                 }

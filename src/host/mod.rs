@@ -720,8 +720,7 @@ fn settle(host: Weak<Inner>, name: &str, id: u64, outcome: Result<Binding, Error
         }
         return;
     };
-    let failure =
-        outcome.as_ref().err().map(|e| Failure { class: e.class(), message: e.message().to_string() });
+    let failure = outcome.as_ref().err().map(Failure::from);
     let recorded = {
         let mut registry = inner.registry.lock().expect("host registry lock");
         match registry.entries.get_mut(name) {

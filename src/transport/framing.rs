@@ -371,7 +371,7 @@ fn report(split: Split, out: &mut Vec<Inbound>) {
             let reason = format!("a reply to request {id} split over several lines ({lines} lines) {rule}");
             out.push(Inbound::Damaged { reason, prefix: String::new(), bytes });
             let message = format!("the server split its reply over {lines} lines {rule}");
-            out.push(Inbound::RequestFailed { id, class: FailureClass::Framing, message });
+            out.push(Inbound::RequestFailed { id, class: FailureClass::Framing, message, http_status: None });
         }
         Some(Err(kind)) => {
             let reason = format!("{kind} split over several lines ({lines} lines) {rule}; dropped");
@@ -473,7 +473,7 @@ mod tests {
         ];
         let out = check_all(&lines, 1024);
         match &out[..] {
-            [Inbound::Damaged { reason, prefix, .. }, Inbound::RequestFailed { id, class, message }] => {
+            [Inbound::Damaged { reason, prefix, .. }, Inbound::RequestFailed { id, class, message, .. }] => {
                 assert!(reason.contains("split over several lines (7 lines)"), "{reason}");
                 assert!(prefix.is_empty(), "no prefix: the engine must not guess an id from it");
                 assert_eq!(*id, crate::protocol::RequestId::Number(9));

@@ -88,8 +88,9 @@ pub enum Inbound {
     },
     /// The request `id` failed in the transport (an HTTP error status, a
     /// reply stream that broke and could not be resumed, a reply over the
-    /// body bound). That call alone ends, with `class` and `message`; the
-    /// connection goes on.
+    /// body bound). That call alone ends, with `class` and `message` (and
+    /// `http_status`, which the call's error carries as
+    /// [`Error::http_status`]); the connection goes on.
     RequestFailed {
         /// The request that failed.
         id: RequestId,
@@ -98,6 +99,8 @@ pub enum Inbound {
         class: FailureClass,
         /// A bounded description without credentials.
         message: String,
+        /// The HTTP status that made the request fail, when one did.
+        http_status: Option<u16>,
     },
     /// A whole message the transport read and dropped on purpose, because
     /// it may not be delivered where it arrived (a response on another

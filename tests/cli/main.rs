@@ -642,3 +642,20 @@ fn a_server_that_does_not_start_says_what_it_last_wrote() {
     );
     assert!(err.contains("--env"), "{err}");
 }
+
+/// `--proxy` and `--no-proxy` go with an HTTP server, and a bad proxy URL
+/// is a usage error that does not quote it (it may hold credentials).
+/// (Requests through a proxy are tested in `tests/http/proxy.rs`.)
+#[test]
+fn proxy_flags_need_an_http_server_and_a_valid_url() {
+    let out = mcp(&["--stdio", DEMO, "--proxy", "http://127.0.0.1:3128", "tools"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--proxy and --no-proxy need --http or --sse"), "{}", stderr(&out));
+    let out = mcp(&["--http", "http://127.0.0.1:1/mcp", "--proxy", "not a url pw-0453", "tools"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("proxy URL"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("pw-0453"), "{}", stderr(&out));
+    let out =
+        mcp(&["--http", "http://127.0.0.1:1/mcp", "--proxy", "http://127.0.0.1:3128", "--no-proxy", "tools"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}

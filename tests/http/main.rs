@@ -14,6 +14,8 @@
 //!   that request at once, classified, not at its deadline.
 //! - [`netfaults`]: latency, a bandwidth cap, resets, half-open and
 //!   blackholed connections, through a TCP proxy on loopback.
+//! - [`proxy`]: a proxy the definition names, the environment's, none; a
+//!   host's own client.
 //! - [`netns`]: a partition between network namespaces. Ignored here: only
 //!   `scripts/netfaults.sh` runs it (`--ignored netns::`), as root, with the
 //!   namespaces it makes.
@@ -28,6 +30,7 @@ mod support;
 mod modern_era;
 mod netfaults;
 mod netns;
+mod proxy;
 mod session_renewal;
 mod transport;
 mod unanswered_replies;

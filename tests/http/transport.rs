@@ -1095,3 +1095,51 @@ async fn a_notification_post_that_fails_is_a_warning_and_the_connection_goes_on(
     .await;
     b.close().await;
 }
+
+/// Issue 22, item 2: a failure an HTTP answer caused carries its status,
+/// typed, so a host tells a 404 from a 429 or a 503 without reading the
+/// message; the error's report (the CLI's `--json` error) and the binding's
+/// last failure carry it too. A failure with no HTTP answer behind it
+/// carries none.
+#[tokio::test]
+async fn a_refused_call_carries_its_http_status() {
+    let (mock, url) = mock_server().await;
+    let b = bind(HttpBuilder::new(&url).build().unwrap(), &Events::default()).await;
+    for status in
+        [StatusCode::TOO_MANY_REQUESTS, StatusCode::SERVICE_UNAVAILABLE, StatusCode::INTERNAL_SERVER_ERROR]
+    {
+        mock.on_tool(move |_, _| (status, [(header::RETRY_AFTER, "2")], "try later").into_response());
+        let e = within("call", b.call_tool("echo", json!({}), CallOpts::default())).await.unwrap_err();
+        assert_eq!(e.class(), FailureClass::RemoteHttp, "{e}");
+        assert_eq!(e.http_status(), Some(status.as_u16()), "{e}");
+        let report = serde_json::to_value(e.report()).unwrap();
+        assert_eq!(report["httpStatus"], status.as_u16(), "{report}");
+    }
+    // 401 and 403 keep their own classes, and their status.
+    mock.on_tool(|_, _| StatusCode::FORBIDDEN.into_response());
+    let e = within("call", b.call_tool("echo", json!({}), CallOpts::default())).await.unwrap_err();
+    assert_eq!((e.class(), e.http_status()), (FailureClass::AuthDenied, Some(403)), "{e}");
+    // A JSON-RPC error answered with 200 is not an HTTP failure.
+    mock.on_tool(|_, seen| {
+        let body =
+            json!({"jsonrpc": "2.0", "id": seen.body["id"], "error": {"code": -32000, "message": "no"}});
+        ([(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    });
+    let e = within("call", b.call_tool("echo", json!({}), CallOpts::default())).await.unwrap_err();
+    assert_eq!(e.http_status(), None, "{e}");
+    assert!(serde_json::to_value(e.report()).unwrap().get("httpStatus").is_none());
+    // A 404 to a request that carried the session is a forgotten session:
+    // `transport_closed` (the binding renews it), and the status.
+    mock.on_tool(|_, _| StatusCode::NOT_FOUND.into_response());
+    let e = within("call", b.call_tool("echo", json!({}), CallOpts::default())).await.unwrap_err();
+    assert_eq!((e.class(), e.http_status()), (FailureClass::TransportClosed, Some(404)), "{e}");
+    b.close().await;
+
+    // A refused connection: the error, and the binding's last failure.
+    let (_server, addr) = legacy_server_refusing("/message", "/mcp", StatusCode::SERVICE_UNAVAILABLE).await;
+    let auto = HttpFactory::new(&format!("http://{addr}/mcp"), true).unwrap();
+    let e = within("connect", Binding::connect(Definition::new("http", auto), Handlers::default()))
+        .await
+        .unwrap_err();
+    assert_eq!((e.class(), e.http_status()), (FailureClass::RemoteHttp, Some(503)), "{e}");
+}

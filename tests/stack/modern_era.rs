@@ -694,8 +694,12 @@ impl mcp_stack::transport::MessageSender for LossySender {
                 lost.push(method.to_string());
                 let id = serde_json::from_value(parsed["id"].clone()).unwrap();
                 let class = FailureClass::Indeterminate;
-                let _ =
-                    self.inject.send(Inbound::RequestFailed { id, class, message: "stream broke".into() });
+                let _ = self.inject.send(Inbound::RequestFailed {
+                    id,
+                    class,
+                    message: "stream broke".into(),
+                    http_status: None,
+                });
                 return Ok(());
             }
         }

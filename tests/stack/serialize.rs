@@ -302,7 +302,11 @@ fn a_status_serializes_with_its_state_failure_and_times() {
         server: server(),
         transport_kind: "memory".into(),
         redacted_origin: "memory:demo".into(),
-        failure: Some(Failure { class: FailureClass::CatalogInvalid, message: "bad page".into() }),
+        failure: Some(Failure {
+            class: FailureClass::CatalogInvalid,
+            message: "bad page".into(),
+            http_status: None,
+        }),
         last_change: at(),
         reconnect_attempt: 0,
         dropped_events: 3,

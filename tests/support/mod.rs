@@ -8,6 +8,7 @@
 //! - [`http_server`]: an axum router served on a free loopback port.
 //! - [`peers`]: the real peers of the interop tests (Node, Python), found
 //!   through the variables `scripts/interop.sh` sets.
+//! - [`proxy`]: a forwarding HTTP proxy that records what it carried.
 //! - [`process_group`]: who is still alive in a stdio server's process group.
 //! - [`recorded_events`]: a binding's events, recorded to read or wait for.
 //! - [`server_requests`]: the requests a 2026-07-28 server must not get
@@ -20,6 +21,7 @@
 pub mod http_server;
 pub mod peers;
 pub mod process_group;
+pub mod proxy;
 pub mod recorded_events;
 pub mod scripted;
 pub mod server_requests;

@@ -151,8 +151,10 @@
 //!   `templates`: `{ resourceTemplates, warnings }`; `read`: `{ contents,
 //!   warnings }`.
 //!
-//! A failure prints `{ error: {class, message, binding, op}, formatVersion }`
-//! with `--json`, else `error: <class>: <message>` on stderr.
+//! A failure prints `{ error: {class, message, binding, op, httpStatus?},
+//! formatVersion }` with `--json` (`httpStatus` only when an HTTP answer
+//! caused it: a 404, a 429, a 503), else `error: <class>: <message>` on
+//! stderr.
 //!
 //! # Exit codes
 //!
@@ -300,6 +302,17 @@ struct Cli {
     #[cfg(feature = "http")]
     #[arg(long, global = true, help_heading = CONNECTION, hide_short_help = true)]
     allow_redirects: bool,
+    /// Reach the --http/--sse server through this proxy (user info in the
+    /// URL is its credentials, never printed). Without it, HTTPS_PROXY,
+    /// HTTP_PROXY, ALL_PROXY and NO_PROXY apply.
+    #[cfg(feature = "http")]
+    #[arg(long, global = true, value_name = "URL", help_heading = CONNECTION, hide_short_help = true, conflicts_with = "no_proxy")]
+    proxy: Option<String>,
+    /// Reach the --http/--sse server directly, whatever proxy the
+    /// environment names.
+    #[cfg(feature = "http")]
+    #[arg(long, global = true, help_heading = CONNECTION, hide_short_help = true)]
+    no_proxy: bool,
     #[cfg(feature = "oauth")]
     #[command(flatten)]
     oauth: OAuthFlags,
@@ -739,6 +752,10 @@ async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Fai
     {
         return Err(usage("give at most one of --stdio, --http and --sse".into()));
     }
+    #[cfg(feature = "http")]
+    if (cli.proxy.is_some() || cli.no_proxy) && cli.http.is_none() && cli.sse.is_none() {
+        return Err(usage("--proxy and --no-proxy need --http or --sse".into()));
+    }
     if !cli.envs.is_empty() && cli.stdio.is_none() {
         return Err(usage("--env needs --stdio (a config file entry has its own \"env\")".into()));
     }
@@ -757,7 +774,14 @@ async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Fai
         for header in &cli.headers {
             headers.insert_line(&header.line).map_err(|e| usage(e.message().to_string()))?;
         }
-        let builder = HttpBuilder::new(url.as_str()).headers(headers).allow_redirects(cli.allow_redirects);
+        let mut builder =
+            HttpBuilder::new(url.as_str()).headers(headers).allow_redirects(cli.allow_redirects);
+        if let Some(proxy) = &cli.proxy {
+            builder = builder.proxy(proxy);
+        }
+        if cli.no_proxy {
+            builder = builder.no_proxy();
+        }
         #[cfg(feature = "oauth")]
         let builder = match cli.oauth.settings().await? {
             Some(oauth) => builder.oauth(oauth),
@@ -780,6 +804,7 @@ async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Fai
             "--header needs --http or --sse (a config file entry has its own \"headers\")".into(),
         ));
     }
+
     Ok(None)
 }
 
@@ -941,8 +966,12 @@ fn connected(cli: &Cli, host: &Host) -> Result<(), Failure> {
             let f = status.failure.clone().unwrap_or_else(|| mcp_stack::Failure {
                 class: FailureClass::TransportClosed,
                 message: "could not connect".into(),
+                http_status: None,
             });
-            let e = Error::new(f.class, f.message).with_binding(&status.binding).with_op("connect");
+            let mut e = Error::new(f.class, f.message).with_binding(&status.binding).with_op("connect");
+            if let Some(code) = f.http_status {
+                e = e.with_http_status(code);
+            }
             return Err(failure(EXIT_CONNECT, &e));
         }
     }

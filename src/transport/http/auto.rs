@@ -227,7 +227,12 @@ impl MessageSender for AutoSender {
                                 crate::error::MAX_ERROR_MESSAGE_BYTES,
                             );
                             self.inbound
-                                .deliver(Ok(Inbound::RequestFailed { id, class: e.class(), message }))
+                                .deliver(Ok(Inbound::RequestFailed {
+                                    id,
+                                    class: e.class(),
+                                    message,
+                                    http_status: e.http_status().or(Some(status.as_u16())),
+                                }))
                                 .await;
                         }
                         return Ok(());

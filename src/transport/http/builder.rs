@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::headers::SecretHeaders;
+use super::network::{NetworkOptions, ProxyChoice};
 use super::service::ConnectionLayer;
 use super::{HttpFactory, ResumePolicy, SseFactory, StreamableHttpFactory, DEFAULT_CONNECT_TIMEOUT};
 use crate::error::{Error, FailureClass};
@@ -50,6 +51,11 @@ pub(crate) struct Settings {
     pub(crate) origin: RedactedOrigin,
     /// The layer each connection puts on its per-hop service, if any.
     pub(crate) layer: Option<ConnectionLayer>,
+    /// What each connection's client is made with (see [`super::network`]).
+    pub(crate) network: NetworkOptions,
+    /// The host's own client, used as it is instead. Not in `Debug`:
+    /// reqwest's would show its proxy's URL.
+    pub(crate) own_client: Option<reqwest::Client>,
 }
 
 impl fmt::Debug for Settings {
@@ -60,6 +66,8 @@ impl fmt::Debug for Settings {
             .field("allow_redirects", &self.allow_redirects)
             .field("connect_timeout", &self.connect_timeout)
             .field("layer", &self.layer)
+            .field("network", &self.network)
+            .field("own_client", &self.own_client.is_some())
             .finish()
     }
 }
@@ -78,7 +86,21 @@ impl Settings {
             allow_redirects: false,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             layer: None,
+            network: NetworkOptions {
+                proxy: ProxyChoice::Environment,
+                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            },
+            own_client: None,
         })
+    }
+
+    /// The reqwest client for one connection: the host's own, or one made
+    /// from the network options.
+    pub(crate) fn reqwest_client(&self) -> Result<reqwest::Client, Error> {
+        match &self.own_client {
+            Some(client) => Ok(client.clone()),
+            None => self.network.build(),
+        }
     }
 }
 
@@ -105,6 +127,8 @@ pub struct HttpBuilder {
     connect_timeout: Duration,
     options: StreamOptions,
     layer: Option<ConnectionLayer>,
+    proxy: ProxyChoice,
+    client: Option<reqwest::Client>,
 }
 
 /// The streamable-HTTP-only options of a builder.
@@ -124,6 +148,8 @@ impl fmt::Debug for HttpBuilder {
             .field("allow_redirects", &self.allow_redirects)
             .field("listen", &self.options.listen)
             .field("layer", &self.layer)
+            .field("proxy", &self.proxy)
+            .field("own_client", &self.client.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -141,6 +167,8 @@ impl HttpBuilder {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             options: StreamOptions { listen: true, resume: ResumePolicy::default() },
             layer: None,
+            proxy: ProxyChoice::Environment,
+            client: None,
         }
     }
 
@@ -192,6 +220,42 @@ impl HttpBuilder {
         self
     }
 
+    /// Sends every request through the proxy at `url` (an `http` or
+    /// `https` URL; user info in it is the proxy's basic credentials, kept
+    /// as a secret), whatever the environment says. Without this, the
+    /// environment's proxy settings apply, as curl reads them: `HTTPS_PROXY`,
+    /// `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, upper or lower case. A bad
+    /// URL makes the build fail (without quoting it).
+    pub fn proxy(mut self, url: &str) -> Self {
+        match ProxyChoice::explicit(url) {
+            Ok(proxy) => self.proxy = proxy,
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+        self
+    }
+
+    /// Reaches the server directly, whatever proxy the environment names.
+    pub fn no_proxy(mut self) -> Self {
+        self.proxy = ProxyChoice::Off;
+        self
+    }
+
+    /// Sends every request with `client`, a host's own (its proxy, its
+    /// roots and client certificate, its pool), used as it is. It must not
+    /// follow redirects (`reqwest::redirect::Policy::none()`): the
+    /// transports follow them themselves, and only where allowed, so that
+    /// credentials never follow one to another origin. With a client of its
+    /// own a builder takes no [`proxy`](Self::proxy) or
+    /// [`no_proxy`](Self::no_proxy) (the build fails with `invalid_config`),
+    /// and the connect timeout is the client's.
+    ///
+    pub fn client(mut self, client: reqwest::Client) -> Self {
+        self.client = Some(client);
+        self
+    }
+
     /// Puts `layer` on the per-hop service of every connection, in place
     /// of any set before. How the modules above the transport plug in
     /// (authorization, for one, defines its `oauth` beside its layer).
@@ -205,7 +269,15 @@ impl HttpBuilder {
         if let Some(e) = self.error {
             return Err(e);
         }
+        if self.client.is_some() && !matches!(self.proxy, ProxyChoice::Environment) {
+            return Err(Error::new(
+                FailureClass::InvalidConfig,
+                "a client handed in keeps its own proxy settings: set the proxy on it, not on the builder",
+            ));
+        }
         let mut settings = Settings::new(&self.url)?;
+        settings.network = NetworkOptions { proxy: self.proxy, connect_timeout: self.connect_timeout };
+        settings.own_client = self.client;
         settings.headers = self.headers;
         settings.allow_redirects = self.allow_redirects;
         settings.connect_timeout = self.connect_timeout;

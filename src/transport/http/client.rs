@@ -35,19 +35,11 @@ impl fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    /// The client for one connection: reqwest, with the builder's
-    /// connection layer on it, if it set one.
+    /// The client for one connection: reqwest (the host's own, or one made
+    /// from the network options; see [`super::network`]), with the
+    /// builder's connection layer on it, if it set one.
     pub(crate) fn new(settings: Arc<Settings>, config: &ConnectConfig) -> Result<Self, Error> {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .tcp_nodelay(true)
-            .connect_timeout(settings.connect_timeout)
-            .build()
-            .map_err(|e| {
-                Error::new(FailureClass::InvalidConfig, "could not build the HTTP client")
-                    .with_source(e.without_url())
-            })?;
+        let client = settings.reqwest_client()?;
         let inner = HttpService::new(service::ReqwestService::new(client, settings.origin.clone()));
         let service = match &settings.layer {
             Some(layer) => layer.layer(inner, &settings.url, config)?,
@@ -116,7 +108,8 @@ impl HttpClient {
                         self.origin(),
                         status.as_u16()
                     ),
-                ));
+                )
+                .with_http_status(status.as_u16()));
             };
             if !self.settings.allow_redirects {
                 return Err(Error::new(
@@ -128,7 +121,8 @@ impl HttpClient {
                         status.as_u16(),
                         redacted_origin(&target)
                     ),
-                ));
+                )
+                .with_http_status(status.as_u16()));
             }
             if method != Method::GET
                 && method != Method::HEAD
@@ -142,7 +136,8 @@ impl HttpClient {
                         self.origin(),
                         status.as_u16()
                     ),
-                ));
+                )
+                .with_http_status(status.as_u16()));
             }
             let mut target = target;
             if target.origin() != home {

@@ -134,7 +134,8 @@ async fn open(client: &HttpClient, config: &ConnectConfig) -> Result<(Url, Event
                 "the server at {origin} did not open an event stream (HTTP {}): {quote}",
                 status.as_u16()
             ),
-        ));
+        )
+        .with_http_status(status.as_u16()));
     }
     let mut reader =
         EventReader::new(response, config.max_frame_bytes, None).accepting(&["message", "endpoint"]);
@@ -264,7 +265,10 @@ impl LegacyCore {
                     _ => FailureClass::RemoteHttp,
                 };
                 let message = crate::error::normalize_message(&text, crate::error::MAX_ERROR_MESSAGE_BYTES);
-                self.inbound.deliver(Ok(Inbound::RequestFailed { id: id.clone(), class, message })).await;
+                let http_status = Some(status.as_u16());
+                self.inbound
+                    .deliver(Ok(Inbound::RequestFailed { id: id.clone(), class, message, http_status }))
+                    .await;
             }
             None => {
                 tracing::warn!(target: "mcp_stack::http", binding = %self.binding, "the server refused a notification or response: {text}");

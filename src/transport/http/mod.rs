@@ -87,6 +87,7 @@ mod client;
 mod headers;
 mod inbound;
 mod legacy;
+mod network;
 mod peek;
 pub(crate) mod service;
 pub(crate) mod sse;

@@ -135,7 +135,7 @@ impl Core {
             Err(error) if error.class().is_auth() => {
                 // Authorization failed before the request was sent with a
                 // token the server took: its class says what to do.
-                self.fail(&id, error.class(), error.message()).await;
+                self.fail_error(&id, &error).await;
             }
             Err(error) => {
                 let connect = std::error::Error::source(&error)

@@ -10,7 +10,7 @@ use reqwest::header::HeaderValue;
 use reqwest::StatusCode;
 use std::sync::atomic::Ordering;
 
-use super::refusal::{is_html, status_class, status_message};
+use super::refusal::{is_html, status_message};
 use super::shared::Core;
 use crate::error::{normalize_message, FailureClass};
 use crate::protocol::RequestId;
@@ -65,11 +65,9 @@ impl Core {
                     return;
                 }
                 let quote = normalize_message(&text, ERROR_BODY_QUOTE_BYTES);
-                return self
-                    .fail(&id, status_class(status), status_message(self.origin(), status, &quote))
-                    .await;
+                return self.fail_status(&id, status, status_message(self.origin(), status, &quote)).await;
             }
-            return self.fail(&id, status_class(status), status_message(self.origin(), status, "")).await;
+            return self.fail_status(&id, status, status_message(self.origin(), status, "")).await;
         }
         if is_html(&response) {
             // A web page, not an MCP endpoint: its markup says nothing to the
@@ -80,10 +78,10 @@ impl Core {
                 self.origin(),
                 status.as_u16()
             );
-            return self.fail(&id, status_class(status), text).await;
+            return self.fail_status(&id, status, text).await;
         }
         let quote = error_body_quote(&self.client, response).await;
-        self.fail(&id, status_class(status), status_message(self.origin(), status, &quote)).await;
+        self.fail_status(&id, status, status_message(self.origin(), status, &quote)).await;
     }
 
     async fn json_reply(&self, id: RequestId, response: reqwest::Response) {

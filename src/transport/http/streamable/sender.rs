@@ -60,7 +60,8 @@ impl MessageSender for StreamableSender {
             Started::Refused(status) => Err(Error::new(
                 FailureClass::RemoteHttp,
                 format!("the server at {} refused initialize (HTTP {})", self.core.origin(), status.as_u16()),
-            )),
+            )
+            .with_http_status(status.as_u16())),
         }
     }
 

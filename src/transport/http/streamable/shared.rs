@@ -89,8 +89,34 @@ impl Core {
     }
 
     pub(super) async fn fail(&self, id: &RequestId, class: FailureClass, message: impl AsRef<str>) {
+        self.fail_with(id, class, message, None).await;
+    }
+
+    /// Fails `id` because the server answered `status`: the class the
+    /// status means, and the status itself on the call's error.
+    pub(super) async fn fail_status(
+        &self,
+        id: &RequestId,
+        status: reqwest::StatusCode,
+        message: impl AsRef<str>,
+    ) {
+        self.fail_with(id, super::refusal::status_class(status), message, Some(status.as_u16())).await;
+    }
+
+    /// Fails `id` with what `error` says (its class, message and status).
+    pub(super) async fn fail_error(&self, id: &RequestId, error: &Error) {
+        self.fail_with(id, error.class(), error.message(), error.http_status()).await;
+    }
+
+    async fn fail_with(
+        &self,
+        id: &RequestId,
+        class: FailureClass,
+        message: impl AsRef<str>,
+        http_status: Option<u16>,
+    ) {
         let message = normalize_message(message.as_ref(), crate::error::MAX_ERROR_MESSAGE_BYTES);
-        self.deliver(Inbound::RequestFailed { id: id.clone(), class, message }).await;
+        self.deliver(Inbound::RequestFailed { id: id.clone(), class, message, http_status }).await;
     }
 
     /// The headers of a request now, the one place they are built.

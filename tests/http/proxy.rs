@@ -1,0 +1,178 @@
+//! Issue 22, item 1 (in part): the HTTP transports reach a server through a
+//! proxy: the one a definition names (with credentials kept secret), the
+//! environment's by default (`HTTP_PROXY`, `NO_PROXY`, ...), none when
+//! turned off; and a host may hand in its own `reqwest::Client`.
+//!
+//! The environment's proxy is read by a child: this test binary run again
+//! with the variables set, on the ignored test `env_child` (setting them in
+//! this process would reach every other test running beside it).
+
+use crate::support::http_server::serve_mcp;
+use crate::support::proxy;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use mcp_stack::transport::http::HttpBuilder;
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::process::Command;
+
+/// A legacy-era MCP server in one handler: JSON replies, no session, no
+/// listening stream.
+async fn mcp(Json(body): Json<Value>) -> Response {
+    let Some(id) = body.get("id").cloned() else { return StatusCode::ACCEPTED.into_response() };
+    let result = match body["method"].as_str() {
+        Some("initialize") => json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "behind-a-proxy", "version": "1"},
+        }),
+        Some("tools/list") => json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+        Some("tools/call") => json!({"content": [{"type": "text", "text": "through"}]}),
+        Some("ping") => json!({}),
+        _ => {
+            let error = json!({"code": -32601, "message": "Method not found"});
+            return Json(json!({"jsonrpc": "2.0", "id": id, "error": error})).into_response();
+        }
+    };
+    Json(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
+}
+
+async fn server() -> String {
+    serve_mcp(Router::new().route("/mcp", post(mcp).get(|| async { StatusCode::METHOD_NOT_ALLOWED }))).await
+}
+
+/// Connects through `builder`, calls `echo`, closes.
+async fn call_through(builder: HttpBuilder) -> Result<String, mcp_stack::Error> {
+    let definition = Definition::new("proxied", builder.build()?);
+    let binding =
+        tokio::time::timeout(Duration::from_secs(30), Binding::connect(definition, Handlers::default()))
+            .await
+            .expect("bounded")?;
+    let result = binding.call_tool("echo", json!({}), CallOpts::default()).await;
+    binding.close().await;
+    Ok(result?.content[0].as_text().unwrap_or_default().to_string())
+}
+
+#[tokio::test]
+async fn a_named_proxy_carries_every_request_with_its_credentials_kept_secret() {
+    let url = server().await;
+    let proxy = proxy::start().await;
+    let with_credentials = proxy.url.replace("http://", "http://alice:proxy-pw-0451@");
+    let builder = HttpBuilder::new(&url).proxy(&with_credentials);
+    let shown = format!("{builder:?}");
+    assert!(!shown.contains("proxy-pw-0451"), "{shown}");
+    assert_eq!(call_through(builder).await.unwrap(), "through");
+
+    let heads = proxy.heads();
+    assert!(!heads.is_empty(), "nothing went through the proxy");
+    for head in &heads {
+        // Plain HTTP through a proxy: the absolute URL, and the proxy's
+        // credentials (basic, `alice:proxy-pw-0451`).
+        assert!(head.starts_with(&format!("POST {url} ")), "{head}");
+        assert!(
+            head.to_ascii_lowercase().contains("proxy-authorization: basic ywxpy2u6chjvehktchctmdq1mq=="),
+            "{head}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_bad_proxy_url_fails_the_build_without_quoting_it() {
+    let e = HttpBuilder::new("http://127.0.0.1:1/mcp").proxy("not a url, pw-0452").build().unwrap_err();
+    assert_eq!(e.class(), FailureClass::InvalidConfig, "{e}");
+    assert!(!e.message().contains("pw-0452"), "{e}");
+    // A proxy that refuses fails the call like a server that does: the
+    // proxy's status, classified.
+    let e = call_through(HttpBuilder::new("http://127.0.0.1:1/mcp").proxy("http://127.0.0.1:1"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.class(), FailureClass::TransportClosed, "{e}");
+}
+
+#[tokio::test]
+async fn a_hosts_own_client_is_used_as_it_is() {
+    let url = server().await;
+    let proxy = proxy::start().await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .proxy(reqwest::Proxy::all(&proxy.url).unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(call_through(HttpBuilder::new(&url).client(client.clone())).await.unwrap(), "through");
+    assert!(!proxy.heads().is_empty(), "the host's client (and its proxy) carried the requests");
+    // Proxy settings belong on the host's client, not beside it.
+    let e = HttpBuilder::new(&url).client(client).no_proxy().build().unwrap_err();
+    assert_eq!(e.class(), FailureClass::InvalidConfig, "{e}");
+}
+
+/// Runs this test binary's `env_child` with `vars` set; whether it passed
+/// (and, when it did not, what it printed).
+async fn child(vars: &[(&str, &str)]) -> Result<(), String> {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args(["proxy::env_child", "--exact", "--ignored", "--test-threads", "1"]);
+    for name in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+    ] {
+        command.env_remove(name);
+    }
+    command.envs(vars.iter().copied());
+    // Asynchronously: this test's runtime serves the proxy and the server
+    // the child talks to.
+    let out = tokio::time::timeout(Duration::from_secs(120), command.output())
+        .await
+        .expect("the child finished")
+        .expect("run the test binary again");
+    let printed = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if !out.status.success() {
+        return Err(printed);
+    }
+    assert!(printed.contains("1 passed"), "the child ran no test: {printed}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_environments_proxy_is_used_unless_no_proxy_or_the_definition_says_otherwise() {
+    let url = server().await;
+    let proxy = proxy::start().await;
+    // HTTP_PROXY (and its lower-case form) carries a plain-HTTP server.
+    for name in ["HTTP_PROXY", "http_proxy", "ALL_PROXY"] {
+        let before = proxy.heads().len();
+        child(&[(name, &proxy.url), ("MCP_STACK_TEST_URL", &url)])
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(proxy.heads().len() > before, "{name}: nothing went through the proxy");
+    }
+    // NO_PROXY names the hosts reached directly; the definition's no_proxy
+    // turns the environment off.
+    let before = proxy.heads().len();
+    child(&[("HTTP_PROXY", &proxy.url), ("NO_PROXY", "127.0.0.1"), ("MCP_STACK_TEST_URL", &url)])
+        .await
+        .unwrap();
+    child(&[("HTTP_PROXY", &proxy.url), ("MCP_STACK_TEST_URL", &url), ("MCP_STACK_TEST_NO_PROXY", "1")])
+        .await
+        .unwrap();
+    assert_eq!(proxy.heads().len(), before, "a request went through the proxy: {:?}", proxy.heads());
+}
+
+/// The child of the test above: connects to `MCP_STACK_TEST_URL` with the
+/// environment it was given.
+#[tokio::test]
+#[ignore = "run by the_environments_proxy_is_used_unless_..., with the environment it sets"]
+async fn env_child() {
+    let url = std::env::var("MCP_STACK_TEST_URL").expect("MCP_STACK_TEST_URL");
+    let mut builder = HttpBuilder::new(&url);
+    if std::env::var_os("MCP_STACK_TEST_NO_PROXY").is_some() {
+        builder = builder.no_proxy();
+    }
+    assert_eq!(call_through(builder).await.unwrap(), "through");
+}

@@ -1,0 +1,80 @@
+//! A forwarding HTTP proxy on a free loopback port, for the tests of proxy
+//! settings: it records the head of the first request of every connection
+//! it carries (the absolute-form request line, `Proxy-Authorization`) and
+//! pipes the bytes on, both ways. It handles `CONNECT` too.
+
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The longest request head read before the proxy gives up on a connection.
+const MAX_HEAD_BYTES: usize = 64 << 10;
+
+/// A running proxy; it serves until the test's runtime ends.
+#[derive(Clone)]
+pub struct Proxy {
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
+    heads: Arc<Mutex<Vec<String>>>,
+}
+
+impl Proxy {
+    /// The heads of the first requests of the connections carried so far.
+    pub fn heads(&self) -> Vec<String> {
+        self.heads.lock().unwrap().clone()
+    }
+}
+
+/// Starts a proxy.
+pub async fn start() -> Proxy {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free loopback port");
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = heads.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            tokio::spawn(carry(client, seen.clone()));
+        }
+    });
+    Proxy { url, heads }
+}
+
+async fn carry(mut client: TcpStream, heads: Arc<Mutex<Vec<String>>>) {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        if head.len() > MAX_HEAD_BYTES {
+            return;
+        }
+        match client.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&head).into_owned();
+    heads.lock().unwrap().push(text.clone());
+    let mut words = text.split_whitespace();
+    let (method, target) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    let authority = if method == "CONNECT" {
+        target.to_string()
+    } else {
+        let rest = target.strip_prefix("http://").unwrap_or(target);
+        rest.split('/').next().unwrap_or("").to_string()
+    };
+    let Ok(mut upstream) = TcpStream::connect(&authority).await else {
+        let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n").await;
+        return;
+    };
+    if method == "CONNECT" {
+        let end = head.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        if client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await.is_err() {
+            return;
+        }
+        if upstream.write_all(&head[end..]).await.is_err() {
+            return;
+        }
+    } else if upstream.write_all(&head).await.is_err() {
+        return;
+    }
+    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+}
