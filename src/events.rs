@@ -543,6 +543,9 @@ pub type EventHandler = Arc<dyn Fn(Event) + Send + Sync>;
 /// enum rather than a `Result`, because falling behind is not the end of
 /// the stream: `while let Some(Ok(event))` would stop reading at the first
 /// gap.
+// Nearly every item is an event: boxing it to shrink the rare count would
+// cost an allocation per event read.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventItem {
     /// The next event.

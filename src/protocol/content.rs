@@ -63,7 +63,7 @@ open_enum! {
 }
 
 /// An icon a client may display (2025-11-25).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Icon {
     /// An HTTP(S) URL or a `data:` URI. Not fetched by this crate.

@@ -84,3 +84,30 @@ async fn by_default_the_client_is_mcp_stack() {
     let err = Binding::connect(definition, Handlers::default()).await.unwrap_err();
     assert_eq!(err.class(), FailureClass::InvalidConfig);
 }
+
+/// Issue 22, item 6: what a server says of itself in `serverInfo` (its
+/// description, website and icons) reaches the host in the session, and in
+/// the binding's status as JSON.
+#[tokio::test]
+async fn the_servers_description_website_and_icons_reach_the_session() {
+    let init = json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {
+            "name": "files", "version": "2.0", "title": "Files",
+            "description": "Reads and writes the project's files",
+            "websiteUrl": "https://files.example.com",
+            "icons": [{"src": "https://files.example.com/icon.png", "sizes": ["48x48"]}, {"src": "file:///etc/passwd"}],
+        },
+    });
+    let (factory, _seen) = crate::support::scripted::scripted_with(init, |_, _| {});
+    let binding = Binding::connect(Definition::new("files", factory), Handlers::default()).await.unwrap();
+    let server = &binding.session().server;
+    assert_eq!(server.description.as_deref(), Some("Reads and writes the project's files"));
+    assert_eq!(server.website_url.as_deref(), Some("https://files.example.com"));
+    assert_eq!(server.icons.len(), 1, "{:?}", server.icons);
+    assert_eq!(server.icons[0].sizes.as_deref(), Some(&["48x48".to_string()][..]));
+    let status = serde_json::to_value(binding.status()).unwrap();
+    assert_eq!(status["server"]["websiteUrl"], "https://files.example.com", "{status}");
+    binding.close().await;
+}

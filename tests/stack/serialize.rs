@@ -26,7 +26,7 @@ fn at() -> SystemTime {
 const AT: &str = "2023-11-14T22:13:20.123Z";
 
 fn server() -> ServerIdentity {
-    ServerIdentity { name: "demo".into(), version: "1.0".into(), title: String::new() }
+    ServerIdentity { name: "demo".into(), version: "1.0".into(), ..ServerIdentity::default() }
 }
 
 #[test]
