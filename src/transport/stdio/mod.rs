@@ -362,7 +362,7 @@ impl TransportFactory for StdioFactory {
         };
         let hint = format!(
             "{said}; a stdio server gets only an allowlist of this environment (PATH, HOME, LANG, \
-             the certificate-bundle and proxy variables, …: mcp_stack::transport::stdio::INHERITED_ENV) \
+             the certificate-bundle and proxy variables, …: see StdioFactory's docs) \
              and what its definition sets: pass what it needs with --env KEY=VALUE (\"env\" in a config file)"
         );
         Some(normalize_message(&hint, 900))
