@@ -167,7 +167,7 @@ async fn the_environments_proxy_is_used_unless_no_proxy_or_the_definition_says_o
 /// The child of the test above: connects to `MCP_STACK_TEST_URL` with the
 /// environment it was given.
 #[tokio::test]
-#[ignore = "run by the_environments_proxy_is_used_unless_..., with the environment it sets"]
+#[ignore = "a child of the_environments_proxy_is_used_unless_no_proxy_or_the_definition_says_otherwise, which runs it with proxy variables set"]
 async fn env_child() {
     let url = std::env::var("MCP_STACK_TEST_URL").expect("MCP_STACK_TEST_URL");
     let mut builder = HttpBuilder::new(&url);

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
-use reqwest::{Method, StatusCode, Url};
+use reqwest::{Method, Url};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -122,11 +122,7 @@ async fn open(client: &HttpClient, config: &ConnectConfig) -> Result<(Url, Event
     let response = client.execute(Method::GET, &url, &headers, None, None).await?;
     let status = response.status();
     if !status.is_success() || body_kind(&response) != BodyKind::EventStream {
-        let class = match status {
-            StatusCode::UNAUTHORIZED => FailureClass::AuthRequired,
-            StatusCode::FORBIDDEN => FailureClass::AuthDenied,
-            _ => FailureClass::RemoteHttp,
-        };
+        let class = super::status_class(status);
         let quote = error_body_quote(client, response).await;
         return Err(Error::new(
             class,
@@ -259,11 +255,7 @@ impl LegacyCore {
             format!("the server at {} answered HTTP {}: {quote}", self.client.origin(), status.as_u16());
         match peek.request_id() {
             Some(id) => {
-                let class = match status {
-                    StatusCode::UNAUTHORIZED => FailureClass::AuthRequired,
-                    StatusCode::FORBIDDEN => FailureClass::AuthDenied,
-                    _ => FailureClass::RemoteHttp,
-                };
+                let class = super::status_class(status);
                 let message = crate::error::normalize_message(&text, crate::error::MAX_ERROR_MESSAGE_BYTES);
                 let http_status = Some(status.as_u16());
                 self.inbound

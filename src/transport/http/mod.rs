@@ -102,6 +102,17 @@ pub use legacy::SseFactory;
 pub use service::{HttpRequest, HttpResponse, HttpService, RequestTimeout};
 pub use streamable::{ResumePolicy, StreamableHttpFactory};
 
+/// The class of a failure an HTTP status caused, for both transports:
+/// `auth_required` for 401, `auth_denied` for 403, else `remote_http`.
+pub(crate) fn status_class(status: reqwest::StatusCode) -> crate::error::FailureClass {
+    use crate::error::FailureClass;
+    match status {
+        reqwest::StatusCode::UNAUTHORIZED => FailureClass::AuthRequired,
+        reqwest::StatusCode::FORBIDDEN => FailureClass::AuthDenied,
+        _ => FailureClass::RemoteHttp,
+    }
+}
+
 /// The most redirects one request follows, when redirects are allowed.
 pub(crate) const MAX_REDIRECTS: usize = 8;
 /// How long connecting to the server may take.

@@ -1,24 +1,16 @@
-//! How a refused exchange is described: the failure class of an HTTP
-//! status, the message that names it (or says the URL serves a web page),
-//! and the 2026-07-28 error that identifies a modern server refusing
-//! `initialize`.
+//! How a refused exchange is described: the message that names it (or
+//! says the URL serves a web page), and the 2026-07-28 error that
+//! identifies a modern server refusing `initialize`. (The class of a status
+//! is `super::super::status_class`, shared with HTTP+SSE.)
 //!
 //! Apart from the paths that refuse because these are pure functions of a
 //! response, and the era detection is easy to find here.
 
 use reqwest::StatusCode;
 
-use crate::error::{normalize_message, FailureClass};
+use crate::error::normalize_message;
 use crate::protocol::jsonrpc::codes;
 use crate::transport::RedactedOrigin;
-
-pub(super) fn status_class(status: StatusCode) -> FailureClass {
-    match status {
-        StatusCode::UNAUTHORIZED => FailureClass::AuthRequired,
-        StatusCode::FORBIDDEN => FailureClass::AuthDenied,
-        _ => FailureClass::RemoteHttp,
-    }
-}
 
 /// A modern-era JSON-RPC error in `text` (see [`codes::is_modern`]), as a
 /// message naming the versions the server speaks, if it is one.

@@ -100,7 +100,8 @@ impl Core {
         status: reqwest::StatusCode,
         message: impl AsRef<str>,
     ) {
-        self.fail_with(id, super::refusal::status_class(status), message, Some(status.as_u16())).await;
+        self.fail_with(id, crate::transport::http::status_class(status), message, Some(status.as_u16()))
+            .await;
     }
 
     /// Fails `id` with what `error` says (its class, message and status).
