@@ -278,3 +278,55 @@ fn an_empty_inputs_list_is_not_warned_about() {
     let loaded = config_file::parse(text, &|_| None).unwrap();
     assert!(loaded.warnings.iter().any(|w| w.message.contains("inputs")), "{:?}", loaded.warnings);
 }
+
+#[test]
+fn network_keys_that_cannot_be_used_name_their_field_without_quoting_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_pem = dir.path().join("not-pem.txt");
+    std::fs::write(&not_pem, "s3cret-not-a-certificate").unwrap();
+    let big = dir.path().join("big.pem");
+    std::fs::write(&big, vec![b'A'; (1 << 20) + 1]).unwrap();
+    let text = format!(
+        r#"{{"mcpServers": {{
+        "a": {{"url": "https://example.com/mcp", "x-mcp-stack": {{"caCert": "{missing}"}}}},
+        "b": {{"url": "https://example.com/mcp", "x-mcp-stack": {{"caCert": "{not_pem}"}}}},
+        "c": {{"url": "https://example.com/mcp", "x-mcp-stack": {{"clientCert": "{not_pem}"}}}},
+        "d": {{"url": "https://example.com/mcp", "x-mcp-stack": {{"proxy": "ftp://s3cret@proxy"}}}},
+        "e": {{"url": "https://example.com/mcp", "x-mcp-stack": {{"proxy": "http://p:3128", "noProxy": true}}}},
+        "f": {{"url": "https://example.com/mcp", "x-mcp-stack": {{"caCert": "{big}"}}}},
+        "g": {{"url": "https://example.com/mcp", "x-mcp-stack": {{"caCert": "${{env:CA_DIR}}/ca.pem"}}}},
+        "h": {{"url": "https://example.com/mcp", "x-mcp-stack": {{"noProxy": "yes"}}}}
+    }}}}"#,
+        missing = dir.path().join("missing.pem").display(),
+        not_pem = not_pem.display(),
+        big = big.display(),
+    );
+    let loaded = config_file::parse(&text, &|_| None).unwrap();
+    assert!(loaded.definitions.is_empty(), "{:?}", loaded.definitions);
+    let field = |entry: &str| error_for(&loaded, entry).field.clone();
+    assert_eq!(field("a").as_deref(), Some("x-mcp-stack.caCert"));
+    assert!(error_for(&loaded, "a").message.contains("cannot open"), "{:?}", error_for(&loaded, "a"));
+    assert_eq!(field("b").as_deref(), Some("x-mcp-stack"));
+    assert!(error_for(&loaded, "b").message.contains("root certificates"), "{:?}", error_for(&loaded, "b"));
+    assert_eq!(field("c").as_deref(), Some("x-mcp-stack.clientCert"));
+    assert_eq!(field("d").as_deref(), Some("x-mcp-stack"));
+    assert_eq!(field("e").as_deref(), Some("x-mcp-stack.noProxy"));
+    assert_eq!(field("f").as_deref(), Some("x-mcp-stack.caCert"));
+    assert!(error_for(&loaded, "f").message.contains("larger than"), "{:?}", error_for(&loaded, "f"));
+    // An unknown variable is an error for the entry, as everywhere.
+    assert_eq!(field("g").as_deref(), Some("x-mcp-stack.caCert"));
+    assert_eq!(field("h").as_deref(), Some("x-mcp-stack.noProxy"));
+    assert_no_secret(&loaded, &["s3cret"]);
+}
+
+#[test]
+fn network_keys_on_a_stdio_entry_are_a_warning() {
+    let text = r#"{"mcpServers": {"s": {"command": "x", "x-mcp-stack": {"proxy": "http://p:3128"}}}}"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    assert_eq!(loaded.definitions.len(), 1);
+    assert!(
+        loaded.warnings.iter().any(|w| w.message.contains("ignored for a stdio entry")),
+        "{:?}",
+        loaded.warnings
+    );
+}

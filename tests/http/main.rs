@@ -16,6 +16,8 @@
 //!   blackholed connections, through a TCP proxy on loopback.
 //! - [`proxy`]: a proxy the definition names, the environment's, none; a
 //!   host's own client.
+//! - [`tls`]: a server behind a private CA, one that requires a client
+//!   certificate (mutual TLS), and bad PEM.
 //! - [`netns`]: a partition between network namespaces. Ignored here: only
 //!   `scripts/netfaults.sh` runs it (`--ignored netns::`), as root, with the
 //!   namespaces it makes.
@@ -32,5 +34,6 @@ mod netfaults;
 mod netns;
 mod proxy;
 mod session_renewal;
+mod tls;
 mod transport;
 mod unanswered_replies;

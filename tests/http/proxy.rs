@@ -20,8 +20,8 @@ use std::time::Duration;
 use tokio::process::Command;
 
 /// A legacy-era MCP server in one handler: JSON replies, no session, no
-/// listening stream.
-async fn mcp(Json(body): Json<Value>) -> Response {
+/// listening stream. The TLS tests serve it too.
+pub(crate) async fn mcp(Json(body): Json<Value>) -> Response {
     let Some(id) = body.get("id").cloned() else { return StatusCode::ACCEPTED.into_response() };
     let result = match body["method"].as_str() {
         Some("initialize") => json!({
@@ -45,7 +45,7 @@ async fn server() -> String {
 }
 
 /// Connects through `builder`, calls `echo`, closes.
-async fn call_through(builder: HttpBuilder) -> Result<String, mcp_stack::Error> {
+pub(crate) async fn call_through(builder: HttpBuilder) -> Result<String, mcp_stack::Error> {
     let definition = Definition::new("proxied", builder.build()?);
     let binding =
         tokio::time::timeout(Duration::from_secs(30), Binding::connect(definition, Handlers::default()))

@@ -13,6 +13,7 @@
 //! - [`recorded_events`]: a binding's events, recorded to read or wait for.
 //! - [`server_requests`]: the requests a 2026-07-28 server must not get
 //!   answered, and handlers that record whether they were asked.
+//! - [`tls`]: a throw-away CA and a TLS listener for the axum servers.
 //! - [`trace_capture`]: tracing output captured as a user would see it.
 //! - [`wire`]: JSON-RPC as plain JSON, for the test servers.
 // Each test binary includes all of this and uses only part of it.
@@ -25,6 +26,7 @@ pub mod proxy;
 pub mod recorded_events;
 pub mod scripted;
 pub mod server_requests;
+pub mod tls;
 pub mod tool_server;
 pub mod trace_capture;
 pub mod wire;

@@ -70,6 +70,14 @@ pub(super) fn read(
                     warnings.push(Issue::new(name, ignored, "is ignored for a stdio entry"));
                 }
             }
+            if ext.network.any() {
+                let field = format!("{EXTENSION_KEY}.proxy");
+                warnings.push(Issue::new(
+                    name,
+                    &field,
+                    "the proxy and certificate keys are ignored for a stdio entry",
+                ));
+            }
             Definition::new(binding_name, stdio(name, &mut obj, env)?)
         }
         remote => {
@@ -234,9 +242,14 @@ fn remote_definition(
         let path = format!("headers.{key}");
         headers.insert(&key, &value).map_err(|e| Issue::new(name, &path, e.message()))?;
     }
+    crate::transport::http::parse_url(&url).map_err(|e| Issue::new(name, "url", e.message()))?;
     let builder =
         HttpBuilder::new(url).headers(headers).allow_redirects(ext.allow_redirects.unwrap_or(false));
-    let url_issue = |e: crate::Error| Issue::new(name, "url", e.message());
+    let builder = network(name, builder, &ext.network, env)?;
+    // The URL is good: what else fails the build is a network key's (a
+    // proxy URL, a certificate that does not parse).
+    let build_field = if ext.network.any() { EXTENSION_KEY } else { "url" };
+    let url_issue = |e: crate::Error| Issue::new(name, build_field, e.message());
     let definition = match kind {
         Kind::StreamableHttp => Definition::new(binding, builder.build().map_err(url_issue)?),
         Kind::Sse => Definition::new(binding, builder.build_sse().map_err(url_issue)?),
@@ -248,6 +261,58 @@ fn remote_definition(
         }
     };
     Ok(definition)
+}
+
+/// Applies the extension's network keys: the proxy URL and the file paths
+/// are substituted like any value; the files are read now (each at most
+/// [`MAX_PEM_BYTES`]), so that a missing or bad one is an error for the
+/// entry, naming the field (never the file's content). A relative path is
+/// relative to the working directory.
+#[cfg(feature = "http")]
+fn network(
+    name: &str,
+    mut builder: crate::transport::http::HttpBuilder,
+    keys: &super::extension::NetworkKeys,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<crate::transport::http::HttpBuilder, Issue> {
+    let field = |f: &str| format!("{EXTENSION_KEY}.{f}");
+    let value = |f: &str, v: &str| vars::substitute(v, env).map_err(|e| Issue::new(name, &field(f), e));
+    let read = |f: &str, v: &str| -> Result<Vec<u8>, Issue> {
+        let path = value(f, v)?;
+        read_pem_file(&path).map_err(|e| Issue::new(name, &field(f), e))
+    };
+    if let Some(proxy) = &keys.proxy {
+        builder = builder.proxy(&value("proxy", proxy)?);
+    }
+    if keys.no_proxy {
+        builder = builder.no_proxy();
+    }
+    if let Some(path) = &keys.ca_cert {
+        builder = builder.root_certificates_pem(read("caCert", path)?);
+    }
+    if let (Some(cert), Some(key)) = (&keys.client_cert, &keys.client_key) {
+        builder = builder.client_certificate_pem(read("clientCert", cert)?, read("clientKey", key)?);
+    }
+    Ok(builder)
+}
+
+/// The largest PEM file read for a certificate or key: 1 MiB holds any CA
+/// bundle a private network uses.
+#[cfg(feature = "http")]
+const MAX_PEM_BYTES: u64 = 1 << 20;
+
+/// Reads a PEM file, bounded; the error names the problem, never the
+/// content.
+#[cfg(feature = "http")]
+fn read_pem_file(path: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PEM_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read {path}: {e}"))?;
+    if bytes.len() as u64 > MAX_PEM_BYTES {
+        return Err(format!("{path} is larger than {MAX_PEM_BYTES} bytes"));
+    }
+    Ok(bytes)
 }
 
 #[cfg(not(feature = "http"))]

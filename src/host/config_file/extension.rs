@@ -34,6 +34,31 @@ pub(super) struct Extension {
     pub(super) allow_redirects: Option<bool>,
     pub(super) discover: Option<Duration>,
     pub(super) protocol: Option<ProtocolChoice>,
+    /// HTTP only: the network keys, as written (substituted and read when
+    /// the remote definition is made).
+    pub(super) network: NetworkKeys,
+}
+
+/// The HTTP network keys of the extension: a proxy (or none), extra roots
+/// and a client certificate, by file path.
+#[derive(Debug, Default)]
+pub(super) struct NetworkKeys {
+    pub(super) proxy: Option<String>,
+    pub(super) no_proxy: bool,
+    pub(super) ca_cert: Option<String>,
+    pub(super) client_cert: Option<String>,
+    pub(super) client_key: Option<String>,
+}
+
+impl NetworkKeys {
+    /// Whether any is set (a stdio entry warns that they are ignored).
+    pub(super) fn any(&self) -> bool {
+        self.proxy.is_some()
+            || self.no_proxy
+            || self.ca_cert.is_some()
+            || self.client_cert.is_some()
+            || self.client_key.is_some()
+    }
 }
 
 /// Reads the extension object of entry `entry`. Unknown keys are warnings;
@@ -96,6 +121,11 @@ pub(super) fn read(entry: &str, value: Value, warnings: &mut Vec<Issue>) -> Resu
                 ext.log_level = Some(level);
             }
             "allowRedirects" => ext.allow_redirects = Some(typed(entry, &field("allowRedirects"), value)?),
+            "proxy" => ext.network.proxy = Some(typed(entry, &field("proxy"), value)?),
+            "noProxy" => ext.network.no_proxy = typed(entry, &field("noProxy"), value)?,
+            "caCert" => ext.network.ca_cert = Some(typed(entry, &field("caCert"), value)?),
+            "clientCert" => ext.network.client_cert = Some(typed(entry, &field("clientCert"), value)?),
+            "clientKey" => ext.network.client_key = Some(typed(entry, &field("clientKey"), value)?),
             "protocol" => {
                 let text: String = typed(entry, &field("protocol"), value)?;
                 let choice = ProtocolChoice::parse(&text).map_err(|_| {
@@ -109,6 +139,17 @@ pub(super) fn read(entry: &str, value: Value, warnings: &mut Vec<Issue>) -> Resu
             }
             _ => warnings.push(unknown_key(entry, &field(&key))),
         }
+    }
+    let network = &ext.network;
+    if network.proxy.is_some() && network.no_proxy {
+        return Err(Issue::new(entry, &field("noProxy"), "cannot be set together with proxy"));
+    }
+    if network.client_cert.is_some() != network.client_key.is_some() {
+        return Err(Issue::new(
+            entry,
+            &field("clientCert"),
+            "clientCert and clientKey go together: give both or neither",
+        ));
     }
     Ok(ext)
 }

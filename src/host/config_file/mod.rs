@@ -111,10 +111,18 @@
 //! | `parallelCalls` | `Definition::allow_parallel_calls` |
 //! | `logLevel` | `Definition::log_level` (`debug` … `emergency`) |
 //! | `allowRedirects` | HTTP only: follow redirects (credentials never follow one to another origin) |
+//! | `proxy` | HTTP only: the proxy URL every request goes through (user info in it is the proxy's credentials, kept secret); without it the environment's `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` apply |
+//! | `noProxy` | HTTP only: `true` reaches the server directly, whatever the environment names |
+//! | `caCert` | HTTP only: a PEM file of root certificates trusted besides the platform's (a private CA) |
+//! | `clientCert`, `clientKey` | HTTP only: PEM files of the client certificate (with any intermediates) and its private key, for a server that requires mutual TLS; both or neither |
 //! | `protocol` | `Definition::protocol`: `auto` (the default), `legacy`, `modern` or one version (`2026-07-28`, `2025-11-25`, …); see [`ProtocolChoice`](crate::config::ProtocolChoice). `"legacy"` is the one line for a server whose tools ask (elicitation, roots) through server-initiated requests on 2026-07-28 and that the default profile does not recognize |
 //!
 //! A field left out keeps the crate's default; an unknown key is a warning,
-//! a bad value an error for the entry.
+//! a bad value an error for the entry. The proxy URL and the file paths
+//! are substituted like any value (`"${env:HOME}/certs/ca.pem"`); a
+//! relative path is relative to the working directory; the files are read
+//! when the file is parsed (1 MiB each at most), so a missing or bad one is
+//! an error for its entry, naming the field, never quoting the content.
 //!
 //! ```
 //! use mcp_stack::host::config_file;

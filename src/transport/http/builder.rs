@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::headers::SecretHeaders;
-use super::network::{NetworkOptions, ProxyChoice};
+use super::network::{NetworkOptions, ProxyChoice, TlsOptions};
 use super::service::ConnectionLayer;
 use super::{HttpFactory, ResumePolicy, SseFactory, StreamableHttpFactory, DEFAULT_CONNECT_TIMEOUT};
 use crate::error::{Error, FailureClass};
@@ -88,6 +88,7 @@ impl Settings {
             layer: None,
             network: NetworkOptions {
                 proxy: ProxyChoice::Environment,
+                tls: TlsOptions::default(),
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             },
             own_client: None,
@@ -128,6 +129,7 @@ pub struct HttpBuilder {
     options: StreamOptions,
     layer: Option<ConnectionLayer>,
     proxy: ProxyChoice,
+    tls: TlsOptions,
     client: Option<reqwest::Client>,
 }
 
@@ -149,6 +151,7 @@ impl fmt::Debug for HttpBuilder {
             .field("listen", &self.options.listen)
             .field("layer", &self.layer)
             .field("proxy", &self.proxy)
+            .field("tls", &self.tls)
             .field("own_client", &self.client.is_some())
             .finish_non_exhaustive()
     }
@@ -168,6 +171,7 @@ impl HttpBuilder {
             options: StreamOptions { listen: true, resume: ResumePolicy::default() },
             layer: None,
             proxy: ProxyChoice::Environment,
+            tls: TlsOptions::default(),
             client: None,
         }
     }
@@ -242,15 +246,42 @@ impl HttpBuilder {
         self
     }
 
+    /// Trusts the certificates of a PEM bundle as roots, besides the
+    /// platform's: how a server behind a private CA is reached. The
+    /// server's certificate is still verified (chain and host name); there
+    /// is no way to turn that off. May be called more than once (at most
+    /// 256 certificates in all). A bundle that holds no certificate or
+    /// does not parse makes the build fail.
+    pub fn root_certificates_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
+        if let Err(e) = self.tls.add_roots_pem(pem.as_ref()) {
+            self.error.get_or_insert(e);
+        }
+        self
+    }
+
+    /// Presents a client certificate to a server that asks for one
+    /// (mutual TLS): `chain` is the certificate (and any intermediates) in
+    /// PEM, `key` its private key in PEM (PKCS#8, PKCS#1 or SEC1). The key
+    /// is never shown in `Debug`, errors or events. A certificate or key
+    /// that does not parse, or that do not belong together, makes the build
+    /// fail (without quoting either).
+    pub fn client_certificate_pem(mut self, chain: impl AsRef<[u8]>, key: impl AsRef<[u8]>) -> Self {
+        if let Err(e) = self.tls.set_identity_pem(chain.as_ref(), key.as_ref()) {
+            self.error.get_or_insert(e);
+        }
+        self
+    }
+
     /// Sends every request with `client`, a host's own (its proxy, its
     /// roots and client certificate, its pool), used as it is. It must not
     /// follow redirects (`reqwest::redirect::Policy::none()`): the
     /// transports follow them themselves, and only where allowed, so that
     /// credentials never follow one to another origin. With a client of its
-    /// own a builder takes no [`proxy`](Self::proxy) or
-    /// [`no_proxy`](Self::no_proxy) (the build fails with `invalid_config`),
-    /// and the connect timeout is the client's.
-    ///
+    /// own a builder takes no [`proxy`](Self::proxy),
+    /// [`no_proxy`](Self::no_proxy), [`root_certificates_pem`](Self::root_certificates_pem)
+    /// or [`client_certificate_pem`](Self::client_certificate_pem) (the
+    /// build fails with `invalid_config`), and the connect timeout is the
+    /// client's.
     pub fn client(mut self, client: reqwest::Client) -> Self {
         self.client = Some(client);
         self
@@ -275,8 +306,22 @@ impl HttpBuilder {
                 "a client handed in keeps its own proxy settings: set the proxy on it, not on the builder",
             ));
         }
+        if self.client.is_some() && self.tls.is_set() {
+            return Err(Error::new(
+                FailureClass::InvalidConfig,
+                "a client handed in keeps its own TLS settings: add roots and client certificates to it, not to the builder",
+            ));
+        }
         let mut settings = Settings::new(&self.url)?;
-        settings.network = NetworkOptions { proxy: self.proxy, connect_timeout: self.connect_timeout };
+        let tls_set = self.tls.is_set();
+        settings.network =
+            NetworkOptions { proxy: self.proxy, tls: self.tls, connect_timeout: self.connect_timeout };
+        if tls_set {
+            // A key that does not match its certificate shows only when a
+            // client is made: make one now, so the build fails, not the
+            // first connection.
+            settings.network.build()?;
+        }
         settings.own_client = self.client;
         settings.headers = self.headers;
         settings.allow_redirects = self.allow_redirects;

@@ -94,9 +94,9 @@ pub(crate) mod sse;
 mod streamable;
 
 pub use auto::{HttpFactory, HttpMode};
-#[cfg(feature = "oauth")]
-pub(crate) use builder::redacted_origin;
 pub use builder::HttpBuilder;
+#[cfg(feature = "oauth")]
+pub(crate) use builder::{parse_url, redacted_origin};
 pub use headers::SecretHeaders;
 pub use legacy::SseFactory;
 pub use service::{HttpRequest, HttpResponse, HttpService, RequestTimeout};

@@ -146,5 +146,26 @@ pub(crate) fn request_error(origin: &RedactedOrigin, e: reqwest::Error) -> Error
     } else {
         "the HTTP exchange failed with"
     };
-    Error::new(FailureClass::TransportClosed, format!("{what} {origin}")).with_source(e.without_url())
+    let message = match tls_cause(&e) {
+        Some(cause) => format!("{what} {origin}: TLS: {cause}"),
+        None => format!("{what} {origin}"),
+    };
+    Error::new(FailureClass::TransportClosed, message).with_source(e.without_url())
+}
+
+/// What TLS said, when a certificate is why an exchange failed (a server
+/// certificate the roots do not vouch for, a client certificate the server
+/// wanted or refused): the one cause a user can act on (add the CA's root,
+/// present a certificate), so the message names it rather than leaving it
+/// in the source chain. rustls's own words, which hold no URL and no key.
+fn tls_cause(e: &reqwest::Error) -> Option<String> {
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if text.to_ascii_lowercase().contains("certificate") {
+            return Some(text.chars().take(200).collect());
+        }
+        source = cause.source();
+    }
+    None
 }
