@@ -27,7 +27,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_FASTMCP_PYTHON; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_FASTMCP_PYTHON MCP_TINYPROXY MCP_OPENSSL; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -f "$val" ] || die "$var points to a missing file: $val"
@@ -143,6 +143,16 @@ interop_tests host
 # ($MCP_CLI) reporting 2026-07-28; server-everything (legacy only) through the
 # fallback.
 interop_tests modern_era
+
+# ---- corporate networks: a proxy, a private CA, client certificates --------
+# tinyproxy ($MCP_TINYPROXY) started by each test on a free loopback port
+# carries the mcp command to the Python server: named by HTTP_PROXY,
+# http_proxy and --proxy, bypassed by NO_PROXY and --no-proxy, and tunnelling
+# to an https server for HTTPS_PROXY. A CA the test makes with openssl
+# ($MCP_OPENSSL): --cacert reaches a server it signed (refused without it);
+# --cert/--key reach one that requires a client certificate (refused
+# without one, and with another CA's).
+interop_tests network
 
 # ---- FastMCP 4.1.6 (run_fastmcp, defined above) -----------------------------
 run_fastmcp

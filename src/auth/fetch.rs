@@ -64,11 +64,13 @@ pub struct HttpFetch {
 }
 
 impl HttpFetch {
-    /// A fetcher with its own client and `timeout` per request.
+    /// A fetcher with its own client and `timeout` per request. It honours
+    /// the environment's proxy settings (`HTTPS_PROXY`, `NO_PROXY`, …), as
+    /// the HTTP transports do; for a proxy or roots of your own, hand in a
+    /// client ([`with_client`](Self::with_client)).
     pub fn new(timeout: std::time::Duration) -> Result<Self, FetchError> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
             .build()
             .map_err(|e| FetchError(e.to_string()))?;
         Ok(Self { client, timeout })

@@ -204,12 +204,12 @@ impl Default for LoopbackOptions {
 /// The headless handler's client: no redirects followed by reqwest (the
 /// handler looks at each `Location` itself), a fresh cookie jar (an
 /// authorization server keeps its login and consent state in cookies across
-/// the redirects of one authorization), a deadline per request.
+/// the redirects of one authorization), a deadline per request, and the
+/// environment's proxy settings, as everywhere.
 fn headless_client(timeout: Duration) -> Result<reqwest::Client, Error> {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .cookie_store(true)
-        .no_proxy()
         .timeout(timeout)
         .build()
         .map_err(|e| {

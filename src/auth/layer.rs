@@ -131,8 +131,11 @@ impl HttpBuilder {
     ///
     /// [`authenticating`]: crate::transport::ConnectConfig::authenticating
     pub fn oauth(self, oauth: OAuth) -> Self {
-        self.connection_layer(ConnectionLayer::new("oauth", move |server, config| {
-            let layer = AuthLayer::new(server.clone(), oauth.clone())?
+        self.connection_layer(ConnectionLayer::new("oauth", move |server, config, client| {
+            // The authorization servers are reached like the MCP server:
+            // through the same proxy, trusting the same roots.
+            let fetch = HttpFetch::with_client(client.clone(), oauth.fetch_timeout);
+            let layer = AuthLayer::with_fetch(server.clone(), oauth.clone(), Arc::new(fetch))
                 .on_authenticating(config.authenticating.clone());
             Ok(BoxHttpLayer::new(layer))
         }))

@@ -659,3 +659,38 @@ fn proxy_flags_need_an_http_server_and_a_valid_url() {
         mcp(&["--http", "http://127.0.0.1:1/mcp", "--proxy", "http://127.0.0.1:3128", "--no-proxy", "tools"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
 }
+
+/// `--cacert`, `--cert` and `--key` go with an HTTP server; `--cert` and
+/// `--key` go together; a file that is missing or not PEM is a usage error
+/// naming the flag, never quoting the file. (Servers behind a private CA
+/// and mutual TLS are reached in `tests/http/tls.rs` and, through this
+/// command, in `tests/interop/network.rs`.)
+#[test]
+fn certificate_flags_need_an_http_server_and_readable_pem() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_pem = dir.path().join("not.pem");
+    std::fs::write(&not_pem, "key-material-0454").unwrap();
+    let not_pem = not_pem.to_str().unwrap();
+    let out = mcp(&["--stdio", DEMO, "--cacert", not_pem, "tools"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--cacert, --cert and --key need --http or --sse"), "{}", stderr(&out));
+    let out = mcp(&["--http", "https://127.0.0.1:1/mcp", "--cert", not_pem, "tools"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let missing = dir.path().join("missing.pem");
+    let out = mcp(&["--http", "https://127.0.0.1:1/mcp", "--cacert", missing.to_str().unwrap(), "tools"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--cacert: cannot open"), "{}", stderr(&out));
+    for args in [["--cacert", not_pem, "", ""], ["--cert", not_pem, "--key", not_pem]] {
+        let mut all = vec!["--http", "https://127.0.0.1:1/mcp"];
+        all.extend(args.iter().filter(|a| !a.is_empty()));
+        all.push("tools");
+        let out = mcp(&all);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("not valid PEM") || stderr(&out).contains("no PEM"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains("key-material-0454"), "{}", stderr(&out));
+    }
+}

@@ -71,7 +71,11 @@ async fn a_named_proxy_carries_every_request_with_its_credentials_kept_secret() 
     for head in &heads {
         // Plain HTTP through a proxy: the absolute URL, and the proxy's
         // credentials (basic, `alice:proxy-pw-0451`).
-        assert!(head.starts_with(&format!("POST {url} ")), "{head}");
+        // (A POST, or the GET that opens the listening stream.)
+        assert!(
+            head.starts_with(&format!("POST {url} ")) || head.starts_with(&format!("GET {url} ")),
+            "{head}"
+        );
         assert!(
             head.to_ascii_lowercase().contains("proxy-authorization: basic ywxpy2u6chjvehktchctmdq1mq=="),
             "{head}"
@@ -175,4 +179,37 @@ async fn env_child() {
         builder = builder.no_proxy();
     }
     assert_eq!(call_through(builder).await.unwrap(), "through");
+}
+
+/// Authorization goes the way the MCP server's requests go: a server that
+/// wants a token sends the client to its protected resource metadata, and
+/// that discovery goes through the definition's proxy too (an authorization
+/// server behind a corporate proxy is reached like the MCP server).
+#[cfg(feature = "oauth")]
+#[tokio::test]
+async fn authorization_discovery_goes_through_the_same_proxy() {
+    use axum::http::header::WWW_AUTHENTICATE;
+    let router = Router::new().route(
+        "/mcp",
+        post(|| async {
+            (StatusCode::UNAUTHORIZED, [(WWW_AUTHENTICATE, "Bearer realm=\"mcp\"")]).into_response()
+        }),
+    );
+    let url = serve_mcp(router).await;
+    let origin = url.trim_end_matches("/mcp").to_string();
+    let proxy = proxy::start().await;
+    // A machine client: no person, no handler; discovery starts at once.
+    let oauth = mcp_stack::auth::OAuth::new()
+        .client_id("bot")
+        .client_secret("bot-secret")
+        .grant(mcp_stack::auth::Grant::ClientCredentials);
+    let builder = HttpBuilder::new(&url).proxy(&proxy.url).oauth(oauth);
+    let e = call_through(builder).await.unwrap_err();
+    assert!(e.class().is_auth(), "{e:?}");
+    assert!(!e.message().contains("bot-secret"), "{e}");
+    let heads = proxy.heads();
+    assert!(
+        heads.iter().any(|h| h.starts_with(&format!("GET {origin}/.well-known/oauth-protected-resource"))),
+        "discovery did not go through the proxy: {heads:?}"
+    );
 }

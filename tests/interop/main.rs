@@ -22,6 +22,8 @@
 //!   SDKs' modern servers, and everything through the fallback.
 //! - [`fastmcp`]: FastMCP through the `mcp` command, on the era its profile
 //!   picks.
+//! - [`network`]: the `mcp` command through tinyproxy (environment and
+//!   flags), to a server behind a test CA, and with a client certificate.
 //! - [`oauth`]: discovery, registration, the code flow and a refresh at
 //!   `oidc-provider`, in front of a Python resource server.
 //! - [`oauth_extensions`]: `private_key_jwt` and DPoP with server nonces at
@@ -41,6 +43,8 @@ mod host;
 mod http;
 #[cfg(feature = "http")]
 mod modern_era;
+#[cfg(feature = "http")]
+mod network;
 
 #[cfg(feature = "oauth")]
 mod oauth;

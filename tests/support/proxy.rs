@@ -1,7 +1,8 @@
 //! A forwarding HTTP proxy on a free loopback port, for the tests of proxy
-//! settings: it records the head of the first request of every connection
-//! it carries (the absolute-form request line, `Proxy-Authorization`) and
-//! pipes the bytes on, both ways. It handles `CONNECT` too.
+//! settings: it records the head of every plain-HTTP request it carries
+//! (the absolute-form request line, `Proxy-Authorization`; one request per
+//! connection) and pipes the bytes on, both ways. It handles `CONNECT` too
+//! (recording only the `CONNECT`).
 
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -19,7 +20,7 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    /// The heads of the first requests of the connections carried so far.
+    /// The heads of the requests carried so far.
     pub fn heads(&self) -> Vec<String> {
         self.heads.lock().unwrap().clone()
     }
@@ -73,8 +74,17 @@ async fn carry(mut client: TcpStream, heads: Arc<Mutex<Vec<String>>>) {
         if upstream.write_all(&head[end..]).await.is_err() {
             return;
         }
-    } else if upstream.write_all(&head).await.is_err() {
-        return;
+    } else {
+        // One request per connection: the server is asked to close after
+        // its answer (and says so to the client), so that every request
+        // opens a connection here and has its head recorded.
+        let line_end = head.windows(2).position(|w| w == b"\r\n").unwrap() + 2;
+        let mut forwarded = head[..line_end].to_vec();
+        forwarded.extend_from_slice(b"connection: close\r\n");
+        forwarded.extend_from_slice(&head[line_end..]);
+        if upstream.write_all(&forwarded).await.is_err() {
+            return;
+        }
     }
     let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
 }

@@ -313,6 +313,20 @@ struct Cli {
     #[cfg(feature = "http")]
     #[arg(long, global = true, help_heading = CONNECTION, hide_short_help = true)]
     no_proxy: bool,
+    /// Trust the root certificates in this PEM file too (a private CA),
+    /// for the --http/--sse server.
+    #[cfg(feature = "http")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = CONNECTION, hide_short_help = true)]
+    cacert: Option<PathBuf>,
+    /// Present this client certificate (PEM, with any intermediates) to
+    /// the --http/--sse server; needs --key.
+    #[cfg(feature = "http")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = CONNECTION, hide_short_help = true, requires = "key")]
+    cert: Option<PathBuf>,
+    /// The private key (PEM) of --cert.
+    #[cfg(feature = "http")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = CONNECTION, hide_short_help = true, requires = "cert")]
+    key: Option<PathBuf>,
     #[cfg(feature = "oauth")]
     #[command(flatten)]
     oauth: OAuthFlags,
@@ -745,6 +759,27 @@ fn read_arguments(cli: &Cli) -> Result<Option<Map<String, Value>>, Failure> {
     }
 }
 
+/// The largest PEM file --cacert, --cert or --key reads.
+#[cfg(feature = "http")]
+const MAX_PEM_BYTES: u64 = 1 << 20;
+
+/// Reads the PEM file a flag names, bounded; the error names the flag and
+/// the path, never the content.
+#[cfg(feature = "http")]
+fn pem_file(flag: &str, path: &std::path::Path) -> Result<Vec<u8>, Failure> {
+    use std::io::Read;
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| usage(format!("{flag}: cannot open {shown}: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_PEM_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| usage(format!("{flag}: cannot read {shown}: {e}")))?;
+    if bytes.len() as u64 > MAX_PEM_BYTES {
+        return Err(usage(format!("{flag}: {shown} is larger than {MAX_PEM_BYTES} bytes")));
+    }
+    Ok(bytes)
+}
+
 /// The server the transport flags name, if any.
 async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Failure> {
     #[cfg(feature = "http")]
@@ -755,6 +790,10 @@ async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Fai
     #[cfg(feature = "http")]
     if (cli.proxy.is_some() || cli.no_proxy) && cli.http.is_none() && cli.sse.is_none() {
         return Err(usage("--proxy and --no-proxy need --http or --sse".into()));
+    }
+    #[cfg(feature = "http")]
+    if (cli.cacert.is_some() || cli.cert.is_some()) && cli.http.is_none() && cli.sse.is_none() {
+        return Err(usage("--cacert, --cert and --key need --http or --sse".into()));
     }
     if !cli.envs.is_empty() && cli.stdio.is_none() {
         return Err(usage("--env needs --stdio (a config file entry has its own \"env\")".into()));
@@ -781,6 +820,12 @@ async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFactory>>, Fai
         }
         if cli.no_proxy {
             builder = builder.no_proxy();
+        }
+        if let Some(path) = &cli.cacert {
+            builder = builder.root_certificates_pem(pem_file("--cacert", path)?);
+        }
+        if let (Some(cert), Some(key)) = (&cli.cert, &cli.key) {
+            builder = builder.client_certificate_pem(pem_file("--cert", cert)?, pem_file("--key", key)?);
         }
         #[cfg(feature = "oauth")]
         let builder = match cli.oauth.settings().await? {

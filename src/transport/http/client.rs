@@ -40,9 +40,9 @@ impl HttpClient {
     /// builder's connection layer on it, if it set one.
     pub(crate) fn new(settings: Arc<Settings>, config: &ConnectConfig) -> Result<Self, Error> {
         let client = settings.reqwest_client()?;
-        let inner = HttpService::new(service::ReqwestService::new(client, settings.origin.clone()));
+        let inner = HttpService::new(service::ReqwestService::new(client.clone(), settings.origin.clone()));
         let service = match &settings.layer {
-            Some(layer) => layer.layer(inner, &settings.url, config)?,
+            Some(layer) => layer.layer(inner, &settings.url, config, &client)?,
             None => inner,
         };
         Ok(HttpClient { service, settings })

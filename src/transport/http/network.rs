@@ -132,7 +132,7 @@ impl TlsOptions {
     /// intermediates) in PEM, `key` its private key (PKCS#8, PKCS#1 or SEC1
     /// PEM). The error never quotes either.
     pub(crate) fn set_identity_pem(&mut self, chain: &[u8], key: &[u8]) -> Result<(), Error> {
-        let refused = |what: &str| Error::new(FailureClass::InvalidConfig, what.to_string());
+        let refused = |what: &'static str| Error::new(FailureClass::InvalidConfig, what);
         if !contains(chain, b"-----BEGIN CERTIFICATE-----") {
             return Err(refused("the client certificate holds no PEM certificate"));
         }

@@ -32,7 +32,8 @@ pub struct RequestTimeout(pub Duration);
 pub(crate) type BoxHttpLayer = BoxCloneSyncServiceLayer<HttpService, HttpRequest, HttpResponse, Error>;
 
 /// What makes one connection's layer.
-type MakeLayer = dyn Fn(&reqwest::Url, &ConnectConfig) -> Result<BoxHttpLayer, Error> + Send + Sync;
+type MakeLayer =
+    dyn Fn(&reqwest::Url, &ConnectConfig, &reqwest::Client) -> Result<BoxHttpLayer, Error> + Send + Sync;
 
 /// A layer every connection of a factory puts on its per-hop service, made
 /// afresh per connection from the server URL the builder was given and the
@@ -57,11 +58,18 @@ impl fmt::Debug for ConnectionLayer {
 }
 
 impl ConnectionLayer {
-    /// A layer named `name` (for `Debug`), made per connection by `make`.
+    /// A layer named `name` (for `Debug`), made per connection by `make`,
+    /// which gets the server's URL, the connection's settings and its
+    /// reqwest client (so that what the layer sends elsewhere, say to an
+    /// authorization server, goes through the same proxy and trusts the
+    /// same roots).
     #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     pub(crate) fn new(
         name: &'static str,
-        make: impl Fn(&reqwest::Url, &ConnectConfig) -> Result<BoxHttpLayer, Error> + Send + Sync + 'static,
+        make: impl Fn(&reqwest::Url, &ConnectConfig, &reqwest::Client) -> Result<BoxHttpLayer, Error>
+            + Send
+            + Sync
+            + 'static,
     ) -> Self {
         ConnectionLayer { name, make: Arc::new(make) }
     }
@@ -72,8 +80,9 @@ impl ConnectionLayer {
         inner: HttpService,
         server: &reqwest::Url,
         config: &ConnectConfig,
+        client: &reqwest::Client,
     ) -> Result<HttpService, Error> {
-        Ok((self.make)(server, config)?.layer(inner))
+        Ok((self.make)(server, config, client)?.layer(inner))
     }
 }
 
