@@ -16,6 +16,7 @@
 //!   blackholed connections, through a TCP proxy on loopback.
 //! - [`proxy`]: a proxy the definition names, the environment's, none; a
 //!   host's own client.
+//! - [`pool`]: bindings to one origin share their connections.
 //! - [`tls`]: a server behind a private CA, one that requires a client
 //!   certificate (mutual TLS), and bad PEM.
 //! - [`netns`]: a partition between network namespaces. Ignored here: only
@@ -32,6 +33,7 @@ mod support;
 mod modern_era;
 mod netfaults;
 mod netns;
+mod pool;
 mod proxy;
 mod session_renewal;
 mod tls;

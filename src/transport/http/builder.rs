@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::headers::SecretHeaders;
-use super::network::{NetworkOptions, ProxyChoice, TlsOptions};
+use super::network::{NetworkOptions, ProxyChoice, SharedClient, TlsOptions};
 use super::service::ConnectionLayer;
 use super::{HttpFactory, ResumePolicy, SseFactory, StreamableHttpFactory, DEFAULT_CONNECT_TIMEOUT};
 use crate::error::{Error, FailureClass};
@@ -95,12 +95,16 @@ impl Settings {
         })
     }
 
-    /// The reqwest client for one connection: the host's own, or one made
-    /// from the network options.
-    pub(crate) fn reqwest_client(&self) -> Result<reqwest::Client, Error> {
+    /// The reqwest client for one connection: the host's own, or the pool
+    /// shared by connections to this origin with these network options
+    /// (which the connection retires when an exchange over it fails).
+    pub(crate) fn reqwest_client(&self) -> Result<(reqwest::Client, Option<Arc<SharedClient>>), Error> {
         match &self.own_client {
-            Some(client) => Ok(client.clone()),
-            None => self.network.build(),
+            Some(client) => Ok((client.clone(), None)),
+            None => {
+                let shared = self.network.shared_client(&self.url)?;
+                Ok((shared.client.clone(), Some(shared)))
+            }
         }
     }
 }

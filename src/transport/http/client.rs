@@ -39,8 +39,9 @@ impl HttpClient {
     /// from the network options; see [`super::network`]), with the
     /// builder's connection layer on it, if it set one.
     pub(crate) fn new(settings: Arc<Settings>, config: &ConnectConfig) -> Result<Self, Error> {
-        let client = settings.reqwest_client()?;
-        let inner = HttpService::new(service::ReqwestService::new(client.clone(), settings.origin.clone()));
+        let (client, shared) = settings.reqwest_client()?;
+        let inner =
+            HttpService::new(service::ReqwestService::new(client.clone(), shared, settings.origin.clone()));
         let service = match &settings.layer {
             Some(layer) => layer.layer(inner, &settings.url, config, &client)?,
             None => inner,

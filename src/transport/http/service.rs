@@ -1,5 +1,6 @@
 //! The one place an HTTP request leaves the client: a tower service per hop. Documented in the [per-hop HTTP services section of the parent module](crate::transport::http#per-hop-http-services).
 
+use super::network::SharedClient;
 use bytes::Bytes;
 use std::fmt;
 use std::future::Future;
@@ -90,7 +91,29 @@ impl ConnectionLayer {
 #[derive(Clone)]
 pub(crate) struct ReqwestService {
     client: reqwest::Client,
+    /// The shared pool `client` belongs to, if it is one: retired when an
+    /// exchange fails for the transport or is abandoned before its answer
+    /// (see [`super::network`]).
+    pool: Option<Arc<SharedClient>>,
     origin: RedactedOrigin,
+}
+
+/// Retires a pool unless disarmed: an exchange dropped before its answer
+/// (a deadline, a cancellation) may have left a socket no one can trust.
+struct RetireUnlessAnswered(Option<Arc<SharedClient>>);
+
+impl RetireUnlessAnswered {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for RetireUnlessAnswered {
+    fn drop(&mut self) {
+        if let Some(pool) = self.0.take() {
+            pool.retire();
+        }
+    }
 }
 
 impl fmt::Debug for ReqwestService {
@@ -100,8 +123,12 @@ impl fmt::Debug for ReqwestService {
 }
 
 impl ReqwestService {
-    pub(crate) fn new(client: reqwest::Client, origin: RedactedOrigin) -> Self {
-        ReqwestService { client, origin }
+    pub(crate) fn new(
+        client: reqwest::Client,
+        pool: Option<Arc<SharedClient>>,
+        origin: RedactedOrigin,
+    ) -> Self {
+        ReqwestService { client, pool, origin }
     }
 }
 
@@ -119,7 +146,10 @@ impl Service<HttpRequest> for ReqwestService {
     fn call(&mut self, request: HttpRequest) -> Self::Future {
         let client = self.client.clone();
         let origin = self.origin.clone();
+        let pool = self.pool.clone();
         Box::pin(async move {
+            // Armed from the first poll: a request never polled never sent.
+            let guard = RetireUnlessAnswered(pool);
             let (parts, body) = request.into_parts();
             let url = reqwest::Url::parse(&parts.uri.to_string()).map_err(|_| {
                 Error::new(FailureClass::InvalidConfig, "could not build the HTTP request: bad URL")
@@ -141,6 +171,8 @@ impl Service<HttpRequest> for ReqwestService {
             *outgoing.body_mut() = body.map(reqwest::Body::from);
             *outgoing.timeout_mut() = parts.extensions.get::<RequestTimeout>().map(|t| t.0);
             let response = client.execute(outgoing).await.map_err(|e| request_error(&origin, e))?;
+            // Answered (whatever the status): the pool is sound.
+            guard.disarm();
             Ok(HttpResponse::from(response))
         })
     }
