@@ -1,7 +1,8 @@
 //! Issue 22, item 1 (in part): the HTTP transports reach a server through a
 //! proxy: the one a definition names (with credentials kept secret), the
 //! environment's by default (`HTTP_PROXY`, `NO_PROXY`, ...), none when
-//! turned off; and a host may hand in its own `reqwest::Client`.
+//! turned off; and a host may hand in its own `reqwest::Client`, or its own
+//! tower service of HTTP requests.
 //!
 //! The environment's proxy is read by a child: this test binary run again
 //! with the variables set, on the ignored test `env_child` (setting them in
@@ -212,4 +213,48 @@ async fn authorization_discovery_goes_through_the_same_proxy() {
         heads.iter().any(|h| h.starts_with(&format!("GET {origin}/.well-known/oauth-protected-resource"))),
         "discovery did not go through the proxy: {heads:?}"
     );
+}
+
+/// A host hands in a tower service of HTTP requests instead of a client:
+/// here one that answers in process, recording each hop as the transport
+/// built it. No socket is opened.
+#[tokio::test]
+async fn a_hosts_own_service_sends_every_request() {
+    use mcp_stack::transport::http::{HttpRequest, HttpResponse, HttpService};
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let service = tower::service_fn(move |request: HttpRequest| {
+        let record = record.clone();
+        async move {
+            record.lock().unwrap().push(format!("{} {}", request.method(), request.uri()));
+            let body: Value = match request.body() {
+                Some(bytes) => serde_json::from_slice(bytes).unwrap(),
+                None => Value::Null,
+            };
+            let reply = mcp(Json(body)).await;
+            let (parts, body) = reply.into_parts();
+            let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+            Ok::<_, mcp_stack::Error>(HttpResponse::from_parts(parts, reqwest::Body::from(bytes)))
+        }
+    });
+    let builder =
+        HttpBuilder::new("http://in-process.invalid/mcp").listen(false).service(HttpService::new(service));
+    assert_eq!(call_through(builder).await.unwrap(), "through");
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.iter().any(|s| s == "POST http://in-process.invalid/mcp"), "{seen:?}");
+    assert!(seen.len() >= 3, "discovery or initialize, the listing and the call: {seen:?}");
+
+    // It sends the requests itself: no proxy or client beside it.
+    let lone = || {
+        HttpService::new(tower::service_fn(|_: HttpRequest| async {
+            Err(mcp_stack::Error::new(FailureClass::RemoteHttp, "unused"))
+        }))
+    };
+    for builder in [
+        HttpBuilder::new("http://x.invalid/mcp").service(lone()).no_proxy(),
+        HttpBuilder::new("http://x.invalid/mcp").service(lone()).client(reqwest::Client::new()),
+    ] {
+        assert_eq!(builder.build().unwrap_err().class(), FailureClass::InvalidConfig);
+    }
 }

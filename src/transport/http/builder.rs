@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::headers::SecretHeaders;
 use super::network::{NetworkOptions, ProxyChoice, SharedClient, TlsOptions};
-use super::service::ConnectionLayer;
+use super::service::{ConnectionLayer, HttpService};
 use super::{HttpFactory, ResumePolicy, SseFactory, StreamableHttpFactory, DEFAULT_CONNECT_TIMEOUT};
 use crate::error::{Error, FailureClass};
 use crate::transport::RedactedOrigin;
@@ -56,6 +56,8 @@ pub(crate) struct Settings {
     /// The host's own client, used as it is instead. Not in `Debug`:
     /// reqwest's would show its proxy's URL.
     pub(crate) own_client: Option<reqwest::Client>,
+    /// The host's own innermost service, in place of reqwest.
+    pub(crate) own_service: Option<HttpService>,
 }
 
 impl fmt::Debug for Settings {
@@ -68,6 +70,7 @@ impl fmt::Debug for Settings {
             .field("layer", &self.layer)
             .field("network", &self.network)
             .field("own_client", &self.own_client.is_some())
+            .field("own_service", &self.own_service.is_some())
             .finish()
     }
 }
@@ -92,6 +95,7 @@ impl Settings {
                 connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             },
             own_client: None,
+            own_service: None,
         })
     }
 
@@ -135,6 +139,7 @@ pub struct HttpBuilder {
     proxy: ProxyChoice,
     tls: TlsOptions,
     client: Option<reqwest::Client>,
+    service: Option<HttpService>,
 }
 
 /// The streamable-HTTP-only options of a builder.
@@ -157,6 +162,7 @@ impl fmt::Debug for HttpBuilder {
             .field("proxy", &self.proxy)
             .field("tls", &self.tls)
             .field("own_client", &self.client.is_some())
+            .field("own_service", &self.service.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -177,6 +183,7 @@ impl HttpBuilder {
             proxy: ProxyChoice::Environment,
             tls: TlsOptions::default(),
             client: None,
+            service: None,
         }
     }
 
@@ -291,6 +298,21 @@ impl HttpBuilder {
         self
     }
 
+    /// Sends every request with `service`, a host's own tower service of
+    /// HTTP requests, in place of reqwest: the seam every request already
+    /// goes through ([the per-hop services](super#per-hop-http-services)),
+    /// for a transport this crate does not know (another client, a
+    /// connector of its own, a recording double). It gets each hop as the
+    /// transport built it: absolute URL, complete headers, the
+    /// [`RequestTimeout`](super::RequestTimeout) to apply; it must not
+    /// follow redirects. Authorization, when set, wraps it. It takes no
+    /// proxy, certificates or [`client`](Self::client) beside it (the
+    /// build fails with `invalid_config`); the connect timeout is its own.
+    pub fn service(mut self, service: HttpService) -> Self {
+        self.service = Some(service);
+        self
+    }
+
     /// Puts `layer` on the per-hop service of every connection, in place
     /// of any set before. How the modules above the transport plug in
     /// (authorization, for one, defines its `oauth` beside its layer).
@@ -310,6 +332,14 @@ impl HttpBuilder {
                 "a client handed in keeps its own proxy settings: set the proxy on it, not on the builder",
             ));
         }
+        if self.service.is_some()
+            && (self.client.is_some() || self.tls.is_set() || !matches!(self.proxy, ProxyChoice::Environment))
+        {
+            return Err(Error::new(
+                FailureClass::InvalidConfig,
+                "a service handed in sends the requests itself: it takes no client, proxy or certificates beside it",
+            ));
+        }
         if self.client.is_some() && self.tls.is_set() {
             return Err(Error::new(
                 FailureClass::InvalidConfig,
@@ -327,6 +357,7 @@ impl HttpBuilder {
             settings.network.build()?;
         }
         settings.own_client = self.client;
+        settings.own_service = self.service;
         settings.headers = self.headers;
         settings.allow_redirects = self.allow_redirects;
         settings.connect_timeout = self.connect_timeout;

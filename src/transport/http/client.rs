@@ -35,13 +35,20 @@ impl fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    /// The client for one connection: reqwest (the host's own, or one made
-    /// from the network options; see [`super::network`]), with the
-    /// builder's connection layer on it, if it set one.
+    /// The client for one connection: the host's own service, or reqwest
+    /// (the host's own client, or the pool made from the network options;
+    /// see [`super::network`]), with the builder's connection layer on it,
+    /// if it set one.
     pub(crate) fn new(settings: Arc<Settings>, config: &ConnectConfig) -> Result<Self, Error> {
         let (client, shared) = settings.reqwest_client()?;
-        let inner =
-            HttpService::new(service::ReqwestService::new(client.clone(), shared, settings.origin.clone()));
+        let inner = match &settings.own_service {
+            Some(own) => own.clone(),
+            None => HttpService::new(service::ReqwestService::new(
+                client.clone(),
+                shared,
+                settings.origin.clone(),
+            )),
+        };
         let service = match &settings.layer {
             Some(layer) => layer.layer(inner, &settings.url, config, &client)?,
             None => inner,

@@ -40,9 +40,10 @@
 //!   Header values set on a factory are marked sensitive and never printed:
 //!   the `Debug` output names the headers only. Errors from the HTTP client
 //!   are stripped of their URL before they are kept.
-//! - `TCP_NODELAY` is set on every connection; there is no proxy (a proxy
-//!   taken from the environment would be a route the definition did not
-//!   name).
+//! - `TCP_NODELAY` is set on every connection. Proxies come from the
+//!   environment as curl reads them unless the builder names one or turns
+//!   them off; roots besides the platform's and a client certificate are
+//!   the builder's too (see [`HttpBuilder`]).
 //!
 //!
 //! # Per-hop HTTP services
