@@ -151,8 +151,14 @@ pub struct Error {
     op: &'static str,
     message: String,
     http_status: Option<u16>,
+    /// In milliseconds: at most a day ([`MAX_RETRY_AFTER_MS`]), and four
+    /// bytes keep `Error` (which every `Result` of the crate carries) small.
+    retry_after_ms: Option<u32>,
     source: Option<BoxError>,
 }
+
+/// The longest `Retry-After` an error keeps: a day, in milliseconds.
+const MAX_RETRY_AFTER_MS: u32 = 24 * 60 * 60 * 1000;
 
 impl Error {
     /// A new error of `class` with a message (bounded and normalized here).
@@ -163,6 +169,7 @@ impl Error {
             op: "",
             message: normalize_message(message.as_ref(), MAX_ERROR_MESSAGE_BYTES),
             http_status: None,
+            retry_after_ms: None,
             source: None,
         }
     }
@@ -207,6 +214,29 @@ impl Error {
     /// ```
     pub fn http_status(&self) -> Option<u16> {
         self.http_status
+    }
+
+    /// Records how long the server asked the client to wait before trying
+    /// again (its `Retry-After`, on a 429 or 503). Kept if already set.
+    pub fn with_retry_after(mut self, delay: std::time::Duration) -> Self {
+        let ms = delay.as_millis().min(u128::from(MAX_RETRY_AFTER_MS)) as u32;
+        self.retry_after_ms.get_or_insert(ms);
+        self
+    }
+
+    /// How long the server asked the client to wait before trying again,
+    /// when it said (`Retry-After` on a 429 or 503, in seconds or as a
+    /// date, at most a day). The binding's retries honour it within the
+    /// call's deadline; a host that retries on its own should too.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        self.retry_after_ms.map(|ms| std::time::Duration::from_millis(u64::from(ms)))
+    }
+
+    /// Appends `note` to the message (after `; `), bounded like any
+    /// message: what a layer learned about the failure (why it was not
+    /// retried, say) without hiding what happened.
+    pub(crate) fn add_note(&mut self, note: &str) {
+        self.message = normalize_message(&format!("{}; {note}", self.message), MAX_ERROR_MESSAGE_BYTES);
     }
 
     /// Attaches the underlying cause.
@@ -274,6 +304,7 @@ impl fmt::Debug for Error {
             .field("op", &self.op)
             .field("message", &self.message)
             .field("http_status", &self.http_status)
+            .field("retry_after", &self.retry_after())
             // The source's own text is not bounded by this crate; it is
             // scrubbed and bounded here like every other quote.
             .field(
@@ -336,6 +367,11 @@ pub struct ErrorReport {
     /// serialized as `httpStatus`, and left out when there is none.
     #[serde(rename = "httpStatus", skip_serializing_if = "Option::is_none")]
     pub http_status: Option<u16>,
+    /// How long the server asked to wait before trying again, in
+    /// milliseconds ([`Error::retry_after`]); serialized as `retryAfterMs`,
+    /// and left out when it said nothing.
+    #[serde(rename = "retryAfterMs", skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
 }
 
 impl Error {
@@ -353,6 +389,7 @@ impl From<&Error> for ErrorReport {
             binding: e.binding.clone(),
             op: (!e.op.is_empty()).then(|| e.op.to_string()),
             http_status: e.http_status,
+            retry_after_ms: e.retry_after_ms.map(u64::from),
         }
     }
 }

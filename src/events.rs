@@ -158,6 +158,29 @@ pub enum Event {
         #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
+    /// A request failed in a way that may pass, and the binding sends it
+    /// again after `delay_ms` (see [`crate::layer::retry`] for what is
+    /// retried, and [`Definition::retry_requests`](crate::Definition::retry_requests)
+    /// to turn it off). The request's deadline bounds every try and wait.
+    RequestRetried {
+        /// The binding.
+        binding: String,
+        /// The request's method.
+        method: String,
+        /// The try that failed, 1 for the first.
+        attempt: u32,
+        /// How it failed.
+        class: FailureClass,
+        /// The HTTP status that failed it, if one did.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        http_status: Option<u16>,
+        /// The wait before the next try, in milliseconds: the server's
+        /// `Retry-After` when it gave one, the backoff's delay otherwise.
+        delay_ms: u64,
+        /// When it was decided.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
     /// The server reported progress on a call that asked for it (a
     /// [`CallOpts`](crate::CallOpts) progress sink): the same report that
     /// call's sink gets. A report no call took (a late or invented token)

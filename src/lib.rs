@@ -38,7 +38,8 @@ pub use binding::{
     Binding, BindingBuilder, BindingFuture, BindingService, Definition, Listing, StackParts, Status,
 };
 pub use config::{
-    AllowedCapabilities, Limits, ProtocolChoice, ReconnectPolicy, RetryPolicy, Timeouts, ToolFilter,
+    AllowedCapabilities, Limits, ProtocolChoice, ReconnectPolicy, RepeatableTools, RetryPolicy, Timeouts,
+    ToolFilter,
 };
 pub use content::{
     Content, Dropped, Mark, PromptMessage, PromptResult, ResourceContent, ResourceResult, ResultMarks,

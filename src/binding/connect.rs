@@ -89,9 +89,22 @@ impl Binding {
         let layer = ReconnectLayer::new(dialer, definition.reconnect);
         let reports = layer.reports();
         let reconnect = layer.layer(connection);
-        let retry = match definition.reconnect.disabled {
+        let retry = match definition.reconnect.disabled || !definition.retry_requests {
             true => SafeRetry::never(),
-            false => SafeRetry::new(&definition.reconnect.retry),
+            false => {
+                let (events, binding) = (events.clone(), name.clone());
+                SafeRetry::new(&definition.reconnect.retry).on_retry(Arc::new(move |notice| {
+                    events.emit(Event::RequestRetried {
+                        binding: binding.clone(),
+                        method: notice.method,
+                        attempt: notice.attempt,
+                        class: notice.class,
+                        http_status: notice.http_status,
+                        delay_ms: notice.delay.as_millis().min(u128::from(u64::MAX)) as u64,
+                        at: std::time::SystemTime::now(),
+                    })
+                }))
+            }
         };
         inbound.set_protocol_version(&session.protocol_version);
 
@@ -125,11 +138,12 @@ impl Binding {
         let model_names: ModelNames =
             Arc::new(move |raw: &str| adopted.adopted().tool(raw).map(|t| t.model_name.clone()));
         auth_phase.attach(&lifecycle);
+        let repeatable = Arc::new(definition.repeatable_tools.clone());
         let front = ServiceBuilder::new()
             .layer_fn(|inner| Trace::new(inner, &name, Some(model_names.clone()), trace.clone()))
             .layer(ToolFilterLayer::new(definition.tool_filter.clone()))
             .layer(DeadlineLayer::new(timeouts.request))
-            .layer_fn(|inner| CatalogGuard::new(inner, catalog.clone()))
+            .layer_fn(|inner| CatalogGuard::new(inner, catalog.clone(), repeatable.clone()))
             .layer(SamplingDepthLayer::new(inbound.depth().clone()))
             .service(entry);
         let binding = Binding {

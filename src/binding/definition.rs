@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::compat::Profile;
 use crate::config::ProtocolChoice;
 use crate::config::ReconnectPolicy;
-use crate::config::RetryPolicy;
 use crate::config::{AllowedCapabilities, Limits, Timeouts, ToolFilter};
+use crate::config::{RepeatableTools, RetryPolicy};
 use crate::layer::trace::TraceContextSource;
 use crate::protocol::logging::LoggingLevel;
 use crate::session::ClientIdentity;
@@ -85,6 +85,18 @@ pub struct Definition {
     /// tool call is re-issued like a read. It changes nothing on the legacy
     /// era, whose streams resume instead.
     pub reissue_lost_tool_calls: bool,
+    /// Sends a request again after a failure that may pass (a connection
+    /// lost before it was sent, HTTP 429 and 503 after the server's
+    /// `Retry-After`, and, for what is safe to repeat, a lost reply, 408
+    /// or another 5xx), within its deadline and a retry budget, each retry
+    /// reported as [`Event::RequestRetried`](crate::Event::RequestRetried).
+    /// On by default; `false` is one try per request (see
+    /// [`crate::layer::retry`]). The tries and delays are
+    /// `reconnect.retry`'s.
+    pub retry_requests: bool,
+    /// Which tool calls are safe to send again after a failure that may
+    /// have let them run. None by default (see [`RepeatableTools`]).
+    pub repeatable_tools: RepeatableTools,
 }
 
 impl fmt::Debug for Definition {
@@ -106,6 +118,8 @@ impl fmt::Debug for Definition {
             .field("protocol", &self.protocol)
             .field("trace_context", &self.trace_context.is_some())
             .field("reissue_lost_tool_calls", &self.reissue_lost_tool_calls)
+            .field("retry_requests", &self.retry_requests)
+            .field("repeatable_tools", &self.repeatable_tools)
             .finish()
     }
 }
@@ -134,6 +148,8 @@ impl Definition {
             protocol: ProtocolChoice::default(),
             trace_context: None,
             reissue_lost_tool_calls: false,
+            retry_requests: true,
+            repeatable_tools: RepeatableTools::default(),
         }
     }
 

@@ -106,7 +106,9 @@ pub struct Listing<T> {
 ///    result validated against the tool's output schema on the way up; on
 ///    2026-07-28 over HTTP the tool's `x-mcp-header` arguments go down as
 ///    typed `Mcp-Param-*` headers, and a -32020 makes the catalog look
-///    again and the call go once more, inside the same deadline.
+///    again and the call go once more, inside the same deadline. A call of a
+///    tool safe to run twice ([`Definition::repeatable_tools`]) is marked
+///    for the retry layer (11).
 /// 4. The sampling-depth layer ([`layer::sampling_depth`](crate::layer::sampling_depth)): counts a request made from the host's
 ///    sampling service in its chain until the reply, and passes the depth
 ///    down as a typed extension (see [Sampling](crate::handlers#sampling)). It reads a task-local,
@@ -136,8 +138,12 @@ pub struct Listing<T> {
 /// 10. `ConcurrencyLimit` (tower's): at most
 ///     `Limits::max_concurrent_requests` in flight, just above the
 ///     connection, so a permit covers the exchange, not a wait at the gate.
-/// 11. `Retry` (tower's) with [`SafeRetry`]: repeats a request safe to repeat
-///     after a loss (never a `tools/call` that left the client). Below the
+/// 11. `Retry` (tower's) with [`SafeRetry`]: repeats a request after a
+///     failure that may pass: one refused unprocessed (HTTP 429 or 503,
+///     after its `Retry-After`) or never sent, and, for what is safe to
+///     repeat and the tools [`Definition::repeatable_tools`] names, a lost
+///     reply, 408 or another 5xx; never a JSON-RPC error or a tool error
+///     (see [`crate::layer::retry`]). Below the
 ///     concurrency limit, so a retry keeps its caller's permit. Keeping a
 ///     request to send again is a reference count: an [`McpRequest`]'s
 ///     params are shared between its clones.

@@ -142,6 +142,15 @@ pub(crate) struct CallPlan {
     tool: Result<usize, String>,
 }
 
+impl CallPlan {
+    /// The tool's `idempotentHint`, when the adopted generation lists it
+    /// with one.
+    pub(crate) fn idempotent_hint(&self) -> Option<bool> {
+        let tool = &self.catalog.tools[*self.tool.as_ref().ok()?];
+        tool.annotations.as_ref()?.idempotent_hint
+    }
+}
+
 /// A binding's generations and its refresh task. See the module docs.
 pub(crate) struct CatalogCell {
     ctx: BuildContext,

@@ -18,7 +18,11 @@
 //! - on the way up, its `structuredContent` is validated against the
 //!   adopted tool's output schema, unless the result is an error or a
 //!   limit dropped it (the [`ResultMarks`] say so); what a mismatch does
-//!   follows the profile (see the [catalog docs](super#output-validation)).
+//!   follows the profile (see the [catalog docs](super#output-validation));
+//! - a call of a tool the definition says is safe to run twice
+//!   ([`RepeatableTools`](crate::RepeatableTools), by name or by its
+//!   `idempotentHint` when the definition trusts that) is marked
+//!   [`Idempotent`] for the retry layer below.
 //!
 //! Readiness passes through. Other methods pass through untouched.
 //!
@@ -36,7 +40,9 @@ use tower_service::Service;
 
 use super::generation::{CallPlan, CatalogCell};
 use super::Catalog;
+use crate::config::RepeatableTools;
 use crate::error::Error;
+use crate::layer::retry::Idempotent;
 use crate::request::{McpRequest, McpResponse};
 use tower::ServiceExt;
 
@@ -45,11 +51,14 @@ use tower::ServiceExt;
 pub(crate) struct CatalogGuard<S> {
     inner: S,
     cell: Arc<CatalogCell>,
+    /// The tools the definition says are safe to run twice: their calls
+    /// are marked [`Idempotent`] for the retry layer below.
+    repeatable: Arc<RepeatableTools>,
 }
 
 impl<S> CatalogGuard<S> {
-    pub(crate) fn new(inner: S, cell: Arc<CatalogCell>) -> Self {
-        CatalogGuard { inner, cell }
+    pub(crate) fn new(inner: S, cell: Arc<CatalogCell>, repeatable: Arc<RepeatableTools>) -> Self {
+        CatalogGuard { inner, cell, repeatable }
     }
 }
 
@@ -72,6 +81,9 @@ where
         };
         match self.cell.plan_call(name) {
             Ok(plan) => {
+                if self.repeatable.allows(name, plan.idempotent_hint()) {
+                    req.extensions.insert(Idempotent);
+                }
                 // Only a modern server answers -32020: only then is a copy
                 // kept to send again.
                 let (modern, headers) = self.cell.modern_headers();

@@ -14,6 +14,6 @@ pub use capabilities::AllowedCapabilities;
 pub use limits::{Limits, Timeouts};
 pub use protocol::ProtocolChoice;
 pub use reconnect::ReconnectPolicy;
-pub use retry::RetryPolicy;
+pub use retry::{RepeatableTools, RetryPolicy};
 
 pub use tool_filter::ToolFilter;

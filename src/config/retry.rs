@@ -166,3 +166,35 @@ mod tests {
         }
     }
 }
+
+/// Which tool calls a binding may send again after a failure that may have
+/// let them run: a reply lost on the way, HTTP 408, or a 5xx other than
+/// 503. None by default: a tool may move money, delete a file or send an
+/// email, and running it twice is the host's decision, not the client's.
+/// (A call that never left the client, or that a 429 or 503 refused, is
+/// retried whatever this says: it did not run.)
+///
+/// ```
+/// use mcp_stack::RepeatableTools;
+/// // `search` and `lookup` are safe to run twice; so is any tool the
+/// // server annotates with `idempotentHint: true` (trust that only for a
+/// // server you trust: annotations are its word, not a guarantee).
+/// let tools = RepeatableTools { names: vec!["search".into(), "lookup".into()], trust_idempotent_hint: true };
+/// # let _ = tools;
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RepeatableTools {
+    /// Tools safe to run twice, by raw name.
+    pub names: Vec<String>,
+    /// Also the tools whose annotations say `idempotentHint: true`.
+    pub trust_idempotent_hint: bool,
+}
+
+impl RepeatableTools {
+    /// Whether a call of the tool `raw_name`, whose annotations say
+    /// `idempotent_hint`, may be sent again after it may have run.
+    pub(crate) fn allows(&self, raw_name: &str, idempotent_hint: Option<bool>) -> bool {
+        self.names.iter().any(|n| n == raw_name)
+            || (self.trust_idempotent_hint && idempotent_hint == Some(true))
+    }
+}

@@ -42,10 +42,13 @@ pub(super) async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::
                 }
             }
             Ok(Some(Inbound::Dropped { reason })) => shared.warn(reason),
-            Ok(Some(Inbound::RequestFailed { id, class, message, http_status })) => {
+            Ok(Some(Inbound::RequestFailed { id, class, message, http_status, retry_after })) => {
                 let mut error = Error::new(class, message);
                 if let Some(status) = http_status {
                     error = error.with_http_status(status);
+                }
+                if let Some(delay) = retry_after {
+                    error = error.with_retry_after(delay);
                 }
                 shared.fail(&id, error);
             }

@@ -371,7 +371,13 @@ fn report(split: Split, out: &mut Vec<Inbound>) {
             let reason = format!("a reply to request {id} split over several lines ({lines} lines) {rule}");
             out.push(Inbound::Damaged { reason, prefix: String::new(), bytes });
             let message = format!("the server split its reply over {lines} lines {rule}");
-            out.push(Inbound::RequestFailed { id, class: FailureClass::Framing, message, http_status: None });
+            out.push(Inbound::RequestFailed {
+                id,
+                class: FailureClass::Framing,
+                message,
+                http_status: None,
+                retry_after: None,
+            });
         }
         Some(Err(kind)) => {
             let reason = format!("{kind} split over several lines ({lines} lines) {rule}; dropped");

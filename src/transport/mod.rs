@@ -101,6 +101,10 @@ pub enum Inbound {
         message: String,
         /// The HTTP status that made the request fail, when one did.
         http_status: Option<u16>,
+        /// How long the server asked to wait before trying again (its
+        /// `Retry-After`), when it said; the call's error carries it as
+        /// [`Error::retry_after`].
+        retry_after: Option<std::time::Duration>,
     },
     /// A whole message the transport read and dropped on purpose, because
     /// it may not be delivered where it arrived (a response on another

@@ -17,6 +17,8 @@
 //! - [`proxy`]: a proxy the definition names, the environment's, none; a
 //!   host's own client.
 //! - [`pool`]: bindings to one origin share their connections.
+//! - [`retry`]: 429 and 503 retried after `Retry-After` within the
+//!   deadline, a 500 only for a tool safe to run twice, off with one switch.
 //! - [`tls`]: a server behind a private CA, one that requires a client
 //!   certificate (mutual TLS), and bad PEM.
 //! - [`netns`]: a partition between network namespaces. Ignored here: only
@@ -35,6 +37,7 @@ mod netfaults;
 mod netns;
 mod pool;
 mod proxy;
+mod retry;
 mod session_renewal;
 mod tls;
 mod transport;

@@ -1100,11 +1100,14 @@ async fn a_notification_post_that_fails_is_a_warning_and_the_connection_goes_on(
 /// typed, so a host tells a 404 from a 429 or a 503 without reading the
 /// message; the error's report (the CLI's `--json` error) and the binding's
 /// last failure carry it too. A failure with no HTTP answer behind it
-/// carries none.
+/// carries none. (Retries are off here: a 429, a 503 and a 500 are
+/// retried by default, which `tests/http/retry.rs` shows.)
 #[tokio::test]
 async fn a_refused_call_carries_its_http_status() {
     let (mock, url) = mock_server().await;
-    let b = bind(HttpBuilder::new(&url).build().unwrap(), &Events::default()).await;
+    let mut definition = Definition::new("http", HttpBuilder::new(&url).build().unwrap());
+    definition.retry_requests = false;
+    let b = within("connect", Binding::connect(definition, Events::default().handlers())).await.unwrap();
     for status in
         [StatusCode::TOO_MANY_REQUESTS, StatusCode::SERVICE_UNAVAILABLE, StatusCode::INTERNAL_SERVER_ERROR]
     {
@@ -1114,6 +1117,9 @@ async fn a_refused_call_carries_its_http_status() {
         assert_eq!(e.http_status(), Some(status.as_u16()), "{e}");
         let report = serde_json::to_value(e.report()).unwrap();
         assert_eq!(report["httpStatus"], status.as_u16(), "{report}");
+        // The server's Retry-After, on the two statuses that carry one.
+        let asked = (status != StatusCode::INTERNAL_SERVER_ERROR).then_some(Duration::from_secs(2));
+        assert_eq!(e.retry_after(), asked, "{e}");
     }
     // 401 and 403 keep their own classes, and their status.
     mock.on_tool(|_, _| StatusCode::FORBIDDEN.into_response());

@@ -699,6 +699,7 @@ impl mcp_stack::transport::MessageSender for LossySender {
                     class,
                     message: "stream broke".into(),
                     http_status: None,
+                    retry_after: None,
                 });
                 return Ok(());
             }

@@ -21,6 +21,36 @@ fn failed(class: FailureClass) -> Result<McpResponse, Error> {
     Err(Error::new(class, "test"))
 }
 
+/// An HTTP failure with `status` (and the server's `Retry-After`).
+fn http(status: u16, retry_after: Option<Duration>) -> Result<McpResponse, Error> {
+    let e = Error::new(
+        crate::transport::http::status_class(reqwest::StatusCode::from_u16(status).unwrap()),
+        "http",
+    )
+    .with_http_status(status);
+    Err(match retry_after {
+        Some(after) => e.with_retry_after(after),
+        None => e,
+    })
+}
+
+/// A copy of an outcome (errors are not `Clone`: their source is not).
+fn copy(o: &Result<McpResponse, Error>) -> Result<McpResponse, Error> {
+    match o {
+        Ok(r) => Ok(r.clone()),
+        Err(e) => {
+            let mut copy = Error::new(e.class(), e.message());
+            if let Some(status) = e.http_status() {
+                copy = copy.with_http_status(status);
+            }
+            if let Some(after) = e.retry_after() {
+                copy = copy.with_retry_after(after);
+            }
+            Err(copy)
+        }
+    }
+}
+
 /// Runs one session of `p` (as tower does: a clone per request) and reports
 /// after which outcomes it asked to retry, and with what delay.
 fn delays(
@@ -33,10 +63,7 @@ fn delays(
     outcomes
         .iter()
         .map(|o| {
-            let mut result = match o {
-                Ok(r) => Ok(r.clone()),
-                Err(e) => failed(e.class()),
-            };
+            let mut result = copy(o);
             session.retry(req, &mut result).map(|sleep| sleep.deadline() - start)
         })
         .collect()
@@ -90,14 +117,109 @@ async fn other_outcomes_are_final() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn requests_not_known_to_be_safe_are_neither_cloned_nor_retried() {
+async fn requests_not_known_to_be_safe_are_retried_only_when_refused_unprocessed() {
     let mut p = policy(4);
+    let error = |r: Result<McpResponse, Error>| r.unwrap_err();
     for method in ["resources/subscribe", "logging/setLevel", "tasks/cancel", "initialize"] {
-        assert!(p.clone_request(&request(method)).is_none(), "{method}");
-        assert!(!is_retryable(method, FailureClass::TransportClosed), "{method}");
-        assert!(!is_retryable(method, FailureClass::Indeterminate), "{method}");
+        // Kept: a 429 or 503 may refuse it unprocessed.
+        assert!(p.clone_request(&request(method)).is_some(), "{method}");
+        assert!(!is_retryable(&request(method), &error(failed(FailureClass::TransportClosed))), "{method}");
+        assert!(!is_retryable(&request(method), &error(failed(FailureClass::Indeterminate))), "{method}");
+        assert!(!is_retryable(&request(method), &error(http(500, None))), "{method}");
+        assert!(is_retryable(&request(method), &error(http(429, None))), "{method}");
+        assert!(is_retryable(&request(method), &error(http(503, None))), "{method}");
     }
     assert!(SafeRetry::never().clone_request(&request("ping")).is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn http_failures_that_may_pass_are_retried_by_what_may_have_run() {
+    let p = policy(4);
+    let mut call = request("tools/call");
+    let mut marked = request("tools/call");
+    marked.extensions.insert(Idempotent);
+    for status in [408, 500, 502, 504] {
+        // It may have run: a read is repeated, a tool call only when marked.
+        assert_eq!(
+            delays(&p, &mut request("tools/list"), &[http(status, None)]),
+            [Some(100 * MS)],
+            "{status}"
+        );
+        assert_eq!(delays(&p, &mut call, &[http(status, None)]), [None], "{status}");
+        assert_eq!(delays(&p, &mut marked, &[http(status, None)]), [Some(100 * MS)], "{status}");
+    }
+    // A lost reply too.
+    assert_eq!(delays(&p, &mut marked, &[failed(FailureClass::Indeterminate)]), [Some(100 * MS)]);
+    // Refused unprocessed: every request, the tool call included.
+    for status in [429, 503] {
+        assert_eq!(delays(&p, &mut call, &[http(status, None)]), [Some(100 * MS)], "{status}");
+    }
+    // Other statuses are final, and so are JSON-RPC errors and tool errors.
+    for status in [400, 401, 403, 404, 409, 413] {
+        assert_eq!(delays(&p, &mut marked, &[http(status, None)]), [None], "{status}");
+        assert_eq!(delays(&p, &mut request("tools/list"), &[http(status, None)]), [None], "{status}");
+    }
+    for class in [FailureClass::RemoteToolError, FailureClass::ServerProtocol] {
+        assert_eq!(delays(&p, &mut marked, &[failed(class)]), [None], "{class}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_is_waited_exactly_and_one_past_the_deadline_fails_at_once_saying_so() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Mutex;
+    use tower::{service_fn, Layer, ServiceExt};
+
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let seen = notices.clone();
+    let p = policy(4).on_retry(Arc::new(move |n: RetryNotice| seen.lock().unwrap().push(n)));
+    let tries = Arc::new(AtomicU32::new(0));
+    let server = |after: u64, tries: Arc<AtomicU32>| {
+        service_fn(move |_req: McpRequest| {
+            let n = tries.fetch_add(1, Ordering::SeqCst);
+            async move {
+                match n {
+                    0 => http(429, Some(Duration::from_secs(after))),
+                    _ => Ok(McpResponse::new(serde_json::json!({ "try": n }))),
+                }
+            }
+        })
+    };
+    let opts = || CallOpts::default().with_timeout(Duration::from_secs(30));
+    let deadline = |req: McpRequest| {
+        let at = req.opts.deadline_from(Instant::now(), Duration::from_secs(30));
+        req.opts(CallOpts::default().with_deadline(at))
+    };
+
+    // Retry-After: 2, within a 30 s deadline: the second try goes 2 s later,
+    // not after the backoff's 100 ms.
+    let svc = tower::retry::RetryLayer::new(p.clone()).layer(server(2, tries.clone()));
+    let start = Instant::now();
+    let call =
+        deadline(McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo" })).opts(opts()));
+    let rsp = svc.oneshot(call).await.unwrap();
+    assert_eq!(rsp.result["try"], 1);
+    assert_eq!(start.elapsed(), Duration::from_secs(2));
+    let notice = notices.lock().unwrap().pop().expect("the retry was reported");
+    assert_eq!((notice.method.as_str(), notice.attempt, notice.http_status), ("tools/call", 1, Some(429)));
+    assert_eq!(notice.delay, Duration::from_secs(2));
+
+    // Retry-After: 120 with 30 s left: fails now, with the class, the status
+    // and the server's delay in the message.
+    tries.store(0, Ordering::SeqCst);
+    let svc = tower::retry::RetryLayer::new(p).layer(server(120, tries.clone()));
+    let start = Instant::now();
+    let call =
+        deadline(McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo" })).opts(opts()));
+    let e = svc.oneshot(call).await.unwrap_err();
+    assert_eq!(start.elapsed(), Duration::ZERO, "no sleeping into the deadline");
+    assert_eq!(
+        (e.class(), e.http_status(), e.retry_after()),
+        (FailureClass::RemoteHttp, Some(429), Some(Duration::from_secs(120)))
+    );
+    assert!(e.message().contains("the server asked to wait 120 s"), "{e}");
+    assert_eq!(tries.load(Ordering::SeqCst), 1);
+    assert!(notices.lock().unwrap().is_empty(), "no retry was made");
 }
 
 #[tokio::test(start_paused = true)]
@@ -144,9 +266,6 @@ async fn a_kept_request_shares_its_params() {
         McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo", "arguments": { "x": 1 } }));
     let kept = p.clone_request(&call).expect("a tool call may be retried");
     assert!(std::ptr::eq(kept.params(), call.params()), "kept by reference, not copied");
-    for method in ["resources/subscribe", "initialize"] {
-        assert!(p.clone_request(&request(method)).is_none(), "{method}");
-    }
     assert!(SafeRetry::never().clone_request(&request("ping")).is_none());
 }
 

@@ -232,6 +232,7 @@ impl MessageSender for AutoSender {
                                     class: e.class(),
                                     message,
                                     http_status: e.http_status().or(Some(status.as_u16())),
+                                    retry_after: e.retry_after(),
                                 }))
                                 .await;
                         }

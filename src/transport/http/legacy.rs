@@ -250,6 +250,7 @@ impl LegacyCore {
         if status.is_success() {
             return Ok(());
         }
+        let retry_after = super::retry_after(status, response.headers());
         let quote = error_body_quote(&self.client, response).await;
         let text =
             format!("the server at {} answered HTTP {}: {quote}", self.client.origin(), status.as_u16());
@@ -259,7 +260,13 @@ impl LegacyCore {
                 let message = crate::error::normalize_message(&text, crate::error::MAX_ERROR_MESSAGE_BYTES);
                 let http_status = Some(status.as_u16());
                 self.inbound
-                    .deliver(Ok(Inbound::RequestFailed { id: id.clone(), class, message, http_status }))
+                    .deliver(Ok(Inbound::RequestFailed {
+                        id: id.clone(),
+                        class,
+                        message,
+                        http_status,
+                        retry_after,
+                    }))
                     .await;
             }
             None => {

@@ -114,6 +114,32 @@ pub(crate) fn status_class(status: reqwest::StatusCode) -> crate::error::Failure
     }
 }
 
+/// The longest `Retry-After` taken: a day. A server asking for more is
+/// asking the client to give up, which a deadline does anyway.
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// How long a 429 or 503 asks the client to wait: its `Retry-After`, in
+/// seconds or as an HTTP date (a date in the past is no wait), at most
+/// [`MAX_RETRY_AFTER`]. `None` for any other status, or a value that is
+/// neither.
+pub(crate) fn retry_after(
+    status: reqwest::StatusCode,
+    headers: &reqwest::header::HeaderMap,
+) -> Option<Duration> {
+    if !matches!(status.as_u16(), 429 | 503) {
+        return None;
+    }
+    let text = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    let delay = match text.parse::<u64>() {
+        Ok(seconds) => Duration::from_secs(seconds),
+        Err(_) => {
+            let at = httpdate::parse_http_date(text).ok()?;
+            at.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO)
+        }
+    };
+    Some(delay.min(MAX_RETRY_AFTER))
+}
+
 /// The most redirects one request follows, when redirects are allowed.
 pub(crate) const MAX_REDIRECTS: usize = 8;
 /// How long connecting to the server may take.
@@ -127,3 +153,37 @@ pub(crate) const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) const INBOUND_QUEUE: usize = 64;
 /// How much of an error body is quoted in an error message, in bytes.
 pub(crate) const ERROR_BODY_QUOTE_BYTES: usize = 256;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+    use reqwest::StatusCode;
+
+    fn after(status: u16, value: &str) -> Option<Duration> {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_str(value).unwrap());
+        retry_after(StatusCode::from_u16(status).unwrap(), &headers)
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates_on_429_and_503_only() {
+        assert_eq!(after(429, "2"), Some(Duration::from_secs(2)));
+        assert_eq!(after(503, " 120 "), Some(Duration::from_secs(120)));
+        assert_eq!(
+            after(503, "Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO),
+            "a past date is no wait"
+        );
+        let soon = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(90));
+        let waited = after(429, &soon).unwrap();
+        assert!((Duration::from_secs(88)..=Duration::from_secs(90)).contains(&waited), "{waited:?}");
+        assert_eq!(after(429, "99999999999"), Some(MAX_RETRY_AFTER));
+        for bad in ["soon", "-1", "1.5", ""] {
+            assert_eq!(after(429, bad), None, "{bad:?}");
+        }
+        assert_eq!(after(500, "2"), None);
+        assert_eq!(after(200, "2"), None);
+        assert_eq!(retry_after(StatusCode::TOO_MANY_REQUESTS, &HeaderMap::new()), None);
+    }
+}

@@ -57,6 +57,7 @@ impl Core {
     /// one, else a failure of the call.
     async fn refused(&self, id: RequestId, response: reqwest::Response) {
         let status = response.status();
+        let retry_after = crate::transport::http::retry_after(status, response.headers());
         if body_kind(&response) == BodyKind::Json {
             if let Ok(body) = read_body_bounded(&self.client, response, self.max_frame.min(64 << 10)).await {
                 let text = String::from_utf8_lossy(&body).into_owned();
@@ -65,9 +66,13 @@ impl Core {
                     return;
                 }
                 let quote = normalize_message(&text, ERROR_BODY_QUOTE_BYTES);
-                return self.fail_status(&id, status, status_message(self.origin(), status, &quote)).await;
+                return self
+                    .fail_status(&id, status, retry_after, status_message(self.origin(), status, &quote))
+                    .await;
             }
-            return self.fail_status(&id, status, status_message(self.origin(), status, "")).await;
+            return self
+                .fail_status(&id, status, retry_after, status_message(self.origin(), status, ""))
+                .await;
         }
         if is_html(&response) {
             // A web page, not an MCP endpoint: its markup says nothing to the
@@ -78,10 +83,10 @@ impl Core {
                 self.origin(),
                 status.as_u16()
             );
-            return self.fail_status(&id, status, text).await;
+            return self.fail_status(&id, status, retry_after, text).await;
         }
         let quote = error_body_quote(&self.client, response).await;
-        self.fail_status(&id, status, status_message(self.origin(), status, &quote)).await;
+        self.fail_status(&id, status, retry_after, status_message(self.origin(), status, &quote)).await;
     }
 
     async fn json_reply(&self, id: RequestId, response: reqwest::Response) {

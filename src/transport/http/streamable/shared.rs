@@ -89,7 +89,7 @@ impl Core {
     }
 
     pub(super) async fn fail(&self, id: &RequestId, class: FailureClass, message: impl AsRef<str>) {
-        self.fail_with(id, class, message, None).await;
+        self.fail_with(id, class, message, None, None).await;
     }
 
     /// Fails `id` because the server answered `status`: the class the
@@ -98,15 +98,16 @@ impl Core {
         &self,
         id: &RequestId,
         status: reqwest::StatusCode,
+        retry_after: Option<Duration>,
         message: impl AsRef<str>,
     ) {
-        self.fail_with(id, crate::transport::http::status_class(status), message, Some(status.as_u16()))
-            .await;
+        let class = crate::transport::http::status_class(status);
+        self.fail_with(id, class, message, Some(status.as_u16()), retry_after).await;
     }
 
     /// Fails `id` with what `error` says (its class, message and status).
     pub(super) async fn fail_error(&self, id: &RequestId, error: &Error) {
-        self.fail_with(id, error.class(), error.message(), error.http_status()).await;
+        self.fail_with(id, error.class(), error.message(), error.http_status(), error.retry_after()).await;
     }
 
     async fn fail_with(
@@ -115,9 +116,11 @@ impl Core {
         class: FailureClass,
         message: impl AsRef<str>,
         http_status: Option<u16>,
+        retry_after: Option<Duration>,
     ) {
         let message = normalize_message(message.as_ref(), crate::error::MAX_ERROR_MESSAGE_BYTES);
-        self.deliver(Inbound::RequestFailed { id: id.clone(), class, message, http_status }).await;
+        self.deliver(Inbound::RequestFailed { id: id.clone(), class, message, http_status, retry_after })
+            .await;
     }
 
     /// The headers of a request now, the one place they are built.
