@@ -181,6 +181,34 @@ pub enum Event {
         #[serde(serialize_with = "crate::serialize::rfc3339")]
         at: SystemTime,
     },
+    /// The streamable HTTP server assigned a session id (in its
+    /// `initialize` response), or replaced the one the connection started
+    /// with ([`HttpBuilder::session_id`](crate::transport::http::HttpBuilder::session_id)).
+    /// The id is a secret: it shows as `<redacted>` here and in JSON;
+    /// [`SessionId::expose`](crate::transport::SessionId::expose) gives it
+    /// to code that keeps it, to resume the session later.
+    HttpSessionAssigned {
+        /// The binding.
+        binding: String,
+        /// The new session id.
+        session: crate::transport::SessionId,
+        /// When the server assigned it.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
+    /// The streamable HTTP server no longer knows the session id in use
+    /// (it answered 404 to a request that carried it). The binding runs the
+    /// handshake again ([`Event::SessionRenewed`] follows) and the server
+    /// assigns a new one.
+    HttpSessionExpired {
+        /// The binding.
+        binding: String,
+        /// The id that expired.
+        session: crate::transport::SessionId,
+        /// When the server said so.
+        #[serde(serialize_with = "crate::serialize::rfc3339")]
+        at: SystemTime,
+    },
     /// The server reported progress on a call that asked for it (a
     /// [`CallOpts`](crate::CallOpts) progress sink): the same report that
     /// call's sink gets. A report no call took (a late or invented token)

@@ -158,6 +158,14 @@ pub trait InboundHandler: Send + Sync + 'static {
     fn warning(&self, text: String) {
         tracing::warn!(target: "mcp_stack::connection", "{text}");
     }
+
+    /// Learns that the HTTP session id changed ([`Inbound::Session`]).
+    /// Must not block. The default does nothing.
+    ///
+    /// [`Inbound::Session`]: crate::transport::Inbound::Session
+    fn session(&self, change: crate::transport::SessionChange) {
+        let _ = change;
+    }
 }
 
 /// An [`InboundHandler`] that serves nothing and logs warnings.

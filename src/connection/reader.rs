@@ -42,6 +42,7 @@ pub(super) async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::
                 }
             }
             Ok(Some(Inbound::Dropped { reason })) => shared.warn(reason),
+            Ok(Some(Inbound::Session(change))) => shared.inbound.session(change),
             Ok(Some(Inbound::RequestFailed { id, class, message, http_status, retry_after })) => {
                 let mut error = Error::new(class, message);
                 if let Some(status) = http_status {

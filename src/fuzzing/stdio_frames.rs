@@ -51,7 +51,7 @@ fn check(item: &Inbound, max: usize) {
         }
         Inbound::Damaged { prefix, .. } => assert!(prefix.len() <= DAMAGED_PREFIX_BYTES),
         Inbound::RequestFailed { class, .. } => assert_eq!(*class, FailureClass::Framing),
-        Inbound::SessionExpired { .. } => panic!("stdio knows no session"),
+        Inbound::SessionExpired { .. } | Inbound::Session(_) => panic!("stdio knows no session"),
         Inbound::Dropped { .. } => panic!("stdio has one stream: nothing arrives on another's"),
     }
 }

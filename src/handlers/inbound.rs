@@ -403,4 +403,13 @@ impl InboundHandler for BindingInbound {
         tracing::warn!(target: "mcp_stack::connection", binding = %self.binding, "{text}");
         self.events.emit(Event::Warning { binding: self.binding.clone(), text, at: SystemTime::now() });
     }
+
+    fn session(&self, change: crate::transport::SessionChange) {
+        use crate::transport::SessionChange;
+        let (binding, at) = (self.binding.clone(), SystemTime::now());
+        self.events.emit(match change {
+            SessionChange::Assigned(session) => Event::HttpSessionAssigned { binding, session, at },
+            SessionChange::Expired(session) => Event::HttpSessionExpired { binding, session, at },
+        });
+    }
 }

@@ -125,6 +125,65 @@ pub enum Inbound {
         /// was refused.
         id: Option<RequestId>,
     },
+    /// The session id changed: the server assigned one, or said the one in
+    /// use is gone. Informational: the connection reports it to the host
+    /// (as an event) and goes on; [`Inbound::SessionExpired`] is what ends
+    /// a refused request.
+    Session(SessionChange),
+}
+
+/// What happened to an HTTP session id ([`Inbound::Session`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionChange {
+    /// The server assigned this id (in the `initialize` response), or
+    /// replaced the one the connection started with.
+    Assigned(SessionId),
+    /// The server no longer knows this id (it answered 404 to a request
+    /// that carried it).
+    Expired(SessionId),
+}
+
+/// A streamable HTTP session id (`Mcp-Session-Id`). Whoever holds it can
+/// speak in the session, so it is a secret: `Debug` and serialization show
+/// `<redacted>`, and while any copy lives the redaction point scrubs it
+/// from every error, event and log. [`SessionId::expose`] gives the value
+/// to code that keeps it (to resume the session later with
+/// [`HttpBuilder::session_id`](http::HttpBuilder::session_id)).
+#[derive(Clone)]
+pub struct SessionId {
+    value: Arc<str>,
+    _known: Arc<crate::redact::Registration>,
+}
+
+impl SessionId {
+    /// The id, for code that keeps it. Never log it.
+    pub fn expose(&self) -> &str {
+        &self.value
+    }
+
+    pub(crate) fn new(value: &str) -> Self {
+        SessionId { value: Arc::from(value), _known: Arc::new(crate::redact::register(value)) }
+    }
+}
+
+impl PartialEq for SessionId {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Eq for SessionId {}
+
+impl fmt::Debug for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SessionId(<redacted>)")
+    }
+}
+
+impl serde::Serialize for SessionId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str("<redacted>")
+    }
 }
 
 /// The marker an error carries as its source when its request was refused

@@ -19,6 +19,8 @@
 //! - [`pool`]: bindings to one origin share their connections.
 //! - [`retry`]: 429 and 503 retried after `Retry-After` within the
 //!   deadline, a 500 only for a tool safe to run twice, off with one switch.
+//! - [`session_controls`]: the session id reported when assigned and when
+//!   it expires, resumed by id, and kept or deleted on close.
 //! - [`tls`]: a server behind a private CA, one that requires a client
 //!   certificate (mutual TLS), and bad PEM.
 //! - [`netns`]: a partition between network namespaces. Ignored here: only
@@ -38,6 +40,7 @@ mod netns;
 mod pool;
 mod proxy;
 mod retry;
+mod session_controls;
 mod session_renewal;
 mod tls;
 mod transport;

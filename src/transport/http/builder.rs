@@ -58,6 +58,11 @@ pub(crate) struct Settings {
     pub(crate) own_client: Option<reqwest::Client>,
     /// The host's own innermost service, in place of reqwest.
     pub(crate) own_service: Option<HttpService>,
+    /// Streamable HTTP: the session to resume, taken by the first
+    /// connection only.
+    pub(crate) resume_session: Arc<std::sync::Mutex<Option<crate::transport::SessionId>>>,
+    /// Streamable HTTP: whether closing sends `DELETE` for the session.
+    pub(crate) terminate_session_on_close: bool,
 }
 
 impl fmt::Debug for Settings {
@@ -71,6 +76,7 @@ impl fmt::Debug for Settings {
             .field("network", &self.network)
             .field("own_client", &self.own_client.is_some())
             .field("own_service", &self.own_service.is_some())
+            .field("terminate_session_on_close", &self.terminate_session_on_close)
             .finish()
     }
 }
@@ -96,6 +102,8 @@ impl Settings {
             },
             own_client: None,
             own_service: None,
+            resume_session: Default::default(),
+            terminate_session_on_close: true,
         })
     }
 
@@ -140,6 +148,8 @@ pub struct HttpBuilder {
     tls: TlsOptions,
     client: Option<reqwest::Client>,
     service: Option<HttpService>,
+    session: Option<crate::transport::SessionId>,
+    terminate_session_on_close: bool,
 }
 
 /// The streamable-HTTP-only options of a builder.
@@ -184,6 +194,8 @@ impl HttpBuilder {
             tls: TlsOptions::default(),
             client: None,
             service: None,
+            session: None,
+            terminate_session_on_close: true,
         }
     }
 
@@ -225,6 +237,38 @@ impl HttpBuilder {
     /// Streamable HTTP: how broken SSE streams are resumed.
     pub fn resume_policy(mut self, policy: ResumePolicy) -> Self {
         self.options.resume = policy;
+        self
+    }
+
+    /// Streamable HTTP: resumes the session `id` (one the server assigned
+    /// earlier, kept from [`Event::HttpSessionAssigned`]): the first
+    /// connection sends it as `Mcp-Session-Id` from its first request,
+    /// `initialize` included, and keeps it until the server assigns
+    /// another. A server that no longer knows it answers 404: that is
+    /// reported ([`Event::HttpSessionExpired`]) and the handshake runs
+    /// again without it, in a new session. Reconnections start new
+    /// sessions. The id is kept secret like a header value. An id that is
+    /// not visible ASCII (the specification's rule) makes the build fail.
+    ///
+    /// [`Event::HttpSessionAssigned`]: crate::Event::HttpSessionAssigned
+    /// [`Event::HttpSessionExpired`]: crate::Event::HttpSessionExpired
+    pub fn session_id(mut self, id: &str) -> Self {
+        if id.is_empty() || !id.bytes().all(|b| (0x21..=0x7e).contains(&b)) || id.len() > 1024 {
+            self.error.get_or_insert(Error::new(
+                FailureClass::InvalidConfig,
+                "a session id is 1 to 1024 visible ASCII characters",
+            ));
+        } else {
+            self.session = Some(crate::transport::SessionId::new(id));
+        }
+        self
+    }
+
+    /// Streamable HTTP: whether closing the connection ends the session
+    /// with a `DELETE` (on by default). Off keeps the session for whoever
+    /// resumes it ([`session_id`](Self::session_id)).
+    pub fn terminate_session_on_close(mut self, terminate: bool) -> Self {
+        self.terminate_session_on_close = terminate;
         self
     }
 
@@ -358,6 +402,8 @@ impl HttpBuilder {
         }
         settings.own_client = self.client;
         settings.own_service = self.service;
+        settings.resume_session = Arc::new(std::sync::Mutex::new(self.session));
+        settings.terminate_session_on_close = self.terminate_session_on_close;
         settings.headers = self.headers;
         settings.allow_redirects = self.allow_redirects;
         settings.connect_timeout = self.connect_timeout;

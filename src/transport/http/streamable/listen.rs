@@ -131,7 +131,7 @@ impl Core {
                     let status = response.status();
                     if status == StatusCode::NOT_FOUND {
                         if let Some(sent) = &sent {
-                            if self.expire(sent) {
+                            if self.expire(sent).await {
                                 self.deliver(Inbound::SessionExpired { id: None }).await;
                             }
                             return;

@@ -212,7 +212,9 @@ impl StreamableHttpFactory {
             max_frame: config.max_frame_bytes,
             max_body: config.max_body_bytes,
             binding: config.binding.clone(),
-            session: Mutex::new(SessionState::default()),
+            session: Mutex::new(SessionState::resuming(
+                self.settings.resume_session.lock().unwrap_or_else(|e| e.into_inner()).take(),
+            )),
             stateless: AtomicBool::new(false),
             version: Mutex::new(None),
             inbound,

@@ -41,7 +41,13 @@ impl Core {
         mirror: WireHeaders,
     ) -> Result<Started, Error> {
         if method == methods::INITIALIZE {
-            let (response, _) = self.post(message, true, None, &mirror).await?;
+            let (mut response, sent) = self.post(message.clone(), true, None, &mirror).await?;
+            if let (Some(sent), StatusCode::NOT_FOUND) = (&sent, response.status()) {
+                // The session the host asked to resume is gone: reported,
+                // and the handshake runs in a new one.
+                self.expire(sent).await;
+                response = self.post(message, true, None, &mirror).await?.0;
+            }
             let status = response.status();
             if self.fallback_refusals
                 && matches!(
@@ -72,7 +78,7 @@ impl Core {
             }
             if status.is_success() {
                 if let Some(session) = response.headers().get(MCP_SESSION_ID) {
-                    self.adopt_session(session.clone());
+                    self.adopt_session(session.clone()).await;
                 }
             }
             let core = self.clone();
@@ -171,7 +177,7 @@ impl Core {
         }
         if status == StatusCode::NOT_FOUND {
             if let Some(sent) = &sent {
-                if self.expire(sent) {
+                if self.expire(sent).await {
                     self.deliver(Inbound::SessionExpired { id: None }).await;
                 }
                 return Ok(());

@@ -25,7 +25,7 @@ impl Core {
         let status = response.status();
         if status == StatusCode::NOT_FOUND {
             if let Some(sent) = &sent {
-                self.expire(sent);
+                self.expire(sent).await;
                 self.deliver(Inbound::SessionExpired { id: Some(id) }).await;
                 return;
             }

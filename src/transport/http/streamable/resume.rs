@@ -136,7 +136,7 @@ impl Core {
                         }
                         if status == StatusCode::NOT_FOUND {
                             if let Some(sent) = &sent {
-                                self.expire(sent);
+                                self.expire(sent).await;
                             }
                         }
                         let text = format!(

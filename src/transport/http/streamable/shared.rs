@@ -135,7 +135,14 @@ impl Core {
         headers.public.insert(ACCEPT, accept);
         if initialize {
             let mut session = self.session.lock().expect("session lock");
-            *session = SessionState::default();
+            if session.resuming {
+                // The session the host asked to resume: its `initialize`
+                // carries the id (once).
+                session.resuming = false;
+                headers.session = session.id.clone();
+            } else {
+                *session = SessionState::default();
+            }
             return headers;
         }
         if let Some(version) = self.version.lock().expect("version lock").clone() {
