@@ -231,6 +231,62 @@ async fn python_over_streamable_http_survives_a_forgotten_session() {
     drop(server);
 }
 
+/// Issue 22, item 5: a session kept on close is resumed by a second
+/// binding: the Python SDK runs the handshake again in the same session
+/// (no new id), and a session it never issued is reported expired and
+/// replaced.
+#[tokio::test]
+async fn python_resumes_a_session_kept_on_close() {
+    let port = free_port();
+    let server = python(port).await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let connect = |builder: mcp_stack::transport::http::HttpBuilder, events: &Events| {
+        let mut definition = Definition::new("python", builder.listen(false).build().unwrap());
+        // Sessions are of the initialize era.
+        definition.protocol = mcp_stack::ProtocolChoice::Legacy;
+        let connecting = Binding::connect(definition, events.handlers());
+        async move { tokio::time::timeout(LIMIT, connecting).await.expect("connect in time").expect("connect") }
+    };
+    let assigned = |events: &Events| -> Vec<String> {
+        let all = events.0.lock().unwrap().clone();
+        all.iter()
+            .filter_map(|e| match e {
+                Event::HttpSessionAssigned { session, .. } => Some(session.expose().to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+
+    let first = Events::default();
+    let b = connect(StreamableHttpFactory::builder(&url).terminate_session_on_close(false), &first).await;
+    let r = b.call_tool("add", json!({"a": 2, "b": 3}), CallOpts::default()).await.unwrap();
+    assert_eq!(r.structured, Some(json!({"result": 5})));
+    b.close().await;
+    let ids = assigned(&first);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+
+    let second = Events::default();
+    let b = connect(StreamableHttpFactory::builder(&url).session_id(&ids[0]), &second).await;
+    let r = b.call_tool("add", json!({"a": 20, "b": 22}), CallOpts::default()).await.unwrap();
+    assert_eq!(r.structured, Some(json!({"result": 42})));
+    b.close().await;
+    assert!(assigned(&second).is_empty(), "the same session went on: {:?}", second.0.lock().unwrap());
+
+    let third = Events::default();
+    let b = connect(StreamableHttpFactory::builder(&url).session_id("never-issued"), &third).await;
+    b.call_tool("add", json!({"a": 1, "b": 1}), CallOpts::default()).await.unwrap();
+    b.close().await;
+    let all = third.0.lock().unwrap().clone();
+    assert!(
+        all.iter().any(
+            |e| matches!(e, Event::HttpSessionExpired { session, .. } if session.expose() == "never-issued")
+        ),
+        "{all:?}"
+    );
+    assert_eq!(assigned(&third).len(), 1, "{all:?}");
+    drop(server);
+}
+
 /// Runs the `mcp` command (`MCP_CLI`, built by scripts/interop.sh) and parses
 /// its JSON document.
 fn cli(args: &[&str]) -> (i32, serde_json::Value) {
