@@ -290,6 +290,9 @@ async fn discover_at_connect(
         limits: definition.limits.resolved(),
         filter: definition.tool_filter.clone(),
         http: definition.transport.carries_headers(),
+        declarations: definition.declarations.clone(),
+        warned: Default::default(),
+        events: Some(events.clone()),
     };
     let discovery = CatalogCell::discover(ctx, service, feed, events.clone(), definition.refresh);
     let outcome = match tokio::time::timeout(timeouts.startup, discovery).await {

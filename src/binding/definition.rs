@@ -97,6 +97,12 @@ pub struct Definition {
     /// Which tool calls are safe to send again after a failure that may
     /// have let them run. None by default (see [`RepeatableTools`]).
     pub repeatable_tools: RepeatableTools,
+    /// The declaration sets read from every tool's `_meta` when a catalog
+    /// generation is built ([`DeclarationSet`](crate::catalog::meta::DeclarationSet));
+    /// what passed is on each tool's
+    /// [`ToolSpec::declared`](crate::catalog::ToolSpec::declared). None by
+    /// default.
+    pub declarations: crate::catalog::meta::DeclarationSet,
 }
 
 impl fmt::Debug for Definition {
@@ -120,6 +126,7 @@ impl fmt::Debug for Definition {
             .field("reissue_lost_tool_calls", &self.reissue_lost_tool_calls)
             .field("retry_requests", &self.retry_requests)
             .field("repeatable_tools", &self.repeatable_tools)
+            .field("declarations", &self.declarations)
             .finish()
     }
 }
@@ -150,6 +157,7 @@ impl Definition {
             reissue_lost_tool_calls: false,
             retry_requests: true,
             repeatable_tools: RepeatableTools::default(),
+            declarations: Default::default(),
         }
     }
 

@@ -21,6 +21,12 @@
 //! that applies a value if it passes. [`ToolExtras`] is the example set: the
 //! declarations of seed 004 under the key `agentfootprint`.
 //!
+//! A host registers its sets on the definition ([`DeclarationSet`]): they
+//! are read once per catalog generation, at ingest, and each tool carries
+//! what passed ([`ToolSpec::declared`](super::ToolSpec::declared)); a
+//! dropped field is reported once per binding, tool and field. [`read`]
+//! reads any set on demand instead.
+//!
 //! ```
 //! use mcp_stack::catalog::meta::{read, ToolExtras};
 //! use serde_json::json;
@@ -34,7 +40,9 @@
 //! ```
 
 use serde_json::{Map, Value};
+use std::any::{Any, TypeId};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::error::normalize_message;
 
@@ -75,14 +83,25 @@ pub struct Read<D> {
 ///
 /// `binding` and `tool` only name the origin in warnings.
 pub fn read<D: Declarations>(meta: Option<&Map<String, Value>>, binding: &str, tool: &str) -> Read<D> {
-    let mut out = Read { value: D::default(), warnings: Vec::new() };
+    let (value, dropped) = read_fields::<D>(meta, binding, tool);
+    Read { value, warnings: dropped.into_iter().map(|(_, warning)| warning).collect() }
+}
+
+/// [`read`], with each warning beside the field it drops.
+fn read_fields<D: Declarations>(
+    meta: Option<&Map<String, Value>>,
+    binding: &str,
+    tool: &str,
+) -> (D, Vec<(&'static str, String)>) {
+    let mut value = D::default();
+    let mut dropped = Vec::new();
     let Some(Value::Object(bag)) = meta.and_then(|m| m.get(D::KEY)) else {
-        return out;
+        return (value, dropped);
     };
     for field in D::FIELDS {
-        let Some(value) = bag.get(field.name) else { continue };
-        if !(field.apply)(&mut out.value, value) {
-            out.warnings.push(normalize_message(
+        let Some(given) = bag.get(field.name) else { continue };
+        if !(field.apply)(&mut value, given) {
+            let warning = normalize_message(
                 &format!(
                     "binding {binding}: tool {tool:?}: _meta[{:?}].{} dropped: must be {}",
                     D::KEY,
@@ -90,10 +109,173 @@ pub fn read<D: Declarations>(meta: Option<&Map<String, Value>>, binding: &str, t
                     field.rule
                 ),
                 MAX_META_WARNING_BYTES,
-            ));
+            );
+            dropped.push((field.name, warning));
         }
     }
-    out
+    (value, dropped)
+}
+
+/// The declaration sets a host registers on a definition
+/// ([`Definition::declarations`](crate::Definition::declarations)): each is
+/// read from every tool's `_meta` when a catalog generation is built, and
+/// what passed is on the tool ([`ToolSpec::declared`](super::ToolSpec::declared)).
+/// A known field that fails its rule is dropped and reported once per
+/// binding, tool and field (a catalog warning, an [`Event::Warning`] and a
+/// `tracing` warning), however often the catalog is built again (refreshes,
+/// reconnects); unknown fields stay silent.
+///
+/// ```
+/// use mcp_stack::catalog::meta::{DeclarationSet, ToolExtras};
+/// let declarations = DeclarationSet::default().with::<ToolExtras>();
+/// # let _ = declarations;
+/// ```
+///
+/// [`Event::Warning`]: crate::Event::Warning
+#[derive(Clone, Default)]
+pub struct DeclarationSet {
+    readers: Vec<Arc<dyn Reader>>,
+}
+
+impl std::fmt::Debug for DeclarationSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.readers.iter().map(|r| r.key())).finish()
+    }
+}
+
+impl DeclarationSet {
+    /// Registers the declaration set `D` (once: registering it again
+    /// changes nothing).
+    pub fn with<D: Declarations + Clone + PartialEq + std::fmt::Debug + Send + Sync>(mut self) -> Self {
+        if !self.readers.iter().any(|r| r.set_type() == TypeId::of::<D>()) {
+            self.readers.push(Arc::new(TypedReader::<D>(std::marker::PhantomData)));
+        }
+        self
+    }
+
+    /// Whether none is registered.
+    pub fn is_empty(&self) -> bool {
+        self.readers.is_empty()
+    }
+
+    /// Reads every registered set from `meta`: what passed, and the
+    /// dropped fields as `(key, field, warning)`.
+    pub(crate) fn read(
+        &self,
+        meta: Option<&Map<String, Value>>,
+        binding: &str,
+        tool: &str,
+    ) -> (Declared, Vec<(&'static str, &'static str, String)>) {
+        let mut declared = Declared::default();
+        let mut dropped = Vec::new();
+        for reader in &self.readers {
+            let (value, fields) = reader.read(meta, binding, tool);
+            declared.values.push(value);
+            dropped.extend(fields.into_iter().map(|(field, warning)| (reader.key(), field, warning)));
+        }
+        (declared, dropped)
+    }
+}
+
+/// What the registered declaration sets read from one tool's `_meta`
+/// ([`ToolSpec::declared`](super::ToolSpec::declared)).
+#[derive(Clone, Default)]
+pub struct Declared {
+    values: Vec<Arc<dyn DeclaredValue>>,
+}
+
+impl Declared {
+    /// The set `D` as read, if `D` is registered on the definition.
+    pub fn get<D: Declarations>(&self) -> Option<&D> {
+        self.values.iter().find_map(|v| v.as_any().downcast_ref::<D>())
+    }
+}
+
+impl std::fmt::Debug for Declared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.values.iter().map(|v| v.debug())).finish()
+    }
+}
+
+impl PartialEq for Declared {
+    fn eq(&self, other: &Self) -> bool {
+        self.values.len() == other.values.len()
+            && self.values.iter().zip(&other.values).all(|(a, b)| a.eq_value(b.as_any()))
+    }
+}
+
+/// One read set, its type erased.
+trait DeclaredValue: Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn eq_value(&self, other: &dyn Any) -> bool;
+    fn debug(&self) -> &dyn std::fmt::Debug;
+}
+
+impl<D: Declarations + PartialEq + std::fmt::Debug + Send + Sync> DeclaredValue for D {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn eq_value(&self, other: &dyn Any) -> bool {
+        other.downcast_ref::<D>() == Some(self)
+    }
+    fn debug(&self) -> &dyn std::fmt::Debug {
+        self
+    }
+}
+
+/// One registered set's reader, its type erased.
+trait Reader: Send + Sync {
+    fn key(&self) -> &'static str;
+    fn set_type(&self) -> TypeId;
+    fn read(
+        &self,
+        meta: Option<&Map<String, Value>>,
+        binding: &str,
+        tool: &str,
+    ) -> (Arc<dyn DeclaredValue>, Vec<(&'static str, String)>);
+}
+
+struct TypedReader<D>(std::marker::PhantomData<fn() -> D>);
+
+impl<D: Declarations + Clone + PartialEq + std::fmt::Debug + Send + Sync> Reader for TypedReader<D> {
+    fn key(&self) -> &'static str {
+        D::KEY
+    }
+    fn set_type(&self) -> TypeId {
+        TypeId::of::<D>()
+    }
+    fn read(
+        &self,
+        meta: Option<&Map<String, Value>>,
+        binding: &str,
+        tool: &str,
+    ) -> (Arc<dyn DeclaredValue>, Vec<(&'static str, String)>) {
+        let (value, dropped) = read_fields::<D>(meta, binding, tool);
+        (Arc::new(value), dropped)
+    }
+}
+
+/// The most (tool, key, field) triples a binding remembers having warned
+/// about; past it, warnings are no longer de-duplicated but still bounded
+/// per build by the catalog's own warning bound.
+pub(crate) const MAX_WARNED_FIELDS: usize = 4096;
+
+/// What one binding has already warned about: each dropped declaration is
+/// reported once across refreshes and reconnects.
+#[derive(Debug, Default)]
+pub(crate) struct WarnedOnce {
+    seen: std::sync::Mutex<std::collections::HashSet<(String, &'static str, &'static str)>>,
+}
+
+impl WarnedOnce {
+    /// Whether this is the first warning for `tool`'s `key`.`field`.
+    pub(crate) fn first(&self, tool: &str, key: &'static str, field: &'static str) -> bool {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.len() >= MAX_WARNED_FIELDS {
+            return true;
+        }
+        seen.insert((tool.to_string(), key, field))
+    }
 }
 
 /// Small rules the field tables are built from. Each returns `None` when the

@@ -342,14 +342,23 @@ pub struct ToolSpec {
     /// The tool's `_meta`, within 16 KiB. Read declarations from
     /// it with [`ToolSpec::declarations`].
     pub meta: Option<Map<String, Value>>,
+    /// What the declaration sets registered on the definition read from
+    /// `_meta` when this generation was built (see
+    /// [`Definition::declarations`](crate::Definition::declarations)):
+    /// `tool.declared.get::<MySet>()`.
+    #[serde(skip)]
+    pub declared: meta::Declared,
     /// Defects tolerated for this tool (a dropped output schema, a cut
     /// description).
     pub warnings: Vec<String>,
 }
 
 impl ToolSpec {
-    /// Reads the declaration set `D` from this tool's `_meta` (see [`meta`]).
-    /// Never fails; `binding` names the origin in the warnings.
+    /// Reads the declaration set `D` from this tool's `_meta` (see [`meta`]),
+    /// now, whether or not it is registered on the definition (the
+    /// registered sets were read when the catalog was built: see
+    /// [`ToolSpec::declared`]). Never fails; `binding` names the origin in
+    /// the warnings.
     pub fn declarations<D: meta::Declarations>(&self, binding: &str) -> meta::Read<D> {
         meta::read::<D>(self.meta.as_ref(), binding, &self.raw_name)
     }

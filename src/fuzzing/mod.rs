@@ -42,6 +42,9 @@ where
         profile: Profile::default(),
         filter: Default::default(),
         http: false,
+        declarations: Default::default(),
+        warned: Default::default(),
+        events: None,
         limits: limits.resolved(),
     };
     ctx.discover_tools(service).await

@@ -696,3 +696,57 @@ async fn listing_a_family_the_server_does_not_advertise_sends_nothing_and_does_n
     assert!(!after.iter().any(|m| m.starts_with("prompts/") || m.starts_with("resources/")), "{after:?}");
     binding.close().await;
 }
+
+/// Issue 22, item 7: declaration sets registered on the definition are read
+/// when each generation is built; what passed is on the tool; a bad known
+/// field is dropped and reported once (a catalog warning, an event) across
+/// three refreshes that build new generations; unknown fields are silent.
+#[tokio::test]
+async fn registered_declarations_are_read_at_ingest_and_a_bad_field_warns_once() {
+    use mcp_stack::catalog::meta::DeclarationSet;
+    let declared = |extra: &str| {
+        json!({"name": "forecast", "inputSchema": {"type": "object"}, "description": extra,
+               "_meta": {"agentfootprint": {"resultKind": "weather", "gates": "maybe", "futureField": 1}}})
+    };
+    let tools = Arc::new(Mutex::new(vec![declared("v0"), tool("plain")]));
+    let factory = tool_server(tools.clone(), 10);
+    let (handlers, events) = recorder();
+    let mut definition = Definition::new("decl", factory);
+    definition.declarations = DeclarationSet::default().with::<ToolExtras>().with::<ToolExtras>();
+    let binding = Binding::connect(definition, handlers).await.unwrap();
+
+    let catalog = binding.catalog();
+    let forecast = catalog.tool("forecast").unwrap();
+    let extras = forecast.declared.get::<ToolExtras>().expect("read at ingest");
+    assert_eq!(extras.result_kind.as_deref(), Some("weather"));
+    assert_eq!(extras.gates, None, "the bad field is dropped");
+    let plain = catalog.tool("plain").unwrap().declared.get::<ToolExtras>().cloned();
+    assert_eq!(plain, Some(ToolExtras::default()), "no bag: the empty set, silently");
+    let gates_warnings =
+        |c: &mcp_stack::catalog::Catalog| c.warnings.iter().filter(|w| w.contains("gates")).count();
+    assert_eq!(gates_warnings(&catalog), 1, "{:?}", catalog.warnings);
+    assert!(!catalog.warnings.iter().any(|w| w.contains("futureField")), "unknown fields are silent");
+
+    // Three refreshes, each a new generation with the same bad field.
+    for n in 1..=3 {
+        tools.lock().unwrap()[0] = declared(&format!("v{n}"));
+        match binding.refresh_catalog().await.unwrap() {
+            RefreshOutcome::Candidate(c) => {
+                let adopted = binding.adopt(c.generation).unwrap();
+                assert_eq!(gates_warnings(&adopted), 0, "refresh {n}: warned again: {:?}", adopted.warnings);
+                let extras = adopted.tool("forecast").unwrap().declared.get::<ToolExtras>().unwrap().clone();
+                assert_eq!(extras.result_kind.as_deref(), Some("weather"));
+            }
+            other => panic!("refresh {n}: {other:?}"),
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let warned = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, Event::Warning { text, .. } if text.contains("gates")))
+        .count();
+    assert_eq!(warned, 1, "one event across four builds");
+    binding.close().await;
+}

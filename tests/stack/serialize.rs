@@ -42,6 +42,7 @@ fn a_catalog_and_its_entries_serialize_with_camel_case_names() {
         output_schema_digest: None,
         annotations: None,
         meta: None,
+        declared: Default::default(),
         warnings: vec![],
     };
     let catalog = Catalog {

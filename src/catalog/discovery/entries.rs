@@ -129,6 +129,20 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Va
         }
         other => other,
     };
+    let (declared, dropped) = ctx.declarations.read(meta.as_ref(), &ctx.binding, &tool.name);
+    for (key, field, warning) in dropped {
+        // Once per binding, tool and field, however often the catalog is
+        // built again.
+        if ctx.warned.first(&tool.name, key, field) {
+            tracing::warn!(target: "mcp_stack::catalog", binding = %ctx.binding, "{warning}");
+            if let Some(events) = &ctx.events {
+                let (binding, at) = (ctx.binding.clone(), std::time::SystemTime::now());
+                events.emit(crate::events::Event::Warning { binding, text: warning.clone(), at });
+            }
+            push_warning(&mut warnings, warning.clone());
+            ledger.warn(warning);
+        }
+    }
     let annotations = tool.annotations.map(|mut a| {
         a.title = None;
         a
@@ -144,6 +158,7 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Va
             output_schema,
             annotations: annotations.filter(|a| *a != Default::default()),
             meta,
+            declared,
             warnings,
             raw_name: tool.name,
         },

@@ -83,6 +83,12 @@ pub(crate) struct BuildContext {
     /// The binding speaks HTTP: on 2026-07-28, a tool with invalid
     /// `x-mcp-header` annotations is dropped.
     pub(crate) http: bool,
+    /// The declaration sets read from each tool's `_meta`.
+    pub(crate) declarations: crate::catalog::meta::DeclarationSet,
+    /// The dropped declarations already reported, for the binding's life.
+    pub(crate) warned: std::sync::Arc<crate::catalog::meta::WarnedOnce>,
+    /// Where a dropped declaration is reported (besides the catalog).
+    pub(crate) events: Option<crate::events::EventBus>,
 }
 
 impl BuildContext {
