@@ -122,7 +122,10 @@ pub enum Content {
         /// Whether a limit cut it.
         truncated: bool,
     },
-    /// An image, decoded.
+    /// An image, decoded: from base64, or from a `data:` URL of an image
+    /// type that agrees with the block's `mimeType`. An image given as an
+    /// `http(s)` URL is a [`Content::ResourceLink`] named `image` instead,
+    /// never fetched by the client.
     Image {
         /// The bytes.
         #[serde(serialize_with = "crate::serialize::base64")]
@@ -130,7 +133,8 @@ pub enum Content {
         /// Its MIME type, as the server said.
         mime_type: String,
     },
-    /// Audio, decoded.
+    /// Audio, decoded, like [`Content::Image`] (a link is a
+    /// [`Content::ResourceLink`] named `audio`).
     Audio {
         /// The bytes.
         #[serde(serialize_with = "crate::serialize::base64")]
@@ -258,6 +262,52 @@ pub(crate) fn decode_base64(data: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(data.trim()).ok()
 }
 
+/// What an image's or audio's `data` held.
+enum Media {
+    /// The bytes, and their MIME type.
+    Bytes(Vec<u8>, String),
+    /// An `http(s)` URL: kept as a link, never fetched by the client.
+    Link(String),
+}
+
+/// Reads an image's or audio's `data` (`kind` is `image` or `audio`): base64
+/// as the specification has it; a `data:` URL some servers send instead
+/// (`data:image/png;base64,…`), decoded when it is base64 and its MIME type
+/// is of `kind` and agrees with the block's; an `http(s)` URL, kept as a
+/// link. The data was bounded before (by `Limits::max_binary_item_bytes`);
+/// an error says why it cannot be kept, without quoting it.
+fn media(data: &str, mime_type: &str, kind: &str) -> Result<Media, String> {
+    let head: Vec<u8> = data.bytes().take(8).map(|b| b.to_ascii_lowercase()).collect();
+    if head.starts_with(b"https://") || head.starts_with(b"http://") {
+        return Ok(Media::Link(data.trim().to_string()));
+    }
+    if !head.starts_with(b"data:") {
+        return decode_base64(data)
+            .map(|bytes| Media::Bytes(bytes, mime_type.to_string()))
+            .ok_or_else(|| "its data is not base64".into());
+    }
+    let (header, payload) = data[5..].split_once(',').ok_or("its data: URL has no payload")?;
+    let mut parts = header.split(';').map(str::trim);
+    let url_type = parts.next().unwrap_or("").to_ascii_lowercase();
+    if !parts.any(|p| p.eq_ignore_ascii_case("base64")) {
+        return Err("its data: URL is not base64".into());
+    }
+    if !url_type.starts_with(&format!("{kind}/")) {
+        return Err(format!("its data: URL is not of type {kind}/*"));
+    }
+    if !mime_type.is_empty() && !mime_type.eq_ignore_ascii_case(&url_type) {
+        return Err("its data: URL's type differs from its mimeType".into());
+    }
+    let bytes = decode_base64(payload).ok_or("its data: URL's payload is not base64")?;
+    Ok(Media::Bytes(bytes, url_type))
+}
+
+/// An image or audio given by URL: a link the host may follow, or not.
+fn media_link(uri: String, mime_type: String, kind: &str) -> Content {
+    let mime_type = (!mime_type.is_empty()).then_some(mime_type);
+    Content::ResourceLink { uri, name: kind.to_string(), mime_type, description: None }
+}
+
 impl Content {
     /// Converts one wire block. Undecodable data becomes `Unsupported`.
     pub fn from_block(block: ContentBlock, warnings: &mut Vec<String>) -> Content {
@@ -272,20 +322,19 @@ impl Content {
         let truncated = mark == Some(Mark::Truncated);
         match block {
             ContentBlock::Text(t) => Content::Text { truncated, text: t.text },
-            ContentBlock::Image(i) => match decode_base64(&i.data) {
-                Some(data) => Content::Image { data, mime_type: i.mime_type },
-                None => {
-                    crate::request::push_warning(
-                        warnings,
-                        "dropped an image whose data is not base64".into(),
-                    );
+            ContentBlock::Image(i) => match media(&i.data, &i.mime_type, KIND_IMAGE) {
+                Ok(Media::Bytes(data, mime_type)) => Content::Image { data, mime_type },
+                Ok(Media::Link(uri)) => media_link(uri, i.mime_type, KIND_IMAGE),
+                Err(why) => {
+                    crate::request::push_warning(warnings, format!("dropped an image: {why}"));
                     Content::Unsupported { kind: KIND_IMAGE.into(), bytes: i.data.len() }
                 }
             },
-            ContentBlock::Audio(a) => match decode_base64(&a.data) {
-                Some(data) => Content::Audio { data, mime_type: a.mime_type },
-                None => {
-                    crate::request::push_warning(warnings, "dropped audio whose data is not base64".into());
+            ContentBlock::Audio(a) => match media(&a.data, &a.mime_type, KIND_AUDIO) {
+                Ok(Media::Bytes(data, mime_type)) => Content::Audio { data, mime_type },
+                Ok(Media::Link(uri)) => media_link(uri, a.mime_type, KIND_AUDIO),
+                Err(why) => {
+                    crate::request::push_warning(warnings, format!("dropped audio: {why}"));
                     Content::Unsupported { kind: KIND_AUDIO.into(), bytes: a.data.len() }
                 }
             },
@@ -447,6 +496,50 @@ mod tests {
         let mut rsp = McpResponse::new(result);
         rsp.extensions.insert(marks);
         rsp
+    }
+
+    #[test]
+    fn images_and_audio_given_as_data_urls_are_decoded_and_links_kept_as_links() {
+        let block = |kind: &str, data: &str, mime: &str| -> ContentBlock {
+            serde_json::from_value(json!({"type": kind, "data": data, "mimeType": mime})).unwrap()
+        };
+        let mut warnings = Vec::new();
+        let png =
+            Content::from_block(block("image", "data:image/png;base64,iVBORw0K", "image/png"), &mut warnings);
+        assert_eq!(
+            png,
+            Content::Image { data: decode_base64("iVBORw0K").unwrap(), mime_type: "image/png".into() }
+        );
+        // The URL's type when the block says none; parameters are fine.
+        let wav = Content::from_block(
+            block("audio", "DATA:audio/wav;rate=8000;base64,UklGRg==", ""),
+            &mut warnings,
+        );
+        assert_eq!(wav, Content::Audio { data: b"RIFF".to_vec(), mime_type: "audio/wav".into() });
+        assert!(warnings.is_empty(), "{warnings:?}");
+
+        let link =
+            Content::from_block(block("image", "https://cdn.example/cat.png", "image/png"), &mut warnings);
+        let expected = Content::ResourceLink {
+            uri: "https://cdn.example/cat.png".into(),
+            name: "image".into(),
+            mime_type: Some("image/png".into()),
+            description: None,
+        };
+        assert_eq!(link, expected);
+
+        for (data, mime, why) in [
+            ("data:text/html;base64,PGI+", "image/png", "not of type image/*"),
+            ("data:image/gif;base64,R0lG", "image/png", "differs from its mimeType"),
+            ("data:image/svg+xml,<svg/>", "image/svg+xml", "not base64"),
+            ("data:image/png;base64", "image/png", "no payload"),
+            ("data:image/png;base64,@@@", "image/png", "payload is not base64"),
+        ] {
+            let mut warnings = Vec::new();
+            let content = Content::from_block(block("image", data, mime), &mut warnings);
+            assert_eq!(content, Content::Unsupported { kind: "image".into(), bytes: data.len() }, "{data}");
+            assert!(warnings.len() == 1 && warnings[0].contains(why), "{data}: {warnings:?}");
+        }
     }
 
     #[test]

@@ -54,3 +54,35 @@ async fn ten_thousand_images_become_sixteen_and_one_stand_in() {
     binding.close().await;
     b2.close().await;
 }
+
+/// Issue 22, item 6: an image given as a `data:` URL is decoded; one over
+/// `max_binary_item_bytes` is dropped with a warning, like any image.
+#[tokio::test]
+async fn a_data_url_image_is_decoded_and_one_over_its_bound_dropped_with_a_warning() {
+    let factory = scripted_lists(|wire, req| match req.method.as_str() {
+        "tools/list" => {
+            wire.reply(&id_of(req), json!({"tools": [{"name": "draw", "inputSchema": {"type": "object"}}]}))
+        }
+        "tools/call" => {
+            let small =
+                json!({"type": "image", "data": "data:image/png;base64,AAAA", "mimeType": "image/png"});
+            let big = format!("data:image/png;base64,{}", "AAAA".repeat(1024));
+            let big = json!({"type": "image", "data": big, "mimeType": "image/png"});
+            wire.reply(&id_of(req), json!({ "content": [small, big] }));
+        }
+        _ => {}
+    })
+    .0;
+    let mut definition = Definition::new("data_url", factory);
+    definition.limits = Limits { max_binary_item_bytes: 1024, ..Limits::default() };
+    let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
+    let result = binding.call_tool("draw", json!({}), CallOpts::default()).await.unwrap();
+    assert_eq!(result.content[0], Content::Image { data: vec![0, 0, 0], mime_type: "image/png".into() });
+    assert!(
+        matches!(&result.content[1], Content::Unsupported { kind, .. } if kind == "image"),
+        "{:?}",
+        result.content[1]
+    );
+    assert_eq!(result.warnings.len(), 1, "{:?}", result.warnings);
+    binding.close().await;
+}
