@@ -330,3 +330,23 @@ fn network_keys_on_a_stdio_entry_are_a_warning() {
         loaded.warnings
     );
 }
+
+#[test]
+fn retry_keys_set_the_definitions_retries() {
+    let text = r#"{"mcpServers": {
+        "a": {"url": "https://example.com/mcp", "x-mcp-stack": {"retryRequests": false}},
+        "b": {"url": "https://example.com/mcp", "x-mcp-stack": {"repeatableTools": {"names": ["search"], "trustIdempotentHint": true, "also": 1}}},
+        "c": {"url": "https://example.com/mcp", "x-mcp-stack": {"repeatableTools": {"names": "search"}}}
+    }}"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    let a = loaded.definitions.iter().find(|d| d.name == "a").unwrap();
+    assert!(!a.retry_requests);
+    let b = loaded.definitions.iter().find(|d| d.name == "b").unwrap();
+    assert!(b.retry_requests, "left out: the default");
+    assert_eq!(
+        b.repeatable_tools,
+        mcp_stack::RepeatableTools { names: vec!["search".into()], trust_idempotent_hint: true }
+    );
+    assert!(has_warning(&loaded, Some("b"), "x-mcp-stack.repeatableTools.also"));
+    assert_eq!(error_for(&loaded, "c").field.as_deref(), Some("x-mcp-stack.repeatableTools.names"));
+}

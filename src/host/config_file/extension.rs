@@ -37,6 +37,8 @@ pub(super) struct Extension {
     /// HTTP only: the network keys, as written (substituted and read when
     /// the remote definition is made).
     pub(super) network: NetworkKeys,
+    pub(super) retry_requests: Option<bool>,
+    pub(super) repeatable_tools: Option<crate::config::RepeatableTools>,
 }
 
 /// The HTTP network keys of the extension: a proxy (or none), extra roots
@@ -126,6 +128,26 @@ pub(super) fn read(entry: &str, value: Value, warnings: &mut Vec<Issue>) -> Resu
             "caCert" => ext.network.ca_cert = Some(typed(entry, &field("caCert"), value)?),
             "clientCert" => ext.network.client_cert = Some(typed(entry, &field("clientCert"), value)?),
             "clientKey" => ext.network.client_key = Some(typed(entry, &field("clientKey"), value)?),
+            "retryRequests" => ext.retry_requests = Some(typed(entry, &field("retryRequests"), value)?),
+            "repeatableTools" => {
+                let mut map: Map<String, Value> = typed(entry, &field("repeatableTools"), value)?;
+                let names: Vec<String> = match map.remove("names") {
+                    Some(v) => typed(entry, &field("repeatableTools.names"), v)?,
+                    None => Vec::new(),
+                };
+                if names.len() > MAX_FILTER_NAMES {
+                    let f = field("repeatableTools.names");
+                    return Err(Issue::new(entry, &f, format!("holds more than {MAX_FILTER_NAMES} names")));
+                }
+                let trust_idempotent_hint = match map.remove("trustIdempotentHint") {
+                    Some(v) => typed(entry, &field("repeatableTools.trustIdempotentHint"), v)?,
+                    None => false,
+                };
+                for unknown in map.keys() {
+                    warnings.push(unknown_key(entry, &field(&format!("repeatableTools.{unknown}"))));
+                }
+                ext.repeatable_tools = Some(crate::config::RepeatableTools { names, trust_idempotent_hint });
+            }
             "protocol" => {
                 let text: String = typed(entry, &field("protocol"), value)?;
                 let choice = ProtocolChoice::parse(&text).map_err(|_| {
@@ -266,6 +288,12 @@ impl Extension {
         }
         if let Some(parallel) = self.parallel_calls {
             def.allow_parallel_calls = parallel;
+        }
+        if let Some(retry) = self.retry_requests {
+            def.retry_requests = retry;
+        }
+        if let Some(tools) = &self.repeatable_tools {
+            def.repeatable_tools = tools.clone();
         }
         if let Some(level) = self.log_level {
             def.log_level = level;

@@ -113,6 +113,8 @@
 //! | `allowRedirects` | HTTP only: follow redirects (credentials never follow one to another origin) |
 //! | `proxy` | HTTP only: the proxy URL every request goes through (user info in it is the proxy's credentials, kept secret); without it the environment's `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` apply |
 //! | `noProxy` | HTTP only: `true` reaches the server directly, whatever the environment names |
+//! | `retryRequests` | `Definition::retry_requests`: `false` is one try per request |
+//! | `repeatableTools.names`, `.trustIdempotentHint` | `Definition::repeatable_tools`: the tools safe to run twice, by raw name, and whether to trust `idempotentHint` |
 //! | `caCert` | HTTP only: a PEM file of root certificates trusted besides the platform's (a private CA) |
 //! | `clientCert`, `clientKey` | HTTP only: PEM files of the client certificate (with any intermediates) and its private key, for a server that requires mutual TLS; both or neither |
 //! | `protocol` | `Definition::protocol`: `auto` (the default), `legacy`, `modern` or one version (`2026-07-28`, `2025-11-25`, …); see [`ProtocolChoice`](crate::config::ProtocolChoice). `"legacy"` is the one line for a server whose tools ask (elicitation, roots) through server-initiated requests on 2026-07-28 and that the default profile does not recognize |
