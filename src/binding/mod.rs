@@ -63,13 +63,18 @@ pub(crate) const MAX_COMPLETION_BYTES: usize = 64 << 10;
 /// The longest resource URI [`Binding::subscribe`] accepts.
 pub(crate) const MAX_SUBSCRIPTION_URI_BYTES: usize = MAX_RESOURCE_URI_BYTES;
 
-/// A list read from a server, with the defects tolerated while reading it.
+/// A list read from a server, with the defects tolerated while reading it:
+/// a whole list (every page), or one page of it with the cursor of the
+/// next ([`Binding::list_tools_page`]).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Listing<T> {
     /// The entries that were valid, in server order.
     pub items: Vec<T>,
     /// Bounded descriptions of what was dropped or cut short.
     pub warnings: Vec<String>,
+    /// One page: the cursor of the next page, if the server has one
+    /// (opaque, at most 4 KiB). Always `None` for a whole list.
+    pub next_cursor: Option<String>,
 }
 
 /// A live, named connection to one server. Cheap to clone; clones share the

@@ -85,7 +85,7 @@ impl Binding {
     /// the list is empty, without a warning (as connect-time discovery).
     pub async fn list_prompts(&self) -> Result<Listing<Prompt>, Error> {
         if self.current_session().capabilities.prompts.is_none() {
-            return Ok(Listing { items: Vec::new(), warnings: Vec::new() });
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None });
         }
         self.list_all(methods::PROMPTS_LIST, "prompts", self.inner.limits.max_prompt_count, "list_prompts")
             .await
@@ -96,7 +96,7 @@ impl Binding {
     /// the list is empty, without a warning.
     pub async fn list_resources(&self) -> Result<Listing<Resource>, Error> {
         if self.current_session().capabilities.resources.is_none() {
-            return Ok(Listing { items: Vec::new(), warnings: Vec::new() });
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None });
         }
         let max = self.inner.limits.max_resource_count;
         self.list_all(methods::RESOURCES_LIST, "resources", max, "list_resources").await
@@ -107,7 +107,7 @@ impl Binding {
     /// asked: the list is empty, without a warning.
     pub async fn list_resource_templates(&self) -> Result<Listing<ResourceTemplate>, Error> {
         if self.current_session().capabilities.resources.is_none() {
-            return Ok(Listing { items: Vec::new(), warnings: Vec::new() });
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None });
         }
         let max = self.inner.limits.max_resource_count;
         self.list_all(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates", max, "list_resource_templates")
@@ -118,6 +118,35 @@ impl Binding {
     /// repeated cursor, the page bound, the item bound or a page the server
     /// answers badly ends the listing with a warning and keeps what was
     /// read). A malformed entry is dropped with a warning.
+    /// One page of the tools the binding's [`ToolFilter`](crate::ToolFilter)
+    /// permits: the first when `cursor` is `None`, else the page at the
+    /// cursor a previous page gave (`next_cursor`), at most
+    /// `Limits::max_catalog_items` entries. For a host that pages itself
+    /// (seed 001's `ListToolsWithCursor`); [`Binding::list_tools`] reads
+    /// every page. A cursor over 4 KiB is `invalid_arguments`, and one the
+    /// server no longer knows is its error.
+    pub async fn list_tools_page(&self, cursor: Option<&str>) -> Result<Listing<Tool>, Error> {
+        let op = "list_tools_page";
+        if cursor.is_some_and(|c| c.len() > crate::catalog::MAX_CURSOR_BYTES) {
+            return Err(Error::new(FailureClass::InvalidArguments, "the cursor is longer than 4096 bytes")
+                .with_binding(&self.inner.name)
+                .with_op(op));
+        }
+        let max = self.inner.limits.max_catalog_items;
+        let (raw, next_cursor) =
+            crate::catalog::one_page(self.service(), methods::TOOLS_LIST, "tools", cursor, max)
+                .await
+                .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
+        let mut listing = Listing { items: Vec::new(), warnings: raw.warnings, next_cursor };
+        for (i, entry) in raw.entries.into_iter().enumerate() {
+            match serde_json::from_value::<Tool>(entry) {
+                Ok(item) => listing.items.push(item),
+                Err(e) => push_warning(&mut listing.warnings, format!("tools/list: dropped entry {i}: {e}")),
+            }
+        }
+        Ok(listing)
+    }
+
     async fn list_all<T: DeserializeOwned>(
         &self,
         method: &str,
@@ -136,7 +165,7 @@ impl Binding {
         )
         .await
         .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
-        let mut listing = Listing { items: Vec::new(), warnings: raw.warnings };
+        let mut listing = Listing { items: Vec::new(), warnings: raw.warnings, next_cursor: None };
         for (i, entry) in raw.entries.into_iter().enumerate() {
             match serde_json::from_value::<T>(entry) {
                 Ok(item) => listing.items.push(item),

@@ -213,7 +213,7 @@ mod guard;
 
 pub use crate::protocol::family::Family;
 
-pub(crate) use discovery::{page_through, BadPage, BuildContext};
+pub(crate) use discovery::{one_page, page_through, BadPage, BuildContext, MAX_CURSOR_BYTES};
 pub use generation::RefreshOutcome;
 pub(crate) use generation::{CatalogCell, ChangeFeed};
 pub(crate) use guard::CatalogGuard;

@@ -750,3 +750,29 @@ async fn registered_declarations_are_read_at_ingest_and_a_bad_field_warns_once()
     assert_eq!(warned, 1, "one event across four builds");
     binding.close().await;
 }
+
+/// Issue 22, item 6 (seed 001's `ListToolsWithCursor`): one page at a time,
+/// with the cursor of the next, the tool filter applied; a cursor over its
+/// bound is refused before anything is sent.
+#[tokio::test]
+async fn tools_are_listed_one_page_at_a_time_with_the_next_cursor() {
+    let tools = Arc::new(Mutex::new((0..5).map(|i| tool(&format!("t{i}"))).collect::<Vec<_>>()));
+    let mut definition = Definition::new("paged", tool_server(tools, 2));
+    definition.tool_filter = mcp_stack::ToolFilter { allow: vec![], deny: vec!["t3".into()] };
+    let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
+    let mut pages = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..10 {
+        let page = binding.list_tools_page(cursor.as_deref()).await.unwrap();
+        pages.push(page.items.iter().map(|t| t.name.clone()).collect::<Vec<_>>());
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(pages, [vec!["t0", "t1"], vec!["t2"], vec!["t4"]], "t3 is filtered out");
+    let e = binding.list_tools_page(Some(&"c".repeat(5000))).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::InvalidArguments);
+    assert!(binding.list_tools().await.unwrap().next_cursor.is_none(), "a whole list has no cursor");
+    binding.close().await;
+}

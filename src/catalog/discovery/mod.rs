@@ -27,7 +27,7 @@ mod entries;
 mod paging;
 
 pub(crate) use assemble::build;
-pub(crate) use paging::{page_through, BadPage};
+pub(crate) use paging::{one_page, page_through, BadPage, MAX_CURSOR_BYTES};
 
 /// The entries of one list as the server sent them, with what went wrong
 /// while reading it.

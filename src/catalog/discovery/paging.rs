@@ -155,6 +155,53 @@ where
     Ok(list)
 }
 
+/// The longest cursor kept from a server (or taken from a caller), in
+/// bytes: a cursor is an opaque token, not a payload.
+pub(crate) const MAX_CURSOR_BYTES: usize = 4096;
+
+/// Reads one page of `method` at `cursor`: at most `max_items` entries, and
+/// the `nextCursor` when it is a string within [`MAX_CURSOR_BYTES`] (one
+/// that is not is dropped with a warning, ending the paging). A malformed
+/// page is `catalog_invalid`.
+pub(crate) async fn one_page<S>(
+    service: S,
+    method: &str,
+    key: &str,
+    cursor: Option<&str>,
+    max_items: usize,
+) -> Result<(RawList, Option<String>), Error>
+where
+    S: Service<McpRequest, Response = McpResponse, Error = Error> + Clone,
+{
+    let params = match cursor {
+        Some(c) => json!({ "cursor": c }),
+        None => json!({}),
+    };
+    let rsp = service.oneshot(McpRequest::with_value(method, params)).await?;
+    let mut list = RawList { entries: Vec::new(), warnings: rsp.warnings };
+    let (mut entries, next) = read_page(rsp.result, key)
+        .map_err(|why| Error::new(FailureClass::CatalogInvalid, format!("{method}: the page {why}")))?;
+    if entries.len() > max_items {
+        entries.truncate(max_items);
+        push_warning(&mut list.warnings, format!("{method}: kept the first {max_items} entries of the page"));
+    }
+    list.entries = entries;
+    let next = match next {
+        None | Some(Value::Null) => None,
+        Some(Value::String(next)) if next.len() <= MAX_CURSOR_BYTES => Some(next),
+        Some(_) => {
+            push_warning(
+                &mut list.warnings,
+                format!(
+                    "{method}: dropped a nextCursor that is not a string of at most {MAX_CURSOR_BYTES} bytes"
+                ),
+            );
+            None
+        }
+    };
+    Ok((list, next))
+}
+
 /// A page's entries and its `nextCursor`, or why the page is malformed.
 type PageRead = Result<(Vec<Value>, Option<Value>), PageError>;
 
