@@ -3,7 +3,7 @@
 
 use base64::Engine as _;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{Error, FailureClass};
 use crate::protocol::content::{ContentBlock, ResourceContents};
@@ -155,6 +155,17 @@ pub enum Content {
         mime_type: Option<String>,
         /// Its description, if the server gave one.
         description: Option<String>,
+        /// Its display name, if the server gave one (bounded, control
+        /// characters made visible, like every display string).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        /// Its size in bytes, if the server said.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
+        /// The link's `_meta`, as the server sent it (within the result's
+        /// bounds): data for the host, never acted on by the client.
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
     },
     /// Content that was not kept: an unknown kind, undecodable data, or an
     /// item a limit refused.
@@ -258,6 +269,9 @@ pub(crate) fn dropped_kind(items: usize) -> String {
     }
 }
 
+/// The longest resource link title kept, in bytes.
+const MAX_LINK_TITLE_BYTES: usize = 256;
+
 pub(crate) fn decode_base64(data: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(data.trim()).ok()
 }
@@ -305,7 +319,15 @@ fn media(data: &str, mime_type: &str, kind: &str) -> Result<Media, String> {
 /// An image or audio given by URL: a link the host may follow, or not.
 fn media_link(uri: String, mime_type: String, kind: &str) -> Content {
     let mime_type = (!mime_type.is_empty()).then_some(mime_type);
-    Content::ResourceLink { uri, name: kind.to_string(), mime_type, description: None }
+    Content::ResourceLink {
+        uri,
+        name: kind.to_string(),
+        mime_type,
+        description: None,
+        title: None,
+        size: None,
+        meta: None,
+    }
 }
 
 impl Content {
@@ -346,6 +368,9 @@ impl Content {
                 name: l.name,
                 mime_type: l.mime_type,
                 description: l.description,
+                title: l.title.map(|t| crate::error::normalize_message(&t, MAX_LINK_TITLE_BYTES)),
+                size: l.size,
+                meta: l.meta,
             },
             ContentBlock::Unknown(raw) => {
                 let kind = raw.get("type").and_then(Value::as_str).unwrap_or("unknown");
@@ -525,6 +550,9 @@ mod tests {
             name: "image".into(),
             mime_type: Some("image/png".into()),
             description: None,
+            title: None,
+            size: None,
+            meta: None,
         };
         assert_eq!(link, expected);
 
@@ -540,6 +568,23 @@ mod tests {
             assert_eq!(content, Content::Unsupported { kind: "image".into(), bytes: data.len() }, "{data}");
             assert!(warnings.len() == 1 && warnings[0].contains(why), "{data}: {warnings:?}");
         }
+    }
+
+    #[test]
+    fn a_resource_link_keeps_its_title_size_and_meta() {
+        let block: ContentBlock = serde_json::from_value(json!({
+            "type": "resource_link", "uri": "file:///r.md", "name": "r", "title": "Report\u{1b}[2J",
+            "size": 7, "_meta": {"x-owner": "docs"}
+        }))
+        .unwrap();
+        let Content::ResourceLink { title, size, meta, .. } = Content::from_block(block, &mut Vec::new())
+        else {
+            panic!("a link")
+        };
+        let title = title.unwrap();
+        assert!(title.starts_with("Report") && !title.contains('\u{1b}'), "{title:?}");
+        assert_eq!(size, Some(7));
+        assert_eq!(meta.unwrap()["x-owner"], "docs");
     }
 
     #[test]
