@@ -161,6 +161,7 @@ impl SessionId {
         &self.value
     }
 
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn new(value: &str) -> Self {
         SessionId { value: Arc::from(value), _known: Arc::new(crate::redact::register(value)) }
     }
