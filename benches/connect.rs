@@ -33,6 +33,8 @@
 //! every reconnection, paid that; with a pool per origin only the first
 //! does.
 
+#[path = "support.rs"]
+mod support;
 #[path = "../tests/support/tls.rs"]
 #[allow(dead_code)]
 mod tls;
@@ -46,6 +48,7 @@ use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::{Binding, Definition};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
+use support::{arg, median};
 
 /// A legacy-era server in one handler: JSON replies, no session.
 async fn mcp(Json(body): Json<Value>) -> Response {
@@ -104,20 +107,6 @@ async fn round(url: &str, ca_pem: &str, n: usize, mode: Mode) -> Vec<Duration> {
         binding.close().await;
     }
     times
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(|a, b| a.partial_cmp(b).expect("a number"));
-    values[values.len() / 2]
-}
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn main() {

@@ -69,10 +69,13 @@
 //! medians by a few µs either way, and single runs of one binary ranged
 //! over 50%.
 
+#[path = "support.rs"]
+mod support;
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, Limits};
 use serde_json::json;
 use std::time::{Duration, Instant};
+use support::{arg, median};
 use tokio::task::JoinSet;
 
 const IN_FLIGHT: usize = 32;
@@ -109,20 +112,6 @@ async fn round(binding: &Binding, calls: usize, in_flight: usize) -> (Duration, 
         tasks.join_next().await.expect("a call").expect("joined");
     }
     (process_cpu() - cpu, wall.elapsed())
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(|a, b| a.partial_cmp(b).expect("a number"));
-    values[values.len() / 2]
-}
-
-fn arg(name: &str, default: usize) -> usize {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn main() {

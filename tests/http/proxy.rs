@@ -118,16 +118,7 @@ async fn a_hosts_own_client_is_used_as_it_is() {
 async fn child(vars: &[(&str, &str)]) -> Result<(), String> {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command.args(["proxy::env_child", "--exact", "--ignored", "--test-threads", "1"]);
-    for name in [
-        "HTTP_PROXY",
-        "http_proxy",
-        "HTTPS_PROXY",
-        "https_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-        "NO_PROXY",
-        "no_proxy",
-    ] {
+    for name in proxy::PROXY_VARS {
         command.env_remove(name);
     }
     command.envs(vars.iter().copied());

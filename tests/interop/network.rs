@@ -11,102 +11,53 @@
 //!   with `--cert`/`--key` and refused without one.
 
 use crate::support::peers::{free_port, peer, start_listening, Server};
+use crate::support::proxy::PROXY_VARS;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-/// Every proxy variable, cleared for each run of the command so that only
-/// what a test sets applies.
-const PROXY_VARS: [&str; 8] = [
-    "HTTP_PROXY",
-    "http_proxy",
-    "HTTPS_PROXY",
-    "https_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-    "NO_PROXY",
-    "no_proxy",
-];
+/// The key options every key here is made with: P-256, unencrypted.
+const NEW_KEY: &str = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
 
-/// Runs openssl in `dir`; panics with its output when it fails.
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new(peer("MCP_OPENSSL")).args(args).current_dir(dir).output().expect("run openssl");
-    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+/// Runs openssl in `dir` with `fixed` (split at spaces) and then `rest`;
+/// panics with its output when it fails.
+fn openssl(dir: &Path, fixed: &str, rest: &[&str]) {
+    let out = Command::new(peer("MCP_OPENSSL"))
+        .args(fixed.split_whitespace())
+        .args(rest)
+        .current_dir(dir)
+        .output()
+        .expect("run openssl");
+    assert!(out.status.success(), "openssl {fixed} {rest:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// A CA in `dir`: `<name>.pem` and `<name>.key`.
 fn make_ca(dir: &Path, name: &str) {
-    let (key, pem) = (format!("{name}.key"), format!("{name}.pem"));
+    let ca = "-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign";
+    let (key, pem, subject) = (format!("{name}.key"), format!("{name}.pem"), format!("/CN={name}"));
     openssl(
         dir,
-        &[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            &key,
-            "-out",
-            &pem,
-            "-days",
-            "2",
-            "-subj",
-            &format!("/CN={name}"),
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,keyCertSign,cRLSign",
-        ],
+        &format!("req -x509 {NEW_KEY} -days 2 {ca}"),
+        &["-keyout", &key, "-out", &pem, "-subj", &subject],
     );
 }
 
 /// A certificate `ca` signs, in `dir`: `<name>.pem` and `<name>.key`;
 /// `extensions` are its X.509 extensions in openssl's config syntax.
 fn issue(dir: &Path, ca: &str, name: &str, extensions: &str) {
-    let (key, pem, csr, ext) =
-        (format!("{name}.key"), format!("{name}.pem"), format!("{name}.csr"), format!("{name}.ext"));
-    std::fs::write(dir.join(&ext), extensions).unwrap();
+    let file = |ext: &str| format!("{name}.{ext}");
+    std::fs::write(dir.join(file("ext")), extensions).unwrap();
+    let subject = format!("/CN={name}");
     openssl(
         dir,
-        &[
-            "req",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            &key,
-            "-out",
-            &csr,
-            "-subj",
-            &format!("/CN={name}"),
-        ],
+        &format!("req {NEW_KEY}"),
+        &["-keyout", &file("key"), "-out", &file("csr"), "-subj", &subject],
     );
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            &csr,
-            "-CA",
-            &format!("{ca}.pem"),
-            "-CAkey",
-            &format!("{ca}.key"),
-            "-CAcreateserial",
-            "-out",
-            &pem,
-            "-days",
-            "2",
-            "-extfile",
-            &ext,
-        ],
-    );
+    let (ca_pem, ca_key) = (format!("{ca}.pem"), format!("{ca}.key"));
+    let (csr, pem, ext) = (file("csr"), file("pem"), file("ext"));
+    let signed = ["-in", &csr, "-CA", &ca_pem, "-CAkey", &ca_key, "-out", &pem, "-extfile", &ext];
+    openssl(dir, "x509 -req -CAcreateserial -days 2", &signed);
 }
 
 /// The certificates of one test: a server CA and the server's certificate
@@ -200,6 +151,7 @@ impl Tinyproxy {
 /// variables in `env`.
 fn call_add(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(peer("MCP_CLI"));
+    // Only what a test sets applies.
     for name in PROXY_VARS {
         command.env_remove(name);
     }

@@ -8,6 +8,19 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+/// Every proxy variable curl (and so reqwest) reads, upper and lower case:
+/// what a test clears from a child's environment before setting its own.
+pub const PROXY_VARS: [&str; 8] = [
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
+
 /// The longest request head read before the proxy gives up on a connection.
 const MAX_HEAD_BYTES: usize = 64 << 10;
 
