@@ -40,6 +40,8 @@ struct Control {
     /// Whether `server/discover` goes unanswered (a silent legacy server);
     /// otherwise it is refused as a legacy server refuses it.
     silent_discover: AtomicBool,
+    /// Whether `echo` carries a seed 004 declaration with a bad field.
+    bad_declaration: AtomicBool,
 }
 
 impl Control {
@@ -56,6 +58,7 @@ impl Control {
             kill: watch::channel(0).0,
             discovers: AtomicU32::new(0),
             silent_discover: AtomicBool::new(false),
+            bad_declaration: AtomicBool::new(false),
         })
     }
 
@@ -125,6 +128,9 @@ async fn serve(transport: Transport, control: Arc<Control>) {
                     continue;
                 }
                 let mut tools = vec![json!({"name": "echo", "inputSchema": {"type": "object"}})];
+                if control.bad_declaration.load(Ordering::SeqCst) {
+                    tools[0]["_meta"] = json!({"agentfootprint": {"resultKind": "text", "gates": "maybe"}});
+                }
                 if control.more_tools.load(Ordering::SeqCst) {
                     tools.push(json!({"name": "reverse", "inputSchema": {"type": "object"}}));
                 }
@@ -797,4 +803,34 @@ async fn the_legacy_verdict_of_the_automatic_choice_is_kept_for_reconnects() {
     assert_eq!(control.dials(), 2);
     assert_eq!(control.discovers.load(Ordering::SeqCst), 1, "the reconnect did not probe again");
     binding.close().await;
+}
+
+/// Issue 22, item 7: a dropped declaration is reported once per binding,
+/// tool and field across reconnects: a server that comes back with a new
+/// offering (a new generation is built) does not warn again.
+#[tokio::test(start_paused = true)]
+async fn a_dropped_declaration_warns_once_across_reconnects() {
+    use mcp_stack::catalog::meta::{DeclarationSet, ToolExtras};
+    let (control, recorded) = (Control::new(), Recorded::default());
+    control.bad_declaration.store(true, Ordering::SeqCst);
+    let mut definition = Definition::new("flaky", control.factory());
+    definition.declarations = DeclarationSet::default().with::<ToolExtras>();
+    let binding = Binding::connect(definition, recorded.handlers()).await.expect("connect");
+    control.more_tools.store(true, Ordering::SeqCst);
+    control.kill();
+    until("restored", || recorded.restores() == 1).await;
+    let candidate = binding.candidate().expect("a new generation over the new connection");
+    let extras = candidate.tool("echo").unwrap().declared.get::<ToolExtras>().unwrap();
+    assert_eq!(extras.result_kind.as_deref(), Some("text"));
+    assert!(!candidate.warnings.iter().any(|w| w.contains("gates")), "{:?}", candidate.warnings);
+    assert_eq!(binding.catalog().warnings.iter().filter(|w| w.contains("gates")).count(), 1);
+    binding.close().await;
+    let warned = recorded
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, e)| matches!(e, Event::Warning { text, .. } if text.contains("gates")))
+        .count();
+    assert_eq!(warned, 1);
 }
