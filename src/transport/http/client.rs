@@ -40,17 +40,24 @@ impl HttpClient {
     /// see [`super::network`]), with the builder's connection layer on it,
     /// if it set one.
     pub(crate) fn new(settings: Arc<Settings>, config: &ConnectConfig) -> Result<Self, Error> {
-        let (client, shared) = settings.reqwest_client()?;
-        let inner = match &settings.own_service {
-            Some(own) => own.clone(),
-            None => HttpService::new(service::ReqwestService::new(
-                client.clone(),
-                shared,
-                settings.origin.clone(),
-            )),
+        let (inner, client) = match &settings.own_service {
+            Some(own) => (own.clone(), None),
+            None => {
+                let (client, shared) = settings.reqwest_client()?;
+                let reqwest = service::ReqwestService::new(client.clone(), shared, settings.origin.clone());
+                (HttpService::new(reqwest), Some(client))
+            }
         };
         let service = match &settings.layer {
-            Some(layer) => layer.layer(inner, &settings.url, config, &client)?,
+            Some(layer) => {
+                // A layer that reaches other servers (authorization) does
+                // so with reqwest, even under a service of the host's own.
+                let client = match client {
+                    Some(client) => client,
+                    None => settings.reqwest_client()?.0,
+                };
+                layer.layer(inner, &settings.url, config, &client)?
+            }
             None => inner,
         };
         Ok(HttpClient { service, settings })
