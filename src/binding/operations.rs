@@ -114,10 +114,6 @@ impl Binding {
             .await
     }
 
-    /// Pages through a list (see [`crate::catalog`] for the rules: a
-    /// repeated cursor, the page bound, the item bound or a page the server
-    /// answers badly ends the listing with a warning and keeps what was
-    /// read). A malformed entry is dropped with a warning.
     /// One page of the tools the binding's [`ToolFilter`](crate::ToolFilter)
     /// permits: the first when `cursor` is `None`, else the page at the
     /// cursor a previous page gave (`next_cursor`), at most
@@ -126,27 +122,65 @@ impl Binding {
     /// every page. A cursor over 4 KiB is `invalid_arguments`, and one the
     /// server no longer knows is its error.
     pub async fn list_tools_page(&self, cursor: Option<&str>) -> Result<Listing<Tool>, Error> {
-        let op = "list_tools_page";
+        let max = self.inner.limits.max_catalog_items;
+        self.list_page(methods::TOOLS_LIST, "tools", cursor, max, "list_tools_page").await
+    }
+
+    /// One page of the prompts, as [`Binding::list_tools_page`] reads tools
+    /// (at most `Limits::max_prompt_count` entries). A server whose current
+    /// session does not advertise `prompts` is not asked.
+    pub async fn list_prompts_page(&self, cursor: Option<&str>) -> Result<Listing<Prompt>, Error> {
+        if self.current_session().capabilities.prompts.is_none() {
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None });
+        }
+        let max = self.inner.limits.max_prompt_count;
+        self.list_page(methods::PROMPTS_LIST, "prompts", cursor, max, "list_prompts_page").await
+    }
+
+    /// One page of the resources, as [`Binding::list_tools_page`] reads
+    /// tools (at most `Limits::max_resource_count` entries). A server whose
+    /// current session does not advertise `resources` is not asked.
+    pub async fn list_resources_page(&self, cursor: Option<&str>) -> Result<Listing<Resource>, Error> {
+        if self.current_session().capabilities.resources.is_none() {
+            return Ok(Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None });
+        }
+        let max = self.inner.limits.max_resource_count;
+        self.list_page(methods::RESOURCES_LIST, "resources", cursor, max, "list_resources_page").await
+    }
+
+    /// Reads one page of a list: the cursor bounded before anything is
+    /// sent, the page's entries bounded, a malformed entry dropped with a
+    /// warning (see [`crate::catalog`]).
+    async fn list_page<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        key: &str,
+        cursor: Option<&str>,
+        max_items: usize,
+        op: &'static str,
+    ) -> Result<Listing<T>, Error> {
         if cursor.is_some_and(|c| c.len() > crate::catalog::MAX_CURSOR_BYTES) {
             return Err(Error::new(FailureClass::InvalidArguments, "the cursor is longer than 4096 bytes")
                 .with_binding(&self.inner.name)
                 .with_op(op));
         }
-        let max = self.inner.limits.max_catalog_items;
-        let (raw, next_cursor) =
-            crate::catalog::one_page(self.service(), methods::TOOLS_LIST, "tools", cursor, max)
-                .await
-                .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
+        let (raw, next_cursor) = crate::catalog::one_page(self.service(), method, key, cursor, max_items)
+            .await
+            .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
         let mut listing = Listing { items: Vec::new(), warnings: raw.warnings, next_cursor };
         for (i, entry) in raw.entries.into_iter().enumerate() {
-            match serde_json::from_value::<Tool>(entry) {
+            match serde_json::from_value::<T>(entry) {
                 Ok(item) => listing.items.push(item),
-                Err(e) => push_warning(&mut listing.warnings, format!("tools/list: dropped entry {i}: {e}")),
+                Err(e) => push_warning(&mut listing.warnings, format!("{method}: dropped entry {i}: {e}")),
             }
         }
         Ok(listing)
     }
 
+    /// Pages through a list (see [`crate::catalog`] for the rules: a
+    /// repeated cursor, the page bound, the item bound or a page the server
+    /// answers badly ends the listing with a warning and keeps what was
+    /// read). A malformed entry is dropped with a warning.
     async fn list_all<T: DeserializeOwned>(
         &self,
         method: &str,

@@ -776,3 +776,47 @@ async fn tools_are_listed_one_page_at_a_time_with_the_next_cursor() {
     assert!(binding.list_tools().await.unwrap().next_cursor.is_none(), "a whole list has no cursor");
     binding.close().await;
 }
+
+/// The same for prompts and resources: one page each, with the next
+/// cursor; a server that does not advertise them is not asked.
+#[tokio::test]
+async fn prompts_and_resources_are_listed_one_page_at_a_time() {
+    let prompts: Vec<Value> = (0..3).map(|i| json!({"name": format!("p{i}")})).collect();
+    let resources: Vec<Value> =
+        (0..3).map(|i| json!({"uri": format!("demo://r{i}"), "name": format!("r{i}")})).collect();
+    let (factory, _) = scripted_all(move |wire, req| match req.method.as_str() {
+        "initialize" => {
+            let mut result = initialize_result();
+            result["capabilities"] = json!({"tools": {}, "prompts": {}, "resources": {}});
+            wire.reply(&id_of(req), result);
+        }
+        "server/discover" => wire.refuse_discover(req),
+        "tools/list" => wire.reply(&id_of(req), json!({"tools": []})),
+        "prompts/list" => serve_page(wire, req, "prompts", &prompts, 2),
+        "resources/list" => serve_page(wire, req, "resources", &resources, 2),
+        "resources/templates/list" => wire.reply(&id_of(req), json!({"resourceTemplates": []})),
+        _ => {}
+    });
+    let binding = Binding::connect(Definition::new("paged", factory), Handlers::default()).await.unwrap();
+    let first = binding.list_prompts_page(None).await.unwrap();
+    assert_eq!(first.items.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["p0", "p1"]);
+    let second = binding.list_prompts_page(first.next_cursor.as_deref()).await.unwrap();
+    assert_eq!((second.items.len(), second.next_cursor), (1, None));
+    let first = binding.list_resources_page(None).await.unwrap();
+    assert_eq!(first.items.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(), ["demo://r0", "demo://r1"]);
+    assert_eq!(first.next_cursor.as_deref(), Some("2"));
+    binding.close().await;
+
+    // Not advertised: empty, without asking.
+    let (factory, recorder) = scripted_lists(|wire, req| {
+        if req.method == "tools/list" {
+            wire.reply(&id_of(req), json!({"tools": []}));
+        }
+    });
+    let binding = Binding::connect(Definition::new("bare", factory), Handlers::default()).await.unwrap();
+    assert!(binding.list_prompts_page(None).await.unwrap().items.is_empty());
+    assert!(binding.list_resources_page(None).await.unwrap().items.is_empty());
+    let asked = recorder.seen.lock().unwrap().iter().filter(|m| m["method"] == "prompts/list").count();
+    assert_eq!(asked, 0);
+    binding.close().await;
+}
