@@ -11,12 +11,13 @@
 #   oidc-provider 9 ........ .peers/oidc     (oidc-provider, an authorization server)
 #                                              with tests/fixtures/oidc_provider.mjs copied in
 #   FastMCP 4.1.6 .......... .peers/fastmcp-venv (fastmcp==4.1.6, its own venv)
-#   tinyproxy, openssl ..... Debian packages (apt-get, as root), when missing:
-#                              an HTTP proxy, and a throw-away CA for TLS tests
+#   tinyproxy, openssl, redis-server ..... Debian packages (apt-get, as root), when missing:
+#                              an HTTP proxy, a throw-away CA for TLS tests, and a
+#                              Redis server for the shared response cache
 #
 # Writes .peers/env.sh exporting MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS,
 # MCP_PYTHON, MCP_TS_SERVER_JS, MCP_OIDC_PROVIDER_JS, MCP_FASTMCP_PYTHON,
-# MCP_TINYPROXY and MCP_OPENSSL (absolute paths). Idempotent: every step checks the installed
+# MCP_TINYPROXY, MCP_OPENSSL and MCP_REDIS_SERVER (absolute paths). Idempotent: every step checks the installed
 # version first and is skipped when it already matches, so a second run takes
 # about a second. Any failure exits non-zero with a message saying what broke.
 set -Eeuo pipefail
@@ -186,28 +187,33 @@ cp -f "$ROOT/tests/fixtures/oidc_provider.mjs" "$OIDC_JS" || die "could not copy
 venv_package "$FASTMCP_VENV" "$FASTMCP_PY" fastmcp "$FASTMCP_VERSION" 'from fastmcp import FastMCP, Context'
 fm_have="$VENV_HAVE"
 
-# ---- 3e. Debian packages: tinyproxy (an HTTP proxy), openssl (a test CA) ----
+# ---- 3e. Debian packages: tinyproxy (an HTTP proxy), openssl (a test CA), redis-server ----
 # tinyproxy lives in /usr/bin (Debian 12 puts it there; older ones in /usr/sbin).
 find_tool() { command -v "$1" 2>/dev/null || { [ -x "/usr/sbin/$1" ] && echo "/usr/sbin/$1"; } || true; }
 TINYPROXY_BIN="$(find_tool tinyproxy)"
 OPENSSL_BIN="$(find_tool openssl)"
-if [ -z "$TINYPROXY_BIN" ] || [ -z "$OPENSSL_BIN" ]; then
-  [ "$(id -u)" -eq 0 ] || die "tinyproxy and openssl are missing and installing them needs root (apt-get)"
-  log "apt-get install tinyproxy openssl"
+REDIS_BIN="$(find_tool redis-server)"
+if [ -z "$TINYPROXY_BIN" ] || [ -z "$OPENSSL_BIN" ] || [ -z "$REDIS_BIN" ]; then
+  [ "$(id -u)" -eq 0 ] || die "tinyproxy, openssl or redis-server is missing and installing them needs root (apt-get)"
+  log "apt-get install tinyproxy openssl redis-server"
   apt-get update -qq >/dev/null || die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tinyproxy openssl >/dev/null \
-    || die "apt-get install tinyproxy openssl failed"
-  # The package starts a system proxy on port 8888; the tests start their own.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tinyproxy openssl redis-server >/dev/null \
+    || die "apt-get install tinyproxy openssl redis-server failed"
+  # The packages start a system proxy on port 8888 and a system Redis on
+  # 6379 (where a service manager runs); the tests start their own.
   pkill -x tinyproxy 2>/dev/null || true
+  pkill -x redis-server 2>/dev/null || true
   installed_any=1
   TINYPROXY_BIN="$(find_tool tinyproxy)"
   OPENSSL_BIN="$(find_tool openssl)"
+  REDIS_BIN="$(find_tool redis-server)"
 fi
 [ -n "$TINYPROXY_BIN" ] || die "tinyproxy not found after installing it"
 [ -n "$OPENSSL_BIN" ] || die "openssl not found after installing it"
+[ -n "$REDIS_BIN" ] || die "redis-server not found after installing it"
 
 # ---- 4. final checks + env.sh ----------------------------------------------
-for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$FASTMCP_PY" "$TINYPROXY_BIN" "$OPENSSL_BIN"; do
+for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$FASTMCP_PY" "$TINYPROXY_BIN" "$OPENSSL_BIN" "$REDIS_BIN"; do
   [ -e "$f" ] || die "expected file missing after install: $f"
 done
 node_v="$("$NODE_BIN" --version)" || die "$NODE_BIN --version failed"
@@ -226,6 +232,7 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
   printf 'export MCP_FASTMCP_PYTHON=%q\n' "$FASTMCP_PY"
   printf 'export MCP_TINYPROXY=%q\n' "$TINYPROXY_BIN"
   printf 'export MCP_OPENSSL=%q\n' "$OPENSSL_BIN"
+  printf 'export MCP_REDIS_SERVER=%q\n' "$REDIS_BIN"
 } > "$tmp"
 mv -f "$tmp" "$ENV_FILE"
 

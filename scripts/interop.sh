@@ -27,7 +27,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_FASTMCP_PYTHON MCP_TINYPROXY MCP_OPENSSL; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_FASTMCP_PYTHON MCP_TINYPROXY MCP_OPENSSL MCP_REDIS_SERVER; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -f "$val" ] || die "$var points to a missing file: $val"
@@ -153,6 +153,15 @@ interop_tests modern_era
 # --cert/--key reach one that requires a client certificate (refused
 # without one, and with another CA's).
 interop_tests network
+
+# ---- a shared response cache in Redis ---------------------------------------
+# redis-server ($MCP_REDIS_SERVER, Debian's 7.0) started by each test on a
+# free loopback port, without persistence: the RedisCache's layout (a hash
+# per group that expires with its entries, expired and oversized entries
+# never served), two bindings standing for two replicas of a host sharing a
+# public tools list until a change reaches one of them, and Redis going away
+# (every list still answered, from the server).
+interop_tests redis
 
 # ---- FastMCP 4.1.6 (run_fastmcp, defined above) -----------------------------
 run_fastmcp

@@ -5,6 +5,7 @@
 #[cfg(feature = "oauth")]
 pub mod auth;
 mod binding;
+pub mod cache;
 mod canonical;
 pub mod catalog;
 pub mod compat;

@@ -31,7 +31,9 @@ impl Binding {
     /// Refetches every family the server advertised now, without waiting for
     /// a change notification, and publishes a candidate unless the offering
     /// is the adopted one. A failure leaves the adopted generation in force.
+    /// Cached lists are dropped first: a refresh asks the server.
     pub async fn refresh_catalog(&self) -> Result<RefreshOutcome, Error> {
+        self.inner.cache.lists_refreshed();
         self.inner
             .catalog
             .refresh_all()

@@ -42,11 +42,20 @@ impl Binding {
         emit_state(&events, &name, State::Configured, State::Starting);
 
         let feed = ChangeFeed::new(name.clone(), events.clone());
+        let advertised = client_capabilities(definition.capabilities, &handlers);
+        // What the server is told of this client may change what it lists,
+        // so it is part of whom cached results are shared with.
+        let declared = serde_json::json!({
+            "capabilities": serde_json::to_value(&advertised).unwrap_or_default(),
+            "client": [&definition.client.name, &definition.client.version],
+        });
+        let cache = CacheState::new(&definition.caching, definition.transport.endpoint_digest(), &declared);
         let server_side = ServerSide {
             binding: &name,
             allowed: definition.capabilities,
             log_level: definition.log_level,
             exchange_per_request: definition.transport.exchange_per_request(),
+            cache: &cache,
         };
         let inbound = Arc::new(BindingInbound::new(
             &server_side,
@@ -64,7 +73,7 @@ impl Binding {
         let auth_phase = authenticating::AuthPhase::new(events.clone(), name.clone());
         config.authenticating = Some(auth_phase.hook());
         let dialer = Dialer::new(definition.transport.clone(), config, inbound.clone())
-            .capabilities(client_capabilities(definition.capabilities, &handlers))
+            .capabilities(advertised)
             .client_info(definition.client.to_implementation())
             .timeout(timeouts.startup)
             .protocol(definition.protocol.clone())
@@ -107,6 +116,7 @@ impl Binding {
             }
         };
         inbound.set_protocol_version(&session.protocol_version);
+        cache.set_session(&session);
 
         // The order, and why, is in the module docs. Below the deadline, one
         // stack serves the host's calls and the catalog's reads.
@@ -116,6 +126,7 @@ impl Binding {
             progress.clone(),
             retry,
             reconnect.clone(),
+            CacheLayer::new(cache.clone()),
         );
         let entry = Entry::new(BindingBuilder::build_stack(layers, custom, parts));
         // The catalog reads the server's whole offering below the filter and
@@ -161,6 +172,7 @@ impl Binding {
                 progress,
                 catalog,
                 inbound,
+                cache,
                 subscriptions: std::sync::Mutex::new(BTreeSet::new()),
                 log_level: definition.log_level,
                 era: std::sync::Mutex::new(first_era),
@@ -186,6 +198,7 @@ impl Binding {
             let session = binding.current_session();
             let inner = &binding.inner;
             inner.inbound.set_protocol_version(&session.protocol_version);
+            inner.cache.set_session(&session);
             inner.catalog.set_connection(session.clone());
             let generation =
                 match tokio::time::timeout(inner.timeouts.startup, inner.catalog.refresh_all()).await {

@@ -103,6 +103,11 @@ pub struct Definition {
     /// [`ToolSpec::declared`](crate::catalog::ToolSpec::declared). None by
     /// default.
     pub declarations: crate::catalog::meta::DeclarationSet,
+    /// How list and read results the server lets clients cache
+    /// (`ttlMs`, `cacheScope`) are kept: on by default, private results in
+    /// the binding's own memory and public ones shared by every binding of
+    /// the process to the same server (see [`crate::cache`]).
+    pub caching: crate::cache::Caching,
 }
 
 impl fmt::Debug for Definition {
@@ -127,6 +132,7 @@ impl fmt::Debug for Definition {
             .field("retry_requests", &self.retry_requests)
             .field("repeatable_tools", &self.repeatable_tools)
             .field("declarations", &self.declarations)
+            .field("caching", &self.caching)
             .finish()
     }
 }
@@ -158,6 +164,7 @@ impl Definition {
             retry_requests: true,
             repeatable_tools: RepeatableTools::default(),
             declarations: Default::default(),
+            caching: Default::default(),
         }
     }
 

@@ -31,6 +31,7 @@ use crate::era::{ChangeStyle, Dialer, Era};
 use crate::error::{Error, FailureClass};
 pub(crate) use crate::events::EventBus;
 use crate::handlers::inbound::{client_capabilities, BindingInbound, ServerSide};
+use crate::layer::cache::{CacheLayer, CacheState};
 use crate::layer::entry::Entry;
 use crate::layer::reconnect::{Reconnect, ReconnectLayer, Report};
 use crate::layer::trace::{ModelNames, Trace};
@@ -113,7 +114,7 @@ pub struct Listing<T> {
 ///    typed `Mcp-Param-*` headers, and a -32020 makes the catalog look
 ///    again and the call go once more, inside the same deadline. A call of a
 ///    tool safe to run twice ([`Definition::repeatable_tools`]) is marked
-///    for the retry layer (11).
+///    for the retry layer (12).
 /// 4. The sampling-depth layer ([`layer::sampling_depth`](crate::layer::sampling_depth)): counts a request made from the host's
 ///    sampling service in its chain until the reply, and passes the depth
 ///    down as a typed extension (see [Sampling](crate::handlers#sampling)). It reads a task-local,
@@ -131,19 +132,24 @@ pub struct Listing<T> {
 ///    marks), above everything that holds a shared resource: by the time it
 ///    walks a large result, the reply has come up through the gate and the
 ///    concurrency limit, which have let the next call go.
-/// 8. [`ProgressLayer`]: attaches the token and registers its route before
+/// 8. [`CacheLayer`](crate::layer::cache::CacheLayer): serves a list or a
+///    read from the cache while the server says it is fresh, and keeps what
+///    the server lets clients keep (see [`crate::cache`]). Below the result
+///    limit, so that a result from a store is bounded again; above the
+///    gate and the permits, so that a hit holds neither for long.
+/// 9. [`ProgressLayer`]: attaches the token and registers its route before
 ///    the call can queue at the gate or be sent, so no report can arrive
 ///    before its route exists; the route lives exactly as long as the call.
-/// 9. [`ToolCallGateLayer`]: one tool call at a time unless
-///    [`Definition::allow_parallel_calls`]. The one layer that does not pass
-///    readiness through: it takes the gate *before* asking the concurrency
-///    limit for a permit, so queued tool calls hold no permit and listing,
-///    reading and ping are never held behind a long tool call (see
-///    [`crate::layer::tool_gate`]).
-/// 10. `ConcurrencyLimit` (tower's): at most
+/// 10. [`ToolCallGateLayer`]: one tool call at a time unless
+///     [`Definition::allow_parallel_calls`]. The one layer that does not pass
+///     readiness through: it takes the gate *before* asking the concurrency
+///     limit for a permit, so queued tool calls hold no permit and listing,
+///     reading and ping are never held behind a long tool call (see
+///     [`crate::layer::tool_gate`]).
+/// 11. `ConcurrencyLimit` (tower's): at most
 ///     `Limits::max_concurrent_requests` in flight, just above the
 ///     connection, so a permit covers the exchange, not a wait at the gate.
-/// 11. `Retry` (tower's) with [`SafeRetry`]: repeats a request after a
+/// 12. `Retry` (tower's) with [`SafeRetry`]: repeats a request after a
 ///     failure that may pass: one refused unprocessed (HTTP 429 or 503,
 ///     after its `Retry-After`) or never sent, and, for what is safe to
 ///     repeat and the tools [`Definition::repeatable_tools`] names, a lost
@@ -152,11 +158,11 @@ pub struct Listing<T> {
 ///     concurrency limit, so a retry keeps its caller's permit. Keeping a
 ///     request to send again is a reference count: an [`McpRequest`]'s
 ///     params are shared between its clones.
-/// 12. [`Reconnect`]: whichever connection is live, replaced by a supervisor
+/// 13. [`Reconnect`]: whichever connection is live, replaced by a supervisor
 ///     when it is lost (re-dial, re-run the handshake, with backoff per
 ///     [`Definition::reconnect`]); it also renews a session an HTTP server
 ///     forgot, once, at once (see [`crate::layer::reconnect`]).
-/// 13. [`Connection`](crate::connection::Connection): the JSON-RPC engine,
+/// 14. [`Connection`](crate::connection::Connection): the JSON-RPC engine,
 ///     one per transport life.
 ///
 /// One call path: the binding's methods are [`Binding::service`] plus a
@@ -250,6 +256,8 @@ struct Inner {
     progress: ProgressRouter,
     catalog: Arc<CatalogCell>,
     inbound: Arc<BindingInbound>,
+    /// The response cache's state, told of new sessions and refreshes.
+    cache: Arc<CacheState>,
     /// The resources subscribed to, kept so that a new connection can
     /// subscribe again ([`Binding::resubscribe_all`]).
     subscriptions: std::sync::Mutex<BTreeSet<String>>,

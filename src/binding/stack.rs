@@ -20,6 +20,7 @@ use crate::layer::entry::Entry;
 use crate::layer::tool_filter::EnforceToolFilter;
 use crate::layer::trace::Trace;
 use crate::layer::{
+    cache::CacheLayer,
     deadline::Deadline,
     progress::{ProgressLayer, ProgressRouter},
     reconnect::Reconnect,
@@ -128,6 +129,7 @@ pub struct StackParts {
     progress: ProgressRouter,
     retry: SafeRetry,
     reconnect: Reconnect,
+    cache: CacheLayer,
 }
 
 impl fmt::Debug for StackParts {
@@ -140,6 +142,14 @@ impl StackParts {
     /// Bounds results by the definition's [`Limits`].
     pub fn result_limit(&self) -> ResultLimitLayer {
         ResultLimitLayer::new(self.limits)
+    }
+
+    /// Serves list and read results from the cache while the server says
+    /// they are fresh, and keeps those it lets clients keep
+    /// ([`Definition::caching`](crate::Definition::caching); see
+    /// [`crate::layer::cache`]). Without it, nothing is cached.
+    pub fn response_cache(&self) -> CacheLayer {
+        self.cache.clone()
     }
 
     /// Attaches progress tokens and routes `notifications/progress` to the
@@ -176,10 +186,11 @@ impl StackParts {
     }
 
     /// The default stack: these parts in the order, and for the reasons,
-    /// of [the stack](crate::Binding#the-stack) (7 to 12).
+    /// of [the stack](crate::Binding#the-stack) (7 to 13).
     pub fn default_stack(self) -> BoxMcpService {
         let stack = ServiceBuilder::new()
             .layer(self.result_limit())
+            .layer(self.response_cache())
             .layer(self.progress())
             .layer(self.tool_gate())
             .layer(self.concurrency_limit())
@@ -195,7 +206,8 @@ impl StackParts {
         progress: ProgressRouter,
         retry: SafeRetry,
         reconnect: Reconnect,
+        cache: CacheLayer,
     ) -> Self {
-        StackParts { limits, allow_parallel_calls, progress, retry, reconnect }
+        StackParts { limits, allow_parallel_calls, progress, retry, reconnect, cache }
     }
 }

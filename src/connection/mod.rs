@@ -82,6 +82,7 @@ pub(crate) mod era;
 mod error;
 mod reader;
 mod rounds;
+pub(crate) use rounds::InputGiven;
 #[cfg(test)]
 mod tests;
 mod writer;
@@ -340,7 +341,7 @@ impl Connection {
     /// Sends a request and waits for its result. Dropping the future cancels
     /// the request on the wire.
     pub async fn request(&self, method: &str, params: Map<String, Value>) -> Result<Value, Error> {
-        self.shared.clone().call(McpRequest::new(method, params)).await
+        self.shared.clone().call(McpRequest::new(method, params)).await.map(|response| response.result)
     }
 
     /// Sends a notification.
@@ -437,6 +438,6 @@ impl tower_service::Service<McpRequest> for Connection {
 
     fn call(&mut self, req: McpRequest) -> ResponseFuture {
         let shared = self.shared.clone();
-        ResponseFuture { inner: Box::pin(async move { shared.call(req).await.map(McpResponse::new) }) }
+        ResponseFuture { inner: Box::pin(async move { shared.call(req).await }) }
     }
 }

@@ -12,22 +12,38 @@ use super::{Shared, MAX_INPUT_ROUNDS, MAX_REISSUES};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::methods;
-use crate::request::McpRequest;
+use crate::request::{McpRequest, McpResponse};
+
+/// Marks a response reached through `input_required` rounds: its result
+/// depends on the input given, which is not part of the request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct InputGiven;
 
 impl Shared {
     /// One request as the era wants it: sent, its result read
     /// ([`Era::reply`]), and, when the server asks for input
     /// (`input_required`), the input gathered through the inbound handler
     /// and the request sent again with a new id, at most
-    /// [`MAX_INPUT_ROUNDS`] times.
-    pub(super) async fn call(self: Arc<Self>, mut req: McpRequest) -> Result<Value, Error> {
+    /// [`MAX_INPUT_ROUNDS`] times. The response says whether input was
+    /// given ([`InputGiven`]): such a result depends on answers that are
+    /// not in the request, so no cache may keep it.
+    pub(super) async fn call(self: Arc<Self>, req: McpRequest) -> Result<McpResponse, Error> {
+        let (result, rounds) = self.call_counting_rounds(req).await?;
+        let mut response = McpResponse::new(result);
+        if rounds > 0 {
+            response.extensions.insert(InputGiven);
+        }
+        Ok(response)
+    }
+
+    async fn call_counting_rounds(self: Arc<Self>, mut req: McpRequest) -> Result<(Value, usize), Error> {
         let era = self.era.read().expect("era lock").clone();
         let result = self.clone().request_reissuing(&*era, &req).await?;
         let mut reply = era.reply(&req.method, result)?;
         let mut rounds = 0usize;
         loop {
             let input = match reply {
-                Reply::Complete(result) => return Ok(result),
+                Reply::Complete(result) => return Ok((result, rounds)),
                 Reply::InputRequired(input) => input,
             };
             let method = &req.method;

@@ -66,6 +66,7 @@ pub(crate) struct BindingInbound {
     logs: LogPump,
     depth: Arc<DepthTracker>,
     catalog: Arc<ChangeFeed>,
+    cache: Arc<crate::layer::cache::CacheState>,
     /// The filter of the open 2026-07-28 listen request, to compare its
     /// acknowledgement with.
     listen_filter: std::sync::Mutex<Option<serde_json::Map<String, Value>>>,
@@ -94,6 +95,8 @@ pub(crate) struct ServerSide<'a> {
     /// Whether the transport gives each request an exchange of its own
     /// ([`TransportFactory::exchange_per_request`](crate::transport::TransportFactory::exchange_per_request)).
     pub(crate) exchange_per_request: bool,
+    /// The binding's response cache, which change notifications invalidate.
+    pub(crate) cache: &'a Arc<crate::layer::cache::CacheState>,
 }
 
 /// What `initialize` advertises: each capability whose handler is installed
@@ -239,6 +242,7 @@ impl BindingInbound {
             roots,
             depth,
             catalog,
+            cache: server.cache.clone(),
         }
     }
 
@@ -327,6 +331,7 @@ impl BindingInbound {
             self.warning(format!("dropped a resource update whose uri is {} bytes", uri.len()));
             return;
         }
+        self.cache.resource_updated(uri);
         self.events.emit(Event::ResourceUpdated {
             binding: self.binding.clone(),
             uri: uri.to_string(),
@@ -390,6 +395,9 @@ impl InboundHandler for BindingInbound {
             }
             method if Family::from_list_changed(method).is_some() => {
                 if let Some(family) = Family::from_list_changed(method) {
+                    // The cache first: the catalog's refetch must not be
+                    // served what the notification made stale.
+                    self.cache.list_changed(family);
                     self.catalog.list_changed(family);
                 }
             }

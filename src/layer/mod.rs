@@ -14,6 +14,7 @@
 //! policy), and [`progress::Progress`] routes the
 //! [`crate::ProgressUpdate`]s a request's progress sink receives.
 
+pub mod cache;
 pub mod deadline;
 pub(crate) mod entry;
 pub mod progress;

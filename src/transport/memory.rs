@@ -90,6 +90,10 @@ impl MessageReceiver for MemoryReceiver {
 pub struct MemoryFactory {
     serve: Arc<dyn Fn(Transport) -> Result<(), Error> + Send + Sync>,
     origin: RedactedOrigin,
+    /// Which factory this is, in this process: the bindings that share it
+    /// ([`Definition::with_factory`](crate::Definition::with_factory)) reach one server, and so
+    /// share cached public results.
+    instance: u64,
 }
 
 impl std::fmt::Debug for MemoryFactory {
@@ -105,6 +109,10 @@ impl MemoryFactory {
         MemoryFactory {
             serve: Arc::new(serve),
             origin: RedactedOrigin::from_redacted(format!("memory://{name}")),
+            instance: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         }
     }
 }
@@ -117,6 +125,17 @@ impl TransportFactory for MemoryFactory {
 
     fn redacted_origin(&self) -> RedactedOrigin {
         self.origin.clone()
+    }
+
+    /// The factory's instance: bindings that share one factory reach one
+    /// server.
+    fn endpoint_digest(&self) -> Option<[u8; 32]> {
+        use sha2::Digest as _;
+        let mut h = sha2::Sha256::new();
+        h.update(std::process::id().to_be_bytes());
+        h.update(self.instance.to_be_bytes());
+        h.update(self.origin.as_str().as_bytes());
+        Some(h.finalize().into())
     }
 
     async fn connect(&self, config: &ConnectConfig) -> Result<Transport, Error> {

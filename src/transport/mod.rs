@@ -405,6 +405,16 @@ pub trait TransportFactory: Send + Sync + 'static {
     /// A display origin without credentials.
     fn redacted_origin(&self) -> RedactedOrigin;
 
+    /// A SHA-256 over what identifies the server this factory reaches (the
+    /// whole URL of an HTTP server; the program, arguments, directory and
+    /// environment of a stdio one), so that bindings to the same server
+    /// share the public results it lets clients cache (see
+    /// [`crate::cache`]). Never shown anywhere. The default, `None`, shares
+    /// nothing: each binding keeps its results to itself.
+    fn endpoint_digest(&self) -> Option<[u8; 32]> {
+        None
+    }
+
     /// Establishes one connection.
     async fn connect(&self, config: &ConnectConfig) -> Result<Transport, Error>;
 

@@ -350,3 +350,18 @@ fn retry_keys_set_the_definitions_retries() {
     assert!(has_warning(&loaded, Some("b"), "x-mcp-stack.repeatableTools.also"));
     assert_eq!(error_for(&loaded, "c").field.as_deref(), Some("x-mcp-stack.repeatableTools.names"));
 }
+
+#[test]
+fn cache_responses_turns_the_response_cache_off() {
+    let text = r#"{"mcpServers": {
+        "a": {"url": "https://example.com/mcp", "x-mcp-stack": {"cacheResponses": false}},
+        "b": {"command": "server"},
+        "c": {"url": "https://example.com/mcp", "x-mcp-stack": {"cacheResponses": "no"}}
+    }}"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    let a = loaded.definitions.iter().find(|d| d.name == "a").unwrap();
+    assert!(!a.caching.enabled);
+    let b = loaded.definitions.iter().find(|d| d.name == "b").unwrap();
+    assert!(b.caching.enabled, "left out: the default");
+    assert_eq!(error_for(&loaded, "c").field.as_deref(), Some("x-mcp-stack.cacheResponses"));
+}

@@ -24,6 +24,8 @@
 //!   picks.
 //! - [`network`]: the `mcp` command through tinyproxy (environment and
 //!   flags), to a server behind a test CA, and with a client certificate.
+//! - [`redis`]: public cached results shared by two replicas through a
+//!   real `redis-server`, and Redis going away.
 //! - [`oauth`]: discovery, registration, the code flow and a refresh at
 //!   `oidc-provider`, in front of a Python resource server.
 //! - [`oauth_extensions`]: `private_key_jwt` and DPoP with server nonces at
@@ -45,6 +47,7 @@ mod http;
 mod modern_era;
 #[cfg(feature = "http")]
 mod network;
+mod redis;
 
 #[cfg(feature = "oauth")]
 mod oauth;

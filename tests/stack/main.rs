@@ -26,6 +26,8 @@
 //! - [`demo`]: every request kind against the built-in demo server.
 //!
 //! The catalog:
+//! - [`caching`]: list results kept while the server says they are fresh
+//!   (SEP-2549), through reconnects and notifications.
 //! - [`catalog`]: discovery, model names, digests, generations, profiles,
 //!   output validation.
 //! - [`deep_entries`]: an entry nested too deep costs itself alone; a
@@ -40,6 +42,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod caching;
 mod catalog;
 mod client_identity;
 mod deep_entries;

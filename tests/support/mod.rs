@@ -6,6 +6,8 @@
 //! - [`tool_server`]: an in-memory MCP server with the tools a test sets
 //!   (for hosts and provider conversions).
 //! - [`http_server`]: an axum router served on a free loopback port.
+//! - [`modern`]: a scripted server over the in-memory transport that
+//!   answers by method (either era), for end-to-end tests of a binding.
 //! - [`peers`]: the real peers of the interop tests (Node, Python), found
 //!   through the variables `scripts/interop.sh` sets.
 //! - [`proxy`]: a forwarding HTTP proxy that records what it carried.
@@ -20,6 +22,7 @@
 #![allow(dead_code)]
 
 pub mod http_server;
+pub mod modern;
 pub mod peers;
 pub mod process_group;
 pub mod proxy;

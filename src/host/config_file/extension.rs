@@ -38,6 +38,7 @@ pub(super) struct Extension {
     /// the remote definition is made).
     pub(super) network: NetworkKeys,
     pub(super) retry_requests: Option<bool>,
+    pub(super) cache_responses: Option<bool>,
     pub(super) repeatable_tools: Option<crate::config::RepeatableTools>,
 }
 
@@ -129,6 +130,7 @@ pub(super) fn read(entry: &str, value: Value, warnings: &mut Vec<Issue>) -> Resu
             "clientCert" => ext.network.client_cert = Some(typed(entry, &field("clientCert"), value)?),
             "clientKey" => ext.network.client_key = Some(typed(entry, &field("clientKey"), value)?),
             "retryRequests" => ext.retry_requests = Some(typed(entry, &field("retryRequests"), value)?),
+            "cacheResponses" => ext.cache_responses = Some(typed(entry, &field("cacheResponses"), value)?),
             "repeatableTools" => {
                 let mut map: Map<String, Value> = typed(entry, &field("repeatableTools"), value)?;
                 let names: Vec<String> = match map.remove("names") {
@@ -291,6 +293,9 @@ impl Extension {
         }
         if let Some(retry) = self.retry_requests {
             def.retry_requests = retry;
+        }
+        if let Some(cache) = self.cache_responses {
+            def.caching.enabled = cache;
         }
         if let Some(tools) = &self.repeatable_tools {
             def.repeatable_tools = tools.clone();

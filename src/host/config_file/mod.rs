@@ -114,6 +114,7 @@
 //! | `proxy` | HTTP only: the proxy URL every request goes through (user info in it is the proxy's credentials, kept secret); without it the environment's `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` apply |
 //! | `noProxy` | HTTP only: `true` reaches the server directly, whatever the environment names |
 //! | `retryRequests` | `Definition::retry_requests`: `false` is one try per request |
+//! | `cacheResponses` | `Definition::caching`: `false` sends every list and read to the server, whatever its `ttlMs` |
 //! | `repeatableTools.names`, `.trustIdempotentHint` | `Definition::repeatable_tools`: the tools safe to run twice, by raw name, and whether to trust `idempotentHint` |
 //! | `caCert` | HTTP only: a PEM file of root certificates trusted besides the platform's (a private CA) |
 //! | `clientCert`, `clientKey` | HTTP only: PEM files of the client certificate (with any intermediates) and its private key, for a server that requires mutual TLS; both or neither |

@@ -127,6 +127,10 @@ impl TransportFactory for HttpFactory {
         self.streamable.redacted_origin()
     }
 
+    fn endpoint_digest(&self) -> Option<[u8; 32]> {
+        self.streamable.endpoint_digest()
+    }
+
     async fn connect(&self, config: &ConnectConfig) -> Result<Transport, Error> {
         let (inbound, receiver, closed) = inbound_channel();
         let streamable = self.streamable.core(config, inbound.clone(), closed.clone())?;

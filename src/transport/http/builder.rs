@@ -82,6 +82,15 @@ impl fmt::Debug for Settings {
 }
 
 impl Settings {
+    /// A SHA-256 of the whole URL: the server, for sharing cached public
+    /// results ([`TransportFactory::endpoint_digest`](crate::transport::TransportFactory::endpoint_digest)).
+    /// Headers are not part of it: a result the server marks public is
+    /// the same for every caller, whoever they say they are.
+    pub(crate) fn endpoint_digest(&self) -> [u8; 32] {
+        use sha2::Digest as _;
+        sha2::Sha256::digest(self.url.as_str().as_bytes()).into()
+    }
+
     pub(crate) fn new(url: &str) -> Result<Self, Error> {
         let url = parse_url(url)?;
         let password = url.password().map(str::to_owned);

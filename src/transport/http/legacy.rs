@@ -324,6 +324,10 @@ impl TransportFactory for SseFactory {
         self.settings.origin.clone()
     }
 
+    fn endpoint_digest(&self) -> Option<[u8; 32]> {
+        Some(self.settings.endpoint_digest())
+    }
+
     async fn connect(&self, config: &ConnectConfig) -> Result<Transport, Error> {
         let (inbound, receiver, closed) = inbound_channel();
         let core = self.core(config, inbound, closed).await?;

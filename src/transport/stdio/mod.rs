@@ -285,6 +285,25 @@ impl TransportFactory for StdioFactory {
         self.origin.clone()
     }
 
+    fn endpoint_digest(&self) -> Option<[u8; 32]> {
+        use sha2::Digest as _;
+        let mut h = sha2::Sha256::new();
+        let mut part = |bytes: &[u8]| {
+            h.update((bytes.len() as u64).to_be_bytes());
+            h.update(bytes);
+        };
+        part(self.program.as_encoded_bytes());
+        for arg in &self.args {
+            part(arg.as_encoded_bytes());
+        }
+        part(self.current_dir.as_deref().map(|d| d.as_os_str().as_encoded_bytes()).unwrap_or(b"\0"));
+        for (k, v) in &self.env {
+            part(k.as_encoded_bytes());
+            part(v.as_encoded_bytes());
+        }
+        Some(h.finalize().into())
+    }
+
     async fn connect(&self, config: &ConnectConfig) -> Result<Transport, Error> {
         let binding = config.binding.clone();
         let mut cmd = self.command().map_err(|e| e.with_binding(&binding))?;

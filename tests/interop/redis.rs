@@ -1,0 +1,220 @@
+//! Issue 22, item 4: public cached results in a real Redis server
+//! (Debian's `redis-server` 7.0, $MCP_REDIS_SERVER, started by each test on
+//! a free loopback port without persistence), through `RedisCache`:
+//!
+//! - the store's layout: one hash per group, expiring with its entry; an
+//!   expired entry skipped, an oversized one never stored;
+//! - two bindings standing for two replicas of a host (each with its own
+//!   connection to Redis) to one server: the second lists nothing, a change
+//!   notification that reaches only the first makes the second list again;
+//! - Redis going away mid-life: every list still answers, from the server.
+
+use mcp_stack::cache::{Caching, RedisCache, ResponseCache};
+use mcp_stack::transport::memory::MemoryFactory;
+use mcp_stack::{handlers::Handlers, Binding, Definition, ProtocolChoice};
+use serde_json::{json, Value};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::support::modern::{server_per_connection, Seen};
+use crate::support::peers::{free_port, peer, start_listening, Server};
+
+/// A redis-server of this test's own: no persistence, loopback only.
+async fn redis() -> (Server, String) {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_REDIS_SERVER"));
+    command.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
+    let server = start_listening(command, port, "redis-server", Duration::from_secs(30)).await;
+    (server, format!("redis://127.0.0.1:{port}"))
+}
+
+/// Runs one raw Redis command, for what the store's API does not show.
+async fn raw(url: &str, args: &[&str]) -> redis::Value {
+    let client = redis::Client::open(url).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let mut cmd = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        cmd.arg(*arg);
+    }
+    cmd.query_async(&mut connection).await.unwrap()
+}
+
+/// The keys under the store's prefix.
+async fn keys(url: &str) -> Vec<String> {
+    match raw(url, &["KEYS", "mcp-stack:*"]).await {
+        redis::Value::Array(items) => items
+            .into_iter()
+            .map(|v| match v {
+                redis::Value::BulkString(b) => String::from_utf8(b).unwrap(),
+                other => panic!("{other:?}"),
+            })
+            .collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A 2026-07-28 server whose tools list is public for a minute and grows
+/// by one tool each time it is asked. When `announce`, connection 0's
+/// listen stream announces a change 1 s after it opens.
+fn server(announce: bool) -> (Arc<MemoryFactory>, Seen) {
+    let listed = Arc::new(AtomicUsize::new(0));
+    let (factory, seen) = server_per_connection(move |connection, method, _| match method {
+        "server/discover" => Some(json!({ "result": {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": { "listChanged": true } },
+            "serverInfo": { "name": "replicated", "version": "1.0" }
+        }})),
+        "tools/list" => {
+            let n = listed.fetch_add(1, Ordering::SeqCst) + 1;
+            let tools: Vec<Value> = (0..n)
+                .map(|i| json!({ "name": format!("t{i}"), "inputSchema": { "type": "object" } }))
+                .collect();
+            Some(json!({ "result": { "tools": tools, "ttlMs": 60_000, "cacheScope": "public" } }))
+        }
+        "subscriptions/listen" if announce && connection == 0 => Some(json!({ "notify": [
+            { "method": "notifications/subscriptions/acknowledged",
+              "params": { "notifications": { "toolsListChanged": true } } },
+            { "method": "notifications/tools/list_changed", "params": {}, "_afterMs": 1_000 }
+        ]})),
+        "subscriptions/listen" => Some(json!({ "notify": [
+            { "method": "notifications/subscriptions/acknowledged",
+              "params": { "notifications": { "toolsListChanged": true } } }
+        ]})),
+        _ => Some(json!({ "result": {} })),
+    });
+    (Arc::new(factory), seen)
+}
+
+fn definition(factory: Arc<MemoryFactory>, store: RedisCache) -> Definition {
+    let mut definition = Definition::with_factory("replica", factory);
+    definition.protocol = ProtocolChoice::Modern;
+    definition.caching = Caching::shared(Arc::new(store));
+    definition
+}
+
+#[tokio::test]
+async fn the_store_keeps_one_hash_per_group_that_expires_with_its_entry() {
+    let (_redis, url) = redis().await;
+    let store = RedisCache::connect(&url).await.unwrap();
+    let (factory, seen) = server(false);
+    let binding =
+        Binding::connect(definition(factory.clone(), store.clone()), Handlers::default()).await.unwrap();
+    assert_eq!(seen.requests("tools/list").len(), 1);
+    let stored = keys(&url).await;
+    assert_eq!(stored.len(), 1, "one group: {stored:?}");
+    assert!(stored[0].ends_with(":list:tools"), "{stored:?}");
+    let pttl = raw(&url, &["PTTL", &stored[0]]).await;
+    match pttl {
+        redis::Value::Int(ms) => {
+            assert!(ms > 50_000 && ms <= 60_000, "the hash expires with its entry: {ms}")
+        }
+        other => panic!("{other:?}"),
+    }
+    binding.close().await;
+}
+
+#[tokio::test]
+async fn a_second_replica_is_served_what_the_first_listed_until_a_change_reaches_the_first() {
+    let (_redis, url) = redis().await;
+    let (factory, seen) = server(true);
+    let first = Binding::connect(
+        definition(factory.clone(), RedisCache::connect(&url).await.unwrap()),
+        Handlers::default(),
+    )
+    .await
+    .unwrap();
+    let second =
+        Binding::connect(definition(factory, RedisCache::connect(&url).await.unwrap()), Handlers::default())
+            .await
+            .unwrap();
+    assert_eq!(seen.requests("tools/list").len(), 1, "the second replica's discovery came from Redis");
+    assert_eq!(first.catalog().digest, second.catalog().digest);
+
+    // The change reaches the first replica alone (1 s in); its refetch
+    // drops the group in Redis, so the second one's next list asks the
+    // server.
+    let begun = std::time::Instant::now();
+    while first.candidate().is_none() {
+        assert!(begun.elapsed() < Duration::from_secs(20), "no candidate after the list_changed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(seen.requests("tools/list").len(), 2);
+    let listed = second.list_tools().await.unwrap();
+    assert_eq!(seen.requests("tools/list").len(), 2, "the first replica's new page, from Redis");
+    assert_eq!(listed.items.len(), 2);
+    first.close().await;
+    second.close().await;
+}
+
+#[tokio::test]
+async fn redis_going_away_costs_nothing_but_the_cache() {
+    let (redis, url) = redis().await;
+    let (factory, seen) = server(false);
+    let binding =
+        Binding::connect(definition(factory, RedisCache::connect(&url).await.unwrap()), Handlers::default())
+            .await
+            .unwrap();
+    binding.list_tools().await.unwrap();
+    assert_eq!(seen.requests("tools/list").len(), 1, "served from Redis");
+    drop(redis);
+    for n in 2..=3 {
+        let begun = std::time::Instant::now();
+        binding.list_tools().await.expect("a lost store is a miss, never a failure");
+        assert!(begun.elapsed() < Duration::from_secs(2), "bounded by the store's timeout");
+        assert_eq!(seen.requests("tools/list").len(), n);
+    }
+    binding.close().await;
+}
+
+#[tokio::test]
+async fn an_expired_or_oversized_entry_is_never_served() {
+    let (_redis, url) = redis().await;
+    let store = RedisCache::connect(&url).await.unwrap().with_max_entry_bytes(64);
+    let (factory, seen) = server(false);
+    // The tools page is more than 64 bytes: not stored, so each replica
+    // asks the server.
+    let a = Binding::connect(definition(factory.clone(), store.clone()), Handlers::default()).await.unwrap();
+    let b = Binding::connect(definition(factory, store.clone()), Handlers::default()).await.unwrap();
+    assert_eq!(seen.requests("tools/list").len(), 2);
+    assert!(keys(&url).await.is_empty());
+    a.close().await;
+    b.close().await;
+
+    // An entry whose stamp is past: skipped and deleted.
+    let (factory, seen) = server(false);
+    let store = RedisCache::connect(&url).await.unwrap();
+    let a = Binding::connect(definition(factory.clone(), store.clone()), Handlers::default()).await.unwrap();
+    let hash = keys(&url).await.pop().expect("stored");
+    let field = match raw(&url, &["HKEYS", &hash]).await {
+        redis::Value::Array(mut f) => match f.pop() {
+            Some(redis::Value::BulkString(b)) => String::from_utf8(b).unwrap(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    };
+    let mut stale = 1u64.to_be_bytes().to_vec();
+    stale.extend_from_slice(br#"{"tools":[]}"#);
+    let client = redis::Client::open(url.as_str()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let () = redis::cmd("HSET").arg(&hash).arg(&field).arg(stale).query_async(&mut connection).await.unwrap();
+    let b = Binding::connect(definition(factory, store), Handlers::default()).await.unwrap();
+    assert_eq!(seen.requests("tools/list").len(), 2, "the expired entry was not served");
+    assert_eq!(b.catalog().tools.len(), 2);
+    a.close().await;
+    b.close().await;
+}
+
+/// What a host sees of the store itself.
+#[tokio::test]
+async fn a_bad_url_or_an_absent_server_is_a_classified_error_that_never_quotes_the_url() {
+    let e = RedisCache::connect("not a url :secret@").await.unwrap_err();
+    assert_eq!(e.class(), mcp_stack::FailureClass::InvalidConfig);
+    assert!(!e.to_string().contains("secret"), "{e}");
+    let port = free_port();
+    let e = RedisCache::connect(&format!("redis://:hunter2@127.0.0.1:{port}")).await.unwrap_err();
+    assert_eq!(e.class(), mcp_stack::FailureClass::TransportClosed);
+    assert!(!e.to_string().contains("hunter2"), "{e}");
+    let _: fn(&RedisCache) -> &dyn ResponseCache = |s| s;
+}
