@@ -195,7 +195,7 @@ fn shown(text: &str) -> String {
 
 fn describe(content: &Content) -> Value {
     match content {
-        Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+        Content::Image { data, mime_type, .. } | Content::Audio { data, mime_type, .. } => {
             json!({ "mimeType": mime_type, "bytes": data.len() })
         }
         other => json!(format!("{other:?}")),

@@ -46,7 +46,7 @@ pub(crate) fn parts(
     };
     for content in &result.content {
         match content {
-            Content::Text { text, truncated } => {
+            Content::Text { text, truncated, .. } => {
                 let mut text = text.clone();
                 if *truncated {
                     warnings.push(format!("a text the host cut is marked as cut for {provider}"));
@@ -54,13 +54,13 @@ pub(crate) fn parts(
                 }
                 parts.push(Part::Text(text));
             }
-            Content::Image { data, mime_type } => image(data, mime_type, &mut parts, warnings),
-            Content::Audio { data, mime_type } => {
+            Content::Image { data, mime_type, .. } => image(data, mime_type, &mut parts, warnings),
+            Content::Audio { data, mime_type, .. } => {
                 let mime = crate::error::normalize_message(mime_type, 64);
                 warnings.push(format!("audio ({mime}) is sent to {provider} as a placeholder text"));
                 parts.push(Part::Text(format!("[audio {mime}, {} bytes, not shown]", data.len())));
             }
-            Content::Resource(resource) => {
+            Content::Resource { resource, .. } => {
                 let mime = resource.mime_type.as_deref().unwrap_or("");
                 match (&resource.text, &resource.data) {
                     (Some(text), _) => {

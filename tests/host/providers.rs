@@ -209,7 +209,12 @@ fn an_error_result_with_nothing_to_say_still_reads_as_an_error() {
     let gpt = openai::result("call_1", &result, &openai::Options::chat()).value;
     assert_eq!(gpt, json!({"role": "tool", "tool_call_id": "call_1", "content": "Tool error:"}));
     let cut = mcp_stack::ToolResult {
-        content: vec![mcp_stack::Content::Text { text: "abc".into(), truncated: true }],
+        content: vec![mcp_stack::Content::Text {
+            text: "abc".into(),
+            truncated: true,
+            annotations: None,
+            meta: None,
+        }],
         ..Default::default()
     };
     let rendered = anthropic::result("toolu_2", &cut);

@@ -70,7 +70,7 @@ async fn everything_tools_echo_sum_image_structured() {
 
     let r = b.call_tool("get-tiny-image", json!({}), CallOpts::default()).await.unwrap();
     let image = r.content.iter().find_map(|c| match c {
-        Content::Image { data, mime_type } => Some((data.len(), mime_type.clone())),
+        Content::Image { data, mime_type, .. } => Some((data.len(), mime_type.clone())),
         _ => None,
     });
     let (bytes, mime) = image.expect("an image");

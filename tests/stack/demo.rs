@@ -36,12 +36,15 @@ async fn tools_are_listed_and_called() {
     assert!(tools.warnings.is_empty());
 
     let r = b.call_tool("echo", json!({"message": "hi"}), CallOpts::default()).await.unwrap();
-    assert_eq!(r.content, vec![Content::Text { text: "hi".into(), truncated: false }]);
+    assert_eq!(
+        r.content,
+        vec![Content::Text { text: "hi".into(), truncated: false, annotations: None, meta: None }]
+    );
     let r = b.call_tool("add", json!({"a": 2, "b": 3}), CallOpts::default()).await.unwrap();
     assert_eq!(r.structured, Some(json!({"sum": 5.0})));
     let r = b.call_tool("tiny_image", json!({}), CallOpts::default()).await.unwrap();
     assert!(
-        matches!(&r.content[0], Content::Image { data, mime_type } if mime_type == "image/png" && data.starts_with(b"\x89PNG"))
+        matches!(&r.content[0], Content::Image { data, mime_type, .. } if mime_type == "image/png" && data.starts_with(b"\x89PNG"))
     );
     let r = b.call_tool("add", json!({"a": "x"}), CallOpts::default()).await.unwrap();
     assert!(r.is_error);

@@ -101,7 +101,7 @@ async fn result_limits_are_visible_on_the_tool_result() {
     let binding = connect(definition).await;
 
     let cut = binding.call_tool("big_text", json!({"bytes": 1000}), CallOpts::default()).await.unwrap();
-    let Content::Text { text, truncated } = &cut.content[0] else { panic!("{:?}", cut.content) };
+    let Content::Text { text, truncated, .. } = &cut.content[0] else { panic!("{:?}", cut.content) };
     assert_eq!(text.len(), 100);
     assert!(text.starts_with("abcdefghijklmnopqrstuvwxyzabcd"));
     assert!(*truncated);
@@ -110,7 +110,12 @@ async fn result_limits_are_visible_on_the_tool_result() {
     let whole = binding.call_tool("big_text", json!({"bytes": 100}), CallOpts::default()).await.unwrap();
     assert_eq!(
         whole.content,
-        [Content::Text { text: cut.content[0].as_text().unwrap().into(), truncated: false }]
+        [Content::Text {
+            text: cut.content[0].as_text().unwrap().into(),
+            truncated: false,
+            annotations: None,
+            meta: None
+        }]
     );
     assert!(whole.warnings.is_empty());
 

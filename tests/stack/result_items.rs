@@ -77,7 +77,10 @@ async fn a_data_url_image_is_decoded_and_one_over_its_bound_dropped_with_a_warni
     definition.limits = Limits { max_binary_item_bytes: 1024, ..Limits::default() };
     let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
     let result = binding.call_tool("draw", json!({}), CallOpts::default()).await.unwrap();
-    assert_eq!(result.content[0], Content::Image { data: vec![0, 0, 0], mime_type: "image/png".into() });
+    assert_eq!(
+        result.content[0],
+        Content::Image { data: vec![0, 0, 0], mime_type: "image/png".into(), annotations: None, meta: None }
+    );
     assert!(
         matches!(&result.content[1], Content::Unsupported { kind, .. } if kind == "image"),
         "{:?}",

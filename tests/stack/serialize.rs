@@ -5,7 +5,7 @@ use mcp_stack::catalog::{
     Catalog, Family, PromptArg, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec,
 };
 use mcp_stack::compat::Tolerance;
-use mcp_stack::protocol::ServerCapabilities;
+use mcp_stack::protocol::{Annotations, Role, ServerCapabilities};
 use mcp_stack::session::{ServerIdentity, SessionInfo};
 use mcp_stack::ProgressUpdate;
 use mcp_stack::{handlers::ElicitationMode, SampleOutcome};
@@ -138,23 +138,52 @@ fn results_and_content_serialize_as_on_the_wire_with_base64_bytes() {
     let result = ToolResult {
         is_error: false,
         content: vec![
-            Content::Text { text: "hi".into(), truncated: true },
-            Content::Image { data: b"png".to_vec(), mime_type: "image/png".into() },
-            Content::Audio { data: vec![0, 255], mime_type: "audio/wav".into() },
-            Content::Resource(ResourceContent {
-                uri: "demo://readme".into(),
-                mime_type: Some("text/plain".into()),
-                text: Some("read me".into()),
-                data: None,
-                truncated: false,
-            }),
-            Content::Resource(ResourceContent {
-                uri: "demo://blob".into(),
-                mime_type: None,
-                text: None,
-                data: Some(b"hi!".to_vec()),
-                truncated: false,
-            }),
+            Content::Text {
+                text: "hi".into(),
+                truncated: true,
+                annotations: Some(Annotations {
+                    audience: Some(vec![Role::User]),
+                    priority: Some(0.5),
+                    last_modified: None,
+                }),
+                meta: Some(json!({"x-trace": 1}).as_object().unwrap().clone()),
+            },
+            Content::Image {
+                data: b"png".to_vec(),
+                mime_type: "image/png".into(),
+                annotations: None,
+                meta: None,
+            },
+            Content::Audio {
+                data: vec![0, 255],
+                mime_type: "audio/wav".into(),
+                annotations: None,
+                meta: None,
+            },
+            Content::Resource {
+                resource: ResourceContent {
+                    uri: "demo://readme".into(),
+                    mime_type: Some("text/plain".into()),
+                    text: Some("read me".into()),
+                    data: None,
+                    truncated: false,
+                    meta: Some(json!({"x-item": true}).as_object().unwrap().clone()),
+                },
+                annotations: None,
+                meta: Some(json!({"x-block": true}).as_object().unwrap().clone()),
+            },
+            Content::Resource {
+                resource: ResourceContent {
+                    uri: "demo://blob".into(),
+                    mime_type: None,
+                    text: None,
+                    data: Some(b"hi!".to_vec()),
+                    truncated: false,
+                    meta: None,
+                },
+                annotations: None,
+                meta: None,
+            },
             Content::ResourceLink {
                 uri: "demo://readme".into(),
                 name: "readme".into(),
@@ -162,6 +191,7 @@ fn results_and_content_serialize_as_on_the_wire_with_base64_bytes() {
                 description: Some("the readme".into()),
                 title: Some("Read me".into()),
                 size: Some(42),
+                annotations: None,
                 meta: Some(json!({"x-owner": "docs"}).as_object().unwrap().clone()),
             },
             Content::Unsupported { kind: "video".into(), bytes: 123 },
@@ -174,11 +204,13 @@ fn results_and_content_serialize_as_on_the_wire_with_base64_bytes() {
         json!({
             "isError": false,
             "content": [
-                {"type": "text", "text": "hi", "truncated": true},
+                {"type": "text", "text": "hi", "truncated": true,
+                 "annotations": {"audience": ["user"], "priority": 0.5}, "_meta": {"x-trace": 1}},
                 {"type": "image", "data": "cG5n", "mimeType": "image/png"},
                 {"type": "audio", "data": "AP8=", "mimeType": "audio/wav"},
-                {"type": "resource", "uri": "demo://readme", "mimeType": "text/plain", "text": "read me", "truncated": false},
-                {"type": "resource", "uri": "demo://blob", "mimeType": null, "data": "aGkh", "truncated": false},
+                {"type": "resource", "resource": {"uri": "demo://readme", "mimeType": "text/plain", "text": "read me",
+                 "truncated": false, "_meta": {"x-item": true}}, "_meta": {"x-block": true}},
+                {"type": "resource", "resource": {"uri": "demo://blob", "mimeType": null, "data": "aGkh", "truncated": false}},
                 {"type": "resource_link", "uri": "demo://readme", "name": "readme", "mimeType": null, "description": "the readme",
                  "title": "Read me", "size": 42, "_meta": {"x-owner": "docs"}},
                 {"type": "unsupported", "kind": "video", "bytes": 123},
@@ -192,7 +224,7 @@ fn results_and_content_serialize_as_on_the_wire_with_base64_bytes() {
         description: Some("a greeting".into()),
         messages: vec![PromptMessage {
             role: "user".into(),
-            content: Content::Text { text: "Hello".into(), truncated: false },
+            content: Content::Text { text: "Hello".into(), truncated: false, annotations: None, meta: None },
         }],
         warnings: vec![],
     };
@@ -213,6 +245,7 @@ fn results_and_content_serialize_as_on_the_wire_with_base64_bytes() {
             text: None,
             data: None,
             truncated: true,
+            meta: None,
         }],
         warnings: vec!["dropped the bytes".into()],
     };

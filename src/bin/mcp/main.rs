@@ -1321,11 +1321,11 @@ fn first_line(text: Option<&str>) -> &str {
 /// One content item as text (not yet made safe for a terminal).
 fn content_text(content: &Content) -> String {
     match content {
-        Content::Text { text, truncated: false } => text.clone(),
-        Content::Text { text, truncated: true } => format!("{text}… (truncated)"),
-        Content::Image { data, mime_type } => format!("<image {mime_type}, {} bytes>", data.len()),
-        Content::Audio { data, mime_type } => format!("<audio {mime_type}, {} bytes>", data.len()),
-        Content::Resource(c) => match &c.text {
+        Content::Text { text, truncated: false, .. } => text.clone(),
+        Content::Text { text, truncated: true, .. } => format!("{text}… (truncated)"),
+        Content::Image { data, mime_type, .. } => format!("<image {mime_type}, {} bytes>", data.len()),
+        Content::Audio { data, mime_type, .. } => format!("<audio {mime_type}, {} bytes>", data.len()),
+        Content::Resource { resource: c, .. } => match &c.text {
             Some(text) => format!("<resource {}>\n{text}", c.uri),
             None => format!("<resource {}, {} bytes>", c.uri, c.data.as_ref().map_or(0, Vec::len)),
         },

@@ -104,7 +104,10 @@ async fn text_is_cut_at_a_utf8_boundary_across_items() {
         )
         .await,
     );
-    assert_eq!(converted, vec![Content::Text { text: "abcdé€".into(), truncated: true }]);
+    assert_eq!(
+        converted,
+        vec![Content::Text { text: "abcdé€".into(), truncated: true, annotations: None, meta: None }]
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -328,7 +331,10 @@ async fn what_a_server_writes_in_its_json_marks_nothing() {
     assert_eq!(rsp.result, result, "the server's JSON is the server's");
     assert!(marks(&rsp).is_empty());
     let converted = ToolResult::from_response(rsp).unwrap();
-    assert_eq!(converted.content[1], Content::Text { text: "fine".into(), truncated: false });
+    // Not a mark: the block's `_meta`, handed to the host as data.
+    let Content::Text { text, truncated, meta, .. } = &converted.content[1] else { panic!() };
+    assert_eq!((text.as_str(), *truncated), ("fine", false));
+    assert_eq!(meta.as_ref().unwrap()["x-mcp-stack/truncated"], true);
 }
 
 #[tokio::test(start_paused = true)]

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, FailureClass};
-use crate::protocol::content::{ContentBlock, ResourceContents};
+use crate::protocol::content::{Annotations, ContentBlock, ResourceContents};
 use crate::request::McpResponse;
 
 /// The kind name of image content.
@@ -121,6 +121,14 @@ pub enum Content {
         text: String,
         /// Whether a limit cut it.
         truncated: bool,
+        /// The server's hints for the host (audience, priority, last
+        /// change), checked ([`Content::from_block`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        annotations: Option<Annotations>,
+        /// The block's `_meta`, as the server sent it (within the result's
+        /// bounds): data for the host, never acted on by the client.
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
     },
     /// An image, decoded: from base64, or from a `data:` URL of an image
     /// type that agrees with the block's `mimeType`. An image given as an
@@ -132,6 +140,14 @@ pub enum Content {
         data: Vec<u8>,
         /// Its MIME type, as the server said.
         mime_type: String,
+        /// The server's hints for the host (audience, priority, last
+        /// change), checked ([`Content::from_block`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        annotations: Option<Annotations>,
+        /// The block's `_meta`, as the server sent it (within the result's
+        /// bounds): data for the host, never acted on by the client.
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
     },
     /// Audio, decoded, like [`Content::Image`] (a link is a
     /// [`Content::ResourceLink`] named `audio`).
@@ -141,9 +157,28 @@ pub enum Content {
         data: Vec<u8>,
         /// Its MIME type, as the server said.
         mime_type: String,
+        /// The server's hints for the host (audience, priority, last
+        /// change), checked ([`Content::from_block`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        annotations: Option<Annotations>,
+        /// The block's `_meta`, as the server sent it (within the result's
+        /// bounds): data for the host, never acted on by the client.
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
     },
     /// A resource's contents, embedded in the result.
-    Resource(ResourceContent),
+    Resource {
+        /// The contents (with their own `_meta`).
+        resource: ResourceContent,
+        /// The server's hints for the host (audience, priority, last
+        /// change), checked ([`Content::from_block`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        annotations: Option<Annotations>,
+        /// The block's `_meta`, as the server sent it (within the result's
+        /// bounds): data for the host, never acted on by the client.
+        #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
+    },
     /// A link to a resource the host may read. The URI is an opaque
     /// identifier, never a host path.
     ResourceLink {
@@ -162,6 +197,9 @@ pub enum Content {
         /// Its size in bytes, if the server said.
         #[serde(skip_serializing_if = "Option::is_none")]
         size: Option<u64>,
+        /// The server's hints for the host, checked like a block's.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        annotations: Option<Annotations>,
         /// The link's `_meta`, as the server sent it (within the result's
         /// bounds): data for the host, never acted on by the client.
         #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
@@ -207,6 +245,10 @@ pub struct ResourceContent {
     pub data: Option<Vec<u8>>,
     /// Whether a limit cut the text, or dropped the bytes.
     pub truncated: bool,
+    /// The item's `_meta`, as the server sent it (within the result's
+    /// bounds): data for the host, never acted on by the client.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// The outcome of a tool call.
@@ -317,7 +359,13 @@ fn media(data: &str, mime_type: &str, kind: &str) -> Result<Media, String> {
 }
 
 /// An image or audio given by URL: a link the host may follow, or not.
-fn media_link(uri: String, mime_type: String, kind: &str) -> Content {
+fn media_link(
+    uri: String,
+    mime_type: String,
+    kind: &str,
+    annotations: Option<Annotations>,
+    meta: Option<Map<String, Value>>,
+) -> Content {
     let mime_type = (!mime_type.is_empty()).then_some(mime_type);
     Content::ResourceLink {
         uri,
@@ -326,8 +374,42 @@ fn media_link(uri: String, mime_type: String, kind: &str) -> Content {
         description: None,
         title: None,
         size: None,
-        meta: None,
+        annotations,
+        meta,
     }
+}
+
+/// The longest `lastModified` kept (an ISO 8601 time is about 30 bytes).
+const MAX_LAST_MODIFIED_BYTES: usize = 64;
+
+/// A block's annotations, checked: a priority outside 0 to 1 and a
+/// `lastModified` over [`MAX_LAST_MODIFIED_BYTES`] are dropped with a
+/// warning (the rest of the annotations stay), the audience is
+/// de-duplicated, and annotations with nothing left are none.
+fn checked_annotations(annotations: Option<Annotations>, warnings: &mut Vec<String>) -> Option<Annotations> {
+    let mut a = annotations?;
+    if a.priority.is_some_and(|p| !(0.0..=1.0).contains(&p)) {
+        crate::request::push_warning(warnings, "dropped an annotation's priority outside 0 to 1".into());
+        a.priority = None;
+    }
+    if a.last_modified.as_ref().is_some_and(|t| t.len() > MAX_LAST_MODIFIED_BYTES) {
+        crate::request::push_warning(
+            warnings,
+            format!("dropped an annotation's lastModified over {MAX_LAST_MODIFIED_BYTES} bytes"),
+        );
+        a.last_modified = None;
+    }
+    a.last_modified = a.last_modified.map(|t| crate::error::normalize_message(&t, MAX_LAST_MODIFIED_BYTES));
+    if let Some(audience) = &mut a.audience {
+        let mut seen = Vec::with_capacity(2);
+        audience.retain(|role| {
+            !seen.contains(role) && {
+                seen.push(*role);
+                true
+            }
+        });
+    }
+    (a != Annotations::default()).then_some(a)
 }
 
 impl Content {
@@ -343,26 +425,55 @@ impl Content {
         }
         let truncated = mark == Some(Mark::Truncated);
         match block {
-            ContentBlock::Text(t) => Content::Text { truncated, text: t.text },
+            ContentBlock::Text(t) => Content::Text {
+                truncated,
+                text: t.text,
+                annotations: checked_annotations(t.annotations, warnings),
+                meta: t.meta,
+            },
             ContentBlock::Image(i) => match media(&i.data, &i.mime_type, KIND_IMAGE) {
-                Ok(Media::Bytes(data, mime_type)) => Content::Image { data, mime_type },
-                Ok(Media::Link(uri)) => media_link(uri, i.mime_type, KIND_IMAGE),
+                Ok(Media::Bytes(data, mime_type)) => Content::Image {
+                    data,
+                    mime_type,
+                    annotations: checked_annotations(i.annotations, warnings),
+                    meta: i.meta,
+                },
+                Ok(Media::Link(uri)) => media_link(
+                    uri,
+                    i.mime_type,
+                    KIND_IMAGE,
+                    checked_annotations(i.annotations, warnings),
+                    i.meta,
+                ),
                 Err(why) => {
                     crate::request::push_warning(warnings, format!("dropped an image: {why}"));
                     Content::Unsupported { kind: KIND_IMAGE.into(), bytes: i.data.len() }
                 }
             },
             ContentBlock::Audio(a) => match media(&a.data, &a.mime_type, KIND_AUDIO) {
-                Ok(Media::Bytes(data, mime_type)) => Content::Audio { data, mime_type },
-                Ok(Media::Link(uri)) => media_link(uri, a.mime_type, KIND_AUDIO),
+                Ok(Media::Bytes(data, mime_type)) => Content::Audio {
+                    data,
+                    mime_type,
+                    annotations: checked_annotations(a.annotations, warnings),
+                    meta: a.meta,
+                },
+                Ok(Media::Link(uri)) => media_link(
+                    uri,
+                    a.mime_type,
+                    KIND_AUDIO,
+                    checked_annotations(a.annotations, warnings),
+                    a.meta,
+                ),
                 Err(why) => {
                     crate::request::push_warning(warnings, format!("dropped audio: {why}"));
                     Content::Unsupported { kind: KIND_AUDIO.into(), bytes: a.data.len() }
                 }
             },
-            ContentBlock::Resource(r) => {
-                Content::Resource(ResourceContent::from_marked(r.resource, truncated, warnings))
-            }
+            ContentBlock::Resource(r) => Content::Resource {
+                resource: ResourceContent::from_marked(r.resource, truncated, warnings),
+                annotations: checked_annotations(r.annotations, warnings),
+                meta: r.meta,
+            },
             ContentBlock::ResourceLink(l) => Content::ResourceLink {
                 uri: l.uri,
                 name: l.name,
@@ -370,6 +481,7 @@ impl Content {
                 description: l.description,
                 title: l.title.map(|t| crate::error::normalize_message(&t, MAX_LINK_TITLE_BYTES)),
                 size: l.size,
+                annotations: checked_annotations(l.annotations, warnings),
                 meta: l.meta,
             },
             ContentBlock::Unknown(raw) => {
@@ -410,6 +522,7 @@ impl ResourceContent {
                 mime_type: t.mime_type,
                 text: Some(t.text),
                 data: None,
+                meta: t.meta,
             },
             ResourceContents::Blob(b) if truncated => ResourceContent {
                 uri: b.uri,
@@ -417,6 +530,7 @@ impl ResourceContent {
                 text: None,
                 data: None,
                 truncated: true,
+                meta: b.meta,
             },
             ResourceContents::Blob(b) => {
                 let data = decode_base64(&b.blob);
@@ -432,6 +546,7 @@ impl ResourceContent {
                     mime_type: b.mime_type,
                     text: None,
                     data,
+                    meta: b.meta,
                 }
             }
         }
@@ -513,150 +628,4 @@ impl ResourceResult {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn response(result: Value, marks: ResultMarks) -> McpResponse {
-        let mut rsp = McpResponse::new(result);
-        rsp.extensions.insert(marks);
-        rsp
-    }
-
-    #[test]
-    fn images_and_audio_given_as_data_urls_are_decoded_and_links_kept_as_links() {
-        let block = |kind: &str, data: &str, mime: &str| -> ContentBlock {
-            serde_json::from_value(json!({"type": kind, "data": data, "mimeType": mime})).unwrap()
-        };
-        let mut warnings = Vec::new();
-        let png =
-            Content::from_block(block("image", "data:image/png;base64,iVBORw0K", "image/png"), &mut warnings);
-        assert_eq!(
-            png,
-            Content::Image { data: decode_base64("iVBORw0K").unwrap(), mime_type: "image/png".into() }
-        );
-        // The URL's type when the block says none; parameters are fine.
-        let wav = Content::from_block(
-            block("audio", "DATA:audio/wav;rate=8000;base64,UklGRg==", ""),
-            &mut warnings,
-        );
-        assert_eq!(wav, Content::Audio { data: b"RIFF".to_vec(), mime_type: "audio/wav".into() });
-        assert!(warnings.is_empty(), "{warnings:?}");
-
-        let link =
-            Content::from_block(block("image", "https://cdn.example/cat.png", "image/png"), &mut warnings);
-        let expected = Content::ResourceLink {
-            uri: "https://cdn.example/cat.png".into(),
-            name: "image".into(),
-            mime_type: Some("image/png".into()),
-            description: None,
-            title: None,
-            size: None,
-            meta: None,
-        };
-        assert_eq!(link, expected);
-
-        for (data, mime, why) in [
-            ("data:text/html;base64,PGI+", "image/png", "not of type image/*"),
-            ("data:image/gif;base64,R0lG", "image/png", "differs from its mimeType"),
-            ("data:image/svg+xml,<svg/>", "image/svg+xml", "not base64"),
-            ("data:image/png;base64", "image/png", "no payload"),
-            ("data:image/png;base64,@@@", "image/png", "payload is not base64"),
-        ] {
-            let mut warnings = Vec::new();
-            let content = Content::from_block(block("image", data, mime), &mut warnings);
-            assert_eq!(content, Content::Unsupported { kind: "image".into(), bytes: data.len() }, "{data}");
-            assert!(warnings.len() == 1 && warnings[0].contains(why), "{data}: {warnings:?}");
-        }
-    }
-
-    #[test]
-    fn a_resource_link_keeps_its_title_size_and_meta() {
-        let block: ContentBlock = serde_json::from_value(json!({
-            "type": "resource_link", "uri": "file:///r.md", "name": "r", "title": "Report\u{1b}[2J",
-            "size": 7, "_meta": {"x-owner": "docs"}
-        }))
-        .unwrap();
-        let Content::ResourceLink { title, size, meta, .. } = Content::from_block(block, &mut Vec::new())
-        else {
-            panic!("a link")
-        };
-        let title = title.unwrap();
-        assert!(title.starts_with("Report") && !title.contains('\u{1b}'), "{title:?}");
-        assert_eq!(size, Some(7));
-        assert_eq!(meta.unwrap()["x-owner"], "docs");
-    }
-
-    #[test]
-    fn a_refused_item_becomes_unsupported_without_a_new_warning() {
-        let marks = ResultMarks {
-            items: [(1, Mark::Refused { kind: KIND_IMAGE, bytes: 12345 })].into(),
-            structured_dropped: None,
-            dropped: Dropped::default(),
-        };
-        let result = json!({"content": [
-            {"type": "text", "text": "a"},
-            {"type": "image", "data": "", "mimeType": "image/png"}
-        ]});
-        let tool = ToolResult::from_response(response(result, marks)).unwrap();
-        assert_eq!(tool.content[1], Content::Unsupported { kind: "image".into(), bytes: 12345 });
-        assert_eq!(tool.content[0], Content::Text { text: "a".into(), truncated: false });
-        assert!(tool.warnings.is_empty());
-    }
-
-    #[test]
-    fn a_truncated_mark_sets_truncated_on_text_and_resources() {
-        let marks = ResultMarks {
-            items: [(0, Mark::Truncated)].into(),
-            structured_dropped: None,
-            dropped: Dropped::default(),
-        };
-        let tool = ToolResult::from_response(response(
-            json!({"content": [{"type": "text", "text": "ab"}]}),
-            marks.clone(),
-        ))
-        .unwrap();
-        assert_eq!(tool.content[0], Content::Text { text: "ab".into(), truncated: true });
-
-        let read = json!({"contents": [{"uri": "x:a", "text": "cut"}, {"uri": "x:b", "text": "whole"}]});
-        let r = ResourceResult::from_response(response(read, marks.clone())).unwrap();
-        assert!(r.contents[0].truncated && !r.contents[1].truncated);
-        assert_eq!(r.contents[0].text.as_deref(), Some("cut"));
-        let blob = json!({"contents": [{"uri": "x:b", "blob": ""}]});
-        let r = ResourceResult::from_response(response(blob, marks)).unwrap();
-        assert!(r.contents[0].truncated);
-        assert_eq!(r.contents[0].data, None);
-        assert!(r.warnings.is_empty());
-    }
-
-    #[test]
-    fn what_a_server_writes_in_its_json_marks_nothing() {
-        // The keys an earlier version of this crate used between its layers.
-        let result = json!({"content": [
-            {"type": "x-mcp-stack/unsupported", "kind": "image", "bytes": 1},
-            {"type": "text", "text": "ab", "_meta": {"x-mcp-stack/truncated": true}}
-        ]});
-        let tool = ToolResult::from_response(McpResponse::new(result)).unwrap();
-        assert_eq!(tool.content[1], Content::Text { text: "ab".into(), truncated: false });
-        assert!(
-            matches!(&tool.content[0], Content::Unsupported { kind, .. } if kind == "x-mcp-stack/unsupported")
-        );
-    }
-
-    #[test]
-    fn dropped_items_become_one_stand_in_at_the_end() {
-        let marks = ResultMarks { dropped: Dropped { items: 9984, bytes: 99840 }, ..ResultMarks::default() };
-        let result = json!({"content": [{"type": "text", "text": "a"}]});
-        let tool = ToolResult::from_response(response(result, marks)).unwrap();
-        assert_eq!(tool.content.len(), 2);
-        assert_eq!(tool.content[1], Content::Unsupported { kind: "9984 items".into(), bytes: 99840 });
-        assert!(tool.warnings.is_empty(), "the layer warns, not the conversion");
-        assert_eq!(dropped_kind(1), "1 item");
-    }
-
-    #[test]
-    fn a_result_that_is_not_a_tool_result_is_a_protocol_error() {
-        let err = ToolResult::from_response(McpResponse::new(json!({"content": 7}))).unwrap_err();
-        assert_eq!(err.class(), FailureClass::ServerProtocol);
-    }
-}
+mod tests;
