@@ -26,7 +26,7 @@
 //!   another binding, kept across the binding's reconnects.
 //! - `cacheScope: "public"` is kept in the definition's shared cache
 //!   ([`Caching::shared`]): a process-wide [`MemoryCache`] by default, or
-//!   any [`ResponseCache`], such as [`RedisCache`] (feature `redis`) for a
+//!   any [`ResponseCache`], such as `RedisCache` (feature `redis`) for a
 //!   host's replicas. Bindings share an entry only when they reach the
 //!   same server: the same endpoint (a transport without an endpoint
 //!   identity shares nothing), the same server name and version, the same
@@ -179,7 +179,7 @@ impl Caching {
         Caching { enabled: false, ..Caching::default() }
     }
 
-    /// Public-scope results kept in `shared` (a [`RedisCache`] shared by a
+    /// Public-scope results kept in `shared` (a `RedisCache` shared by a
     /// host's replicas, say).
     pub fn shared(shared: Arc<dyn ResponseCache>) -> Self {
         Caching { shared, ..Caching::default() }
