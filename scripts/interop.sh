@@ -93,6 +93,10 @@ fi
 
 interop_tests stdio
 interop_tests handlers
+# Tasks (2025-11-25): everything's simulate-research-query, a `required` task
+# tool, run through call_tool, followed stage by stage to its result, asking
+# for clarification through the elicitation handler, and cancelled.
+interop_tests tasks
 
 # ---- the README's first commands against server-everything ----------------
 EVERYTHING_CMD="$MCP_NODE $MCP_EVERYTHING_JS stdio"

@@ -37,6 +37,7 @@ pub mod transport;
 // of its concern.
 pub use binding::{
     Binding, BindingBuilder, BindingFuture, BindingService, Definition, Listing, StackParts, Status,
+    TaskHandle, TaskInfo, TaskStart, TaskStatus,
 };
 pub use config::{
     AllowedCapabilities, Limits, ProtocolChoice, ReconnectPolicy, RepeatableTools, RetryPolicy, Timeouts,

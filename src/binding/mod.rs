@@ -10,6 +10,7 @@ mod operations;
 mod stack;
 mod status;
 mod subscriptions;
+mod tasks;
 mod transitions;
 
 use crate::events::{Event, EventStream, State};
@@ -18,6 +19,7 @@ pub use builder::BindingBuilder;
 pub use definition::Definition;
 pub use stack::{BindingFuture, BindingService, StackParts};
 pub use status::Status;
+pub use tasks::{TaskHandle, TaskInfo, TaskStart, TaskStatus};
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -16,7 +16,8 @@ impl Binding {
     /// `remote_error` here (the stack below knows the answer, not what it
     /// answered), so that a failed prompt or resource is not named a tool's.
     pub async fn request(&self, request: McpRequest, op: &'static str) -> Result<McpResponse, Error> {
-        let tool_call = request.method == methods::TOOLS_CALL;
+        // A task's result is its tool call's: the same errors.
+        let tool_call = matches!(request.method.as_str(), methods::TOOLS_CALL | methods::TASKS_RESULT);
         self.service().oneshot(request).await.map_err(|e| {
             let e = match e.class() {
                 FailureClass::RemoteToolError if !tool_call => e.reclassify(FailureClass::RemoteError),
@@ -219,22 +220,25 @@ impl Binding {
     /// `warnings` says what was done. Unless
     /// [`Definition::allow_parallel_calls`], tool calls on one binding run
     /// one at a time.
+    ///
+    /// A tool whose `taskSupport` is `required` (on a 2025-11-25 server
+    /// that runs tool calls as tasks) is run as a task and waited for,
+    /// start and wait inside the one deadline (see
+    /// [`Binding::call_tool_task`]).
     pub async fn call_tool(&self, name: &str, arguments: Value, opts: CallOpts) -> Result<ToolResult, Error> {
-        let mut params = json!({ "name": name });
-        if !arguments.is_null() {
-            if !arguments.is_object() {
-                return Err(Error::new(
-                    FailureClass::InvalidArguments,
-                    "tool arguments must be a JSON object",
-                )
-                .with_binding(&self.inner.name)
-                .with_op("call_tool"));
-            }
-            params["arguments"] = arguments;
+        let named = |e: Error| e.with_binding(&self.inner.name).with_op("call_tool");
+        if self.requires_task(name) {
+            let deadline = opts.deadline_from(tokio::time::Instant::now(), self.inner.timeouts.request);
+            let opts = CallOpts { deadline: Some(deadline), timeout: None, ..opts };
+            return match self.call_tool_task(name, arguments, None, opts.clone()).await.map_err(named)? {
+                super::TaskStart::Done(result) => Ok(result),
+                super::TaskStart::Task(task) => task.result(opts).await.map_err(named),
+            };
         }
-        let request = McpRequest::with_value(methods::TOOLS_CALL, params).opts(opts);
+        let params = tool_call_params(name, arguments).map_err(named)?;
+        let request = McpRequest::new(methods::TOOLS_CALL, params).opts(opts);
         let rsp = self.request(request, "call_tool").await?;
-        ToolResult::from_response(rsp).map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool"))
+        ToolResult::from_response(rsp).map_err(named)
     }
 
     /// Renders the prompt `name` with `arguments`.
@@ -355,4 +359,19 @@ impl Binding {
             .await
             .map_err(|e| e.with_binding(&self.inner.name).with_op("notify_roots_changed"))
     }
+}
+
+/// The params of a `tools/call`: the name, and the arguments unless null
+/// (which must otherwise be an object: `invalid_arguments`).
+pub(super) fn tool_call_params(name: &str, arguments: Value) -> Result<Map<String, Value>, Error> {
+    let mut params = Map::new();
+    params.insert("name".into(), Value::String(name.to_string()));
+    match arguments {
+        Value::Null => {}
+        Value::Object(_) => {
+            params.insert("arguments".into(), arguments);
+        }
+        _ => return Err(Error::new(FailureClass::InvalidArguments, "tool arguments must be a JSON object")),
+    }
+    Ok(params)
 }

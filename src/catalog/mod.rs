@@ -339,6 +339,9 @@ pub struct ToolSpec {
     /// The server's hints, never guarantees; `None` when it gave none. Their
     /// `title` is moved to [`ToolSpec::title`].
     pub annotations: Option<ToolAnnotations>,
+    /// Whether the tool runs as a task (`execution.taskSupport`;
+    /// `forbidden` when it does not say). See [`Binding::call_tool_task`](crate::Binding::call_tool_task).
+    pub task_support: crate::protocol::TaskSupport,
     /// The tool's `_meta`, within 16 KiB. Read declarations from
     /// it with [`ToolSpec::declarations`].
     pub meta: Option<Map<String, Value>>,

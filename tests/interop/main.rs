@@ -12,6 +12,9 @@
 //!
 //! - [`stdio`]: everything and the Python server over stdio, and the `mcp`
 //!   command with a config file of both.
+//! - [`tasks`]: everything's `simulate-research-query` run as a task:
+//!   through `call_tool`, followed to its result, asking for input, and
+//!   cancelled.
 //! - [`handlers`]: the host's handlers against everything: elicitation,
 //!   sampling, roots, logging, subscriptions, completion.
 //! - [`http`]: everything in its `streamableHttp` and `sse` modes, the
@@ -36,6 +39,7 @@ mod support;
 
 mod handlers;
 mod stdio;
+mod tasks;
 
 #[cfg(feature = "http")]
 mod fastmcp;

@@ -24,6 +24,8 @@
 //! - [`handlers`]: server-initiated work: elicitation, sampling, roots,
 //!   logs, subscriptions, completions.
 //! - [`demo`]: every request kind against the built-in demo server.
+//! - [`tasks`]: tool calls run as tasks (2025-11-25): polled, fetched,
+//!   cancelled, taken up by id.
 //!
 //! The catalog:
 //! - [`caching`]: list results kept while the server says they are fresh
@@ -58,4 +60,5 @@ mod reconnect;
 mod reply_backlog;
 mod result_items;
 mod serialize;
+mod tasks;
 mod user_layer;

@@ -84,6 +84,7 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Va
         return None;
     }
     let mut warnings = Vec::new();
+    let task_support = tool.task_support();
     let output_schema = match tool.output_schema {
         None | Some(Value::Null) => None,
         Some(schema) => {
@@ -157,6 +158,7 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Va
             input_schema: tool.input_schema,
             output_schema,
             annotations: annotations.filter(|a| *a != Default::default()),
+            task_support: task_support.clone(),
             meta,
             declared,
             warnings,

@@ -1,0 +1,399 @@
+//! Tool calls the server runs as tasks (2025-11-25, `basic/utilities/tasks`):
+//! [`Binding::call_tool_task`] starts one and returns a [`TaskHandle`], or
+//! the result when the server answered at once; [`Binding::task`] takes a
+//! task up again by its id (from another binding, or after a restart). How
+//! a handle waits is in its docs.
+//!
+//! Not yet: the 2026-07-28 form (the `io.modelcontextprotocol/tasks`
+//! extension) is refused with `unsupported_protocol`; the receiver side,
+//! `tasks/list`, status notifications, progress after the start and a
+//! store of started tasks are not here.
+
+use serde_json::{json, Map, Value};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::Binding;
+use crate::content::ToolResult;
+use crate::error::{normalize_message, Error, FailureClass};
+use crate::protocol::{methods, TaskSupport};
+use crate::request::{CallOpts, McpRequest};
+
+/// The shortest wait between two polls, whatever the server asks.
+const MIN_POLL_INTERVAL: Duration = Duration::from_millis(250);
+/// The longest wait between two polls, whatever the server asks.
+const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
+/// The wait between polls when the server suggests none.
+const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// The longest task id taken from a server.
+const MAX_TASK_ID_BYTES: usize = 256;
+/// The longest status message kept (longer ones are cut).
+const MAX_STATUS_MESSAGE_BYTES: usize = 1024;
+
+/// Where a task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Running.
+    Working,
+    /// Waiting for the client's input (elicitation, sampling).
+    InputRequired,
+    /// Done; its result is ready.
+    Completed,
+    /// Ended with an error.
+    Failed,
+    /// Cancelled.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// Whether the task can change no more.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
+    }
+
+    fn parse(text: &str) -> Option<TaskStatus> {
+        Some(match text {
+            "working" => TaskStatus::Working,
+            "input_required" => TaskStatus::InputRequired,
+            "completed" => TaskStatus::Completed,
+            "failed" => TaskStatus::Failed,
+            "cancelled" => TaskStatus::Cancelled,
+            _ => return None,
+        })
+    }
+}
+
+/// What the server last said of a task, checked: the id bounded, the
+/// status one of the five, the message cut and its control characters
+/// made visible.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskInfo {
+    /// The server's id for the task.
+    pub id: String,
+    /// Where it is.
+    pub status: TaskStatus,
+    /// What the server says of it, if anything.
+    pub message: Option<String>,
+    /// When the server created it (ISO 8601, as sent).
+    pub created_at: Option<String>,
+    /// When it last changed (ISO 8601, as sent).
+    pub last_updated_at: Option<String>,
+    /// How long the server keeps it from its creation; `None`: unlimited or
+    /// not said.
+    #[serde(rename = "ttlMs", serialize_with = "crate::serialize::opt_millis")]
+    pub ttl: Option<Duration>,
+    /// The wait between polls the server suggests (before the client's
+    /// bounds).
+    #[serde(rename = "pollIntervalMs", serialize_with = "crate::serialize::opt_millis")]
+    pub poll_interval: Option<Duration>,
+}
+
+impl TaskInfo {
+    /// Reads a task object (`Task` of 2025-11-25); fails with
+    /// `server_protocol` on a missing or overlong id or an unknown status.
+    fn from_wire(task: &Map<String, Value>) -> Result<TaskInfo, Error> {
+        let refused = |why: String| Error::new(FailureClass::ServerProtocol, why);
+        let id = match task.get("taskId").and_then(Value::as_str) {
+            Some(id) if !id.is_empty() && id.len() <= MAX_TASK_ID_BYTES && !id.chars().any(char::is_control) => id,
+            Some(_) => {
+                return Err(refused(format!(
+                    "the server gave a task id that is empty, over {MAX_TASK_ID_BYTES} bytes or has control characters"
+                )))
+            }
+            None => return Err(refused("the server's task has no taskId".into())),
+        };
+        let status = task.get("status").and_then(Value::as_str).unwrap_or_default();
+        let Some(status) = TaskStatus::parse(status) else {
+            return Err(refused(format!(
+                "the server's task has an unknown status {:?}",
+                normalize_message(status, 64)
+            )));
+        };
+        let text =
+            |key: &str, max: usize| task.get(key).and_then(Value::as_str).map(|s| normalize_message(s, max));
+        let millis = |key: &str| task.get(key).and_then(Value::as_u64).map(Duration::from_millis);
+        Ok(TaskInfo {
+            id: id.to_string(),
+            status,
+            message: text("statusMessage", MAX_STATUS_MESSAGE_BYTES),
+            created_at: text("createdAt", 64),
+            last_updated_at: text("lastUpdatedAt", 64),
+            ttl: millis("ttl"),
+            poll_interval: millis("pollInterval"),
+        })
+    }
+
+    /// The wait before the next poll, within the client's bounds.
+    fn next_poll(&self) -> Duration {
+        self.poll_interval.unwrap_or(DEFAULT_POLL_INTERVAL).clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)
+    }
+}
+
+/// What [`Binding::call_tool_task`] started.
+#[derive(Debug)]
+pub enum TaskStart {
+    /// The server answered at once instead of making a task.
+    Done(ToolResult),
+    /// The server runs the call as a task.
+    Task(TaskHandle),
+}
+
+/// A task at the server: its id, what was last heard of it, its result and
+/// a way to cancel it. Cheap to clone; clones share what was last heard.
+/// Dropping it stops nothing at the server.
+///
+/// # Waiting
+///
+/// [`TaskHandle::result`] polls `tasks/get` at the server's `pollInterval`,
+/// held between 250 ms and 30 s (1 s when the server gives none), until
+/// the task is terminal or asks for input, then asks `tasks/result` for
+/// the outcome: a `tools/call` result, or the JSON-RPC error the call
+/// ended with. While the task asks for input, the server's requests
+/// (elicitation, sampling) reach the binding's
+/// [`Handlers`](crate::handlers::Handlers) as any others do. A task the
+/// server cancelled ends `cancelled` without asking for a result it may
+/// have deleted.
+///
+/// The wait is bounded by the caller's deadline ([`CallOpts`], or
+/// `Timeouts::request`): its expiry ends the *waiting* with `deadline`,
+/// never the task, which runs on at the server. Call
+/// [`TaskHandle::cancel`] to stop it, or [`TaskHandle::result`] again to
+/// wait more. Each request goes through the binding's stack, so a lost
+/// connection is waited for (within the deadline) and polling goes on over
+/// the new one.
+#[derive(Clone)]
+pub struct TaskHandle {
+    binding: Binding,
+    id: Arc<str>,
+    latest: Arc<watch::Sender<Option<TaskInfo>>>,
+}
+
+impl fmt::Debug for TaskHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskHandle").field("id", &self.id).field("latest", &*self.latest.borrow()).finish()
+    }
+}
+
+impl TaskHandle {
+    fn new(binding: Binding, id: &str, latest: Option<TaskInfo>) -> Self {
+        TaskHandle { binding, id: id.into(), latest: Arc::new(watch::channel(latest).0) }
+    }
+
+    /// The server's id for the task: enough to take it up again with
+    /// [`Binding::task`], from here or from another process.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// What was last heard of the task; `None` before anything was.
+    pub fn latest(&self) -> Option<TaskInfo> {
+        self.latest.borrow().clone()
+    }
+
+    /// Every change of what is heard of the task, as it is heard (by
+    /// [`TaskHandle::status`], [`TaskHandle::result`] or
+    /// [`TaskHandle::cancel`] on any clone): a `watch` receiver, which
+    /// keeps the latest only.
+    pub fn updates(&self) -> watch::Receiver<Option<TaskInfo>> {
+        self.latest.subscribe()
+    }
+
+    fn heard(&self, info: &TaskInfo) {
+        self.latest.send_if_modified(|latest| {
+            let changed = latest.as_ref() != Some(info);
+            *latest = Some(info.clone());
+            changed
+        });
+    }
+
+    /// Asks the server where the task is (`tasks/get`).
+    pub async fn status(&self, opts: CallOpts) -> Result<TaskInfo, Error> {
+        self.get(opts).await.map_err(|e| self.named(e, "task_status"))
+    }
+
+    async fn get(&self, opts: CallOpts) -> Result<TaskInfo, Error> {
+        let request = McpRequest::with_value(methods::TASKS_GET, json!({ "taskId": &*self.id })).opts(opts);
+        let response = self.binding.request(request, "task_status").await?;
+        let info = self.read_task(response.result.as_object(), "tasks/get")?;
+        self.heard(&info);
+        Ok(info)
+    }
+
+    fn read_task(&self, task: Option<&Map<String, Value>>, method: &str) -> Result<TaskInfo, Error> {
+        let Some(task) = task else {
+            return Err(Error::new(
+                FailureClass::ServerProtocol,
+                format!("the {method} result is not a task"),
+            ));
+        };
+        let info = TaskInfo::from_wire(task)?;
+        if info.id != *self.id {
+            return Err(Error::new(
+                FailureClass::ServerProtocol,
+                format!("the {method} result is about another task than the one asked for"),
+            ));
+        }
+        Ok(info)
+    }
+
+    /// Waits for the task's outcome within the deadline of `opts` (see
+    /// [Waiting](TaskHandle#waiting)): the tool's result (which may be a
+    /// tool error, `is_error`), the JSON-RPC error the call ended with, or
+    /// `cancelled`. On `deadline` the task runs on.
+    pub async fn result(&self, opts: CallOpts) -> Result<ToolResult, Error> {
+        let deadline = opts.deadline_from(Instant::now(), self.binding.inner.timeouts.request);
+        self.wait(opts, deadline).await.map_err(|e| self.named(e, "task_result"))
+    }
+
+    async fn wait(&self, opts: CallOpts, deadline: Instant) -> Result<ToolResult, Error> {
+        // Progress is not asked for on the polls: the server reports a
+        // task's progress under the token of the call that started it.
+        let _ = opts;
+        let within = || CallOpts { progress: None, deadline: Some(deadline), timeout: None };
+        loop {
+            let info = self.get(within()).await?;
+            match info.status {
+                TaskStatus::Cancelled => {
+                    let why = info.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
+                    return Err(Error::new(
+                        FailureClass::Cancelled,
+                        format!("the server cancelled the task{why}"),
+                    ));
+                }
+                // Terminal, or blocked on input the server asks for while
+                // `tasks/result` is open: ask for the outcome.
+                TaskStatus::Completed | TaskStatus::Failed | TaskStatus::InputRequired => break,
+                TaskStatus::Working => {
+                    let wake = Instant::now() + info.next_poll();
+                    if wake >= deadline {
+                        tokio::time::sleep_until(deadline).await;
+                        return Err(Error::new(
+                            FailureClass::Deadline,
+                            format!("the task is still working at the deadline; it runs on at the server (task {})", self.id),
+                        ));
+                    }
+                    tokio::time::sleep_until(wake).await;
+                }
+            }
+        }
+        let request =
+            McpRequest::with_value(methods::TASKS_RESULT, json!({ "taskId": &*self.id })).opts(within());
+        let response = self.binding.request(request, "task_result").await?;
+        ToolResult::from_response(response)
+    }
+
+    /// Asks the server to cancel the task (`tasks/cancel`) and returns what
+    /// it says of it then. A task already ended is refused by the server
+    /// (an `invalid_arguments` error).
+    pub async fn cancel(&self) -> Result<TaskInfo, Error> {
+        let request = McpRequest::with_value(methods::TASKS_CANCEL, json!({ "taskId": &*self.id }));
+        let response =
+            self.binding.request(request, "task_cancel").await.map_err(|e| self.named(e, "task_cancel"))?;
+        let info = self
+            .read_task(response.result.as_object(), "tasks/cancel")
+            .map_err(|e| self.named(e, "task_cancel"))?;
+        self.heard(&info);
+        Ok(info)
+    }
+
+    fn named(&self, e: Error, op: &'static str) -> Error {
+        e.with_binding(&self.binding.inner.name).with_op(op)
+    }
+}
+
+impl Binding {
+    /// Calls the tool `name` as a task (2025-11-25): the server answers at
+    /// once with a task it runs ([`TaskStart::Task`]), or with the result
+    /// when it chose not to make one ([`TaskStart::Done`]). `ttl` asks the
+    /// server to keep the task that long after its creation (it may keep
+    /// it shorter or longer; [`TaskInfo::ttl`] says).
+    ///
+    /// Refused before anything is sent, with `tool_unavailable`, when the
+    /// server does not declare `tasks.requests.tools.call` or the tool's
+    /// `taskSupport` is `forbidden` (or absent); with
+    /// `unsupported_protocol` on a 2026-07-28 session (its Tasks extension
+    /// is not supported yet). The filter, the call checks and the deadline
+    /// of `opts` apply as to [`Binding::call_tool`]; the deadline bounds
+    /// the start, not the task (see [`TaskHandle::result`]).
+    pub async fn call_tool_task(
+        &self,
+        name: &str,
+        arguments: Value,
+        ttl: Option<Duration>,
+        opts: CallOpts,
+    ) -> Result<TaskStart, Error> {
+        self.start_task(name, arguments, ttl, opts)
+            .await
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool_task"))
+    }
+
+    async fn start_task(
+        &self,
+        name: &str,
+        arguments: Value,
+        ttl: Option<Duration>,
+        opts: CallOpts,
+    ) -> Result<TaskStart, Error> {
+        self.check_tasks(name)?;
+        let mut params = super::operations::tool_call_params(name, arguments)?;
+        let ttl = ttl.map(|t| t.as_millis().min(u128::from(u64::MAX)) as u64);
+        params.insert("task".into(), ttl.map_or_else(|| json!({}), |ttl| json!({ "ttl": ttl })));
+        let request = McpRequest::new(methods::TOOLS_CALL, params).opts(opts);
+        let response = self.request(request, "call_tool_task").await?;
+        match response.result.get("task").and_then(Value::as_object) {
+            Some(task) => {
+                let info = TaskInfo::from_wire(task)?;
+                let id = info.id.clone();
+                Ok(TaskStart::Task(TaskHandle::new(self.clone(), &id, Some(info))))
+            }
+            None => ToolResult::from_response(response).map(TaskStart::Done),
+        }
+    }
+
+    /// Whether `name` may be called as a task on this session.
+    fn check_tasks(&self, name: &str) -> Result<(), Error> {
+        let session = self.current_session();
+        if crate::protocol::is_modern_version(&session.protocol_version) {
+            return Err(Error::new(
+                FailureClass::UnsupportedProtocol,
+                "tasks on 2026-07-28 (the io.modelcontextprotocol/tasks extension) are not supported yet",
+            ));
+        }
+        if !session.capabilities.supports_task_tool_calls() {
+            return Err(Error::new(
+                FailureClass::ToolUnavailable,
+                "the server does not run tool calls as tasks",
+            ));
+        }
+        let support = self.catalog().tool(name).map(|t| t.task_support.clone());
+        if matches!(support, None | Some(TaskSupport::Forbidden)) {
+            return Err(Error::new(
+                FailureClass::ToolUnavailable,
+                format!("the tool {:?} does not run as a task", normalize_message(name, 128)),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether `name` must run as a task (`taskSupport: "required"` on a
+    /// 2025-11-25 server that runs tool calls as tasks).
+    pub(super) fn requires_task(&self, name: &str) -> bool {
+        let session = self.current_session();
+        !crate::protocol::is_modern_version(&session.protocol_version)
+            && session.capabilities.supports_task_tool_calls()
+            && self.catalog().tool(name).is_some_and(|t| t.task_support == TaskSupport::Required)
+    }
+
+    /// The task `id` of this binding's server, to ask after, wait for or
+    /// cancel: one this process started, or one started elsewhere (another
+    /// binding to the same server, a process before a restart). Nothing is
+    /// sent until the handle is used.
+    pub fn task(&self, id: &str) -> TaskHandle {
+        TaskHandle::new(self.clone(), id, None)
+    }
+}

@@ -1,0 +1,116 @@
+//! Issue 23 (first part): tool calls run as tasks (2025-11-25) against the
+//! reference server "everything" over stdio, whose
+//! `simulate-research-query` is a `required` task tool (poll interval 1 s,
+//! a few stages): run through `call_tool`, started with `call_tool_task`
+//! and followed to its result, asking for clarification through the host's
+//! elicitation handler while the task is `input_required`, and cancelled.
+
+use crate::support::peers::everything;
+use mcp_stack::handlers::{ElicitRequest, ElicitResult, Handlers};
+use mcp_stack::{
+    AllowedCapabilities, Binding, CallOpts, Content, Definition, TaskStart, TaskStatus, ToolResult,
+};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const TOOL: &str = "simulate-research-query";
+
+fn text_of(result: &ToolResult) -> String {
+    result.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
+}
+
+fn within(seconds: u64) -> CallOpts {
+    CallOpts::default().with_timeout(Duration::from_secs(seconds))
+}
+
+async fn connect(handlers: Handlers, elicitation: bool) -> Binding {
+    let mut definition = Definition::new("everything", everything());
+    definition.capabilities = AllowedCapabilities { elicitation, sampling: false, roots: false };
+    Binding::connect(definition, handlers).await.expect("connect")
+}
+
+#[tokio::test]
+async fn a_required_task_tool_runs_through_call_tool() {
+    let binding = connect(Handlers::default(), false).await;
+    let tool = binding.catalog().tool(TOOL).cloned().expect("everything lists the tool");
+    assert_eq!(tool.task_support, mcp_stack::protocol::TaskSupport::Required);
+    let result = binding.call_tool(TOOL, json!({ "topic": "tower layers" }), within(60)).await.unwrap();
+    let text = text_of(&result);
+    assert!(text.contains("tower layers"), "{text}");
+    binding.close().await;
+}
+
+#[tokio::test]
+async fn a_task_is_followed_through_its_stages_to_its_result() {
+    let binding = connect(Handlers::default(), false).await;
+    let started = binding
+        .call_tool_task(
+            TOOL,
+            json!({ "topic": "bounded queues" }),
+            Some(Duration::from_secs(120)),
+            within(30),
+        )
+        .await
+        .unwrap();
+    let TaskStart::Task(task) = started else { panic!("everything runs it as a task") };
+    assert!(!task.id().is_empty());
+    let first = task.latest().expect("the created task");
+    assert_eq!(first.status, TaskStatus::Working);
+    assert_eq!(first.poll_interval, Some(Duration::from_secs(1)));
+
+    // Record every status message heard while waiting.
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let mut updates = task.updates();
+    let record = heard.clone();
+    let watcher = tokio::spawn(async move {
+        while updates.changed().await.is_ok() {
+            if let Some(info) = updates.borrow_and_update().clone() {
+                record.lock().unwrap().push((info.status, info.message.unwrap_or_default()));
+            }
+        }
+    });
+    let result = task.result(within(60)).await.unwrap();
+    assert!(text_of(&result).contains("bounded queues"), "{}", text_of(&result));
+    let heard = heard.lock().unwrap().clone();
+    assert!(heard.iter().any(|(s, _)| *s == TaskStatus::Working), "{heard:?}");
+    assert!(heard.len() >= 2, "the stages were seen as they came: {heard:?}");
+    assert_eq!(task.latest().unwrap().status, TaskStatus::Completed);
+    watcher.abort();
+    binding.close().await;
+}
+
+#[tokio::test]
+async fn an_input_required_task_asks_through_the_elicitation_handler() {
+    let asked = Arc::new(Mutex::new(None::<String>));
+    let slot = asked.clone();
+    let handlers = Handlers::default().elicitation(move |req: ElicitRequest| {
+        *slot.lock().unwrap() = Some(req.message.clone());
+        async move {
+            let mut answer = serde_json::Map::new();
+            answer.insert("interpretation".into(), json!("programming"));
+            Ok(ElicitResult::accept(answer))
+        }
+    });
+    let binding = connect(handlers, true).await;
+    let result =
+        binding.call_tool(TOOL, json!({ "topic": "python", "ambiguous": true }), within(60)).await.unwrap();
+    let asked = asked.lock().unwrap().clone().expect("the server asked for clarification");
+    assert!(asked.contains("python"), "{asked}");
+    let text = text_of(&result);
+    assert!(text.contains("programming"), "the answer reached the task: {text}");
+    binding.close().await;
+}
+
+#[tokio::test]
+async fn a_task_is_cancelled() {
+    let binding = connect(Handlers::default(), false).await;
+    let started =
+        binding.call_tool_task(TOOL, json!({ "topic": "never mind" }), None, within(30)).await.unwrap();
+    let TaskStart::Task(task) = started else { panic!("a task") };
+    let cancelled = task.cancel().await.unwrap();
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    let e = task.result(within(30)).await.unwrap_err();
+    assert_eq!(e.class(), mcp_stack::FailureClass::Cancelled, "{e}");
+    binding.close().await;
+}

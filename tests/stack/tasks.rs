@@ -1,0 +1,216 @@
+//! Tool calls run as tasks (2025-11-25) against scripted servers, with the
+//! paused clock: started, polled at the server's interval within the
+//! client's bounds, their result fetched, cancelled, taken up again by id;
+//! a `required` tool run as a task by `call_tool`; and the bad input of
+//! issue 23 (an unknown status, another task's id, a task that never ends).
+
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass, ProtocolChoice};
+use mcp_stack::{TaskStart, TaskStatus};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+use crate::support::modern::{server, Seen};
+
+fn task(id: &str, status: &str, poll_ms: Option<u64>) -> Value {
+    let mut task = json!({
+        "taskId": id, "status": status, "statusMessage": format!("{status}…"),
+        "createdAt": "2026-12-02T10:00:00Z", "lastUpdatedAt": "2026-12-02T10:00:01Z", "ttl": 60_000
+    });
+    if let Some(ms) = poll_ms {
+        task["pollInterval"] = json!(ms);
+    }
+    task
+}
+
+/// A 2025-11-25 server that runs `slow` (optional) and `must` (required)
+/// as tasks: `tasks/get` answers from `statuses` in turn (the last one
+/// for ever), `tasks/result` with a text.
+fn task_server(
+    statuses: Vec<Value>,
+    tasks_capability: bool,
+) -> (mcp_stack::transport::memory::MemoryFactory, Seen) {
+    let polls = Arc::new(AtomicUsize::new(0));
+    let statuses = Arc::new(Mutex::new(statuses));
+    server(move |method, params| match method {
+        "initialize" => {
+            let mut capabilities = json!({ "tools": {} });
+            if tasks_capability {
+                capabilities["tasks"] = json!({ "cancel": {}, "requests": { "tools": { "call": {} } } });
+            }
+            Some(json!({ "result": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": capabilities,
+                "serverInfo": { "name": "tasks", "version": "1" }
+            }}))
+        }
+        "tools/list" => Some(json!({ "result": { "tools": [
+            { "name": "slow", "inputSchema": { "type": "object" }, "execution": { "taskSupport": "optional" } },
+            { "name": "must", "inputSchema": { "type": "object" }, "execution": { "taskSupport": "required" } },
+            { "name": "plain", "inputSchema": { "type": "object" } }
+        ]}})),
+        "tools/call" if params.get("task").is_some() => {
+            if params["arguments"]["immediate"] == true {
+                return Some(json!({ "result": { "content": [{ "type": "text", "text": "at once" }] } }));
+            }
+            Some(json!({ "result": { "task": task("t-1", "working", Some(2_000)) } }))
+        }
+        "tools/call" => Some(json!({ "error": { "code": -32601, "message": "this tool runs as a task" } })),
+        "tasks/get" => {
+            let n = polls.fetch_add(1, Ordering::SeqCst);
+            let statuses = statuses.lock().unwrap();
+            Some(json!({ "result": statuses[n.min(statuses.len() - 1)].clone() }))
+        }
+        "tasks/result" => Some(json!({ "result": {
+            "content": [{ "type": "text", "text": format!("done {}", params["taskId"]) }],
+            "_meta": { "io.modelcontextprotocol/related-task": { "taskId": params["taskId"] } }
+        }})),
+        "tasks/cancel" => Some(json!({ "result": task("t-1", "cancelled", None) })),
+        _ => Some(json!({ "result": {} })),
+    })
+}
+
+fn definition(factory: mcp_stack::transport::memory::MemoryFactory) -> Definition {
+    let mut definition = Definition::new("tasks", factory);
+    definition.protocol = ProtocolChoice::Legacy;
+    definition
+}
+
+async fn connect(statuses: Vec<Value>) -> (Binding, Seen) {
+    let (factory, seen) = task_server(statuses, true);
+    (Binding::connect(definition(factory), Handlers::default()).await.unwrap(), seen)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_is_polled_at_the_servers_interval_and_its_result_fetched() {
+    let (binding, seen) = connect(vec![
+        task("t-1", "working", Some(2_000)),
+        task("t-1", "working", Some(2_000)),
+        task("t-1", "completed", None),
+    ])
+    .await;
+    let started =
+        binding.call_tool_task("slow", json!({}), Some(Duration::from_secs(60)), CallOpts::default()).await;
+    let TaskStart::Task(handle) = started.unwrap() else { panic!("a task") };
+    assert_eq!(handle.id(), "t-1");
+    assert_eq!(handle.latest().unwrap().status, TaskStatus::Working);
+    assert_eq!(seen.requests("tools/call")[0]["params"]["task"], json!({ "ttl": 60_000 }));
+    let mut updates = handle.updates();
+    let begun = Instant::now();
+    let result = handle.result(CallOpts::default()).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("done \"t-1\""));
+    assert_eq!(seen.requests("tasks/get").len(), 3);
+    assert_eq!(seen.requests("tasks/get")[0]["params"], json!({ "taskId": "t-1" }));
+    assert_eq!(begun.elapsed(), Duration::from_secs(4), "two waits of the server's 2 s");
+    assert!(updates.has_changed().unwrap());
+    let last = updates.borrow_and_update().clone().unwrap();
+    assert_eq!((last.status, last.message.as_deref()), (TaskStatus::Completed, Some("completed…")));
+    assert_eq!(last.ttl, Some(Duration::from_secs(60)));
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_poll_interval_is_held_between_a_quarter_second_and_thirty_seconds() {
+    for (asked, waited) in [(0, Duration::from_millis(250)), (365 * 24 * 3_600_000, Duration::from_secs(30))]
+    {
+        let (binding, seen) =
+            connect(vec![task("t-1", "working", Some(asked)), task("t-1", "completed", None)]).await;
+        let begun = Instant::now();
+        binding.task("t-1").result(CallOpts::default().with_timeout(Duration::from_secs(60))).await.unwrap();
+        assert_eq!(begun.elapsed(), waited, "pollInterval {asked}");
+        assert_eq!(seen.requests("tasks/get").len(), 2);
+        binding.close().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_that_never_ends_costs_the_wait_not_the_task() {
+    let (binding, seen) = connect(vec![task("t-1", "working", Some(1_000))]).await;
+    let begun = Instant::now();
+    let e = binding
+        .task("t-1")
+        .result(CallOpts::default().with_timeout(Duration::from_secs(10)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.class(), FailureClass::Deadline, "{e}");
+    assert!(e.message().contains("runs on at the server"), "{e}");
+    assert_eq!(begun.elapsed(), Duration::from_secs(10), "ended at the deadline, not later");
+    assert!(seen.requests("tasks/cancel").is_empty(), "the task was not cancelled");
+    assert!(seen.requests("tasks/get").len() <= 11);
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_task_and_cancel() {
+    let (binding, seen) = connect(vec![task("t-1", "cancelled", None)]).await;
+    let handle = binding.task("t-1");
+    let e = handle.result(CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::Cancelled, "{e}");
+    assert!(seen.requests("tasks/result").is_empty(), "a cancelled task's result is not asked for");
+    let info = handle.cancel().await.unwrap();
+    assert_eq!(info.status, TaskStatus::Cancelled);
+    assert_eq!(seen.requests("tasks/cancel")[0]["params"], json!({ "taskId": "t-1" }));
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_required_tool_runs_as_a_task_through_call_tool() {
+    let (binding, seen) =
+        connect(vec![task("t-1", "working", Some(500)), task("t-1", "completed", None)]).await;
+    let result = binding.call_tool("must", json!({}), CallOpts::default()).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("done \"t-1\""));
+    assert!(seen.requests("tools/call")[0]["params"].get("task").is_some());
+    // An optional one is a plain call unless asked.
+    binding.call_tool("slow", json!({}), CallOpts::default()).await.unwrap_err();
+    assert!(seen.requests("tools/call")[1]["params"].get("task").is_none());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_immediate_answer_is_returned_as_it_is() {
+    let (binding, _) = connect(vec![]).await;
+    let started =
+        binding.call_tool_task("slow", json!({ "immediate": true }), None, CallOpts::default()).await;
+    let TaskStart::Done(result) = started.unwrap() else { panic!("done at once") };
+    assert_eq!(result.content[0].as_text(), Some("at once"));
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn tasks_are_refused_before_sending_where_they_cannot_run() {
+    let (binding, seen) = connect(vec![]).await;
+    let e = binding.call_tool_task("plain", json!({}), None, CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ToolUnavailable, "{e}");
+    assert_eq!(e.op(), "call_tool_task");
+    assert!(seen.requests("tools/call").is_empty());
+    binding.close().await;
+
+    let (factory, seen) = task_server(vec![], false);
+    let binding = Binding::connect(definition(factory), Handlers::default()).await.unwrap();
+    let e = binding.call_tool_task("slow", json!({}), None, CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ToolUnavailable, "no tasks capability: {e}");
+    assert!(seen.requests("tools/call").is_empty());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unknown_status_or_another_tasks_id_is_a_protocol_error() {
+    let (binding, _) = connect(vec![task("t-1", "paused", None)]).await;
+    let e = binding.task("t-1").status(CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    assert!(e.message().contains("unknown status"), "{e}");
+    binding.close().await;
+
+    let (binding, _) = connect(vec![task("t-2", "working", None)]).await;
+    let e = binding.task("t-1").result(CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    assert!(e.message().contains("another task"), "{e}");
+    binding.close().await;
+
+    let (binding, _) = connect(vec![json!({ "taskId": "x".repeat(300), "status": "working" })]).await;
+    let e = binding.task("t-1").status(CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    binding.close().await;
+}
