@@ -327,31 +327,23 @@ impl Binding {
         ttl: Option<Duration>,
         opts: CallOpts,
     ) -> Result<TaskStart, Error> {
-        self.start_task(name, arguments, ttl, opts)
-            .await
-            .map_err(|e| e.with_binding(&self.inner.name).with_op("call_tool_task"))
-    }
-
-    async fn start_task(
-        &self,
-        name: &str,
-        arguments: Value,
-        ttl: Option<Duration>,
-        opts: CallOpts,
-    ) -> Result<TaskStart, Error> {
-        self.check_tasks(name)?;
-        let mut params = super::operations::tool_call_params(name, arguments)?;
-        let ttl = ttl.map(|t| t.as_millis().min(u128::from(u64::MAX)) as u64);
-        params.insert("task".into(), ttl.map_or_else(|| json!({}), |ttl| json!({ "ttl": ttl })));
-        let request = McpRequest::new(methods::TOOLS_CALL, params).opts(opts);
-        let response = self.request(request, "call_tool_task").await?;
+        let started = async {
+            self.check_tasks(name)?;
+            let mut params = super::operations::tool_call_params(name, arguments)?;
+            let ttl = ttl.map(|t| t.as_millis().min(u128::from(u64::MAX)) as u64);
+            params.insert("task".into(), ttl.map_or_else(|| json!({}), |ttl| json!({ "ttl": ttl })));
+            let request = McpRequest::new(methods::TOOLS_CALL, params).opts(opts);
+            self.request(request, "call_tool_task").await
+        };
+        let named = |e: Error| e.with_binding(&self.inner.name).with_op("call_tool_task");
+        let response = started.await.map_err(named)?;
         match response.result.get("task").and_then(Value::as_object) {
             Some(task) => {
-                let info = TaskInfo::from_wire(task)?;
+                let info = TaskInfo::from_wire(task).map_err(named)?;
                 let id = info.id.clone();
                 Ok(TaskStart::Task(TaskHandle::new(self.clone(), &id, Some(info))))
             }
-            None => ToolResult::from_response(response).map(TaskStart::Done),
+            None => ToolResult::from_response(response).map(TaskStart::Done).map_err(named),
         }
     }
 

@@ -379,6 +379,31 @@ fn media_link(
     }
 }
 
+/// An image or audio block (`kind`), decoded, kept as a link, or refused
+/// with a warning.
+fn media_block(
+    kind: &'static str,
+    data: String,
+    mime_type: String,
+    annotations: Option<Annotations>,
+    meta: Option<Map<String, Value>>,
+    warnings: &mut Vec<String>,
+) -> Content {
+    let annotations = checked_annotations(annotations, warnings);
+    match media(&data, &mime_type, kind) {
+        Ok(Media::Bytes(data, mime_type)) if kind == KIND_IMAGE => {
+            Content::Image { data, mime_type, annotations, meta }
+        }
+        Ok(Media::Bytes(data, mime_type)) => Content::Audio { data, mime_type, annotations, meta },
+        Ok(Media::Link(uri)) => media_link(uri, mime_type, kind, annotations, meta),
+        Err(why) => {
+            let what = if kind == KIND_IMAGE { "an image" } else { "audio" };
+            crate::request::push_warning(warnings, format!("dropped {what}: {why}"));
+            Content::Unsupported { kind: kind.into(), bytes: data.len() }
+        }
+    }
+}
+
 /// The longest `lastModified` kept (an ISO 8601 time is about 30 bytes).
 const MAX_LAST_MODIFIED_BYTES: usize = 64;
 
@@ -431,44 +456,12 @@ impl Content {
                 annotations: checked_annotations(t.annotations, warnings),
                 meta: t.meta,
             },
-            ContentBlock::Image(i) => match media(&i.data, &i.mime_type, KIND_IMAGE) {
-                Ok(Media::Bytes(data, mime_type)) => Content::Image {
-                    data,
-                    mime_type,
-                    annotations: checked_annotations(i.annotations, warnings),
-                    meta: i.meta,
-                },
-                Ok(Media::Link(uri)) => media_link(
-                    uri,
-                    i.mime_type,
-                    KIND_IMAGE,
-                    checked_annotations(i.annotations, warnings),
-                    i.meta,
-                ),
-                Err(why) => {
-                    crate::request::push_warning(warnings, format!("dropped an image: {why}"));
-                    Content::Unsupported { kind: KIND_IMAGE.into(), bytes: i.data.len() }
-                }
-            },
-            ContentBlock::Audio(a) => match media(&a.data, &a.mime_type, KIND_AUDIO) {
-                Ok(Media::Bytes(data, mime_type)) => Content::Audio {
-                    data,
-                    mime_type,
-                    annotations: checked_annotations(a.annotations, warnings),
-                    meta: a.meta,
-                },
-                Ok(Media::Link(uri)) => media_link(
-                    uri,
-                    a.mime_type,
-                    KIND_AUDIO,
-                    checked_annotations(a.annotations, warnings),
-                    a.meta,
-                ),
-                Err(why) => {
-                    crate::request::push_warning(warnings, format!("dropped audio: {why}"));
-                    Content::Unsupported { kind: KIND_AUDIO.into(), bytes: a.data.len() }
-                }
-            },
+            ContentBlock::Image(i) => {
+                media_block(KIND_IMAGE, i.data, i.mime_type, i.annotations, i.meta, warnings)
+            }
+            ContentBlock::Audio(a) => {
+                media_block(KIND_AUDIO, a.data, a.mime_type, a.annotations, a.meta, warnings)
+            }
             ContentBlock::Resource(r) => Content::Resource {
                 resource: ResourceContent::from_marked(r.resource, truncated, warnings),
                 annotations: checked_annotations(r.annotations, warnings),
