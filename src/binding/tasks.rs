@@ -6,8 +6,8 @@
 //!
 //! Not yet: the 2026-07-28 form (the `io.modelcontextprotocol/tasks`
 //! extension) is refused with `unsupported_protocol`; the receiver side,
-//! `tasks/list`, status notifications, progress after the start and a
-//! store of started tasks are not here.
+//! status notifications, progress after the start and a store of started
+//! tasks are not here.
 
 use serde_json::{json, Map, Value};
 use std::fmt;
@@ -379,6 +379,57 @@ impl Binding {
         !crate::protocol::is_modern_version(&session.protocol_version)
             && session.capabilities.supports_task_tool_calls()
             && self.catalog().tool(name).is_some_and(|t| t.task_support == TaskSupport::Required)
+    }
+
+    /// One page of the tasks the server holds for this client
+    /// (`tasks/list`): the first when `cursor` is `None`, else the page at
+    /// a previous page's `next_cursor`; at most `Limits::max_catalog_items`
+    /// entries. An entry that is not a valid task is dropped with a
+    /// warning, the others kept. A server that does not declare
+    /// `tasks.list` is not asked (an empty listing, with a warning); a
+    /// 2026-07-28 session is `unsupported_protocol` (that era's extension
+    /// has no listing).
+    pub async fn list_tasks_page(&self, cursor: Option<&str>) -> Result<super::Listing<TaskInfo>, Error> {
+        let named = |e: Error| e.with_binding(&self.inner.name).with_op("list_tasks_page");
+        let session = self.current_session();
+        if crate::protocol::is_modern_version(&session.protocol_version) {
+            return Err(named(Error::new(
+                FailureClass::UnsupportedProtocol,
+                "tasks/list is not part of 2026-07-28's Tasks extension",
+            )));
+        }
+        let mut listing = super::Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None };
+        if session.capabilities.tasks.as_ref().is_none_or(|t| t.get("list").is_none()) {
+            crate::request::push_warning(&mut listing.warnings, "the server does not list tasks".into());
+            return Ok(listing);
+        }
+        if cursor.is_some_and(|c| c.len() > crate::catalog::MAX_CURSOR_BYTES) {
+            return Err(named(Error::new(
+                FailureClass::InvalidArguments,
+                "the cursor is longer than 4096 bytes",
+            )));
+        }
+        let max = self.inner.limits.max_catalog_items;
+        let (raw, next_cursor) =
+            crate::catalog::one_page(self.service(), methods::TASKS_LIST, "tasks", cursor, max)
+                .await
+                .map_err(named)?;
+        listing.warnings = raw.warnings;
+        listing.next_cursor = next_cursor;
+        for (i, entry) in raw.entries.iter().enumerate() {
+            match entry.as_object().map(TaskInfo::from_wire) {
+                Some(Ok(info)) => listing.items.push(info),
+                Some(Err(e)) => crate::request::push_warning(
+                    &mut listing.warnings,
+                    format!("tasks/list: dropped entry {i}: {}", e.message()),
+                ),
+                None => crate::request::push_warning(
+                    &mut listing.warnings,
+                    format!("tasks/list: dropped entry {i}: not an object"),
+                ),
+            }
+        }
+        Ok(listing)
     }
 
     /// The task `id` of this binding's server, to ask after, wait for or

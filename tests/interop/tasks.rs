@@ -2,8 +2,9 @@
 //! reference server "everything" over stdio, whose
 //! `simulate-research-query` is a `required` task tool (poll interval 1 s,
 //! a few stages): run through `call_tool`, started with `call_tool_task`
-//! and followed to its result, asking for clarification through the host's
-//! elicitation handler while the task is `input_required`, and cancelled.
+//! and followed to its result (and found in `tasks/list`), asking for
+//! clarification through the host's elicitation handler while the task is
+//! `input_required`, and cancelled.
 
 use crate::support::peers::everything;
 use mcp_stack::handlers::{ElicitRequest, ElicitResult, Handlers};
@@ -58,6 +59,8 @@ async fn a_task_is_followed_through_its_stages_to_its_result() {
     let first = task.latest().expect("the created task");
     assert_eq!(first.status, TaskStatus::Working);
     assert_eq!(first.poll_interval, Some(Duration::from_secs(1)));
+    let listed = binding.list_tasks_page(None).await.unwrap();
+    assert!(listed.items.iter().any(|t| t.id == task.id()), "tasks/list has it: {listed:?}");
 
     // Record every status message heard while waiting.
     let heard = Arc::new(Mutex::new(Vec::new()));

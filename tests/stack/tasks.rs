@@ -38,7 +38,8 @@ fn task_server(
         "initialize" => {
             let mut capabilities = json!({ "tools": {} });
             if tasks_capability {
-                capabilities["tasks"] = json!({ "cancel": {}, "requests": { "tools": { "call": {} } } });
+                capabilities["tasks"] =
+                    json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
             }
             Some(json!({ "result": {
                 "protocolVersion": "2025-11-25",
@@ -68,6 +69,10 @@ fn task_server(
             "_meta": { "io.modelcontextprotocol/related-task": { "taskId": params["taskId"] } }
         }})),
         "tasks/cancel" => Some(json!({ "result": task("t-1", "cancelled", None) })),
+        "tasks/list" => Some(json!({ "result": {
+            "tasks": [task("t-1", "working", Some(1_000)), task("t-2", "sleeping", None), "t-3"],
+            "nextCursor": "page-2"
+        }})),
         _ => Some(json!({ "result": {} })),
     })
 }
@@ -212,5 +217,29 @@ async fn an_unknown_status_or_another_tasks_id_is_a_protocol_error() {
     let (binding, _) = connect(vec![json!({ "taskId": "x".repeat(300), "status": "working" })]).await;
     let e = binding.task("t-1").status(CallOpts::default()).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::ServerProtocol, "{e}");
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_page_of_tasks_keeps_the_valid_ones_and_says_what_it_dropped() {
+    let (binding, seen) = connect(vec![]).await;
+    let page = binding.list_tasks_page(None).await.unwrap();
+    assert_eq!(page.items.len(), 1);
+    assert_eq!((page.items[0].id.as_str(), page.items[0].status), ("t-1", TaskStatus::Working));
+    assert_eq!(page.next_cursor.as_deref(), Some("page-2"));
+    assert_eq!(page.warnings.len(), 2, "{:?}", page.warnings);
+    assert!(page.warnings[0].contains("unknown status"), "{:?}", page.warnings);
+    binding.list_tasks_page(Some("page-2")).await.unwrap();
+    assert_eq!(seen.requests("tasks/list")[1]["params"]["cursor"], "page-2");
+    let e = binding.list_tasks_page(Some(&"c".repeat(5_000))).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::InvalidArguments);
+    assert_eq!(seen.requests("tasks/list").len(), 2, "an overlong cursor is not sent");
+    binding.close().await;
+
+    let (factory, seen) = task_server(vec![], false);
+    let binding = Binding::connect(definition(factory), Handlers::default()).await.unwrap();
+    let page = binding.list_tasks_page(None).await.unwrap();
+    assert!(page.items.is_empty() && page.warnings[0].contains("does not list tasks"));
+    assert!(seen.requests("tasks/list").is_empty());
     binding.close().await;
 }

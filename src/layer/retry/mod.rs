@@ -16,8 +16,10 @@
 //!
 //! The requests safe to repeat, since sending one twice does no more than
 //! sending it once: `ping`, `tools/list`, `prompts/list`, `prompts/get`,
-//! `resources/list`, `resources/templates/list`, `resources/read` and
-//! `completion/complete`.
+//! `resources/list`, `resources/templates/list`, `resources/read`,
+//! `completion/complete`, and a task's `tasks/get`, `tasks/result` and
+//! `tasks/list` (reads of what the server holds; the task runs once
+//! whatever is asked of it).
 //!
 //! A `tools/call` that may have run is therefore never replayed unless
 //! the host said the tool is safe to run twice: the request carries
@@ -151,6 +153,9 @@ pub(crate) fn is_safe_to_repeat(method: &str) -> bool {
             | methods::RESOURCES_TEMPLATES_LIST
             | methods::RESOURCES_READ
             | methods::COMPLETION_COMPLETE
+            | methods::TASKS_GET
+            | methods::TASKS_RESULT
+            | methods::TASKS_LIST
     )
 }
 
