@@ -29,6 +29,7 @@ pub mod redact;
 mod request;
 mod serialize;
 pub mod session;
+mod tasks;
 pub mod transport;
 
 // The everyday types live at the root, each at this one path: a binding and
@@ -37,7 +38,7 @@ pub mod transport;
 // of its concern.
 pub use binding::{
     Binding, BindingBuilder, BindingFuture, BindingService, Definition, Listing, StackParts, Status,
-    TaskHandle, TaskInfo, TaskStart, TaskStatus,
+    TaskHandle, TaskStart,
 };
 pub use config::{
     AllowedCapabilities, Limits, ProtocolChoice, ReconnectPolicy, RepeatableTools, RetryPolicy, Timeouts,
@@ -50,3 +51,4 @@ pub use content::{
 pub use error::{BoxError, Error, ErrorReport, FailureClass, Result};
 pub use events::{Event, EventHandler, EventItem, EventStream, Failure, SampleOutcome, State};
 pub use request::{BoxMcpService, CallOpts, McpRequest, McpResponse, ProgressSink, ProgressUpdate};
+pub use tasks::{TaskInfo, TaskStatus};

@@ -50,12 +50,14 @@ impl Binding {
             "client": [&definition.client.name, &definition.client.version],
         });
         let cache = CacheState::new(&definition.caching, definition.transport.endpoint_digest(), &declared);
+        let tasks = Arc::new(crate::tasks::TaskFeed::default());
         let server_side = ServerSide {
             binding: &name,
             allowed: definition.capabilities,
             log_level: definition.log_level,
             exchange_per_request: definition.transport.exchange_per_request(),
             cache: &cache,
+            tasks: &tasks,
         };
         let inbound = Arc::new(BindingInbound::new(
             &server_side,
@@ -173,6 +175,7 @@ impl Binding {
                 catalog,
                 inbound,
                 cache,
+                tasks,
                 subscriptions: std::sync::Mutex::new(BTreeSet::new()),
                 log_level: definition.log_level,
                 era: std::sync::Mutex::new(first_era),

@@ -19,7 +19,7 @@ pub use builder::BindingBuilder;
 pub use definition::Definition;
 pub use stack::{BindingFuture, BindingService, StackParts};
 pub use status::Status;
-pub use tasks::{TaskHandle, TaskInfo, TaskStart, TaskStatus};
+pub use tasks::{TaskHandle, TaskStart};
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -260,6 +260,8 @@ struct Inner {
     inbound: Arc<BindingInbound>,
     /// The response cache's state, told of new sessions and refreshes.
     cache: Arc<CacheState>,
+    /// Where the server's task status notifications go to the handles.
+    tasks: Arc<crate::tasks::TaskFeed>,
     /// The resources subscribed to, kept so that a new connection can
     /// subscribe again ([`Binding::resubscribe_all`]).
     subscriptions: std::sync::Mutex<BTreeSet<String>>,

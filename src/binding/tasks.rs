@@ -6,8 +6,7 @@
 //!
 //! Not yet: the 2026-07-28 form (the `io.modelcontextprotocol/tasks`
 //! extension) is refused with `unsupported_protocol`; the receiver side,
-//! status notifications, progress after the start and a store of started
-//! tasks are not here.
+//! progress after the start and a store of started tasks are not here.
 
 use serde_json::{json, Map, Value};
 use std::fmt;
@@ -21,118 +20,7 @@ use crate::content::ToolResult;
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::{methods, TaskSupport};
 use crate::request::{CallOpts, McpRequest};
-
-/// The shortest wait between two polls, whatever the server asks.
-const MIN_POLL_INTERVAL: Duration = Duration::from_millis(250);
-/// The longest wait between two polls, whatever the server asks.
-const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
-/// The wait between polls when the server suggests none.
-const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
-/// The longest task id taken from a server.
-const MAX_TASK_ID_BYTES: usize = 256;
-/// The longest status message kept (longer ones are cut).
-const MAX_STATUS_MESSAGE_BYTES: usize = 1024;
-
-/// Where a task is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    /// Running.
-    Working,
-    /// Waiting for the client's input (elicitation, sampling).
-    InputRequired,
-    /// Done; its result is ready.
-    Completed,
-    /// Ended with an error.
-    Failed,
-    /// Cancelled.
-    Cancelled,
-}
-
-impl TaskStatus {
-    /// Whether the task can change no more.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
-    }
-
-    fn parse(text: &str) -> Option<TaskStatus> {
-        Some(match text {
-            "working" => TaskStatus::Working,
-            "input_required" => TaskStatus::InputRequired,
-            "completed" => TaskStatus::Completed,
-            "failed" => TaskStatus::Failed,
-            "cancelled" => TaskStatus::Cancelled,
-            _ => return None,
-        })
-    }
-}
-
-/// What the server last said of a task, checked: the id bounded, the
-/// status one of the five, the message cut and its control characters
-/// made visible.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TaskInfo {
-    /// The server's id for the task.
-    pub id: String,
-    /// Where it is.
-    pub status: TaskStatus,
-    /// What the server says of it, if anything.
-    pub message: Option<String>,
-    /// When the server created it (ISO 8601, as sent).
-    pub created_at: Option<String>,
-    /// When it last changed (ISO 8601, as sent).
-    pub last_updated_at: Option<String>,
-    /// How long the server keeps it from its creation; `None`: unlimited or
-    /// not said.
-    #[serde(rename = "ttlMs", serialize_with = "crate::serialize::opt_millis")]
-    pub ttl: Option<Duration>,
-    /// The wait between polls the server suggests (before the client's
-    /// bounds).
-    #[serde(rename = "pollIntervalMs", serialize_with = "crate::serialize::opt_millis")]
-    pub poll_interval: Option<Duration>,
-}
-
-impl TaskInfo {
-    /// Reads a task object (`Task` of 2025-11-25); fails with
-    /// `server_protocol` on a missing or overlong id or an unknown status.
-    fn from_wire(task: &Map<String, Value>) -> Result<TaskInfo, Error> {
-        let refused = |why: String| Error::new(FailureClass::ServerProtocol, why);
-        let id = match task.get("taskId").and_then(Value::as_str) {
-            Some(id) if !id.is_empty() && id.len() <= MAX_TASK_ID_BYTES && !id.chars().any(char::is_control) => id,
-            Some(_) => {
-                return Err(refused(format!(
-                    "the server gave a task id that is empty, over {MAX_TASK_ID_BYTES} bytes or has control characters"
-                )))
-            }
-            None => return Err(refused("the server's task has no taskId".into())),
-        };
-        let status = task.get("status").and_then(Value::as_str).unwrap_or_default();
-        let Some(status) = TaskStatus::parse(status) else {
-            return Err(refused(format!(
-                "the server's task has an unknown status {:?}",
-                normalize_message(status, 64)
-            )));
-        };
-        let text =
-            |key: &str, max: usize| task.get(key).and_then(Value::as_str).map(|s| normalize_message(s, max));
-        let millis = |key: &str| task.get(key).and_then(Value::as_u64).map(Duration::from_millis);
-        Ok(TaskInfo {
-            id: id.to_string(),
-            status,
-            message: text("statusMessage", MAX_STATUS_MESSAGE_BYTES),
-            created_at: text("createdAt", 64),
-            last_updated_at: text("lastUpdatedAt", 64),
-            ttl: millis("ttl"),
-            poll_interval: millis("pollInterval"),
-        })
-    }
-
-    /// The wait before the next poll, within the client's bounds.
-    fn next_poll(&self) -> Duration {
-        self.poll_interval.unwrap_or(DEFAULT_POLL_INTERVAL).clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)
-    }
-}
+use crate::tasks::{publish, TaskInfo, TaskStatus, TaskWatch};
 
 /// What [`Binding::call_tool_task`] started.
 #[derive(Debug)]
@@ -151,7 +39,9 @@ pub enum TaskStart {
 ///
 /// [`TaskHandle::result`] polls `tasks/get` at the server's `pollInterval`,
 /// held between 250 ms and 30 s (1 s when the server gives none), until
-/// the task is terminal or asks for input, then asks `tasks/result` for
+/// the task is terminal or asks for input (a `notifications/tasks/status`
+/// saying so ends the wait early; one saying it still works changes
+/// nothing, so a flood of them costs no polls), then asks `tasks/result` for
 /// the outcome: a `tools/call` result, or the JSON-RPC error the call
 /// ended with. While the task asks for input, the server's requests
 /// (elicitation, sampling) reach the binding's
@@ -170,7 +60,7 @@ pub enum TaskStart {
 pub struct TaskHandle {
     binding: Binding,
     id: Arc<str>,
-    latest: Arc<watch::Sender<Option<TaskInfo>>>,
+    latest: Arc<TaskWatch>,
 }
 
 impl fmt::Debug for TaskHandle {
@@ -180,8 +70,11 @@ impl fmt::Debug for TaskHandle {
 }
 
 impl TaskHandle {
+    /// A handle fed the task's status notifications too.
     fn new(binding: Binding, id: &str, latest: Option<TaskInfo>) -> Self {
-        TaskHandle { binding, id: id.into(), latest: Arc::new(watch::channel(latest).0) }
+        let latest = Arc::new(watch::channel(latest).0);
+        binding.inner.tasks.watch(id, &latest);
+        TaskHandle { binding, id: id.into(), latest }
     }
 
     /// The server's id for the task: enough to take it up again with
@@ -197,18 +90,15 @@ impl TaskHandle {
 
     /// Every change of what is heard of the task, as it is heard (by
     /// [`TaskHandle::status`], [`TaskHandle::result`] or
-    /// [`TaskHandle::cancel`] on any clone): a `watch` receiver, which
-    /// keeps the latest only.
+    /// [`TaskHandle::cancel`] on any clone, or from the server's
+    /// `notifications/tasks/status`): a `watch` receiver, which keeps the
+    /// latest only.
     pub fn updates(&self) -> watch::Receiver<Option<TaskInfo>> {
         self.latest.subscribe()
     }
 
     fn heard(&self, info: &TaskInfo) {
-        self.latest.send_if_modified(|latest| {
-            let changed = latest.as_ref() != Some(info);
-            *latest = Some(info.clone());
-            changed
-        });
+        publish(&self.latest, info);
     }
 
     /// Asks the server where the task is (`tasks/get`).
@@ -255,8 +145,9 @@ impl TaskHandle {
         // task's progress under the token of the call that started it.
         let _ = opts;
         let within = || CallOpts { progress: None, deadline: Some(deadline), timeout: None };
+        let mut heard = self.latest.subscribe();
+        let mut info = self.get(within()).await?;
         loop {
-            let info = self.get(within()).await?;
             match info.status {
                 TaskStatus::Cancelled => {
                     let why = info.message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
@@ -269,15 +160,39 @@ impl TaskHandle {
                 // `tasks/result` is open: ask for the outcome.
                 TaskStatus::Completed | TaskStatus::Failed | TaskStatus::InputRequired => break,
                 TaskStatus::Working => {
-                    let wake = Instant::now() + info.next_poll();
-                    if wake >= deadline {
-                        tokio::time::sleep_until(deadline).await;
+                    let wake = (Instant::now() + info.next_poll()).min(deadline);
+                    heard.mark_unchanged();
+                    // Until the next poll, unless a status notification
+                    // (or a clone's poll) says the task moved on; one that
+                    // says it works still changes nothing.
+                    let mut moved_on = None;
+                    loop {
+                        tokio::select! {
+                            _ = tokio::time::sleep_until(wake) => break,
+                            changed = heard.changed() => {
+                                if changed.is_err() {
+                                    tokio::time::sleep_until(wake).await;
+                                    break;
+                                }
+                                let told = heard.borrow_and_update().clone();
+                                if let Some(told) = told.filter(|t| t.status != TaskStatus::Working) {
+                                    moved_on = Some(told);
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    if let Some(told) = moved_on {
+                        info = told;
+                        continue;
+                    }
+                    if Instant::now() >= deadline {
                         return Err(Error::new(
                             FailureClass::Deadline,
                             format!("the task is still working at the deadline; it runs on at the server (task {})", self.id),
                         ));
                     }
-                    tokio::time::sleep_until(wake).await;
+                    info = self.get(within()).await?;
                 }
             }
         }

@@ -67,6 +67,7 @@ pub(crate) struct BindingInbound {
     depth: Arc<DepthTracker>,
     catalog: Arc<ChangeFeed>,
     cache: Arc<crate::layer::cache::CacheState>,
+    tasks: Arc<crate::tasks::TaskFeed>,
     /// The filter of the open 2026-07-28 listen request, to compare its
     /// acknowledgement with.
     listen_filter: std::sync::Mutex<Option<serde_json::Map<String, Value>>>,
@@ -97,6 +98,8 @@ pub(crate) struct ServerSide<'a> {
     pub(crate) exchange_per_request: bool,
     /// The binding's response cache, which change notifications invalidate.
     pub(crate) cache: &'a Arc<crate::layer::cache::CacheState>,
+    /// Where task status notifications go.
+    pub(crate) tasks: &'a Arc<crate::tasks::TaskFeed>,
 }
 
 /// What `initialize` advertises: each capability whose handler is installed
@@ -243,6 +246,7 @@ impl BindingInbound {
             depth,
             catalog,
             cache: server.cache.clone(),
+            tasks: server.tasks.clone(),
         }
     }
 
@@ -385,6 +389,11 @@ impl InboundHandler for BindingInbound {
             }
             methods::NOTIFICATIONS_MESSAGE => self.log(notification.params),
             methods::NOTIFICATIONS_RESOURCES_UPDATED => self.resource_updated(notification.params),
+            methods::NOTIFICATIONS_TASKS_STATUS => {
+                if let Err(e) = self.tasks.status(notification.params.as_ref()) {
+                    self.warning(format!("dropped a task status notification: {}", e.message()));
+                }
+            }
             methods::NOTIFICATIONS_ELICITATION_COMPLETE => {
                 if let Some(elicitor) = &self.elicitor {
                     elicitor.complete(notification.params.as_ref());

@@ -56,6 +56,22 @@ fn task_server(
             if params["arguments"]["immediate"] == true {
                 return Some(json!({ "result": { "content": [{ "type": "text", "text": "at once" }] } }));
             }
+            // `{"notifyMs": N}`: status notifications N ms in, one saying
+            // the task works, then one that it completed (and a bad one).
+            if let Some(at) = params["arguments"]["notifyMs"].as_u64() {
+                let note = |status: &str, after: u64| {
+                    let mut note = json!({ "method": "notifications/tasks/status", "params": task("t-1", status, None) });
+                    note["_afterMs"] = json!(after);
+                    note["_sid"] = Value::Null;
+                    note
+                };
+                let bad = json!({ "method": "notifications/tasks/status", "params": { "status": "completed" },
+                                  "_afterMs": at, "_sid": null });
+                return Some(json!({
+                    "notify": [note("working", at), bad, note("completed", at + 1)],
+                    "result": { "task": task("t-1", "working", Some(30_000)) }
+                }));
+            }
             Some(json!({ "result": { "task": task("t-1", "working", Some(2_000)) } }))
         }
         "tools/call" => Some(json!({ "error": { "code": -32601, "message": "this tool runs as a task" } })),
@@ -241,5 +257,31 @@ async fn a_page_of_tasks_keeps_the_valid_ones_and_says_what_it_dropped() {
     let page = binding.list_tasks_page(None).await.unwrap();
     assert!(page.items.is_empty() && page.warnings[0].contains("does not list tasks"));
     assert!(seen.requests("tasks/list").is_empty());
+    binding.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_status_notification_ends_the_wait_before_the_next_poll() {
+    let (binding, seen) = connect(vec![task("t-1", "working", Some(30_000))]).await;
+    let mut events = binding.events();
+    let started =
+        binding.call_tool_task("slow", json!({ "notifyMs": 5_000 }), None, CallOpts::default()).await;
+    let TaskStart::Task(handle) = started.unwrap() else { panic!("a task") };
+    let begun = Instant::now();
+    let result = handle.result(CallOpts::default().with_timeout(Duration::from_secs(60))).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("done \"t-1\""));
+    let waited = begun.elapsed();
+    assert!(waited >= Duration::from_millis(5_001) && waited < Duration::from_secs(6), "{waited:?}");
+    assert_eq!(seen.requests("tasks/get").len(), 1, "the notification, not a poll, said it completed");
+    assert_eq!(handle.latest().unwrap().status, TaskStatus::Completed);
+    // The notification without a task id is a warning, and fed nobody.
+    use tokio_stream::StreamExt as _;
+    let mut warned = false;
+    while let Ok(Some(item)) = tokio::time::timeout(Duration::from_millis(10), events.next()).await {
+        if let mcp_stack::EventItem::Event(mcp_stack::Event::Warning { text, .. }) = item {
+            warned |= text.contains("task status notification");
+        }
+    }
+    assert!(warned, "the bad notification was reported");
     binding.close().await;
 }

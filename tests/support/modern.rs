@@ -45,13 +45,17 @@ pub fn server_per_connection(
                 }
                 // `{"notify": [..]}`: send these notifications (with the
                 // request's id as their subscription id, or a note's own
-                // `_sid`; a note's `_afterMs` delays it), answer nothing.
-                if let Some(notes) = reply.get("notify").and_then(Value::as_array) {
-                    for note in notes {
+                // `_sid`, none when that is null; a note's `_afterMs`
+                // delays it), and answer nothing unless the reply also has
+                // a `result` or an `error`.
+                if let Some(notes) = reply.as_object_mut().unwrap().remove("notify") {
+                    for note in notes.as_array().unwrap() {
                         let mut note = note.clone();
                         let sid = note.as_object_mut().unwrap().remove("_sid").unwrap_or_else(|| id.clone());
                         note["jsonrpc"] = json!("2.0");
-                        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] = sid;
+                        if !sid.is_null() {
+                            note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] = sid;
+                        }
                         // `"_afterMs"`: this note goes that much later.
                         if let Some(after) =
                             note.as_object_mut().unwrap().remove("_afterMs").and_then(|d| d.as_u64())
@@ -67,7 +71,9 @@ pub fn server_per_connection(
                             return;
                         }
                     }
-                    continue;
+                    if reply.get("result").is_none() && reply.get("error").is_none() {
+                        continue;
+                    }
                 }
                 reply["jsonrpc"] = json!("2.0");
                 reply["id"] = id.clone();
