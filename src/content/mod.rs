@@ -140,12 +140,10 @@ pub enum Content {
         data: Vec<u8>,
         /// Its MIME type, as the server said.
         mime_type: String,
-        /// The server's hints for the host (audience, priority, last
-        /// change), checked ([`Content::from_block`]).
+        /// As [`Content::Text`]'s.
         #[serde(skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
-        /// The block's `_meta`, as the server sent it (within the result's
-        /// bounds): data for the host, never acted on by the client.
+        /// As [`Content::Text`]'s.
         #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
         meta: Option<Map<String, Value>>,
     },
@@ -157,12 +155,10 @@ pub enum Content {
         data: Vec<u8>,
         /// Its MIME type, as the server said.
         mime_type: String,
-        /// The server's hints for the host (audience, priority, last
-        /// change), checked ([`Content::from_block`]).
+        /// As [`Content::Text`]'s.
         #[serde(skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
-        /// The block's `_meta`, as the server sent it (within the result's
-        /// bounds): data for the host, never acted on by the client.
+        /// As [`Content::Text`]'s.
         #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
         meta: Option<Map<String, Value>>,
     },
@@ -170,12 +166,10 @@ pub enum Content {
     Resource {
         /// The contents (with their own `_meta`).
         resource: ResourceContent,
-        /// The server's hints for the host (audience, priority, last
-        /// change), checked ([`Content::from_block`]).
+        /// As [`Content::Text`]'s.
         #[serde(skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
-        /// The block's `_meta`, as the server sent it (within the result's
-        /// bounds): data for the host, never acted on by the client.
+        /// As [`Content::Text`]'s.
         #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
         meta: Option<Map<String, Value>>,
     },
