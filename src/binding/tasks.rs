@@ -137,13 +137,12 @@ impl TaskHandle {
     /// `cancelled`. On `deadline` the task runs on.
     pub async fn result(&self, opts: CallOpts) -> Result<ToolResult, Error> {
         let deadline = opts.deadline_from(Instant::now(), self.binding.inner.timeouts.request);
-        self.wait(opts, deadline).await.map_err(|e| self.named(e, "task_result"))
+        self.wait(deadline).await.map_err(|e| self.named(e, "task_result"))
     }
 
-    async fn wait(&self, opts: CallOpts, deadline: Instant) -> Result<ToolResult, Error> {
+    async fn wait(&self, deadline: Instant) -> Result<ToolResult, Error> {
         // Progress is not asked for on the polls: the server reports a
         // task's progress under the token of the call that started it.
-        let _ = opts;
         let within = || CallOpts { progress: None, deadline: Some(deadline), timeout: None };
         let mut heard = self.latest.subscribe();
         let mut info = self.get(within()).await?;
@@ -265,7 +264,7 @@ impl Binding {
     /// Whether `name` may be called as a task on this session.
     fn check_tasks(&self, name: &str) -> Result<(), Error> {
         let session = self.current_session();
-        if crate::protocol::is_modern_version(&session.protocol_version) {
+        if is_modern(&session) {
             return Err(Error::new(
                 FailureClass::UnsupportedProtocol,
                 "tasks on 2026-07-28 (the io.modelcontextprotocol/tasks extension) are not supported yet",
@@ -291,7 +290,7 @@ impl Binding {
     /// 2025-11-25 server that runs tool calls as tasks).
     pub(super) fn requires_task(&self, name: &str) -> bool {
         let session = self.current_session();
-        !crate::protocol::is_modern_version(&session.protocol_version)
+        !is_modern(&session)
             && session.capabilities.supports_task_tool_calls()
             && self.catalog().tool(name).is_some_and(|t| t.task_support == TaskSupport::Required)
     }
@@ -307,7 +306,7 @@ impl Binding {
     pub async fn list_tasks_page(&self, cursor: Option<&str>) -> Result<super::Listing<TaskInfo>, Error> {
         let named = |e: Error| e.with_binding(&self.inner.name).with_op("list_tasks_page");
         let session = self.current_session();
-        if crate::protocol::is_modern_version(&session.protocol_version) {
+        if is_modern(&session) {
             return Err(named(Error::new(
                 FailureClass::UnsupportedProtocol,
                 "tasks/list is not part of 2026-07-28's Tasks extension",
@@ -354,4 +353,10 @@ impl Binding {
     pub fn task(&self, id: &str) -> TaskHandle {
         TaskHandle::new(self.clone(), id, None)
     }
+}
+
+/// Whether the session speaks 2026-07-28, whose tasks (an extension) this
+/// module does not run yet.
+fn is_modern(session: &crate::session::SessionInfo) -> bool {
+    crate::protocol::is_modern_version(&session.protocol_version)
 }

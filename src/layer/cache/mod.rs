@@ -211,12 +211,15 @@ impl CacheState {
         let mut h = Sha256::new();
         let mut e = Encoder::new(&mut h);
         e.str(&req.method);
-        let chosen: serde_json::Map<String, Value> = params
-            .iter()
-            .filter(|(k, _)| k.as_str() != "_meta")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        e.value(&Value::Object(chosen));
+        // The params but `_meta`, in the canonical encoding of an object,
+        // without copying them.
+        let mut keys: Vec<&String> = params.keys().filter(|k| k.as_str() != "_meta").collect();
+        keys.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        e.len(keys.len());
+        for key in keys {
+            e.str(key);
+            e.value(&params[key]);
+        }
         let entry = hex(&h.finalize());
         let seq = self.marks.lock().expect("marks lock").seq[kind];
         let cursor = kind != READS && params.get("cursor").is_some_and(|c| !c.is_null());
