@@ -1,0 +1,294 @@
+//! The commands: each asks the host or one binding and says what to print.
+
+use mcp_stack::host::Host;
+use mcp_stack::{Binding, CallOpts, Content, Error, FailureClass, Status};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::cli::{Cli, Command};
+use crate::progress::ProgressDisplay;
+use crate::terminal::{clean, clean_line};
+use crate::{failure, names, usage, Failure, EXIT_CALL, EXIT_CONNECT, EXIT_TOOL_ERROR, EXIT_USAGE};
+
+/// What a command prints: the `--json` document, or lines of text already
+/// made safe for a terminal; and its exit code.
+pub(crate) struct Output {
+    pub(crate) document: Value,
+    pub(crate) lines: Vec<String>,
+    pub(crate) code: u8,
+}
+
+impl Output {
+    pub(crate) fn ok(document: Value, lines: Vec<String>) -> Output {
+        Output { document, lines, code: 0 }
+    }
+}
+
+/// A row of `servers --json`: the binding's status and its tool count.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ServerRow<'a> {
+    #[serde(flatten)]
+    status: &'a Status,
+    tool_count: usize,
+}
+
+/// The one server a single-server command talks to.
+pub(crate) async fn one_server(cli: &Cli, host: &Host) -> Result<Binding, Failure> {
+    let name = match &cli.server {
+        Some(name) => name.clone(),
+        None => {
+            let names = host.names();
+            match names.as_slice() {
+                [one] => one.clone(),
+                _ => {
+                    return Err(usage(format!(
+                        "{} servers: choose one with --server NAME ({})",
+                        names.len(),
+                        names.join(", ")
+                    )))
+                }
+            }
+        }
+    };
+    host.ready(&name).await.map_err(|e| match e.class() {
+        FailureClass::NotFound => usage(format!("no server named {:?}", clean_line(&name))),
+        _ => failure(EXIT_CONNECT, &e),
+    })
+}
+
+pub(crate) async fn command(
+    cli: &Cli,
+    host: &Host,
+    arguments: Option<Map<String, Value>>,
+) -> Result<Output, Failure> {
+    let call_failed = |e: Error| failure(EXIT_CALL, &e);
+    Ok(match &cli.command {
+        Command::Servers => {
+            let statuses = host.status();
+            let catalog = host.catalog();
+            let tool_count = |name: &str| catalog.catalog(name).map_or(0, |c| c.tools.len());
+            let rows: Vec<ServerRow<'_>> = statuses
+                .iter()
+                .map(|s| ServerRow { status: s, tool_count: tool_count(&s.binding) })
+                .collect();
+            let mut table =
+                vec![["NAME", "STATE", "TRANSPORT", "PROTOCOL", "TOOLS", "LAST FAILURE"].map(String::from)];
+            for row in &rows {
+                let s = row.status;
+                let protocol = if s.protocol_version.is_empty() { "-" } else { &s.protocol_version };
+                let failure = s
+                    .failure
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |f| format!("{}: {}", f.class, clean_line(&f.message)));
+                table.push([
+                    s.binding.clone(),
+                    s.state.to_string(),
+                    s.transport_kind.to_string(),
+                    clean_line(protocol),
+                    row.tool_count.to_string(),
+                    failure,
+                ]);
+            }
+            Output::ok(json!({ "servers": rows }), aligned(&table))
+        }
+        Command::Tools => {
+            // The adopted catalogs, discovered while connecting: the tools
+            // as a host shows them to a model.
+            let catalog = host.catalog();
+            let mut lines: Vec<String> = catalog
+                .tools()
+                .map(|t| format!("{:<48} {}", t.model_name, clean_line(first_line(t.description.as_deref()))))
+                .collect();
+            for c in catalog.catalogs() {
+                lines.extend(c.warnings.iter().map(|w| format!("warning: {}: {}", c.binding, clean_line(w))));
+            }
+            lines.extend(catalog.warnings().iter().map(|w| format!("warning: {}", clean_line(w))));
+            let catalogs: Vec<&mcp_stack::catalog::Catalog> =
+                catalog.catalogs().iter().map(|c| &**c).collect();
+            Output::ok(json!({ "catalogs": catalogs, "warnings": catalog.warnings() }), lines)
+        }
+        Command::Call { name, .. } => {
+            let arguments = Value::Object(arguments.unwrap_or_default());
+            let target = call_target(cli, host, name).await?;
+            let progress = ProgressDisplay::new(cli.json);
+            let result = match &target {
+                None => host.call_tool(name, arguments, progress.opts()).await,
+                Some((binding, raw)) => binding.call_tool(raw, arguments, progress.opts()).await,
+            };
+            progress.finish();
+            let result = result.map_err(call_failed)?;
+            let mut lines: Vec<String> = result.content.iter().map(|c| clean(&content_text(c))).collect();
+            // A tool that returns structured content also returns it as text
+            // (the specification asks it to); shown once.
+            let has_text = result.content.iter().any(|c| matches!(c, Content::Text { .. }));
+            if let (Some(s), false) = (&result.structured, has_text) {
+                lines.push(format!("structured: {}", clean(&s.to_string())));
+            }
+            lines.extend(result.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+            let code = if result.is_error { EXIT_TOOL_ERROR } else { 0 };
+            Output { document: json!(result), lines, code }
+        }
+        Command::Prompts => {
+            let binding = one_server(cli, host).await?;
+            let prompts = binding.list_prompts().await.map_err(call_failed)?;
+            let rows: Vec<[String; 2]> = prompts
+                .items
+                .iter()
+                .map(|p| [clean_line(&p.name), clean_line(first_line(p.description.as_deref()))])
+                .collect();
+            let mut lines = listed(&rows, binding.name(), "prompts");
+            lines.extend(prompts.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+            Output::ok(json!({ "prompts": prompts.items, "warnings": prompts.warnings }), lines)
+        }
+        Command::GetPrompt { name, .. } => {
+            let binding = one_server(cli, host).await?;
+            let prompt = binding
+                .get_prompt(name, arguments.unwrap_or_default(), CallOpts::default())
+                .await
+                .map_err(call_failed)?;
+            let lines = prompt
+                .messages
+                .iter()
+                .map(|m| format!("{}: {}", clean_line(&m.role.to_string()), clean(&content_text(&m.content))))
+                .collect();
+            Output::ok(json!(prompt), lines)
+        }
+        Command::Resources => {
+            let binding = one_server(cli, host).await?;
+            let resources = binding.list_resources().await.map_err(call_failed)?;
+            let rows: Vec<[String; 2]> =
+                resources.items.iter().map(|r| [clean_line(&r.uri), clean_line(&r.name)]).collect();
+            let mut lines = listed(&rows, binding.name(), "resources");
+            lines.extend(resources.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+            Output::ok(json!({ "resources": resources.items, "warnings": resources.warnings }), lines)
+        }
+        Command::Templates => {
+            let binding = one_server(cli, host).await?;
+            let templates = binding.list_resource_templates().await.map_err(call_failed)?;
+            let rows: Vec<[String; 2]> =
+                templates.items.iter().map(|t| [clean_line(&t.uri_template), clean_line(&t.name)]).collect();
+            let mut lines = listed(&rows, binding.name(), "resource templates");
+            lines.extend(templates.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+            Output::ok(json!({ "resourceTemplates": templates.items, "warnings": templates.warnings }), lines)
+        }
+        Command::Read { uri, output } => {
+            let binding = one_server(cli, host).await?;
+            let resource = binding.read_resource(uri, CallOpts::default()).await.map_err(call_failed)?;
+            let mut lines: Vec<String> =
+                resource.warnings.iter().map(|w| format!("warning: {}", clean_line(w))).collect();
+            match output {
+                Some(path) => lines.extend(save_resource(&resource, path)?),
+                None => lines.extend(resource.contents.iter().map(|c| match &c.text {
+                    Some(text) => clean(text),
+                    None => format!(
+                        "<{} bytes of {}; save them with --output FILE>",
+                        c.data.as_ref().map_or(0, Vec::len),
+                        clean_line(c.mime_type.as_deref().unwrap_or("an unnamed type"))
+                    ),
+                })),
+            }
+            Output::ok(json!(resource), lines)
+        }
+    })
+}
+
+/// The tool `call NAME` means (`None`: a model name the host routes),
+/// decided before anything is sent (see [`names`]). A name no catalog
+/// lists is a usage error (`not_found`, exit 2).
+pub(crate) async fn call_target(
+    cli: &Cli,
+    host: &Host,
+    name: &str,
+) -> Result<Option<(Binding, String)>, Failure> {
+    let statuses = host.status();
+    let stale = |binding: &str| {
+        statuses.iter().any(|s| s.binding == binding && s.stale_families.iter().any(|f| f == "tools"))
+    };
+    let target = names::resolve(&host.catalog(), &host.names(), cli.server.as_deref(), name, &stale)
+        .map_err(|names::Unknown(why)| {
+            failure(EXIT_USAGE, &Error::new(FailureClass::NotFound, why).with_op("call_tool"))
+        })?;
+    match target {
+        names::Target::Model => Ok(None),
+        names::Target::Raw { raw_name, .. } => Ok(Some((one_server(cli, host).await?, raw_name))),
+    }
+}
+
+/// Rows as columns as wide as their widest cell (the last column as it
+/// is), two spaces apart.
+pub(crate) fn aligned<const N: usize>(rows: &[[String; N]]) -> Vec<String> {
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..N).map(width).collect();
+    rows.iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(i, cell)| if i + 1 == N { cell.clone() } else { format!("{cell:<w$}", w = widths[i]) })
+                .collect();
+            cells.join("  ").trim_end().to_string()
+        })
+        .collect()
+}
+
+/// A listing's rows, aligned, or one line saying there are none.
+pub(crate) fn listed(rows: &[[String; 2]], binding: &str, what: &str) -> Vec<String> {
+    if rows.is_empty() {
+        return vec![format!("server {binding} offers no {what}")];
+    }
+    aligned(rows)
+}
+
+/// Writes a read resource to `path`: the first item's bytes, or its text.
+/// Returns what to tell the person.
+pub(crate) fn save_resource(
+    resource: &mcp_stack::ResourceResult,
+    path: &std::path::Path,
+) -> Result<Vec<String>, Failure> {
+    let Some(first) = resource.contents.first() else {
+        return Err(failure(
+            EXIT_CALL,
+            &Error::new(FailureClass::NotFound, "the resource has no content to save")
+                .with_op("read_resource"),
+        ));
+    };
+    let bytes: &[u8] = match (&first.data, &first.text) {
+        (Some(data), _) => data,
+        (None, Some(text)) => text.as_bytes(),
+        (None, None) => &[],
+    };
+    std::fs::write(path, bytes).map_err(|e| usage(format!("--output {}: {e}", path.display())))?;
+    let mime = first.mime_type.as_deref().map(|m| format!(" ({})", clean_line(m))).unwrap_or_default();
+    let mut lines = vec![format!("saved {} bytes{mime} to {}", bytes.len(), path.display())];
+    if first.truncated {
+        lines.push("warning: a limit cut this content; the file holds what was kept".into());
+    }
+    if resource.contents.len() > 1 {
+        lines.push(format!(
+            "warning: the resource has {} items; only the first was saved",
+            resource.contents.len()
+        ));
+    }
+    Ok(lines)
+}
+
+pub(crate) fn first_line(text: Option<&str>) -> &str {
+    text.unwrap_or("").lines().next().unwrap_or("")
+}
+
+/// One content item as text (not yet made safe for a terminal).
+pub(crate) fn content_text(content: &Content) -> String {
+    match content {
+        Content::Text { text, truncated: false, .. } => text.clone(),
+        Content::Text { text, truncated: true, .. } => format!("{text}… (truncated)"),
+        Content::Image { data, mime_type, .. } => format!("<image {mime_type}, {} bytes>", data.len()),
+        Content::Audio { data, mime_type, .. } => format!("<audio {mime_type}, {} bytes>", data.len()),
+        Content::Resource { resource: c, .. } => match &c.text {
+            Some(text) => format!("<resource {}>\n{text}", c.uri),
+            None => format!("<resource {}, {} bytes>", c.uri, c.data.as_ref().map_or(0, Vec::len)),
+        },
+        Content::ResourceLink { uri, name, .. } => format!("<link {name}: {uri}>"),
+        Content::Unsupported { kind, bytes } => format!("<{kind} dropped, {bytes} bytes>"),
+    }
+}
