@@ -45,6 +45,17 @@ impl TaskStatus {
         matches!(self, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
     }
 
+    /// The status as the wire spells it (`working`, `input_required`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
     fn parse(text: &str) -> Option<TaskStatus> {
         Some(match text {
             "working" => TaskStatus::Working,
@@ -54,6 +65,12 @@ impl TaskStatus {
             "cancelled" => TaskStatus::Cancelled,
             _ => return None,
         })
+    }
+}
+
+impl std::fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

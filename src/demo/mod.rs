@@ -27,6 +27,9 @@
 //! - over stdio only (`mcp-stack-demo`, a process of its own): `env {name}`,
 //!   the server process's environment variable `name`, or null (with a
 //!   `_meta` entry, for clients that show tools' `_meta`);
+//! - tasks (2025-11-25): `count` and `sleep` may run as tasks, with
+//!   `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` (see
+//!   the `tasks` module: a connection's own, bounded, each for its TTL);
 //! - a prompt `greeting {name}`, with completion of `name`;
 //! - a resource `demo://readme` (subscribable) and a template
 //!   `demo://notes/{id}`; capabilities `logging` and `resources.subscribe`.
@@ -58,6 +61,8 @@ use crate::protocol::{
 use crate::transport::memory::MemoryFactory;
 use crate::transport::{Inbound, MessageSender, Transport};
 
+mod tasks;
+
 /// A 1×1 transparent PNG.
 pub(crate) const TINY_PNG_BASE64: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
@@ -85,6 +90,7 @@ struct Peer {
     /// Whether this server runs in a process of its own (`mcp-stack-demo`),
     /// whose environment the `env` tool may read.
     own_process: bool,
+    tasks: tasks::Tasks,
 }
 
 impl Peer {
@@ -98,6 +104,7 @@ impl Peer {
             log_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),
             own_process,
+            tasks: tasks::Tasks::default(),
         }
     }
 
@@ -217,13 +224,14 @@ fn initialize_result() -> Value {
             "resources": { "subscribe": true, "listChanged": false },
             "completions": {},
             "logging": {},
+            "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } },
         },
         "serverInfo": { "name": "mcp-stack-demo", "version": env!("CARGO_PKG_VERSION"), "title": "mcp-stack demo server" },
         "instructions": "A demo server. Its tools echo, add, count with progress, draw a tiny image, log, and ask the client for input, completions and roots.",
     })
 }
 
-async fn handle(request: &Request, peer: &Peer) -> Result<Value, ErrorObject> {
+async fn handle(request: &Request, peer: &Arc<Peer>) -> Result<Value, ErrorObject> {
     let params = request.params.clone().unwrap_or(Value::Object(Map::new()));
     match request.method.as_str() {
         methods::INITIALIZE => {
@@ -232,7 +240,12 @@ async fn handle(request: &Request, peer: &Peer) -> Result<Value, ErrorObject> {
         }
         methods::PING => Ok(json!({})),
         methods::TOOLS_LIST => Ok(json!({ "tools": tools(peer) })),
-        methods::TOOLS_CALL => call_tool(&params, peer).await,
+        methods::TOOLS_CALL if params.get("task").is_some() => tasks::start(peer, &params).await,
+        methods::TOOLS_CALL => call_tool(&params, peer, None).await,
+        methods::TASKS_GET => tasks::get(peer, &params),
+        methods::TASKS_RESULT => tasks::result(peer, &params).await,
+        methods::TASKS_LIST => tasks::list(peer, &params),
+        methods::TASKS_CANCEL => tasks::cancel(peer, &params).await,
         methods::LOGGING_SET_LEVEL => {
             let level = params["level"].as_str().and_then(|l| l.parse::<LoggingLevel>().ok());
             let Some(level) = level else {
@@ -390,6 +403,7 @@ fn base_tools() -> Value {
                 },
                 "required": ["steps"],
             },
+            "execution": { "taskSupport": "optional" },
         },
         {
             "name": "tiny_image",
@@ -442,6 +456,7 @@ fn base_tools() -> Value {
                 "required": ["ms"],
             },
             "annotations": { "readOnlyHint": true },
+            "execution": { "taskSupport": "optional" },
         },
     ])
 }
@@ -462,7 +477,13 @@ fn client_answer(answer: Result<Value, ErrorObject>) -> Value {
     }
 }
 
-async fn call_tool(params: &Value, peer: &Peer) -> Result<Value, ErrorObject> {
+/// Runs a tool; `on_step` hears what a running `count` is at (a task's
+/// status message).
+async fn call_tool(
+    params: &Value,
+    peer: &Peer,
+    on_step: Option<&StepSink<'_>>,
+) -> Result<Value, ErrorObject> {
     let args = &params["arguments"];
     match params["name"].as_str().unwrap_or_default() {
         "env" if peer.own_process => {
@@ -492,6 +513,9 @@ async fn call_tool(params: &Value, peer: &Peer) -> Result<Value, ErrorObject> {
             for i in 1..=steps {
                 if !delay.is_zero() {
                     tokio::time::sleep(delay).await;
+                }
+                if let Some(on_step) = on_step {
+                    on_step(format!("step {i} of {steps}"));
                 }
                 if !token.is_null() {
                     let p = json!({ "progressToken": token, "progress": i, "total": steps, "message": format!("step {i} of {steps}") });
@@ -598,6 +622,9 @@ async fn call_tool(params: &Value, peer: &Peer) -> Result<Value, ErrorObject> {
         other => Err(ErrorObject::new(codes::INVALID_PARAMS, format!("unknown tool: {other}"))),
     }
 }
+
+/// What hears a running tool's steps.
+type StepSink<'a> = dyn Fn(String) + Send + Sync + 'a;
 
 fn tool_error(text: &str) -> Value {
     json!({ "content": [{ "type": "text", "text": text }], "isError": true })

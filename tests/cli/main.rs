@@ -694,3 +694,81 @@ fn certificate_flags_need_an_http_server_and_readable_pem() {
         assert!(!stderr(&out).contains("key-material-0454"), "{}", stderr(&out));
     }
 }
+
+/// `call --task` runs the demo's `count` as a task: each status change is a
+/// line on stderr (not a terminal here), the result on stdout, and `--json`
+/// carries the task's last status. A model name is routed as a plain call
+/// is; a tool that forbids tasks is refused before anything is sent.
+#[test]
+fn a_call_runs_as_a_task_and_its_status_changes_are_shown() {
+    let out = mcp(&["--stdio", DEMO, "call", "count", r#"{"steps":4,"delay_ms":500}"#, "--task"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "counted to 4");
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.first(), Some(&"task demo-task-0: working: count started"), "{err}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("task demo-task-0: working: step ")),
+        "a poll saw a step: {err}"
+    );
+    assert_eq!(lines.last(), Some(&"task demo-task-0: completed"), "{err}");
+    assert_eq!(lines.len(), lines.iter().collect::<std::collections::HashSet<_>>().len(), "each once: {err}");
+
+    let args =
+        ["--stdio", DEMO, "call", "mcp__server__count", r#"{"steps":1}"#, "--task", "--ttl-ms", "5000"];
+    let out = mcp(&[&args[..], &["--json"]].concat());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let doc = json_of(&out);
+    assert_eq!(doc["content"][0]["text"], "counted to 1");
+    assert_eq!(doc["task"]["id"], "demo-task-0");
+    assert_eq!(doc["task"]["status"], "completed");
+    assert_eq!(doc["task"]["ttlMs"], 5000);
+    assert!(!stderr(&out).contains("task "), "--json shows no status lines: {}", stderr(&out));
+
+    let out = mcp(&["--stdio", DEMO, "call", "echo", r#"{"message":"x"}"#, "--task", "--json"]);
+    assert_eq!(code(&out), 4);
+    assert_eq!(json_of(&out)["error"]["class"], "tool_unavailable");
+    let out = mcp(&["--stdio", DEMO, "call", "count", "--ttl-ms", "5"]);
+    assert_eq!(code(&out), 2, "--ttl-ms needs --task: {}", stderr(&out));
+}
+
+/// A wait that outlasts the request deadline ends the waiting, not the
+/// task, and the error says how to take the task up again.
+#[test]
+fn a_task_wait_past_the_deadline_says_how_to_resume() {
+    let out = mcp(&[
+        "--stdio",
+        DEMO,
+        "--request-timeout-ms",
+        "1500",
+        "call",
+        "sleep",
+        r#"{"ms":30000}"#,
+        "--task",
+        "--json",
+    ]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let error = &json_of(&out)["error"];
+    assert_eq!(error["class"], "deadline");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("`mcp tasks result demo-task-0` waits again"), "{message}");
+    assert!(message.contains("`mcp tasks cancel demo-task-0` stops it"), "{message}");
+}
+
+/// `tasks list|get|cancel` ask the server; a fresh demo server holds no
+/// tasks, and an id it never gave is its error, classified.
+#[test]
+fn tasks_commands_reach_the_servers_tasks() {
+    let out = mcp(&["--stdio", DEMO, "tasks", "list"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "server server holds no tasks for this client");
+    let out = mcp(&["--stdio", DEMO, "tasks", "list", "--json"]);
+    assert_eq!(json_of(&out)["tasks"], json!([]));
+    for action in ["get", "result", "cancel"] {
+        let out = mcp(&["--stdio", DEMO, "tasks", action, "demo-task-7", "--json"]);
+        assert_eq!(code(&out), 4, "{action}: {}", stderr(&out));
+        let error = &json_of(&out)["error"];
+        assert_eq!(error["class"], "remote_error", "{action}: {error}");
+        assert!(error["message"].as_str().unwrap().contains("no such task"), "{action}: {error}");
+    }
+}

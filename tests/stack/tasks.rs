@@ -285,3 +285,65 @@ async fn a_status_notification_ends_the_wait_before_the_next_poll() {
     assert!(warned, "the bad notification was reported");
     binding.close().await;
 }
+
+/// The built-in demo server's tasks, end to end: a `count` whose steps are
+/// its status messages, found in `tasks/list`; a `sleep` cancelled, then
+/// refused a second cancel; an id it never gave refused.
+#[tokio::test(start_paused = true)]
+async fn the_demo_servers_tasks_run_list_and_cancel() {
+    let binding = Binding::connect(Definition::new("demo", mcp_stack::demo::factory()), Handlers::default())
+        .await
+        .unwrap();
+    let args = json!({ "steps": 3, "delay_ms": 1_000 });
+    let TaskStart::Task(count) =
+        binding.call_tool_task("count", args, None, CallOpts::default()).await.unwrap()
+    else {
+        panic!("the demo runs count as a task when asked")
+    };
+    assert_eq!(count.latest().unwrap().status, TaskStatus::Working);
+    let mut updates = count.updates();
+    let messages = Arc::new(Mutex::new(Vec::new()));
+    let heard = messages.clone();
+    let listener = tokio::spawn(async move {
+        while updates.changed().await.is_ok() {
+            let latest = updates.borrow_and_update().clone();
+            if let Some(info) = latest {
+                heard.lock().unwrap().push((info.status, info.message));
+            }
+        }
+    });
+    let page = binding.list_tasks_page(None).await.unwrap();
+    assert_eq!(page.items.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), [count.id()]);
+    let result = count.result(CallOpts::default()).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("counted to 3"));
+    let heard: Vec<_> = messages.lock().unwrap().clone();
+    assert!(
+        heard
+            .iter()
+            .any(|(s, m)| *s == TaskStatus::Working && m.as_deref().is_some_and(|m| m.starts_with("step "))),
+        "a poll saw a step: {heard:?}"
+    );
+    assert_eq!(heard.last().unwrap().0, TaskStatus::Completed, "{heard:?}");
+    listener.abort();
+
+    let TaskStart::Task(sleep) =
+        binding.call_tool_task("sleep", json!({ "ms": 60_000 }), None, CallOpts::default()).await.unwrap()
+    else {
+        panic!("the demo runs sleep as a task when asked")
+    };
+    let cancelled = sleep.cancel().await.unwrap();
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    assert_eq!(sleep.result(CallOpts::default()).await.unwrap_err().class(), FailureClass::Cancelled);
+    let again = sleep.cancel().await.unwrap_err();
+    assert_eq!(again.class(), FailureClass::RemoteError, "{again}");
+
+    let e = binding.task("demo-task-999").status(CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::RemoteError, "{e}");
+    // `echo` forbids tasks: refused before anything is sent.
+    let e = binding
+        .call_tool_task("echo", json!({ "message": "x" }), None, CallOpts::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.class(), FailureClass::ToolUnavailable, "{e}");
+    binding.close().await;
+}

@@ -44,12 +44,23 @@ Examples:
   mcp call echo '{\"message\":\"hi\"}'                      a raw name, with one server
   mcp --config mcp.json call mcp__files__read_file '{\"path\":\"a.txt\"}'
   mcp --config mcp.json --server files call read_file @args.json
-  cat args.json | mcp call add -                      arguments from stdin";
+  cat args.json | mcp call add -                      arguments from stdin
+  mcp call count '{\"steps\":5,\"delay_ms\":500}' --task    as a task, its status shown";
 
 pub(crate) const GET_PROMPT_EXAMPLES: &str = "\
 Examples:
   mcp prompts                                         what the server offers
   mcp get-prompt greeting '{\"name\":\"Ada\",\"times\":3}'     3 is sent as \"3\"";
+
+pub(crate) const TASKS_EXAMPLES: &str = "\
+A task outlives the connection only at a server that keeps it: over --http,
+another run can take it up by its id; a --stdio server ends with the run.
+
+Examples:
+  mcp --http https://host/mcp call research '{\"topic\":\"x\"}' --task
+  mcp --http https://host/mcp tasks list
+  mcp --http https://host/mcp tasks result 786512e2-9e0d
+  mcp --http https://host/mcp tasks cancel 786512e2-9e0d";
 
 pub(crate) const READ_EXAMPLES: &str = "\
 Examples:
@@ -187,6 +198,24 @@ pub(crate) enum Command {
         /// @FILE to read it from a file (up to --max-frame-bytes).
         #[arg(default_value = "{}")]
         arguments: String,
+        /// Run the call as a task at the server (one whose tools/list
+        /// says taskSupport optional or required): its status changes are
+        /// shown as they come, then its result. A tool that requires tasks
+        /// runs as one without this flag too.
+        #[arg(long)]
+        task: bool,
+        /// With --task: how long the server is asked to keep the task and
+        /// its result, in milliseconds (it may choose otherwise) [default:
+        /// the server's].
+        #[arg(long, value_name = "MS", requires = "task")]
+        ttl_ms: Option<u64>,
+    },
+    /// A server's tasks: list them, see one, wait for its result, cancel
+    /// it.
+    #[command(after_help = TASKS_EXAMPLES)]
+    Tasks {
+        #[command(subcommand)]
+        action: TaskAction,
     },
     /// List a server's prompts.
     Prompts,
@@ -213,6 +242,29 @@ pub(crate) enum Command {
         /// instead of printing it.
         #[arg(long, value_name = "FILE")]
         output: Option<PathBuf>,
+    },
+}
+
+/// `mcp tasks ...`.
+#[derive(Subcommand, Debug)]
+pub(crate) enum TaskAction {
+    /// The server's tasks (tasks/list), newest last.
+    List,
+    /// One task's status (tasks/get).
+    Get {
+        /// The task's id, as the server gave it.
+        id: String,
+    },
+    /// Wait for a task to end and print its result (tasks/get, then
+    /// tasks/result), within --request-timeout-ms.
+    Result {
+        /// The task's id, as the server gave it.
+        id: String,
+    },
+    /// Cancel a task (tasks/cancel).
+    Cancel {
+        /// The task's id, as the server gave it.
+        id: String,
     },
 }
 

@@ -1,9 +1,10 @@
 //! The commands: each asks the host or one binding and says what to print.
 
 use mcp_stack::host::Host;
-use mcp_stack::{Binding, CallOpts, Content, Error, FailureClass, Status};
+use mcp_stack::{Binding, CallOpts, Content, Error, FailureClass, Status, ToolResult};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use std::time::Duration;
 
 use crate::cli::{Cli, Command};
 use crate::progress::ProgressDisplay;
@@ -108,6 +109,12 @@ pub(crate) async fn command(
                 catalog.catalogs().iter().map(|c| &**c).collect();
             Output::ok(json!({ "catalogs": catalogs, "warnings": catalog.warnings() }), lines)
         }
+        Command::Call { name, task: true, ttl_ms, .. } => {
+            let arguments = Value::Object(arguments.unwrap_or_default());
+            let target = call_target(cli, host, name).await?;
+            crate::tasks::call(cli, host, name, target, arguments, ttl_ms.map(Duration::from_millis)).await?
+        }
+        Command::Tasks { action } => crate::tasks::command(cli, host, action).await?,
         Command::Call { name, .. } => {
             let arguments = Value::Object(arguments.unwrap_or_default());
             let target = call_target(cli, host, name).await?;
@@ -117,17 +124,7 @@ pub(crate) async fn command(
                 Some((binding, raw)) => binding.call_tool(raw, arguments, progress.opts()).await,
             };
             progress.finish();
-            let result = result.map_err(call_failed)?;
-            let mut lines: Vec<String> = result.content.iter().map(|c| clean(&content_text(c))).collect();
-            // A tool that returns structured content also returns it as text
-            // (the specification asks it to); shown once.
-            let has_text = result.content.iter().any(|c| matches!(c, Content::Text { .. }));
-            if let (Some(s), false) = (&result.structured, has_text) {
-                lines.push(format!("structured: {}", clean(&s.to_string())));
-            }
-            lines.extend(result.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
-            let code = if result.is_error { EXIT_TOOL_ERROR } else { 0 };
-            Output { document: json!(result), lines, code }
+            tool_output(&result.map_err(call_failed)?)
         }
         Command::Prompts => {
             let binding = one_server(cli, host).await?;
@@ -191,6 +188,20 @@ pub(crate) async fn command(
             Output::ok(json!(resource), lines)
         }
     })
+}
+
+/// What a tool's result prints; exit 5 when it is an error.
+pub(crate) fn tool_output(result: &ToolResult) -> Output {
+    let mut lines: Vec<String> = result.content.iter().map(|c| clean(&content_text(c))).collect();
+    // A tool that returns structured content also returns it as text (the
+    // specification asks it to); shown once.
+    let has_text = result.content.iter().any(|c| matches!(c, Content::Text { .. }));
+    if let (Some(s), false) = (&result.structured, has_text) {
+        lines.push(format!("structured: {}", clean(&s.to_string())));
+    }
+    lines.extend(result.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+    let code = if result.is_error { EXIT_TOOL_ERROR } else { 0 };
+    Output { document: json!(result), lines, code }
 }
 
 /// The tool `call NAME` means (`None`: a model name the host routes),

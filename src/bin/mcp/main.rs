@@ -81,6 +81,11 @@
 //!   servers that list it. A name no server lists is refused before any
 //!   I/O (`not_found`, exit 2) with the closest names offered, unless that
 //!   server's tool list is stale (then it may be new, and it is sent).
+//! - `call NAME 'JSON' --task` (`--ttl-ms MS`: how long the server is asked
+//!   to keep it) runs the call as a task at a server that offers tasks for
+//!   the tool, shows each status change as it comes, then prints the
+//!   result (see the `tasks` module). `tasks list`, `tasks get ID`, `tasks
+//!   result ID` (waits) and `tasks cancel ID` reach one server's tasks.
 //! - Arguments (`call`, `get-prompt`) are inline JSON, `-` (read from
 //!   stdin) or `@FILE`, up to `--max-frame-bytes` (4 MiB by default; Linux
 //!   caps one command-line argument at 128 KiB). Unusable arguments are
@@ -145,7 +150,11 @@
 //!   `resources`, `resourceTemplates`, `warnings`, `appliedTolerances`);
 //!   a tool's `meta` is its `_meta`. `warnings` are the merged catalog's.
 //! - `call`: a `ToolResult`, `{ isError, content, structuredContent,
-//!   warnings }`.
+//!   warnings }`; with `--task` (and `tasks result`) also `task`, the
+//!   task's last `TaskInfo` (`id`, `status`, `message`, `createdAt`,
+//!   `lastUpdatedAt`, `ttlMs`, `pollIntervalMs`).
+//! - `tasks list`: `{ tasks: [TaskInfo], warnings }`; `tasks get` and
+//!   `tasks cancel`: `{ task: TaskInfo }`.
 //! - `prompts`: `{ prompts, warnings }`; `get-prompt`: `{ description,
 //!   messages, warnings }`; `resources`: `{ resources, warnings }`;
 //!   `templates`: `{ resourceTemplates, warnings }`; `read`: `{ contents,
@@ -176,6 +185,7 @@ mod elicit;
 mod names;
 mod progress;
 mod setup;
+mod tasks;
 mod terminal;
 
 use clap::Parser;
