@@ -288,7 +288,7 @@ async fn everything_completable_prompt_completion_works() {
 
 /// Runs the CLI with `args`, `stdin` as its input; returns (status, stdout,
 /// stderr).
-fn cli(args: &[&str], stdin: &str) -> (i32, String, String) {
+pub(crate) fn cli(args: &[&str], stdin: &str) -> (i32, String, String) {
     use std::io::Write;
     let server = format!("{} {} stdio", peer("MCP_NODE"), peer("MCP_EVERYTHING_JS"));
     let mut child = std::process::Command::new(peer("MCP_CLI"))

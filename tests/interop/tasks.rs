@@ -117,3 +117,25 @@ async fn a_task_is_cancelled() {
     assert_eq!(e.class(), mcp_stack::FailureClass::Cancelled, "{e}");
     binding.close().await;
 }
+
+/// What issue 23 tried as a new user: the CLI runs everything's task tool
+/// with `--task`, shows its stages as status lines and prints the report;
+/// and without `--task` too, since the tool requires a task.
+#[test]
+fn the_cli_runs_the_task_tool_and_shows_its_stages() {
+    let args = json!({ "topic": "tower layers" }).to_string();
+    let (code, out, err) =
+        crate::handlers::cli(&["--request-timeout-ms", "60000", "call", TOOL, &args, "--task"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("tower layers"), "{out}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("task ")).collect();
+    assert!(lines.len() >= 2, "a status line per change: {err}");
+    assert!(lines.iter().all(|l| l.contains(": working") || l.contains(": completed")), "{err}");
+    assert!(lines.last().unwrap().contains(": completed"), "{err}");
+
+    let (code, out, err) =
+        crate::handlers::cli(&["--request-timeout-ms", "60000", "--json", "call", TOOL, &args], "");
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(doc["isError"], false, "{doc}");
+}
