@@ -17,6 +17,7 @@ pub mod demo;
 pub mod era;
 mod error;
 mod events;
+mod files;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -29,7 +30,7 @@ pub mod redact;
 mod request;
 mod serialize;
 pub mod session;
-mod tasks;
+pub mod tasks;
 pub mod transport;
 
 // The everyday types live at the root, each at this one path: a binding and

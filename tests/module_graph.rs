@@ -1,6 +1,6 @@
 //! The module graph runs one way: a lower floor never imports a higher one.
 //!
-//! protocol → config and compat → cache → transport → auth → connection → era →
+//! protocol → config and compat → cache and tasks → transport → auth → connection → era →
 //! layer → catalog → handlers → binding → host (and providers). Read from the source
 //! itself, comments aside, so that a `use` that goes up fails here, with its
 //! file and line.
@@ -18,9 +18,10 @@ use std::path::Path;
 const FLOORS: &[&[&str]] = &[
     &["protocol"],
     &["config", "compat"],
-    // Where cached results are kept: the stores and their keys, nothing of
-    // a connection (the layer that uses them is in `layer`).
-    &["cache"],
+    // Where cached results and started tasks' records are kept: the stores
+    // and their keys, and what a task is; nothing of a connection (the
+    // cache layer is in `layer`, the task handle in `binding`).
+    &["cache", "tasks"],
     // Authorization builds on the HTTP transport (it is a layer on its
     // per-hop service); the transport never names it.
     &["transport"],

@@ -10,19 +10,18 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::{self, Read as _, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use sha2::Digest as _;
 use url::Url;
 
 use super::error::json_reason;
 use super::{AuthError, Secret};
+use crate::files::{hex_name, read_bounded, write_private};
 
 /// The largest token file read.
 pub(crate) const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
@@ -161,9 +160,7 @@ impl FileStore {
 
     /// The file that holds `server`'s tokens.
     pub fn path_for(&self, server: &Url) -> PathBuf {
-        let digest = sha2::Sha256::digest(origin(server).as_bytes());
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        self.dir.join(format!("{hex}.json"))
+        self.dir.join(format!("{}.json", hex_name(&origin(server))))
     }
 }
 
@@ -178,30 +175,14 @@ struct ClientIssuerFile {
 
 impl FileStore {
     fn client_issuer_path(&self, server: &Url, client_id: &str) -> PathBuf {
-        let digest = sha2::Sha256::digest(binding_key(server, client_id).as_bytes());
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        self.dir.join(format!("client-{hex}.json"))
+        self.dir.join(format!("client-{}.json", hex_name(&binding_key(server, client_id))))
     }
-}
-
-/// A store file's bytes (`None` when there is none), at most
-/// [`MAX_TOKEN_FILE_BYTES`].
-fn read_bounded(path: &Path, what: &str) -> io::Result<Option<Vec<u8>>> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let mut body = Vec::new();
-    file.take(MAX_TOKEN_FILE_BYTES + 1).read_to_end(&mut body)?;
-    if body.len() as u64 > MAX_TOKEN_FILE_BYTES {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{what} too large")));
-    }
-    Ok(Some(body))
 }
 
 fn read_client_issuer(path: &Path, origin: &str, client_id: &str) -> io::Result<Option<String>> {
-    let Some(body) = read_bounded(path, "client binding file")? else { return Ok(None) };
+    let Some(body) = read_bounded(path, MAX_TOKEN_FILE_BYTES, "client binding file")? else {
+        return Ok(None);
+    };
     let wire: ClientIssuerFile = serde_json::from_slice(&body).map_err(|e| {
         io::Error::new(io::ErrorKind::InvalidData, format!("client binding file: {}", json_reason(&e)))
     })?;
@@ -237,7 +218,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 fn read_file(path: &Path, origin: &str) -> io::Result<Option<Tokens>> {
-    let Some(body) = read_bounded(path, "token file")? else { return Ok(None) };
+    let Some(body) = read_bounded(path, MAX_TOKEN_FILE_BYTES, "token file")? else { return Ok(None) };
     let wire: TokenFile = serde_json::from_slice(&body).map_err(|e| {
         io::Error::new(io::ErrorKind::InvalidData, format!("token file: {}", json_reason(&e)))
     })?;
@@ -252,35 +233,6 @@ fn read_file(path: &Path, origin: &str) -> io::Result<Option<Tokens>> {
         scope: wire.scope,
         issuer: wire.issuer,
     }))
-}
-
-fn write_file(dir: &Path, path: &Path, body: &[u8]) -> io::Result<()> {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
-        builder.mode(0o700);
-        options.mode(0o600);
-    }
-    builder.create(dir)?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("tokens");
-    let tmp =
-        dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
-    let result = options.open(&tmp).and_then(|mut file| {
-        file.write_all(body)?;
-        file.sync_all()
-    });
-    match result.and_then(|()| std::fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
 }
 
 #[async_trait]
@@ -306,16 +258,12 @@ impl TokenStore for FileStore {
         let body =
             serde_json::to_vec(&wire).map_err(|e| AuthError::Store(io::Error::other(json_reason(&e))))?;
         let (dir, path) = (self.dir.clone(), self.path_for(server));
-        blocking(move || write_file(&dir, &path, &body)).await
+        blocking(move || write_private(&dir, &path, &body)).await
     }
 
     async fn remove(&self, server: &Url) -> Result<(), AuthError> {
         let path = self.path_for(server);
-        blocking(move || match std::fs::remove_file(&path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            other => other,
-        })
-        .await
+        blocking(move || crate::files::remove(&path)).await
     }
 
     async fn load_client_issuer(&self, server: &Url, client_id: &str) -> Result<Option<String>, AuthError> {
@@ -333,7 +281,7 @@ impl TokenStore for FileStore {
         let body =
             serde_json::to_vec(&wire).map_err(|e| AuthError::Store(io::Error::other(json_reason(&e))))?;
         let (dir, path) = (self.dir.clone(), self.client_issuer_path(server, client_id));
-        blocking(move || write_file(&dir, &path, &body)).await
+        blocking(move || write_private(&dir, &path, &body)).await
     }
 }
 

@@ -176,6 +176,7 @@ impl Binding {
                 inbound,
                 cache,
                 tasks,
+                task_store: definition.task_store.clone(),
                 subscriptions: std::sync::Mutex::new(BTreeSet::new()),
                 log_level: definition.log_level,
                 era: std::sync::Mutex::new(first_era),

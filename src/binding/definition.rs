@@ -108,6 +108,16 @@ pub struct Definition {
     /// the binding's own memory and public ones shared by every binding of
     /// the process to the same server (see [`crate::cache`]).
     pub caching: crate::cache::Caching,
+    /// Where the tasks this binding starts are recorded (id, tool, start,
+    /// TTL, last status seen), so that a restarted host or another replica
+    /// can list them ([`Binding::started_tasks`](crate::Binding::started_tasks))
+    /// and take them up again ([`Binding::task`](crate::Binding::task)).
+    /// By default one [`MemoryTaskStore`](crate::tasks::MemoryTaskStore)
+    /// for the whole process; a [`FileTaskStore`](crate::tasks::FileTaskStore)
+    /// outlives it, a Redis one (feature `redis`) is shared by replicas. A
+    /// store that fails costs the record (a `tracing` warning), never the
+    /// call.
+    pub task_store: Arc<dyn crate::tasks::TaskStore>,
 }
 
 impl fmt::Debug for Definition {
@@ -133,6 +143,7 @@ impl fmt::Debug for Definition {
             .field("repeatable_tools", &self.repeatable_tools)
             .field("declarations", &self.declarations)
             .field("caching", &self.caching)
+            .field("task_store", &self.task_store)
             .finish()
     }
 }
@@ -165,6 +176,7 @@ impl Definition {
             repeatable_tools: RepeatableTools::default(),
             declarations: Default::default(),
             caching: Default::default(),
+            task_store: crate::tasks::MemoryTaskStore::process_wide(),
         }
     }
 

@@ -262,6 +262,8 @@ struct Inner {
     cache: Arc<CacheState>,
     /// Where the server's task status notifications go to the handles.
     tasks: Arc<crate::tasks::TaskFeed>,
+    /// Where the tasks this binding starts are recorded.
+    task_store: Arc<dyn crate::tasks::TaskStore>,
     /// The resources subscribed to, kept so that a new connection can
     /// subscribe again ([`Binding::resubscribe_all`]).
     subscriptions: std::sync::Mutex<BTreeSet<String>>,

@@ -20,7 +20,7 @@ use crate::content::ToolResult;
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::{methods, TaskSupport};
 use crate::request::{CallOpts, McpRequest};
-use crate::tasks::{publish, TaskInfo, TaskStatus, TaskWatch};
+use crate::tasks::{publish, TaskInfo, TaskRecord, TaskStatus, TaskWatch};
 
 /// What [`Binding::call_tool_task`] started.
 #[derive(Debug)]
@@ -111,7 +111,27 @@ impl TaskHandle {
         let response = self.binding.request(request, "task_status").await?;
         let info = self.read_task(response.result.as_object(), "tasks/get")?;
         self.heard(&info);
+        self.record_status(info.status).await;
         Ok(info)
+    }
+
+    /// Updates the task's record, if the binding's store has one, when the
+    /// task ended (a status that will not change again is all a record
+    /// needs). A store that fails costs the update.
+    async fn record_status(&self, status: TaskStatus) {
+        if !status.is_terminal() {
+            return;
+        }
+        let store = &self.binding.inner.task_store;
+        let updated = async {
+            match store.load(&self.binding.inner.name, &self.id).await? {
+                Some(record) if record.status != status => store.save(&TaskRecord { status, ..record }).await,
+                _ => Ok(()),
+            }
+        };
+        if let Err(e) = updated.await {
+            tracing::warn!(binding = %self.binding.inner.name, error = %e, "the task's record was not updated");
+        }
     }
 
     fn read_task(&self, task: Option<&Map<String, Value>>, method: &str) -> Result<TaskInfo, Error> {
@@ -198,7 +218,10 @@ impl TaskHandle {
         let request =
             McpRequest::with_value(methods::TASKS_RESULT, json!({ "taskId": &*self.id })).opts(within());
         let response = self.binding.request(request, "task_result").await?;
-        ToolResult::from_response(response)
+        let result = ToolResult::from_response(response)?;
+        let ended = self.latest.borrow().as_ref().map(|info| info.status).filter(|s| s.is_terminal());
+        self.record_status(ended.unwrap_or(TaskStatus::Completed)).await;
+        Ok(result)
     }
 
     /// Asks the server to cancel the task (`tasks/cancel`) and returns what
@@ -212,6 +235,7 @@ impl TaskHandle {
             .read_task(response.result.as_object(), "tasks/cancel")
             .map_err(|e| self.named(e, "task_cancel"))?;
         self.heard(&info);
+        self.record_status(info.status).await;
         Ok(info)
     }
 
@@ -254,11 +278,43 @@ impl Binding {
         match response.result.get("task").and_then(Value::as_object) {
             Some(task) => {
                 let info = TaskInfo::from_wire(task).map_err(named)?;
+                self.record_start(name, &info).await;
                 let id = info.id.clone();
                 Ok(TaskStart::Task(TaskHandle::new(self.clone(), &id, Some(info))))
             }
             None => ToolResult::from_response(response).map(TaskStart::Done).map_err(named),
         }
+    }
+
+    /// Records a task this binding started in its store; a store that
+    /// fails costs the record, not the call.
+    async fn record_start(&self, tool: &str, info: &TaskInfo) {
+        let record = TaskRecord {
+            binding: self.inner.name.clone(),
+            id: info.id.clone(),
+            tool: tool.to_string(),
+            created: std::time::SystemTime::now(),
+            ttl: info.ttl,
+            status: info.status,
+        };
+        if let Err(e) = self.inner.task_store.save(&record).await {
+            tracing::warn!(binding = %self.inner.name, error = %e, "the task was started but not recorded");
+        }
+    }
+
+    /// The tasks this binding's name started, as its
+    /// [`task_store`](crate::Definition::task_store) recorded them (here,
+    /// in an earlier run, or on another replica sharing the store), oldest
+    /// first, those past their TTL left out. Take one up again with
+    /// [`Binding::task`].
+    pub async fn started_tasks(&self) -> Result<Vec<TaskRecord>, Error> {
+        let records = self
+            .inner
+            .task_store
+            .list()
+            .await
+            .map_err(|e| e.with_binding(&self.inner.name).with_op("started_tasks"))?;
+        Ok(records.into_iter().filter(|r| r.binding == self.inner.name).collect())
     }
 
     /// Whether `name` may be called as a task on this session.

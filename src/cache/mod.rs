@@ -53,7 +53,7 @@
 
 mod memory;
 #[cfg(feature = "redis")]
-mod redis;
+pub(crate) mod redis;
 
 pub use memory::{CacheBounds, MemoryCache};
 #[cfg(feature = "redis")]

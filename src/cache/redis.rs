@@ -59,19 +59,7 @@ impl RedisCache {
     /// refuses the credentials; the URL, which may hold a password, is
     /// never quoted.
     pub async fn connect(url: &str) -> Result<RedisCache, Error> {
-        let client = redis::Client::open(url).map_err(|e| {
-            Error::new(FailureClass::InvalidConfig, format!("the Redis URL is not valid: {}", e.category()))
-        })?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(5)))
-            .set_response_timeout(Some(Duration::from_millis(250)))
-            .set_number_of_retries(2);
-        let connection = ConnectionManager::new_with_config(client, config).await.map_err(|e| {
-            Error::new(
-                FailureClass::TransportClosed,
-                format!("could not reach the Redis server: {}", normalize_message(&e.to_string(), 256)),
-            )
-        })?;
+        let connection = connect(url).await?;
         Ok(RedisCache { connection, prefix: "mcp-stack".into(), max_entry_bytes: DEFAULT_MAX_ENTRY_BYTES })
     }
 
@@ -93,7 +81,27 @@ impl RedisCache {
     }
 }
 
-fn now_ms() -> u64 {
+/// A connection to the Redis server at `url` that redis-rs re-establishes
+/// after a failure, each command bounded by 250 ms; the errors of
+/// [`RedisCache::connect`], never quoting the URL. Shared by every Redis
+/// store of the crate (tasks, tokens).
+pub(crate) async fn connect(url: &str) -> Result<ConnectionManager, Error> {
+    let client = redis::Client::open(url).map_err(|e| {
+        Error::new(FailureClass::InvalidConfig, format!("the Redis URL is not valid: {}", e.category()))
+    })?;
+    let config = ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(5)))
+        .set_response_timeout(Some(Duration::from_millis(250)))
+        .set_number_of_retries(2);
+    ConnectionManager::new_with_config(client, config).await.map_err(|e| {
+        Error::new(
+            FailureClass::TransportClosed,
+            format!("could not reach the Redis server: {}", normalize_message(&e.to_string(), 256)),
+        )
+    })
+}
+
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64
 }
 

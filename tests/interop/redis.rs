@@ -218,3 +218,63 @@ async fn a_bad_url_or_an_absent_server_is_a_classified_error_that_never_quotes_t
     assert!(!e.to_string().contains("hunter2"), "{e}");
     let _: fn(&RedisCache) -> &dyn ResponseCache = |s| s;
 }
+
+/// Issue 23: the records of started tasks in Redis (`RedisTaskStore`), as
+/// two replicas see them: what one saves the other loads, lists and
+/// updates; each record is a key Redis expires with the task's TTL, listed
+/// through one sorted set; an expired record is not stored, a value that is
+/// not the record its key names is not believed, and removing leaves
+/// nothing behind.
+#[tokio::test]
+async fn task_records_are_shared_by_replicas_and_expire_with_the_task() {
+    use mcp_stack::tasks::{RedisTaskStore, TaskRecord, TaskStore};
+    use mcp_stack::TaskStatus;
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    let (_server, url) = redis().await;
+    let one = RedisTaskStore::connect(&url).await.unwrap();
+    let two = RedisTaskStore::connect(&url).await.unwrap();
+    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+    let record = TaskRecord {
+        binding: "gateway".into(),
+        id: "task-1".into(),
+        tool: "research".into(),
+        created: UNIX_EPOCH + Duration::from_millis(now_ms),
+        ttl: Some(Duration::from_secs(600)),
+        status: TaskStatus::Working,
+    };
+    one.save(&record).await.unwrap();
+    assert_eq!(two.load("gateway", "task-1").await.unwrap(), Some(record.clone()));
+    assert_eq!(two.list().await.unwrap(), vec![record.clone()]);
+
+    let mut stored = keys(&url).await;
+    stored.sort();
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert_eq!(stored[1], "mcp-stack:tasks");
+    assert!(stored[0].starts_with("mcp-stack:task:") && stored[0].len() == "mcp-stack:task:".len() + 64);
+    let expires = raw(&url, &["PEXPIRETIME", &stored[0]]).await;
+    assert_eq!(expires, redis::Value::Int((now_ms + 600_000) as i64), "Redis expires it with the task");
+
+    two.save(&TaskRecord { status: TaskStatus::Completed, ..record.clone() }).await.unwrap();
+    assert_eq!(one.load("gateway", "task-1").await.unwrap().unwrap().status, TaskStatus::Completed);
+
+    let hour = Duration::from_secs(3600);
+    let old = TaskRecord {
+        id: "task-0".into(),
+        created: record.created - 2 * hour,
+        ttl: Some(hour),
+        ..record.clone()
+    };
+    one.save(&old).await.unwrap();
+    assert_eq!(two.load("gateway", "task-0").await.unwrap(), None);
+    assert_eq!(two.list().await.unwrap().len(), 1);
+
+    // Another task's record written under task-1's key is not task-1's.
+    let forged = serde_json::to_string(&TaskRecord { id: "task-9".into(), ..record.clone() }).unwrap();
+    raw(&url, &["SET", &stored[0], &forged]).await;
+    assert_eq!(one.load("gateway", "task-1").await.unwrap(), None);
+    assert_eq!(one.list().await.unwrap(), vec![]);
+
+    one.remove("gateway", "task-1").await.unwrap();
+    assert_eq!(keys(&url).await, Vec::<String>::new());
+}

@@ -347,3 +347,88 @@ async fn the_demo_servers_tasks_run_list_and_cancel() {
     assert_eq!(e.class(), FailureClass::ToolUnavailable, "{e}");
     binding.close().await;
 }
+
+/// Every task a binding starts is recorded in its definition's task store:
+/// listed by `started_tasks`, its record updated when it ends, and found by
+/// a binding of the same name made later over the same file store (a
+/// restarted host), which takes it up again by id.
+#[tokio::test(start_paused = true)]
+async fn started_tasks_are_recorded_and_found_again_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn mcp_stack::tasks::TaskStore> =
+        Arc::new(mcp_stack::tasks::FileTaskStore::new(dir.path()));
+    let definition = |store: &Arc<dyn mcp_stack::tasks::TaskStore>| {
+        let mut definition = Definition::new("demo", mcp_stack::demo::factory());
+        definition.task_store = store.clone();
+        definition
+    };
+    let binding = Binding::connect(definition(&store), Handlers::default()).await.unwrap();
+    let ttl = Some(Duration::from_secs(600));
+    let TaskStart::Task(count) = binding
+        .call_tool_task("count", json!({ "steps": 2, "delay_ms": 500 }), ttl, CallOpts::default())
+        .await
+        .unwrap()
+    else {
+        panic!("a task")
+    };
+    let records = binding.started_tasks().await.unwrap();
+    assert_eq!(records.len(), 1);
+    let record = &records[0];
+    assert_eq!(
+        (record.binding.as_str(), record.id.as_str(), record.tool.as_str()),
+        ("demo", count.id(), "count")
+    );
+    assert_eq!((record.ttl, record.status), (ttl, TaskStatus::Working));
+    count.result(CallOpts::default()).await.unwrap();
+    assert_eq!(binding.started_tasks().await.unwrap()[0].status, TaskStatus::Completed);
+
+    // A task still running when the host goes away: the next one finds it.
+    let TaskStart::Task(sleep) =
+        binding.call_tool_task("sleep", json!({ "ms": 30_000 }), ttl, CallOpts::default()).await.unwrap()
+    else {
+        panic!("a task")
+    };
+    let other_store: Arc<dyn mcp_stack::tasks::TaskStore> =
+        Arc::new(mcp_stack::tasks::FileTaskStore::new(dir.path()));
+    let mut other = definition(&other_store);
+    other.name = "other".into();
+    let stranger = Binding::connect(other, Handlers::default()).await.unwrap();
+    assert!(stranger.started_tasks().await.unwrap().is_empty(), "another binding's records are not its own");
+    stranger.close().await;
+    let restarted_store: Arc<dyn mcp_stack::tasks::TaskStore> =
+        Arc::new(mcp_stack::tasks::FileTaskStore::new(dir.path()));
+    let restarted = Binding::connect(definition(&restarted_store), Handlers::default()).await.unwrap();
+    let found = restarted.started_tasks().await.unwrap();
+    restarted.close().await;
+    assert_eq!(found.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), [count.id(), sleep.id()]);
+    assert_eq!(found[1].status, TaskStatus::Working);
+    // The demo's tasks live with its connection, so the first binding takes
+    // the found id up again.
+    let again = binding.task(&found[1].id);
+    assert_eq!(again.cancel().await.unwrap().status, TaskStatus::Cancelled);
+    assert_eq!(
+        restarted_store.load("demo", sleep.id()).await.unwrap().unwrap().status,
+        TaskStatus::Cancelled
+    );
+    binding.close().await;
+}
+
+/// A store that fails costs the record, never the call.
+#[tokio::test(start_paused = true)]
+async fn a_failing_task_store_costs_the_record_not_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocked = dir.path().join("a-file");
+    std::fs::write(&blocked, b"not a directory").unwrap();
+    let mut definition = Definition::new("demo", mcp_stack::demo::factory());
+    definition.task_store = Arc::new(mcp_stack::tasks::FileTaskStore::new(blocked.join("tasks")));
+    let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
+    let TaskStart::Task(count) =
+        binding.call_tool_task("count", json!({ "steps": 1 }), None, CallOpts::default()).await.unwrap()
+    else {
+        panic!("a task")
+    };
+    assert_eq!(count.result(CallOpts::default()).await.unwrap().content[0].as_text(), Some("counted to 1"));
+    let e = binding.started_tasks().await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::TransportClosed, "{e}");
+    binding.close().await;
+}

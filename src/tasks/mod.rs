@@ -3,6 +3,19 @@
 //! task, `tasks/get`, `tasks/list`, `notifications/tasks/status`), and the
 //! feed that hands status notifications to the handles waiting on them.
 //! The handle and the binding's methods are in `binding::tasks`.
+//!
+//! The records of the tasks this client started, kept so that a restarted
+//! host or another replica can take them up again, are in a [`TaskStore`]:
+//! [`MemoryTaskStore`] (the default), [`FileTaskStore`], and with the
+//! feature `redis` `RedisTaskStore`.
+
+#[cfg(feature = "redis")]
+mod redis;
+mod store;
+
+#[cfg(feature = "redis")]
+pub use redis::RedisTaskStore;
+pub use store::{FileTaskStore, MemoryTaskStore, TaskRecord, TaskStore, MAX_RECORD_AGE, MAX_TASK_RECORDS};
 
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -24,7 +37,7 @@ const MAX_TASK_ID_BYTES: usize = 256;
 const MAX_STATUS_MESSAGE_BYTES: usize = 1024;
 
 /// Where a task is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     /// Running.
