@@ -164,7 +164,8 @@ interop_tests network
 # per group that expires with its entries, expired and oversized entries
 # never served), two bindings standing for two replicas of a host sharing a
 # public tools list until a change reaches one of them, and Redis going away
-# (every list still answered, from the server).
+# (every list still answered, from the server). The records of started tasks
+# there too (RedisTaskStore): shared by two stores, expiring with the task.
 interop_tests redis
 
 # ---- FastMCP 4.1.6 (run_fastmcp, defined above) -----------------------------
@@ -181,6 +182,11 @@ interop_tests oauth
 # the provider demanding a nonce; its introspection shows the token bound to
 # the DPoP key.
 interop_tests oauth_extensions
+# Two replicas of a host in two processes share their tokens through a
+# redis-server of the test's own (RedisTokenStore): the first authorizes at
+# oidc-provider, the second (this binary run again) is served without
+# authorizing; the store's expiry follows the tokens' lifetime.
+interop_tests replicas
 
 # ---- the conformance suite --------------------------------------------------
 # examples/conformance.rs is the client under test. A suite run exits non-zero

@@ -61,6 +61,8 @@ mod handler;
 mod jose;
 mod layer;
 pub(crate) mod metadata;
+#[cfg(feature = "redis")]
+mod redis;
 mod secret;
 mod store;
 pub(crate) mod token;
@@ -76,6 +78,8 @@ pub use grant::{EnterpriseIdp, PrivateKeyJwt, TokenSource};
 pub use handler::{AuthorizationHandler, AuthorizationRequest, LoopbackOptions};
 pub use jose::{JoseError, SigningAlgorithm, SigningKey};
 pub use layer::{AuthLayer, AuthService, AuthenticatingHook};
+#[cfg(feature = "redis")]
+pub use redis::{RedisTokenStore, DEFAULT_REFRESH_LIFETIME};
 pub use secret::Secret;
 pub use store::{FileStore, MemoryStore, TokenStore, Tokens};
 

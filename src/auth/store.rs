@@ -96,11 +96,11 @@ pub trait TokenStore: Send + Sync + fmt::Debug {
 }
 
 /// The key of a client binding: the origin and the client id.
-fn binding_key(server: &Url, client_id: &str) -> String {
+pub(super) fn binding_key(server: &Url, client_id: &str) -> String {
     format!("{}\n{client_id}", origin(server))
 }
 
-fn origin(server: &Url) -> String {
+pub(super) fn origin(server: &Url) -> String {
     server.origin().ascii_serialization()
 }
 
@@ -219,20 +219,41 @@ async fn blocking<T: Send + 'static>(
 
 fn read_file(path: &Path, origin: &str) -> io::Result<Option<Tokens>> {
     let Some(body) = read_bounded(path, MAX_TOKEN_FILE_BYTES, "token file")? else { return Ok(None) };
-    let wire: TokenFile = serde_json::from_slice(&body).map_err(|e| {
-        io::Error::new(io::ErrorKind::InvalidData, format!("token file: {}", json_reason(&e)))
+    tokens_from_json(&body, origin).map(Some)
+}
+
+/// The stored form of `server`'s tokens (the token file's, and a Redis
+/// value's): JSON that names the origin it is for.
+pub(super) fn tokens_to_json(server: &Url, tokens: &Tokens) -> Result<Vec<u8>, AuthError> {
+    let wire = TokenFile {
+        origin: origin(server),
+        access_token: tokens.access_token.expose().to_owned(),
+        token_type: tokens.token_type.clone(),
+        refresh_token: tokens.refresh_token.as_ref().map(|s| s.expose().to_owned()),
+        expires_at: tokens.expires_at.and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_secs()),
+        scope: tokens.scope.clone(),
+        issuer: tokens.issuer.clone(),
+    };
+    serde_json::to_vec(&wire).map_err(|e| AuthError::Store(io::Error::other(json_reason(&e))))
+}
+
+/// Tokens read back from their stored form; refused when they are for
+/// another origin than `origin`. The error never quotes them.
+pub(super) fn tokens_from_json(body: &[u8], origin: &str) -> io::Result<Tokens> {
+    let wire: TokenFile = serde_json::from_slice(body).map_err(|e| {
+        io::Error::new(io::ErrorKind::InvalidData, format!("stored tokens: {}", json_reason(&e)))
     })?;
     if wire.origin != origin {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "token file is for another origin"));
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "the stored tokens are for another origin"));
     }
-    Ok(Some(Tokens {
+    Ok(Tokens {
         access_token: Secret::new(wire.access_token),
         token_type: wire.token_type,
         refresh_token: wire.refresh_token.map(Secret::new),
         expires_at: wire.expires_at.map(|s| UNIX_EPOCH + Duration::from_secs(s)),
         scope: wire.scope,
         issuer: wire.issuer,
-    }))
+    })
 }
 
 #[async_trait]
@@ -243,20 +264,7 @@ impl TokenStore for FileStore {
     }
 
     async fn save(&self, server: &Url, tokens: &Tokens) -> Result<(), AuthError> {
-        let wire = TokenFile {
-            origin: origin(server),
-            access_token: tokens.access_token.expose().to_owned(),
-            token_type: tokens.token_type.clone(),
-            refresh_token: tokens.refresh_token.as_ref().map(|s| s.expose().to_owned()),
-            expires_at: tokens
-                .expires_at
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map(|d| d.as_secs()),
-            scope: tokens.scope.clone(),
-            issuer: tokens.issuer.clone(),
-        };
-        let body =
-            serde_json::to_vec(&wire).map_err(|e| AuthError::Store(io::Error::other(json_reason(&e))))?;
+        let body = tokens_to_json(server, tokens)?;
         let (dir, path) = (self.dir.clone(), self.path_for(server));
         blocking(move || write_private(&dir, &path, &body)).await
     }

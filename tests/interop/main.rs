@@ -33,6 +33,8 @@
 //!   `oidc-provider`, in front of a Python resource server.
 //! - [`oauth_extensions`]: `private_key_jwt` and DPoP with server nonces at
 //!   `oidc-provider`.
+//! - [`replicas`]: two processes of one host share their tokens through a
+//!   real `redis-server`: one authorizes, the other never has to.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -57,3 +59,5 @@ mod redis;
 mod oauth;
 #[cfg(feature = "oauth")]
 mod oauth_extensions;
+#[cfg(feature = "oauth")]
+mod replicas;

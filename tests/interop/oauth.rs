@@ -38,7 +38,7 @@ use mcp_stack::{handlers::Handlers, Binding, CallOpts, Content, Definition};
 use serde_json::json;
 
 /// The bound on every wait.
-const LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const LIMIT: Duration = Duration::from_secs(60);
 const RS_CLIENT: &str = "mcp-resource-server";
 const RS_SECRET: &str = "rs-introspection-secret";
 
@@ -49,7 +49,7 @@ async fn start(mut command: Command, port: u16, what: &str) -> Server {
 }
 
 /// The authorization server and the MCP server it protects.
-async fn servers() -> (Server, Server, String, String) {
+pub(crate) async fn servers() -> (Server, Server, String, String) {
     servers_with(None).await
 }
 
@@ -78,7 +78,7 @@ async fn servers_with(machine: Option<serde_json::Value>) -> (Server, Server, St
 }
 
 /// The headless handler, counting the authorizations it ran.
-fn counting_handler(count: Arc<AtomicUsize>) -> AuthorizationHandler {
+pub(crate) fn counting_handler(count: Arc<AtomicUsize>) -> AuthorizationHandler {
     let redirect = format!("http://127.0.0.1:{}/callback", free_port());
     let headless = AuthorizationHandler::headless(redirect.clone(), Duration::from_secs(10)).unwrap();
     AuthorizationHandler::from_fn(redirect, move |request: AuthorizationRequest| {

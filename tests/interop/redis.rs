@@ -22,7 +22,7 @@ use crate::support::modern::{server_per_connection, Seen};
 use crate::support::peers::{free_port, peer, start_listening, Server};
 
 /// A redis-server of this test's own: no persistence, loopback only.
-async fn redis() -> (Server, String) {
+pub(crate) async fn redis() -> (Server, String) {
     let port = free_port();
     let mut command = Command::new(peer("MCP_REDIS_SERVER"));
     command.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
@@ -31,7 +31,7 @@ async fn redis() -> (Server, String) {
 }
 
 /// Runs one raw Redis command, for what the store's API does not show.
-async fn raw(url: &str, args: &[&str]) -> redis::Value {
+pub(crate) async fn raw(url: &str, args: &[&str]) -> redis::Value {
     let client = redis::Client::open(url).unwrap();
     let mut connection = client.get_multiplexed_async_connection().await.unwrap();
     let mut cmd = redis::cmd(args[0]);

@@ -1,0 +1,169 @@
+//! Issue 23, item 5: a host run as two replicas in two processes shares its
+//! OAuth tokens through a real `redis-server` (`RedisTokenStore`). The first
+//! replica (this test) authorizes at `oidc-provider` through the headless
+//! handler and calls the Python resource server; the second, this test
+//! binary run again on the ignored `second_replica`, connects with the same
+//! store and a handler that refuses to authorize, and is served as the same
+//! subject and client: one authorization for both.
+//!
+//! The store's own layout (expiry from the token's lifetime, a value for
+//! another origin refused, the client binding) is checked here too.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use mcp_stack::auth::{AuthorizationHandler, OAuth, RedisTokenStore, Secret, TokenStore, Tokens};
+use mcp_stack::transport::http::HttpBuilder;
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Content, Definition, Error, FailureClass};
+use serde_json::json;
+
+use crate::oauth::{counting_handler, servers, LIMIT};
+use crate::redis::{raw, redis};
+
+async fn whoami(binding: &Binding) -> String {
+    let result = tokio::time::timeout(LIMIT, binding.call_tool("whoami", json!({}), CallOpts::default()))
+        .await
+        .expect("the call ends in time")
+        .expect("the call succeeds");
+    result.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
+}
+
+fn definition(resource: &str, oauth: OAuth) -> Definition {
+    let factory = HttpBuilder::new(resource).listen(false).oauth(oauth).build().unwrap();
+    Definition::new("protected", factory)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_share_one_authorization_through_redis() {
+    let (_redis, redis_url) = redis().await;
+    let (_oidc, _python, resource, _issuer) = servers().await;
+    let authorizations = Arc::new(AtomicUsize::new(0));
+    let store = RedisTokenStore::connect(&redis_url).await.unwrap();
+    let oauth = OAuth::new()
+        .client_name("mcp-stack replica one")
+        .handler(counting_handler(authorizations.clone()))
+        .store(store.clone());
+    let first =
+        tokio::time::timeout(LIMIT, Binding::connect(definition(&resource, oauth), Handlers::default()))
+            .await
+            .expect("connect ends in time")
+            .expect("the first replica connects once authorized");
+    let subject = whoami(&first).await;
+    assert!(subject.contains(" via "), "{subject}");
+    assert_eq!(authorizations.load(Ordering::SeqCst), 1);
+    let server = url::Url::parse(&resource).unwrap();
+    let stored = store.load(&server).await.unwrap().expect("the tokens are in Redis");
+    assert!(stored.refresh_token.is_some());
+
+    let mut child = tokio::process::Command::new(std::env::current_exe().unwrap());
+    child
+        .args(["replicas::second_replica", "--exact", "--ignored", "--test-threads", "1", "--nocapture"])
+        .env("MCP_REPLICA_RESOURCE", &resource)
+        .env("MCP_REPLICA_REDIS", &redis_url)
+        .env("MCP_REPLICA_SUBJECT", &subject);
+    let out = tokio::time::timeout(Duration::from_secs(120), child.output())
+        .await
+        .expect("the second replica finished")
+        .expect("run the test binary again");
+    let printed = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the second replica failed: {printed}");
+    assert!(printed.contains("1 passed"), "the second replica ran no test: {printed}");
+    assert_eq!(authorizations.load(Ordering::SeqCst), 1, "no second authorization");
+    // The first replica still works with what both share.
+    assert_eq!(whoami(&first).await, subject);
+    first.close().await;
+}
+
+/// The second replica of the test above, in a process of its own: the
+/// same Redis, no way to authorize, the same subject served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "run by two_processes_share_one_authorization_through_redis, in a second process"]
+async fn second_replica() {
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is set by the parent"));
+    let (resource, redis_url, subject) =
+        (var("MCP_REPLICA_RESOURCE"), var("MCP_REPLICA_REDIS"), var("MCP_REPLICA_SUBJECT"));
+    let refuse = AuthorizationHandler::from_fn("http://127.0.0.1:9/callback", |_| async {
+        Err::<Secret, _>(Error::new(FailureClass::AuthDenied, "the second replica must not authorize"))
+    });
+    let oauth = OAuth::new()
+        .client_name("mcp-stack replica two")
+        .handler(refuse)
+        .store(RedisTokenStore::connect(&redis_url).await.unwrap());
+    let second =
+        tokio::time::timeout(LIMIT, Binding::connect(definition(&resource, oauth), Handlers::default()))
+            .await
+            .expect("connect ends in time")
+            .expect("the second replica connects with the shared tokens");
+    assert_eq!(whoami(&second).await, subject);
+    second.close().await;
+}
+
+/// What the store keeps: tokens without a refresh token expire with the
+/// access token, with one after the refresh lifetime; a value for another
+/// origin is refused without quoting it; tokens already expired are not
+/// kept; a pre-registered client's issuer binding is kept per client.
+#[tokio::test]
+async fn the_token_store_expires_with_the_tokens_and_keeps_origins_apart() {
+    let (_redis, url) = redis().await;
+    let store =
+        RedisTokenStore::connect(&url).await.unwrap().with_refresh_lifetime(Duration::from_secs(3600));
+    let server = url::Url::parse("https://mcp.example.com/mcp").unwrap();
+    let other = url::Url::parse("https://other.example.com/mcp").unwrap();
+    let in_ten_minutes = SystemTime::now() + Duration::from_secs(600);
+    let tokens = Tokens {
+        access_token: Secret::new("access-SECRET"),
+        token_type: "Bearer".into(),
+        refresh_token: None,
+        expires_at: Some(in_ten_minutes),
+        scope: Some("mcp:tools".into()),
+        issuer: Some("https://as.example.com".into()),
+    };
+    store.save(&server, &tokens).await.unwrap();
+    let loaded = store.load(&server).await.unwrap().unwrap();
+    assert_eq!(loaded.access_token.expose(), "access-SECRET");
+    assert_eq!(store.load(&other).await.unwrap(), None);
+    let key = match raw(&url, &["KEYS", "mcp-stack:tokens:*"]).await {
+        redis::Value::Array(keys) => match &keys[..] {
+            [redis::Value::BulkString(key)] => String::from_utf8(key.clone()).unwrap(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    };
+    let ttl = |value: redis::Value| match value {
+        redis::Value::Int(ms) => ms,
+        other => panic!("{other:?}"),
+    };
+    let left = ttl(raw(&url, &["PTTL", &key]).await);
+    assert!((590_000..=600_000).contains(&left), "expires with the access token: {left} ms");
+
+    let refreshable = Tokens { refresh_token: Some(Secret::new("refresh-SECRET")), ..tokens.clone() };
+    store.save(&server, &refreshable).await.unwrap();
+    let left = ttl(raw(&url, &["PTTL", &key]).await);
+    assert!((3_590_000..=3_600_000).contains(&left), "kept for the refresh lifetime: {left} ms");
+
+    // The value for another origin, copied under this origin's key.
+    let other_store = RedisTokenStore::connect(&url).await.unwrap().with_prefix("elsewhere");
+    other_store.save(&other, &refreshable).await.unwrap();
+    let copied = match raw(&url, &["KEYS", "elsewhere:tokens:*"]).await {
+        redis::Value::Array(keys) => match &keys[..] {
+            [redis::Value::BulkString(k)] => String::from_utf8(k.clone()).unwrap(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    };
+    raw(&url, &["COPY", &copied, &key, "REPLACE"]).await;
+    let e = store.load(&server).await.unwrap_err().to_string();
+    assert!(e.contains("another origin") && !e.contains("SECRET"), "{e}");
+
+    let expired = Tokens { expires_at: Some(SystemTime::now() - Duration::from_secs(1)), ..tokens };
+    store.save(&server, &expired).await.unwrap();
+    assert_eq!(store.load(&server).await.unwrap(), None, "expired tokens are not kept");
+
+    store.save_client_issuer(&server, "client-a", "https://as.example.com").await.unwrap();
+    assert_eq!(
+        store.load_client_issuer(&server, "client-a").await.unwrap().as_deref(),
+        Some("https://as.example.com")
+    );
+    assert_eq!(store.load_client_issuer(&server, "client-b").await.unwrap(), None);
+}
