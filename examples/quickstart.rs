@@ -76,7 +76,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         None => Definition::new("demo", mcp_stack::demo::factory()),
     };
     // What this server may ask of us, and the level of logs we want.
-    definition.capabilities = AllowedCapabilities { elicitation: true, roots: true, sampling: false };
+    definition.capabilities =
+        AllowedCapabilities { elicitation: true, roots: true, ..AllowedCapabilities::default() };
     definition.log_level = log_level;
     let handlers = Handlers::default()
         .log(|m: LogMessage| async move {

@@ -177,6 +177,7 @@ impl Binding {
                 cache,
                 tasks,
                 task_store: definition.task_store.clone(),
+                declares_tasks: definition.capabilities.tasks,
                 subscriptions: std::sync::Mutex::new(BTreeSet::new()),
                 log_level: definition.log_level,
                 era: std::sync::Mutex::new(first_era),

@@ -262,6 +262,9 @@ struct Inner {
     cache: Arc<CacheState>,
     /// Where the server's task status notifications go to the handles.
     tasks: Arc<crate::tasks::TaskFeed>,
+    /// Whether the binding declares the 2026-07-28 Tasks extension
+    /// (`AllowedCapabilities::tasks`).
+    declares_tasks: bool,
     /// Where the tasks this binding starts are recorded.
     task_store: Arc<dyn crate::tasks::TaskStore>,
     /// The resources subscribed to, kept so that a new connection can

@@ -224,7 +224,9 @@ impl Binding {
     /// A tool whose `taskSupport` is `required` (on a 2025-11-25 server
     /// that runs tool calls as tasks) is run as a task and waited for,
     /// start and wait inside the one deadline (see
-    /// [`Binding::call_tool_task`]).
+    /// [`Binding::call_tool_task`]); so is a call a 2026-07-28 server
+    /// answers with a task (when the binding declares the Tasks extension,
+    /// [`AllowedCapabilities::tasks`](crate::AllowedCapabilities::tasks)).
     pub async fn call_tool(&self, name: &str, arguments: Value, opts: CallOpts) -> Result<ToolResult, Error> {
         let named = |e: Error| e.with_binding(&self.inner.name).with_op("call_tool");
         if self.requires_task(name) {
@@ -236,8 +238,22 @@ impl Binding {
             };
         }
         let params = tool_call_params(name, arguments).map_err(named)?;
-        let request = McpRequest::new(methods::TOOLS_CALL, params).opts(opts);
+        // One deadline for the call and, on 2026-07-28, the task the server
+        // may answer it with (the binding declared the Tasks extension).
+        let deadline = opts.deadline_from(tokio::time::Instant::now(), self.inner.timeouts.request);
+        let request = McpRequest::new(methods::TOOLS_CALL, params).opts(CallOpts {
+            deadline: Some(deadline),
+            timeout: None,
+            ..opts
+        });
         let rsp = self.request(request, "call_tool").await?;
+        if rsp.result.get("resultType").and_then(Value::as_str) == Some("task") {
+            let within = CallOpts { deadline: Some(deadline), timeout: None, progress: None };
+            return match self.task_or_result(name, rsp).await.map_err(named)? {
+                super::TaskStart::Done(result) => Ok(result),
+                super::TaskStart::Task(task) => task.result(within).await.map_err(named),
+            };
+        }
         ToolResult::from_response(rsp).map_err(named)
     }
 

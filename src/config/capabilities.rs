@@ -11,4 +11,11 @@ pub struct AllowedCapabilities {
     pub sampling: bool,
     /// The server may ask for the host's filesystem roots.
     pub roots: bool,
+    /// The server may answer a tool call with a task, which the binding
+    /// follows to its result: on 2026-07-28 this declares the Tasks
+    /// extension (`io.modelcontextprotocol/tasks`) on every request. (A
+    /// 2025-11-25 server makes a task only when asked to, with
+    /// [`Binding::call_tool_task`](crate::Binding::call_tool_task), so
+    /// nothing is declared there.)
+    pub tasks: bool,
 }

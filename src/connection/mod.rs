@@ -82,7 +82,7 @@ pub(crate) mod era;
 mod error;
 mod reader;
 mod rounds;
-pub(crate) use rounds::InputGiven;
+pub(crate) use rounds::{answer_input_requests, InputGiven};
 #[cfg(test)]
 mod tests;
 mod writer;

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use super::era::{Era, InputRequired, Reply};
-use super::{Shared, MAX_INPUT_ROUNDS, MAX_REISSUES};
+use super::{InboundHandler, Shared, MAX_INPUT_ROUNDS, MAX_REISSUES};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::methods;
@@ -96,35 +96,7 @@ impl Shared {
     /// under the server's keys as `inputResponses`, and `requestState`
     /// echoed as it came (omitted when none came).
     pub(super) async fn fulfil(&self, req: &mut McpRequest, input: InputRequired) -> Result<(), Error> {
-        let mut responses = Map::new();
-        for (key, request) in input.input_requests {
-            let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
-            if !methods::is_input_request(&method) {
-                return Err(Error::new(
-                    FailureClass::ServerProtocol,
-                    format!(
-                        "the server asked for input with {:?}, which is not an input request",
-                        normalize_message(&method, 64)
-                    ),
-                ));
-            }
-            let request_params = request.get("params").cloned();
-            match self.inbound.request(&method, request_params).await {
-                Ok(result) => {
-                    responses.insert(key, result);
-                }
-                Err(e) => {
-                    let class = match e.code {
-                        codes::METHOD_NOT_FOUND => FailureClass::ServerProtocol,
-                        _ => FailureClass::RemoteToolError,
-                    };
-                    return Err(Error::new(
-                        class,
-                        format!("the server's {method} input request was refused: {}", e.message),
-                    ));
-                }
-            }
-        }
+        let responses = answer_input_requests(&*self.inbound, input.input_requests).await?;
         let again = req.params_mut();
         again.remove("inputResponses");
         again.remove("requestState");
@@ -136,4 +108,46 @@ impl Shared {
         }
         Ok(())
     }
+}
+
+/// Answers a server's input requests (an `input_required` result's, or a
+/// 2026-07-28 task's `inputRequests`) through `inbound`, the host's
+/// handlers: each under its key, as `inputResponses` carries them. A
+/// request that is not an input request, or one the host has no handler
+/// for, fails `server_protocol`; one a handler refused fails
+/// `remote_tool_error`, naming the method.
+pub(crate) async fn answer_input_requests(
+    inbound: &dyn InboundHandler,
+    requests: Map<String, Value>,
+) -> Result<Map<String, Value>, Error> {
+    let mut responses = Map::new();
+    for (key, request) in requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
+        if !methods::is_input_request(&method) {
+            return Err(Error::new(
+                FailureClass::ServerProtocol,
+                format!(
+                    "the server asked for input with {:?}, which is not an input request",
+                    normalize_message(&method, 64)
+                ),
+            ));
+        }
+        let request_params = request.get("params").cloned();
+        match inbound.request(&method, request_params).await {
+            Ok(result) => {
+                responses.insert(key, result);
+            }
+            Err(e) => {
+                let class = match e.code {
+                    codes::METHOD_NOT_FOUND => FailureClass::ServerProtocol,
+                    _ => FailureClass::RemoteToolError,
+                };
+                return Err(Error::new(
+                    class,
+                    format!("the server's {method} input request was refused: {}", e.message),
+                ));
+            }
+        }
+    }
+    Ok(responses)
 }

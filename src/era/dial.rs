@@ -240,13 +240,27 @@ impl Dialer {
         &self.factory
     }
 
+    /// What `initialize` declares: the capabilities without the extensions
+    /// only 2026-07-28 has (the Tasks extension; that era's tasks are not
+    /// the 2025-11-25 ones).
+    fn legacy_capabilities(&self) -> ClientCapabilities {
+        let mut capabilities = self.capabilities.clone();
+        if let Some(extensions) = &mut capabilities.extensions {
+            extensions.remove(crate::protocol::lifecycle::TASKS_EXTENSION);
+            if extensions.is_empty() {
+                capabilities.extensions = None;
+            }
+        }
+        capabilities
+    }
+
     /// Runs the `initialize` handshake again on `connection` (a session the
     /// server forgot), within the dial timeout.
     pub(crate) async fn initialize(&self, connection: &Connection) -> Result<SessionInfo, Error> {
         let handshake = legacy::initialize_version(
             connection,
             self.legacy_version(),
-            self.capabilities.clone(),
+            self.legacy_capabilities(),
             self.client.clone(),
         );
         let mut session = tokio::time::timeout(self.timeout, handshake).await.unwrap_or_else(|_| {
@@ -355,7 +369,7 @@ impl Dialer {
         let mut session = legacy::initialize_version(
             connection,
             self.legacy_version(),
-            self.capabilities.clone(),
+            self.legacy_capabilities(),
             self.client.clone(),
         )
         .await?;

@@ -17,15 +17,18 @@
 //!
 //! Every result is read for `resultType` ([`Modern::reply`]): absent or
 //! `complete` is a result; `input_required` asks for input
-//! ([`Reply::InputRequired`]); anything else fails `server_protocol`.
+//! ([`Reply::InputRequired`]); `task` is a result on `tools/call` when the
+//! client declared the Tasks extension (the binding follows the task);
+//! anything else fails `server_protocol`.
 //! Errors only this era has are classified here
 //! ([`Modern::classify_error`]): -32021 (a client capability the server
 //! needs) fails `invalid_config` naming it, -32022 `unsupported_protocol`
 //! naming the versions offered.
 //!
 //! Over HTTP a request is mirrored into headers ([`Modern::wire_headers`]):
-//! `Mcp-Method` always, `Mcp-Name` for `tools/call`, `prompts/get` and
-//! `resources/read`, and `Mcp-Param-*` from the [`ParamHeaders`] a layer put
+//! `Mcp-Method` always, `Mcp-Name` for `tools/call`, `prompts/get`,
+//! `resources/read` and the Tasks extension's `tasks/get`, `tasks/update`
+//! and `tasks/cancel` (the task id), and `Mcp-Param-*` from the [`ParamHeaders`] a layer put
 //! in the request's extensions (see [`crate::catalog::mcp_header`]); values
 //! are encoded by [`encode_header_value`].
 //!
@@ -49,7 +52,7 @@ use super::{rpc_error, supported_versions, Era, InputRequired, Reply};
 use crate::connection::{Connection, RpcError};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::codes;
-use crate::protocol::lifecycle::{ClientCapabilities, Implementation, ServerCapabilities};
+use crate::protocol::lifecycle::{ClientCapabilities, Implementation, ServerCapabilities, TASKS_EXTENSION};
 use crate::protocol::logging::LoggingLevel;
 use crate::protocol::{is_modern_version, methods, Notification, RequestId, SUPPORTED_VERSIONS};
 use crate::request::McpRequest;
@@ -85,6 +88,9 @@ pub(crate) struct Modern {
     meta: Map<String, Value>,
     cancel_by_notice: bool,
     reissue_tool_calls: bool,
+    /// Whether the client declares the Tasks extension, so a tool call may
+    /// be answered with a task.
+    tasks: bool,
 }
 
 impl Modern {
@@ -107,7 +113,8 @@ impl Modern {
         if let Some(level) = log_level {
             meta.insert(META_LOG_LEVEL.into(), serde_json::to_value(level).expect("a level serializes"));
         }
-        Modern { version, meta, cancel_by_notice: true, reissue_tool_calls: false }
+        let tasks = capabilities.declares_extension(TASKS_EXTENSION);
+        Modern { version, meta, cancel_by_notice: true, reissue_tool_calls: false, tasks }
     }
 
     /// Whether a dropped request is cancelled by `notifications/cancelled`
@@ -200,7 +207,7 @@ impl Era for Modern {
     }
 
     fn reply(&self, method: &str, result: Value) -> Result<Reply, Error> {
-        read_reply(method, result)
+        read_reply(method, result, self.tasks)
     }
 
     fn wire_headers(&self, req: &McpRequest) -> WireHeaders {
@@ -209,6 +216,8 @@ impl Era for Modern {
         let name = match method {
             methods::TOOLS_CALL | methods::PROMPTS_GET => params.get("name"),
             methods::RESOURCES_READ => params.get("uri"),
+            // The Tasks extension routes a task's requests by its id.
+            methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => params.get("taskId"),
             _ => None,
         };
         if let Some(Value::String(name)) = name {
@@ -325,12 +334,28 @@ fn unsupported_version(asked: &str, offered: &[String]) -> Error {
     Error::new(FailureClass::UnsupportedProtocol, message)
 }
 
-/// Reads a modern result's `resultType`.
-pub(crate) fn read_reply(method: &str, mut result: Value) -> Result<Reply, Error> {
+/// Reads a modern result's `resultType`. `task` (the Tasks extension's
+/// `CreateTaskResult`) is a result, left for the binding to read, only on
+/// `tools/call` when the client declared the extension (`tasks`); on
+/// `tasks/get` it is taken for `complete`, as the extension's own examples
+/// write it.
+pub(crate) fn read_reply(method: &str, mut result: Value, tasks: bool) -> Result<Reply, Error> {
     let kind = result.get("resultType").cloned();
     match kind {
         None => Ok(Reply::Complete(result)),
         Some(Value::String(kind)) if kind == "complete" => Ok(Reply::Complete(result)),
+        Some(Value::String(kind)) if kind == "task" => match method {
+            methods::TOOLS_CALL if tasks => Ok(Reply::Complete(result)),
+            methods::TASKS_GET => Ok(Reply::Complete(result)),
+            methods::TOOLS_CALL => Err(Error::new(
+                FailureClass::ServerProtocol,
+                "the server answered tools/call with a task, though this client did not declare the tasks extension",
+            )),
+            _ => Err(Error::new(
+                FailureClass::ServerProtocol,
+                format!("the server answered {method} with a task, which only tools/call may be"),
+            )),
+        },
         Some(Value::String(kind)) if kind == "input_required" => {
             let object = result.as_object_mut().expect("has a key, so an object");
             let input_requests = match object.remove("inputRequests") {
@@ -593,19 +618,29 @@ mod tests {
 
     #[test]
     fn result_types_are_read() {
-        assert!(matches!(read_reply("tools/call", json!({ "content": [] })), Ok(Reply::Complete(_))));
+        assert!(matches!(read_reply("tools/call", json!({ "content": [] }), false), Ok(Reply::Complete(_))));
         assert!(matches!(
-            read_reply("tools/call", json!({ "resultType": "complete" })),
+            read_reply("tools/call", json!({ "resultType": "complete" }), false),
             Ok(Reply::Complete(_))
         ));
         let Ok(Reply::InputRequired(input)) = read_reply(
             "tools/call",
             json!({ "resultType": "input_required", "inputRequests": { "a": {} }, "requestState": "s" }),
+            false,
         ) else {
             panic!("input_required")
         };
         assert_eq!(input.request_state, Some(json!("s")));
-        let e = read_reply("tools/call", json!({ "resultType": "later" })).unwrap_err();
+        let e = read_reply("tools/call", json!({ "resultType": "later" }), false).unwrap_err();
+        assert_eq!(e.class(), FailureClass::ServerProtocol);
+        // A task: a result on tools/call when the client declared tasks.
+        let task = json!({ "resultType": "task", "taskId": "t", "status": "working" });
+        assert!(matches!(read_reply("tools/call", task.clone(), true), Ok(Reply::Complete(_))));
+        assert!(matches!(read_reply("tasks/get", task.clone(), true), Ok(Reply::Complete(_))));
+        for (method, tasks) in [("tools/call", false), ("tools/list", true), ("resources/read", true)] {
+            let e = read_reply(method, task.clone(), tasks).unwrap_err();
+            assert_eq!(e.class(), FailureClass::ServerProtocol, "{method}: {e}");
+        }
         assert_eq!(e.class(), FailureClass::ServerProtocol);
     }
 
@@ -657,5 +692,11 @@ mod tests {
                 ("Mcp-Param-Region".into(), "us".into())
             ]
         );
+        // The Tasks extension routes a task's requests by its id.
+        for method in [methods::TASKS_GET, methods::TASKS_UPDATE, methods::TASKS_CANCEL] {
+            let params: Map<String, Value> = serde_json::from_value(json!({ "taskId": "786512e2" })).unwrap();
+            let WireHeaders(h) = era.wire_headers(&McpRequest::new(method, params));
+            assert_eq!(h, vec![("Mcp-Method".into(), method.into()), ("Mcp-Name".into(), "786512e2".into())]);
+        }
     }
 }

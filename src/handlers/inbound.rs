@@ -120,6 +120,14 @@ pub(crate) fn client_capabilities(allowed: AllowedCapabilities, handlers: &Handl
         }),
         roots: (allowed.roots && handlers.roots.is_some())
             .then_some(RootsCapability { list_changed: Some(true) }),
+        extensions: allowed.tasks.then(|| {
+            let mut extensions = serde_json::Map::new();
+            extensions.insert(
+                crate::protocol::lifecycle::TASKS_EXTENSION.into(),
+                Value::Object(Default::default()),
+            );
+            extensions
+        }),
         ..ClientCapabilities::default()
     }
 }
@@ -389,7 +397,8 @@ impl InboundHandler for BindingInbound {
             }
             methods::NOTIFICATIONS_MESSAGE => self.log(notification.params),
             methods::NOTIFICATIONS_RESOURCES_UPDATED => self.resource_updated(notification.params),
-            methods::NOTIFICATIONS_TASKS_STATUS => {
+            // 2025-11-25's, and the 2026-07-28 extension's on a listen stream.
+            methods::NOTIFICATIONS_TASKS_STATUS | methods::NOTIFICATIONS_TASKS => {
                 if let Err(e) = self.tasks.status(notification.params.as_ref()) {
                     self.warning(format!("dropped a task status notification: {}", e.message()));
                 }

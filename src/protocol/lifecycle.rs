@@ -70,6 +70,20 @@ pub struct ClientCapabilities {
     /// `requests.sampling.createMessage`, `requests.elicitation.create`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Map<String, Value>>,
+    /// Extensions the client supports, by identifier, each with its
+    /// settings (2026-07-28, SEP-2133), e.g. [`TASKS_EXTENSION`] with `{}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Map<String, Value>>,
+}
+
+/// The identifier of the Tasks extension of 2026-07-28 (SEP-2663).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+impl ClientCapabilities {
+    /// Whether the client declares the extension `id`.
+    pub fn declares_extension(&self, id: &str) -> bool {
+        self.extensions.as_ref().is_some_and(|e| e.contains_key(id))
+    }
 }
 
 /// The `roots` client capability.
@@ -153,6 +167,11 @@ pub struct ServerCapabilities {
 }
 
 impl ServerCapabilities {
+    /// Whether the server declares the extension `id` (2026-07-28).
+    pub fn declares_extension(&self, id: &str) -> bool {
+        self.extensions.as_ref().is_some_and(|e| e.contains_key(id))
+    }
+
     /// Whether the server declared `tasks.requests.tools.call`: it accepts
     /// `tools/call` as a task.
     pub fn supports_task_tool_calls(&self) -> bool {

@@ -95,6 +95,15 @@ pub(crate) const TASKS_CANCEL: &str = "tasks/cancel";
 /// Notification (either way): a task's status changed.
 pub(crate) const NOTIFICATIONS_TASKS_STATUS: &str = "notifications/tasks/status";
 
+// The Tasks extension (2026-07-28, `io.modelcontextprotocol/tasks`): its
+// `tasks/get` and `tasks/cancel` are the names above.
+
+/// Request (client to server): answers what a task asks for
+/// (`inputResponses`).
+pub(crate) const TASKS_UPDATE: &str = "tasks/update";
+/// Notification (server to client, on a listen stream): a task's state.
+pub(crate) const NOTIFICATIONS_TASKS: &str = "notifications/tasks";
+
 /// Every method and notification name above.
 pub(crate) const ALL: &[&str] = &[
     INITIALIZE,
@@ -131,6 +140,8 @@ pub(crate) const ALL: &[&str] = &[
     TASKS_LIST,
     TASKS_CANCEL,
     NOTIFICATIONS_TASKS_STATUS,
+    TASKS_UPDATE,
+    NOTIFICATIONS_TASKS,
 ];
 
 /// The protocol's own spelling of `name`, borrowed for as long as the
@@ -173,6 +184,8 @@ pub(crate) fn known(name: &str) -> Option<&'static str> {
         TASKS_LIST => TASKS_LIST,
         TASKS_CANCEL => TASKS_CANCEL,
         NOTIFICATIONS_TASKS_STATUS => NOTIFICATIONS_TASKS_STATUS,
+        TASKS_UPDATE => TASKS_UPDATE,
+        NOTIFICATIONS_TASKS => NOTIFICATIONS_TASKS,
         _ => return None,
     })
 }
@@ -209,7 +222,7 @@ mod tests {
         for name in ALL {
             assert!(seen.insert(*name), "duplicate method name {name}");
         }
-        assert_eq!(ALL.len(), 34);
+        assert_eq!(ALL.len(), 36);
         assert!(NOTIFICATIONS_TASKS_STATUS.starts_with("notifications/"));
         assert_eq!(LOGGING_SET_LEVEL, "logging/setLevel");
         assert_eq!(SAMPLING_CREATE_MESSAGE, "sampling/createMessage");

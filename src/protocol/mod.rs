@@ -49,7 +49,7 @@ pub use content::{
 pub use jsonrpc::{ErrorObject, Notification, RequestId};
 pub use lifecycle::{
     ClientCapabilities, ElicitationCapability, Implementation, PromptsCapability, ResourcesCapability,
-    RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability,
+    RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability, TASKS_EXTENSION,
 };
 pub use logging::{LoggingLevel, ParseLoggingLevelError};
 pub use prompts::{Prompt, PromptArgument};

@@ -136,15 +136,19 @@ impl TaskInfo {
         };
         let text =
             |key: &str, max: usize| task.get(key).and_then(Value::as_str).map(|s| normalize_message(s, max));
-        let millis = |key: &str| task.get(key).and_then(Value::as_u64).map(Duration::from_millis);
+        // 2025-11-25 says `ttl` and `pollInterval`; the 2026-07-28
+        // extension `ttlMs` and `pollIntervalMs`.
+        let millis = |keys: [&str; 2]| {
+            keys.iter().find_map(|key| task.get(*key)).and_then(Value::as_u64).map(Duration::from_millis)
+        };
         Ok(TaskInfo {
             id: id.to_string(),
             status,
             message: text("statusMessage", MAX_STATUS_MESSAGE_BYTES),
             created_at: text("createdAt", 64),
             last_updated_at: text("lastUpdatedAt", 64),
-            ttl: millis("ttl"),
-            poll_interval: millis("pollInterval"),
+            ttl: millis(["ttlMs", "ttl"]),
+            poll_interval: millis(["pollIntervalMs", "pollInterval"]),
         })
     }
 

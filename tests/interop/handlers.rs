@@ -39,7 +39,7 @@ fn text_of(result: &ToolResult) -> String {
 }
 
 const ELICITATION: AllowedCapabilities =
-    AllowedCapabilities { elicitation: true, sampling: false, roots: false };
+    AllowedCapabilities { elicitation: true, sampling: false, roots: false, tasks: false };
 
 #[tokio::test]
 async fn everything_elicitation_is_answered_through_a_handler() {

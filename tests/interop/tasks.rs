@@ -27,7 +27,7 @@ fn within(seconds: u64) -> CallOpts {
 
 async fn connect(handlers: Handlers, elicitation: bool) -> Binding {
     let mut definition = Definition::new("everything", everything());
-    definition.capabilities = AllowedCapabilities { elicitation, sampling: false, roots: false };
+    definition.capabilities = AllowedCapabilities { elicitation, ..AllowedCapabilities::default() };
     Binding::connect(definition, handlers).await.expect("connect")
 }
 

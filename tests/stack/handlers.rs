@@ -31,7 +31,8 @@ const LOG_QUEUE: usize = 256;
 /// How long a test waits for an event.
 const WAIT: Duration = Duration::from_secs(10);
 
-const ALL_CAPS: AllowedCapabilities = AllowedCapabilities { elicitation: true, sampling: true, roots: true };
+const ALL_CAPS: AllowedCapabilities =
+    AllowedCapabilities { elicitation: true, sampling: true, roots: true, tasks: false };
 
 fn demo_definition() -> Definition {
     let mut def = Definition::new("demo", mcp_stack::demo::factory());

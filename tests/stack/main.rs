@@ -25,7 +25,11 @@
 //!   logs, subscriptions, completions.
 //! - [`demo`]: every request kind against the built-in demo server.
 //! - [`tasks`]: tool calls run as tasks (2025-11-25): polled, fetched,
-//!   cancelled, taken up by id.
+//!   cancelled, taken up by id, recorded in a task store; the demo
+//!   server's tasks.
+//! - [`modern_tasks`]: the 2026-07-28 Tasks extension: a task followed to
+//!   the result `tasks/get` carries, input answered with `tasks/update`,
+//!   cancelled with `tasks/cancel`.
 //!
 //! The catalog:
 //! - [`caching`]: list results kept while the server says they are fresh
@@ -56,6 +60,7 @@ mod fuzz_regressions;
 mod handlers;
 mod layers;
 mod modern_era;
+mod modern_tasks;
 mod reconnect;
 mod reply_backlog;
 mod result_items;

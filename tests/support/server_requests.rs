@@ -41,7 +41,8 @@ impl Asked {
     /// the server what it asks, recording events into `events`; `definition`
     /// is made to allow both.
     pub fn handlers(&self, events: &Events, definition: &mut Definition) -> Handlers {
-        definition.capabilities = AllowedCapabilities { elicitation: true, sampling: false, roots: true };
+        definition.capabilities =
+            AllowedCapabilities { elicitation: true, roots: true, ..AllowedCapabilities::default() };
         let (elicited, listed) = (self.0.clone(), self.0.clone());
         events.install(
             Handlers::default()

@@ -205,8 +205,8 @@ pub(crate) enum Command {
         #[arg(long)]
         task: bool,
         /// With --task: how long the server is asked to keep the task and
-        /// its result, in milliseconds (it may choose otherwise) [default:
-        /// the server's].
+        /// its result, in milliseconds (it may choose otherwise; a
+        /// 2026-07-28 server decides alone) [default: the server's].
         #[arg(long, value_name = "MS", requires = "task")]
         ttl_ms: Option<u64>,
     },

@@ -201,7 +201,9 @@ pub(crate) fn handlers(cli: &Cli) -> Result<(Handlers, AllowedCapabilities), Fai
             .ok_or_else(|| usage(format!("--root {}: not a directory", dir.display())))?;
         roots.push(root_for_path(&dir).map_err(|e| usage(e.to_string()))?);
     }
-    let capabilities = AllowedCapabilities { elicitation: true, sampling: false, roots: !roots.is_empty() };
+    // The command follows any task a server makes to its result.
+    let capabilities =
+        AllowedCapabilities { elicitation: true, sampling: false, roots: !roots.is_empty(), tasks: true };
     let accept_defaults = cli.accept_defaults;
     // One question at a time, whatever the servers ask at once.
     let terminal = Arc::new(tokio::sync::Mutex::new(()));

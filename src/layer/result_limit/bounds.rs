@@ -17,12 +17,17 @@ pub(crate) enum Family {
     Prompt,
     /// `resources/read`: the items of `contents`.
     Resource,
+    /// A 2026-07-28 task's `tasks/get`: the tool result it carries inline
+    /// (`result`) once the task completed.
+    TaskOutcome,
 }
 
 impl Family {
     pub(crate) fn of(method: &str) -> Option<Family> {
         match method {
-            methods::TOOLS_CALL => Some(Family::Tool),
+            // A 2025-11-25 task's result is its tool call's.
+            methods::TOOLS_CALL | methods::TASKS_RESULT => Some(Family::Tool),
+            methods::TASKS_GET => Some(Family::TaskOutcome),
             methods::PROMPTS_GET => Some(Family::Prompt),
             methods::RESOURCES_READ => Some(Family::Resource),
             _ => None,
@@ -39,6 +44,12 @@ pub(crate) fn apply(
     bounds: &ResultBounds,
     warnings: &mut Vec<String>,
 ) -> ResultMarks {
+    if family == Family::TaskOutcome {
+        return match result.get_mut("result") {
+            Some(outcome) if outcome.is_object() => apply(Family::Tool, outcome, bounds, warnings),
+            _ => ResultMarks::default(),
+        };
+    }
     let mut walk = Walk::new(bounds);
     let Some(result) = result.as_object_mut() else { return walk.marks };
     match family {
@@ -82,6 +93,8 @@ pub(crate) fn apply(
                 }
             }
         }
+        // Bounded as its inline tool result, above.
+        Family::TaskOutcome => {}
         Family::Resource => {
             if let Some(Value::Array(items)) = result.get_mut("contents") {
                 walk.drop_past_count(items);

@@ -156,6 +156,8 @@ pub(crate) fn is_safe_to_repeat(method: &str) -> bool {
             | methods::TASKS_GET
             | methods::TASKS_RESULT
             | methods::TASKS_LIST
+            // Answers under the server's keys, which it takes once.
+            | methods::TASKS_UPDATE
     )
 }
 

@@ -1,12 +1,19 @@
-//! Tool calls the server runs as tasks (2025-11-25, `basic/utilities/tasks`):
-//! [`Binding::call_tool_task`] starts one and returns a [`TaskHandle`], or
-//! the result when the server answered at once; [`Binding::task`] takes a
-//! task up again by its id (from another binding, or after a restart). How
-//! a handle waits is in its docs.
+//! Tool calls the server runs as tasks, in both forms behind one handle:
+//! 2025-11-25's (`basic/utilities/tasks`: the client asks for a task,
+//! polls `tasks/get`, fetches `tasks/result`) and 2026-07-28's Tasks
+//! extension (`io.modelcontextprotocol/tasks`: the server decides, and
+//! `tasks/get` carries the outcome or the input it asks for; see the
+//! `modern` module). [`Binding::call_tool_task`] starts one and returns a
+//! [`TaskHandle`], or the result when the server answered at once;
+//! [`Binding::task`] takes a task up again by its id (from another binding,
+//! or after a restart). How a handle waits is in its docs.
 //!
-//! Not yet: the 2026-07-28 form (the `io.modelcontextprotocol/tasks`
-//! extension) is refused with `unsupported_protocol`; the receiver side,
-//! progress after the start and a store of started tasks are not here.
+//! Not yet: the receiver side (2025-11-25 task-augmented requests from the
+//! server), progress after the start, and the extension's
+//! `notifications/tasks` subscription (its notifications are heard when a
+//! server sends them; polling is what a waiting handle relies on).
+
+mod modern;
 
 use serde_json::{json, Map, Value};
 use std::fmt;
@@ -19,7 +26,7 @@ use super::Binding;
 use crate::content::ToolResult;
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::{methods, TaskSupport};
-use crate::request::{CallOpts, McpRequest};
+use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::tasks::{publish, TaskInfo, TaskRecord, TaskStatus, TaskWatch};
 
 /// What [`Binding::call_tool_task`] started.
@@ -107,12 +114,18 @@ impl TaskHandle {
     }
 
     async fn get(&self, opts: CallOpts) -> Result<TaskInfo, Error> {
+        self.get_detailed(opts).await.map(|(info, _)| info)
+    }
+
+    /// `tasks/get`, and its response: on 2026-07-28 it carries the task's
+    /// outcome, or the input it asks for.
+    async fn get_detailed(&self, opts: CallOpts) -> Result<(TaskInfo, McpResponse), Error> {
         let request = McpRequest::with_value(methods::TASKS_GET, json!({ "taskId": &*self.id })).opts(opts);
         let response = self.binding.request(request, "task_status").await?;
         let info = self.read_task(response.result.as_object(), "tasks/get")?;
         self.heard(&info);
         self.record_status(info.status).await;
-        Ok(info)
+        Ok((info, response))
     }
 
     /// Updates the task's record, if the binding's store has one, when the
@@ -161,9 +174,10 @@ impl TaskHandle {
     }
 
     async fn wait(&self, deadline: Instant) -> Result<ToolResult, Error> {
-        // Progress is not asked for on the polls: the server reports a
-        // task's progress under the token of the call that started it.
-        let within = || CallOpts { progress: None, deadline: Some(deadline), timeout: None };
+        if is_modern(&self.binding.current_session()) {
+            return self.wait_modern(deadline).await;
+        }
+        let within = within(deadline);
         let mut heard = self.latest.subscribe();
         let mut info = self.get(within()).await?;
         loop {
@@ -179,37 +193,9 @@ impl TaskHandle {
                 // `tasks/result` is open: ask for the outcome.
                 TaskStatus::Completed | TaskStatus::Failed | TaskStatus::InputRequired => break,
                 TaskStatus::Working => {
-                    let wake = (Instant::now() + info.next_poll()).min(deadline);
-                    heard.mark_unchanged();
-                    // Until the next poll, unless a status notification
-                    // (or a clone's poll) says the task moved on; one that
-                    // says it works still changes nothing.
-                    let mut moved_on = None;
-                    loop {
-                        tokio::select! {
-                            _ = tokio::time::sleep_until(wake) => break,
-                            changed = heard.changed() => {
-                                if changed.is_err() {
-                                    tokio::time::sleep_until(wake).await;
-                                    break;
-                                }
-                                let told = heard.borrow_and_update().clone();
-                                if let Some(told) = told.filter(|t| t.status != TaskStatus::Working) {
-                                    moved_on = Some(told);
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    if let Some(told) = moved_on {
+                    if let Some(told) = self.pause(&mut heard, &info, deadline).await? {
                         info = told;
                         continue;
-                    }
-                    if Instant::now() >= deadline {
-                        return Err(Error::new(
-                            FailureClass::Deadline,
-                            format!("the task is still working at the deadline; it runs on at the server (task {})", self.id),
-                        ));
                     }
                     info = self.get(within()).await?;
                 }
@@ -224,10 +210,55 @@ impl TaskHandle {
         Ok(result)
     }
 
+    /// Waits until the next poll of a working task (`info`), unless a
+    /// status notification (or a clone's poll) says it moved on before:
+    /// then what it said. One saying it still works changes nothing, so a
+    /// flood of them costs no polls. Past `deadline`, `deadline`: the task
+    /// runs on at the server.
+    async fn pause(
+        &self,
+        heard: &mut watch::Receiver<Option<TaskInfo>>,
+        info: &TaskInfo,
+        deadline: Instant,
+    ) -> Result<Option<TaskInfo>, Error> {
+        let wake = (Instant::now() + info.next_poll()).min(deadline);
+        heard.mark_unchanged();
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep_until(wake) => break,
+                changed = heard.changed() => {
+                    if changed.is_err() {
+                        tokio::time::sleep_until(wake).await;
+                        break;
+                    }
+                    let told = heard.borrow_and_update().clone();
+                    if let Some(told) = told.filter(|t| t.status != TaskStatus::Working) {
+                        return Ok(Some(told));
+                    }
+                }
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::new(
+                FailureClass::Deadline,
+                format!(
+                    "the task is still working at the deadline; it runs on at the server (task {})",
+                    self.id
+                ),
+            ));
+        }
+        Ok(None)
+    }
+
     /// Asks the server to cancel the task (`tasks/cancel`) and returns what
     /// it says of it then. A task already ended is refused by the server
-    /// (an `invalid_arguments` error).
+    /// (an `invalid_arguments` error). On 2026-07-28 the server only
+    /// acknowledges, and the task may end otherwise still (cancelling is
+    /// cooperative there); what `tasks/get` says after is returned.
     pub async fn cancel(&self) -> Result<TaskInfo, Error> {
+        if is_modern(&self.binding.current_session()) {
+            return self.cancel_modern().await.map_err(|e| self.named(e, "task_cancel"));
+        }
         let request = McpRequest::with_value(methods::TASKS_CANCEL, json!({ "taskId": &*self.id }));
         let response =
             self.binding.request(request, "task_cancel").await.map_err(|e| self.named(e, "task_cancel"))?;
@@ -245,17 +276,27 @@ impl TaskHandle {
 }
 
 impl Binding {
-    /// Calls the tool `name` as a task (2025-11-25): the server answers at
-    /// once with a task it runs ([`TaskStart::Task`]), or with the result
-    /// when it chose not to make one ([`TaskStart::Done`]). `ttl` asks the
-    /// server to keep the task that long after its creation (it may keep
-    /// it shorter or longer; [`TaskInfo::ttl`] says).
+    /// Calls the tool `name` as a task: the server answers at once with a
+    /// task it runs ([`TaskStart::Task`]), or with the result when it chose
+    /// not to make one ([`TaskStart::Done`]).
     ///
-    /// Refused before anything is sent, with `tool_unavailable`, when the
-    /// server does not declare `tasks.requests.tools.call` or the tool's
-    /// `taskSupport` is `forbidden` (or absent); with
-    /// `unsupported_protocol` on a 2026-07-28 session (its Tasks extension
-    /// is not supported yet). The filter, the call checks and the deadline
+    /// On 2025-11-25 the call asks for a task (`params.task`), and `ttl`
+    /// asks the server to keep it that long after its creation (it may keep
+    /// it shorter or longer; [`TaskInfo::ttl`] says). Refused before
+    /// anything is sent, with `tool_unavailable`, when the server does not
+    /// declare `tasks.requests.tools.call` or the tool's `taskSupport` is
+    /// `forbidden` (or absent).
+    ///
+    /// On 2026-07-28 (the Tasks extension) the server alone decides, and
+    /// `ttl` is not sent (there is no way to); this is a plain tool call
+    /// that hands back a task when the server makes one. Refused with
+    /// `invalid_config` unless the binding declares the extension
+    /// ([`AllowedCapabilities::tasks`](crate::AllowedCapabilities::tasks)),
+    /// with `tool_unavailable` when the server does not declare it. A
+    /// [`Binding::call_tool`] on such a binding follows a task the server
+    /// makes to its result, within the call's deadline.
+    ///
+    /// The filter, the call checks and the deadline
     /// of `opts` apply as to [`Binding::call_tool`]; the deadline bounds
     /// the start, not the task (see [`TaskHandle::result`]).
     pub async fn call_tool_task(
@@ -266,23 +307,38 @@ impl Binding {
         opts: CallOpts,
     ) -> Result<TaskStart, Error> {
         let started = async {
-            self.check_tasks(name)?;
+            let modern = self.check_tasks(name)?;
             let mut params = super::operations::tool_call_params(name, arguments)?;
-            let ttl = ttl.map(|t| t.as_millis().min(u128::from(u64::MAX)) as u64);
-            params.insert("task".into(), ttl.map_or_else(|| json!({}), |ttl| json!({ "ttl": ttl })));
+            if !modern {
+                // 2025-11-25: the client asks for a task. On 2026-07-28 the
+                // server alone decides (the extension declared is enough).
+                let ttl = ttl.map(|t| t.as_millis().min(u128::from(u64::MAX)) as u64);
+                params.insert("task".into(), ttl.map_or_else(|| json!({}), |ttl| json!({ "ttl": ttl })));
+            }
             let request = McpRequest::new(methods::TOOLS_CALL, params).opts(opts);
             self.request(request, "call_tool_task").await
         };
         let named = |e: Error| e.with_binding(&self.inner.name).with_op("call_tool_task");
         let response = started.await.map_err(named)?;
-        match response.result.get("task").and_then(Value::as_object) {
+        self.task_or_result(name, response).await.map_err(named)
+    }
+
+    /// A `tools/call` response: the task it started (2025-11-25's `task`
+    /// object, or 2026-07-28's `resultType: "task"`), recorded in the task
+    /// store, or its result.
+    pub(super) async fn task_or_result(&self, tool: &str, response: McpResponse) -> Result<TaskStart, Error> {
+        let task = match response.result.get("resultType").and_then(Value::as_str) {
+            Some("task") => response.result.as_object(),
+            _ => response.result.get("task").and_then(Value::as_object),
+        };
+        match task {
             Some(task) => {
-                let info = TaskInfo::from_wire(task).map_err(named)?;
-                self.record_start(name, &info).await;
+                let info = TaskInfo::from_wire(task)?;
+                self.record_start(tool, &info).await;
                 let id = info.id.clone();
                 Ok(TaskStart::Task(TaskHandle::new(self.clone(), &id, Some(info))))
             }
-            None => ToolResult::from_response(response).map(TaskStart::Done).map_err(named),
+            None => ToolResult::from_response(response).map(TaskStart::Done),
         }
     }
 
@@ -317,14 +373,24 @@ impl Binding {
         Ok(records.into_iter().filter(|r| r.binding == self.inner.name).collect())
     }
 
-    /// Whether `name` may be called as a task on this session.
-    fn check_tasks(&self, name: &str) -> Result<(), Error> {
+    /// Whether `name` may be called as a task on this session; whether the
+    /// session is 2026-07-28's.
+    fn check_tasks(&self, name: &str) -> Result<bool, Error> {
         let session = self.current_session();
         if is_modern(&session) {
-            return Err(Error::new(
-                FailureClass::UnsupportedProtocol,
-                "tasks on 2026-07-28 (the io.modelcontextprotocol/tasks extension) are not supported yet",
-            ));
+            if !self.inner.declares_tasks {
+                return Err(Error::new(
+                    FailureClass::InvalidConfig,
+                    "on 2026-07-28 a task needs the tasks extension declared (AllowedCapabilities::tasks)",
+                ));
+            }
+            if !session.capabilities.declares_extension(crate::protocol::TASKS_EXTENSION) {
+                return Err(Error::new(
+                    FailureClass::ToolUnavailable,
+                    "the server does not declare the tasks extension (io.modelcontextprotocol/tasks)",
+                ));
+            }
+            return Ok(true);
         }
         if !session.capabilities.supports_task_tool_calls() {
             return Err(Error::new(
@@ -339,7 +405,7 @@ impl Binding {
                 format!("the tool {:?} does not run as a task", normalize_message(name, 128)),
             ));
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Whether `name` must run as a task (`taskSupport: "required"` on a
@@ -411,8 +477,15 @@ impl Binding {
     }
 }
 
-/// Whether the session speaks 2026-07-28, whose tasks (an extension) this
-/// module does not run yet.
+/// The options of a poll: within the wait's deadline, and without
+/// progress (the server reports a task's progress under the token of the
+/// call that started it).
+fn within(deadline: Instant) -> impl Fn() -> CallOpts {
+    move || CallOpts { progress: None, deadline: Some(deadline), timeout: None }
+}
+
+/// Whether the session speaks 2026-07-28, whose tasks are the Tasks
+/// extension's.
 fn is_modern(session: &crate::session::SessionInfo) -> bool {
     crate::protocol::is_modern_version(&session.protocol_version)
 }
