@@ -147,6 +147,12 @@ interop_tests host
 # ($MCP_CLI) reporting 2026-07-28; server-everything (legacy only) through the
 # fallback.
 interop_tests modern_era
+# The 2026-07-28 Tasks extension, served by a Python SDK server of it
+# (tests/fixtures/py_tasks_server.py, which refuses a tasks/* request whose
+# Mcp-Name is not its task id): followed to its result, input asked through
+# the elicitation handler, cancelled, and a task started by one mcp process
+# taken up by id by another.
+interop_tests modern_tasks
 
 # ---- corporate networks: a proxy, a private CA, client certificates --------
 # tinyproxy ($MCP_TINYPROXY) started by each test on a free loopback port
