@@ -188,10 +188,13 @@ interop_tests oauth
 # the provider demanding a nonce; its introspection shows the token bound to
 # the DPoP key.
 interop_tests oauth_extensions
-# Two replicas of a host in two processes share their tokens through a
-# redis-server of the test's own (RedisTokenStore): the first authorizes at
-# oidc-provider, the second (this binary run again) is served without
-# authorizing; the store's expiry follows the tokens' lifetime.
+# Two replicas of a host in two processes share their tokens and started
+# tasks through a redis-server of the test's own (RedisTokenStore,
+# RedisTaskStore): the first authorizes at oidc-provider and starts a task
+# (the 2026-07-28 Tasks extension the Python resource server also serves),
+# the second (this binary run again) is served without authorizing, finds
+# the task in Redis and polls it to its result; the token store's expiry
+# follows the tokens' lifetime.
 interop_tests replicas
 
 # ---- the conformance suite --------------------------------------------------

@@ -36,8 +36,9 @@
 //!   `oidc-provider`, in front of a Python resource server.
 //! - [`oauth_extensions`]: `private_key_jwt` and DPoP with server nonces at
 //!   `oidc-provider`.
-//! - [`replicas`]: two processes of one host share their tokens through a
-//!   real `redis-server`: one authorizes, the other never has to.
+//! - [`replicas`]: two processes of one host share their tokens and started
+//!   tasks through a real `redis-server`: one authorizes and starts a task,
+//!   the other never authorizes and polls the task to its result.
 
 #[path = "../support/mod.rs"]
 mod support;

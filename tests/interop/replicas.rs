@@ -1,10 +1,13 @@
 //! Issue 23, item 5: a host run as two replicas in two processes shares its
-//! OAuth tokens through a real `redis-server` (`RedisTokenStore`). The first
-//! replica (this test) authorizes at `oidc-provider` through the headless
-//! handler and calls the Python resource server; the second, this test
-//! binary run again on the ignored `second_replica`, connects with the same
-//! store and a handler that refuses to authorize, and is served as the same
-//! subject and client: one authorization for both.
+//! OAuth tokens and its started tasks through a real `redis-server`
+//! (`RedisTokenStore`, `RedisTaskStore`). The first replica (this test)
+//! authorizes at `oidc-provider` through the headless handler, calls the
+//! Python resource server and starts a task there (the 2026-07-28 Tasks
+//! extension); the second, this test binary run again on the ignored
+//! `second_replica`, connects with the same stores and a handler that
+//! refuses to authorize, is served as the same subject and client, finds
+//! the task among the started ones and polls it to its result: one
+//! authorization for both.
 //!
 //! The store's own layout (expiry from the token's lifetime, a value for
 //! another origin refused, the client binding) is checked here too.
@@ -14,8 +17,12 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use mcp_stack::auth::{AuthorizationHandler, OAuth, RedisTokenStore, Secret, TokenStore, Tokens};
+use mcp_stack::tasks::{RedisTaskStore, TaskStore};
 use mcp_stack::transport::http::HttpBuilder;
-use mcp_stack::{handlers::Handlers, Binding, CallOpts, Content, Definition, Error, FailureClass};
+use mcp_stack::{
+    handlers::Handlers, AllowedCapabilities, Binding, CallOpts, Content, Definition, Error, FailureClass,
+};
+use mcp_stack::{TaskStart, TaskStatus};
 use serde_json::json;
 
 use crate::oauth::{counting_handler, servers, LIMIT};
@@ -29,9 +36,14 @@ async fn whoami(binding: &Binding) -> String {
     result.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
 }
 
-fn definition(resource: &str, oauth: OAuth) -> Definition {
+/// A replica's binding: its own connection, the shared task store, and
+/// the Tasks extension declared.
+fn definition(resource: &str, oauth: OAuth, tasks: Arc<dyn TaskStore>) -> Definition {
     let factory = HttpBuilder::new(resource).listen(false).oauth(oauth).build().unwrap();
-    Definition::new("protected", factory)
+    let mut definition = Definition::new("protected", factory);
+    definition.capabilities = AllowedCapabilities { tasks: true, ..AllowedCapabilities::default() };
+    definition.task_store = tasks;
+    definition
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,24 +56,39 @@ async fn two_processes_share_one_authorization_through_redis() {
         .client_name("mcp-stack replica one")
         .handler(counting_handler(authorizations.clone()))
         .store(store.clone());
-    let first =
-        tokio::time::timeout(LIMIT, Binding::connect(definition(&resource, oauth), Handlers::default()))
-            .await
-            .expect("connect ends in time")
-            .expect("the first replica connects once authorized");
+    let tasks: Arc<dyn TaskStore> = Arc::new(RedisTaskStore::connect(&redis_url).await.unwrap());
+    let first = tokio::time::timeout(
+        LIMIT,
+        Binding::connect(definition(&resource, oauth, tasks), Handlers::default()),
+    )
+    .await
+    .expect("connect ends in time")
+    .expect("the first replica connects once authorized");
     let subject = whoami(&first).await;
     assert!(subject.contains(" via "), "{subject}");
     assert_eq!(authorizations.load(Ordering::SeqCst), 1);
     let server = url::Url::parse(&resource).unwrap();
     let stored = store.load(&server).await.unwrap().expect("the tokens are in Redis");
     assert!(stored.refresh_token.is_some());
+    // A task the second replica will finish waiting for.
+    let started = first.call_tool_task(
+        "research",
+        json!({ "topic": "replicas", "steps": 10 }),
+        None,
+        CallOpts::default(),
+    );
+    let TaskStart::Task(task) = started.await.expect("the task starts") else {
+        panic!("the server makes a task")
+    };
+    assert_eq!(first.started_tasks().await.unwrap().len(), 1);
 
     let mut child = tokio::process::Command::new(std::env::current_exe().unwrap());
     child
         .args(["replicas::second_replica", "--exact", "--ignored", "--test-threads", "1", "--nocapture"])
         .env("MCP_REPLICA_RESOURCE", &resource)
         .env("MCP_REPLICA_REDIS", &redis_url)
-        .env("MCP_REPLICA_SUBJECT", &subject);
+        .env("MCP_REPLICA_SUBJECT", &subject)
+        .env("MCP_REPLICA_TASK", task.id());
     let out = tokio::time::timeout(Duration::from_secs(120), child.output())
         .await
         .expect("the second replica finished")
@@ -72,6 +99,8 @@ async fn two_processes_share_one_authorization_through_redis() {
     assert_eq!(authorizations.load(Ordering::SeqCst), 1, "no second authorization");
     // The first replica still works with what both share.
     assert_eq!(whoami(&first).await, subject);
+    let record = first.started_tasks().await.unwrap().pop().unwrap();
+    assert_eq!(record.status, TaskStatus::Completed, "the second replica's wait updated the shared record");
     first.close().await;
 }
 
@@ -81,8 +110,12 @@ async fn two_processes_share_one_authorization_through_redis() {
 #[ignore = "run by two_processes_share_one_authorization_through_redis, in a second process"]
 async fn second_replica() {
     let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is set by the parent"));
-    let (resource, redis_url, subject) =
-        (var("MCP_REPLICA_RESOURCE"), var("MCP_REPLICA_REDIS"), var("MCP_REPLICA_SUBJECT"));
+    let (resource, redis_url, subject, task_id) = (
+        var("MCP_REPLICA_RESOURCE"),
+        var("MCP_REPLICA_REDIS"),
+        var("MCP_REPLICA_SUBJECT"),
+        var("MCP_REPLICA_TASK"),
+    );
     let refuse = AuthorizationHandler::from_fn("http://127.0.0.1:9/callback", |_| async {
         Err::<Secret, _>(Error::new(FailureClass::AuthDenied, "the second replica must not authorize"))
     });
@@ -90,12 +123,23 @@ async fn second_replica() {
         .client_name("mcp-stack replica two")
         .handler(refuse)
         .store(RedisTokenStore::connect(&redis_url).await.unwrap());
-    let second =
-        tokio::time::timeout(LIMIT, Binding::connect(definition(&resource, oauth), Handlers::default()))
-            .await
-            .expect("connect ends in time")
-            .expect("the second replica connects with the shared tokens");
+    let tasks: Arc<dyn TaskStore> = Arc::new(RedisTaskStore::connect(&redis_url).await.unwrap());
+    let second = tokio::time::timeout(
+        LIMIT,
+        Binding::connect(definition(&resource, oauth, tasks), Handlers::default()),
+    )
+    .await
+    .expect("connect ends in time")
+    .expect("the second replica connects with the shared tokens");
     assert_eq!(whoami(&second).await, subject);
+    // The task the first replica started, found in the shared store.
+    let started = second.started_tasks().await.unwrap();
+    assert_eq!(
+        started.iter().map(|r| (r.id.as_str(), r.tool.as_str())).collect::<Vec<_>>(),
+        [(task_id.as_str(), "research")]
+    );
+    let result = second.task(&task_id).result(CallOpts::default().with_timeout(LIMIT)).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("report on replicas"));
     second.close().await;
 }
 
