@@ -152,7 +152,7 @@ interop_tests modern_era
 # Mcp-Name is not its task id): followed to its result, input asked through
 # the elicitation handler, cancelled, and a task started by one mcp process
 # taken up by id by another.
-interop_tests modern_tasks
+interop_tests tasks_extension
 
 # ---- corporate networks: a proxy, a private CA, client certificates --------
 # tinyproxy ($MCP_TINYPROXY) started by each test on a free loopback port

@@ -11,11 +11,16 @@ pub struct AllowedCapabilities {
     pub sampling: bool,
     /// The server may ask for the host's filesystem roots.
     pub roots: bool,
-    /// The server may answer a tool call with a task, which the binding
-    /// follows to its result: on 2026-07-28 this declares the Tasks
-    /// extension (`io.modelcontextprotocol/tasks`) on every request. (A
-    /// 2025-11-25 server makes a task only when asked to, with
-    /// [`Binding::call_tool_task`](crate::Binding::call_tool_task), so
-    /// nothing is declared there.)
+    /// Tasks, both ways. The server may answer a tool call with a task,
+    /// which the binding follows to its result: on 2026-07-28 this declares
+    /// the Tasks extension (`io.modelcontextprotocol/tasks`) on every
+    /// request (a 2025-11-25 server makes a task only when asked to, with
+    /// [`Binding::call_tool_task`](crate::Binding::call_tool_task)). And on
+    /// 2025-11-25 the server may ask the client to run its elicitation or
+    /// sampling requests as tasks: `initialize` declares the `tasks`
+    /// capability for those whose handler is installed and allowed, and the
+    /// binding answers the server's `tasks/get`, `tasks/result`,
+    /// `tasks/list` and `tasks/cancel` for the tasks it holds (at most 64,
+    /// each for its TTL, at most an hour).
     pub tasks: bool,
 }

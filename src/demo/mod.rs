@@ -90,7 +90,7 @@ struct Peer {
     /// Whether this server runs in a process of its own (`mcp-stack-demo`),
     /// whose environment the `env` tool may read.
     own_process: bool,
-    tasks: tasks::Tasks,
+    tasks: crate::tasks::held::HeldTasks,
 }
 
 impl Peer {
@@ -104,7 +104,7 @@ impl Peer {
             log_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),
             own_process,
-            tasks: tasks::Tasks::default(),
+            tasks: tasks::table(),
         }
     }
 
@@ -242,9 +242,9 @@ async fn handle(request: &Request, peer: &Arc<Peer>) -> Result<Value, ErrorObjec
         methods::TOOLS_LIST => Ok(json!({ "tools": tools(peer) })),
         methods::TOOLS_CALL if params.get("task").is_some() => tasks::start(peer, &params).await,
         methods::TOOLS_CALL => call_tool(&params, peer, None).await,
-        methods::TASKS_GET => tasks::get(peer, &params),
-        methods::TASKS_RESULT => tasks::result(peer, &params).await,
-        methods::TASKS_LIST => tasks::list(peer, &params),
+        methods::TASKS_GET => peer.tasks.get(&params),
+        methods::TASKS_RESULT => peer.tasks.result(&params).await,
+        methods::TASKS_LIST => peer.tasks.list(&params),
         methods::TASKS_CANCEL => tasks::cancel(peer, &params).await,
         methods::LOGGING_SET_LEVEL => {
             let level = params["level"].as_str().and_then(|l| l.parse::<LoggingLevel>().ok());

@@ -105,9 +105,12 @@ impl Modern {
         let version = version.into();
         let mut meta = Map::new();
         meta.insert(META_PROTOCOL_VERSION.into(), Value::String(version.clone()));
+        // 2025-11-25's `tasks` (the requests this client runs as tasks) is
+        // not this era's: its tasks are the extension's.
+        let capabilities = ClientCapabilities { tasks: None, ..capabilities.clone() };
         meta.insert(
             META_CLIENT_CAPABILITIES.into(),
-            serde_json::to_value(capabilities).expect("capabilities serialize"),
+            serde_json::to_value(&capabilities).expect("capabilities serialize"),
         );
         meta.insert(META_CLIENT_INFO.into(), serde_json::to_value(client).expect("client info serializes"));
         if let Some(level) = log_level {

@@ -30,6 +30,7 @@ use crate::protocol::jsonrpc::codes;
 use crate::protocol::lifecycle::{ClientCapabilities, RootsCapability};
 use crate::protocol::logging::LoggingLevel;
 use crate::protocol::{methods, ErrorObject, Notification};
+use crate::tasks::TaskStatus;
 
 /// `_meta` key of every message of a listen stream: the JSON-RPC id of the
 /// `subscriptions/listen` request that opened it.
@@ -60,8 +61,12 @@ pub(crate) struct BindingInbound {
     progress: ProgressRouter,
     /// The negotiated protocol version; empty before the handshake.
     version: RwLock<String>,
-    elicitor: Option<Elicitor>,
-    sampler: Option<Sampler>,
+    elicitor: Option<Arc<Elicitor>>,
+    sampler: Option<Arc<Sampler>>,
+    /// The tasks the server asked this client to run (2025-11-25
+    /// task-augmented elicitation and sampling), when the definition allows
+    /// tasks.
+    held: Option<Arc<crate::tasks::held::HeldTasks>>,
     roots: Option<RootsServer>,
     logs: LogPump,
     depth: Arc<DepthTracker>,
@@ -120,6 +125,7 @@ pub(crate) fn client_capabilities(allowed: AllowedCapabilities, handlers: &Handl
         }),
         roots: (allowed.roots && handlers.roots.is_some())
             .then_some(RootsCapability { list_changed: Some(true) }),
+        tasks: received_tasks(allowed, handlers, modes),
         extensions: allowed.tasks.then(|| {
             let mut extensions = serde_json::Map::new();
             extensions.insert(
@@ -132,7 +138,78 @@ pub(crate) fn client_capabilities(allowed: AllowedCapabilities, handlers: &Handl
     }
 }
 
+/// The 2025-11-25 `tasks` client capability: the requests the server may
+/// ask this client to run as tasks (those whose handler is installed and
+/// allowed), with `tasks/list` and `tasks/cancel`; `None` unless the
+/// definition allows tasks and one of them is served.
+fn received_tasks(
+    allowed: AllowedCapabilities,
+    handlers: &Handlers,
+    modes: crate::handlers::ElicitationModes,
+) -> Option<serde_json::Map<String, Value>> {
+    let elicitation = allowed.elicitation && handlers.elicitation.is_some() && (modes.form || modes.url);
+    let sampling = allowed.sampling && handlers.sampling.is_some();
+    if !allowed.tasks || !(elicitation || sampling) {
+        return None;
+    }
+    let mut requests = serde_json::Map::new();
+    if elicitation {
+        requests.insert("elicitation".into(), serde_json::json!({ "create": {} }));
+    }
+    if sampling {
+        requests.insert("sampling".into(), serde_json::json!({ "createMessage": {} }));
+    }
+    let capability = serde_json::json!({ "list": {}, "cancel": {}, "requests": requests });
+    capability.as_object().cloned()
+}
+
+/// What the ids of the tasks a binding holds start with: a digest of the
+/// binding, this process and the moment, so that one binding's ids say
+/// nothing of another's.
+fn held_prefix(binding: &str) -> String {
+    use sha2::Digest as _;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let seed = format!("{binding}\n{}\n{}", std::process::id(), now.as_nanos());
+    let digest = sha2::Sha256::digest(seed.as_bytes());
+    format!("{}-", crate::canonical::hex(&digest[..12]))
+}
+
 impl BindingInbound {
+    /// Runs a task-augmented `elicitation/create` or
+    /// `sampling/createMessage` as a task: answered at once with the task
+    /// (`CreateTaskResult`), served by the same handler in the background,
+    /// its outcome kept for `tasks/result`.
+    fn start_held(
+        &self,
+        held: &Arc<crate::tasks::held::HeldTasks>,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ErrorObject> {
+        let mut params = params.unwrap_or(Value::Null);
+        let (id, task) = held.create(&params, None)?;
+        if let Some(params) = params.as_object_mut() {
+            params.remove("task");
+        }
+        let version = self.protocol_version();
+        let (elicitor, sampler) = (self.elicitor.clone(), self.sampler.clone());
+        let (method, table, task_id) = (method.to_string(), held.clone(), id.clone());
+        let run = tokio::spawn(async move {
+            let outcome = match (method.as_str(), elicitor, sampler) {
+                (methods::ELICITATION_CREATE, Some(elicitor), _) => {
+                    elicitor.serve(&version, Some(params)).await
+                }
+                (methods::SAMPLING_CREATE_MESSAGE, _, Some(sampler)) => {
+                    sampler.serve(&version, Some(params)).await
+                }
+                (other, _, _) => Err(not_served(other)),
+            };
+            let status = if outcome.is_ok() { TaskStatus::Completed } else { TaskStatus::Failed };
+            table.end(&task_id, status, None, outcome);
+        });
+        held.attach(&id, run.abort_handle());
+        Ok(serde_json::json!({ "task": task }))
+    }
+
     /// Records the filter a listen request asks for.
     pub(crate) fn set_listen_filter(&self, filter: Option<serde_json::Map<String, Value>>) {
         *self.listen_filter.lock().expect("listen filter lock") = filter;
@@ -210,18 +287,18 @@ impl BindingInbound {
         let advertised = client_capabilities(server.allowed, handlers);
         let depth = Arc::new(DepthTracker::default());
         let elicitor = match (&advertised.elicitation, &handlers.elicitation) {
-            (Some(_), Some(service)) => Some(Elicitor::new(
+            (Some(_), Some(service)) => Some(Arc::new(Elicitor::new(
                 binding.clone(),
                 limits,
                 timeouts.elicitation,
                 events.clone(),
                 service.clone(),
                 handlers.elicitation_modes,
-            )),
+            ))),
             _ => None,
         };
         let sampler = match (&advertised.sampling, &handlers.sampling) {
-            (Some(_), Some(service)) => Some(Sampler::new(
+            (Some(_), Some(service)) => Some(Arc::new(Sampler::new(
                 binding.clone(),
                 limits,
                 timeouts.request,
@@ -229,7 +306,7 @@ impl BindingInbound {
                 service.clone(),
                 handlers.sampling_tools,
                 depth.clone(),
-            )),
+            ))),
             _ => None,
         };
         let roots = match (&advertised.roots, &handlers.roots) {
@@ -238,6 +315,10 @@ impl BindingInbound {
             }
             _ => None,
         };
+        let held = advertised
+            .tasks
+            .is_some()
+            .then(|| Arc::new(crate::tasks::held::HeldTasks::new(held_prefix(&binding))));
         BindingInbound {
             logs: LogPump::new(handlers.log.clone(), server.log_level),
             binding,
@@ -248,6 +329,7 @@ impl BindingInbound {
             listen_filter: std::sync::Mutex::new(None),
             listen_id: std::sync::Mutex::new((0, None)),
             demultiplex: !server.exchange_per_request,
+            held,
             elicitor,
             sampler,
             roots,
@@ -359,6 +441,22 @@ fn not_served(method: &str) -> ErrorObject {
 #[async_trait::async_trait]
 impl InboundHandler for BindingInbound {
     async fn request(&self, method: &str, params: Option<Value>) -> Result<Value, ErrorObject> {
+        let task_augmented = params.as_ref().is_some_and(|p| p.get("task").is_some_and(Value::is_object));
+        if let (Some(held), true) = (&self.held, task_augmented) {
+            if matches!(method, methods::ELICITATION_CREATE | methods::SAMPLING_CREATE_MESSAGE) {
+                return self.start_held(held, method, params);
+            }
+        }
+        if let (Some(held), true) = (&self.held, method.starts_with("tasks/")) {
+            let params = params.unwrap_or(Value::Null);
+            return match method {
+                methods::TASKS_GET => held.get(&params),
+                methods::TASKS_RESULT => held.result(&params).await,
+                methods::TASKS_LIST => held.list(&params),
+                methods::TASKS_CANCEL => held.cancel(&params),
+                other => Err(not_served(other)),
+            };
+        }
         match method {
             methods::ELICITATION_CREATE => match &self.elicitor {
                 Some(elicitor) => elicitor.serve(&self.protocol_version(), params).await,

@@ -9,6 +9,7 @@
 //! [`MemoryTaskStore`] (the default), [`FileTaskStore`], and with the
 //! feature `redis` `RedisTaskStore`.
 
+pub(crate) mod held;
 #[cfg(feature = "redis")]
 mod redis;
 mod store;

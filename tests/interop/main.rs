@@ -23,7 +23,7 @@
 //!   the others serve.
 //! - [`modern_era`]: the 2026-07-28 era with the Python and TypeScript
 //!   SDKs' modern servers, and everything through the fallback.
-//! - [`modern_tasks`]: the 2026-07-28 Tasks extension against a Python SDK
+//! - [`tasks_extension`]: the 2026-07-28 Tasks extension against a Python SDK
 //!   server of it: followed, asking for input, cancelled, and taken up by
 //!   id from a second `mcp` process.
 //! - [`fastmcp`]: FastMCP through the `mcp` command, on the era its profile
@@ -56,10 +56,10 @@ mod http;
 #[cfg(feature = "http")]
 mod modern_era;
 #[cfg(feature = "http")]
-mod modern_tasks;
-#[cfg(feature = "http")]
 mod network;
 mod redis;
+#[cfg(feature = "http")]
+mod tasks_extension;
 
 #[cfg(feature = "oauth")]
 mod oauth;

@@ -27,6 +27,8 @@
 //! - [`tasks`]: tool calls run as tasks (2025-11-25): polled, fetched,
 //!   cancelled, taken up by id, recorded in a task store; the demo
 //!   server's tasks.
+//! - [`held_tasks`]: the receiver side of 2025-11-25 tasks: a server's
+//!   task-augmented elicitation run as a task of the client's.
 //! - [`modern_tasks`]: the 2026-07-28 Tasks extension: a task followed to
 //!   the result `tasks/get` carries, input answered with `tasks/update`,
 //!   cancelled with `tasks/cancel`.
@@ -58,6 +60,7 @@ mod engine;
 mod events;
 mod fuzz_regressions;
 mod handlers;
+mod held_tasks;
 mod layers;
 mod modern_era;
 mod modern_tasks;

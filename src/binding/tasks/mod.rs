@@ -8,8 +8,11 @@
 //! [`Binding::task`] takes a task up again by its id (from another binding,
 //! or after a restart). How a handle waits is in its docs.
 //!
-//! Not yet: the receiver side (2025-11-25 task-augmented requests from the
-//! server), progress after the start, and the extension's
+//! The receiver side (a server's task-augmented elicitation or sampling,
+//! 2025-11-25) is the binding's inbound handler's, on the table of
+//! `tasks::held`.
+//!
+//! Not yet: progress after the start, and the extension's
 //! `notifications/tasks` subscription (its notifications are heard when a
 //! server sends them; polling is what a waiting handle relies on).
 
@@ -55,6 +58,11 @@ pub enum TaskStart {
 /// [`Handlers`](crate::handlers::Handlers) as any others do. A task the
 /// server cancelled ends `cancelled` without asking for a result it may
 /// have deleted.
+///
+/// On 2026-07-28 (the Tasks extension) there is no `tasks/result`: the
+/// polls' `tasks/get` carries the outcome, and the input a task asks for
+/// (`inputRequests`) is answered through the same handlers and sent with
+/// `tasks/update`, each request once (see the `modern` module).
 ///
 /// The wait is bounded by the caller's deadline ([`CallOpts`], or
 /// `Timeouts::request`): its expiry ends the *waiting* with `deadline`,
