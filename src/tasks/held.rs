@@ -150,7 +150,8 @@ impl HeldTasks {
         });
     }
 
-    /// What a working task says it is doing.
+    /// What a working task says it is doing (the demo server's `count`).
+    #[cfg_attr(not(feature = "demo"), allow(dead_code))]
     pub(crate) fn step(&self, id: &str, message: String) {
         let _ = self.with(&json!({ "taskId": id }), |entry| {
             if !entry.status.is_terminal() && entry.message.as_deref() != Some(&message) {
