@@ -4,7 +4,9 @@
 //! a few stages): run through `call_tool`, started with `call_tool_task`
 //! and followed to its result (and found in `tasks/list`), asking for
 //! clarification through the host's elicitation handler while the task is
-//! `input_required`, and cancelled.
+//! `input_required`, and cancelled; the CLI's `--task`; and the receiver
+//! side: everything asking the client to run its elicitation and sampling
+//! as the client's tasks.
 
 use crate::support::peers::everything;
 use mcp_stack::handlers::{ElicitRequest, ElicitResult, Handlers};
@@ -138,4 +140,36 @@ fn the_cli_runs_the_task_tool_and_shows_its_stages() {
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(doc["isError"], false, "{doc}");
+}
+
+/// The receiver side (2025-11-25): everything's
+/// `trigger-elicitation-request-async` and `trigger-sampling-request-async`
+/// (listed only to a client that declares `tasks.requests`) ask the client
+/// to run the request as a task, poll the client's `tasks/get` and fetch
+/// `tasks/result`; the host's handlers serve them.
+#[tokio::test]
+async fn the_server_runs_its_elicitation_and_sampling_as_the_clients_tasks() {
+    use mcp_stack::handlers::SampleResult;
+    let answer = json!({ "name": "Ada", "favoriteColor": "Blue" }).as_object().unwrap().clone();
+    let handlers = Handlers::default()
+        .elicitation(move |_req: ElicitRequest| {
+            let answer = answer.clone();
+            async move { Ok(ElicitResult::accept(answer)) }
+        })
+        .sampling(|_req| async move { Ok(SampleResult::text("test-model", "a sampled answer")) });
+    let mut definition = Definition::new("everything", everything());
+    definition.capabilities =
+        AllowedCapabilities { elicitation: true, sampling: true, roots: false, tasks: true };
+    let binding = Binding::connect(definition, handlers).await.expect("connect");
+
+    let result = binding.call_tool("trigger-elicitation-request-async", json!({}), within(60)).await.unwrap();
+    let text = text_of(&result);
+    assert!(text.contains("[COMPLETED]") && text.contains("- Name: Ada"), "{text}");
+    assert!(text.contains("Task created:"), "it ran as the client's task: {text}");
+
+    let args = json!({ "prompt": "Say hi", "maxTokens": 20 });
+    let result = binding.call_tool("trigger-sampling-request-async", args, within(60)).await.unwrap();
+    let text = text_of(&result);
+    assert!(text.contains("[COMPLETED]") && text.contains("a sampled answer"), "{text}");
+    binding.close().await;
 }
