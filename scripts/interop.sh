@@ -194,8 +194,10 @@ interop_tests oauth_extensions
 # (the 2026-07-28 Tasks extension the Python resource server also serves),
 # the second (this binary run again) is served without authorizing, finds
 # the task in Redis and polls it to its result; the token store's expiry
-# follows the tokens' lifetime.
-interop_tests replicas
+# follows the tokens' lifetime. By name: the module's third test is the
+# second replica, which the first runs and which is ignored on its own.
+interop_tests replicas two_processes_share_one_authorization_through_redis
+interop_tests replicas the_token_store_expires_with_the_tokens_and_keeps_origins_apart
 
 # ---- the conformance suite --------------------------------------------------
 # examples/conformance.rs is the client under test. A suite run exits non-zero
