@@ -60,8 +60,9 @@ pub struct Status {
     /// Server log records dropped because the host's log service fell
     /// behind (see `crate::handlers::logging`).
     pub dropped_logs: u64,
-    /// Calls in flight that asked for progress: their routes are open. It
-    /// returns to 0 when they end, however they end.
+    /// Calls in flight that asked for progress, and tasks they started
+    /// that have not ended (2025-11-25 keeps a task's start token): their
+    /// routes are open. It returns to 0 when they end, however they end.
     pub progress_routes: usize,
     /// Progress reports dropped because a caller's sink fell behind.
     pub dropped_progress: u64,

@@ -695,8 +695,9 @@ fn certificate_flags_need_an_http_server_and_readable_pem() {
     }
 }
 
-/// `call --task` runs the demo's `count` as a task: each status change is a
-/// line on stderr (not a terminal here), the result on stdout, and `--json`
+/// `call --task` runs the demo's `count` as a task: each status change and
+/// each progress report is a line on stderr (not a terminal here), the
+/// result on stdout, and `--json`
 /// carries the task's last status. A model name is routed as a plain call
 /// is; a tool that forbids tasks is refused before anything is sent.
 #[test]
@@ -705,7 +706,14 @@ fn a_call_runs_as_a_task_and_its_status_changes_are_shown() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "counted to 4");
     let err = stderr(&out);
-    let lines: Vec<&str> = err.lines().collect();
+    let (lines, progress): (Vec<&str>, Vec<&str>) = err.lines().partition(|l| !l.starts_with("progress "));
+    // The task's progress, reported after the start was answered, under
+    // the start's token.
+    assert_eq!(
+        progress,
+        (1..=4).map(|i| format!("progress {i}/4 step {i} of 4")).collect::<Vec<_>>(),
+        "{err}"
+    );
     assert_eq!(lines.first(), Some(&"task demo-task-0: working: count started"), "{err}");
     assert!(
         lines.iter().any(|l| l.starts_with("task demo-task-0: working: step ")),

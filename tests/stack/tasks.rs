@@ -350,6 +350,34 @@ async fn the_demo_servers_tasks_run_list_and_cancel() {
     binding.close().await;
 }
 
+/// 2025-11-25 keeps the start call's progress token valid for the task's
+/// lifetime: the demo's `count`, run as a task, reports each step after the
+/// start was answered, and each reaches the sink given to the start; the
+/// route is gone once the task ended.
+#[tokio::test(start_paused = true)]
+async fn a_tasks_progress_reaches_the_start_calls_sink_until_it_ends() {
+    let binding = Binding::connect(Definition::new("demo", mcp_stack::demo::factory()), Handlers::default())
+        .await
+        .unwrap();
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let opts = CallOpts::default().with_progress(move |p| sink.lock().unwrap().push(p.progress));
+    let args = json!({ "steps": 3, "delay_ms": 1_000 });
+    let TaskStart::Task(count) = binding.call_tool_task("count", args, None, opts).await.unwrap() else {
+        panic!("the demo runs count as a task when asked")
+    };
+    assert!(reports.lock().unwrap().is_empty(), "no step before the start was answered");
+    let result = count.result(CallOpts::default()).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("counted to 3"));
+    // Delivery runs on its own task: let it drain.
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(*reports.lock().unwrap(), [1.0, 2.0, 3.0]);
+    assert_eq!(binding.status().progress_routes, 0, "the route ended with the task");
+    binding.close().await;
+}
+
 /// Every task a binding starts is recorded in its definition's task store:
 /// listed by `started_tasks`, its record updated when it ends, and found by
 /// a binding of the same name made later over the same file store (a

@@ -6,7 +6,10 @@
 //! While a task runs, its status changes are shown as they come: one line
 //! that changes in place when stderr is a terminal, a `task ID: status:
 //! message` line per change otherwise, nothing with `--json` (whose `call`
-//! document then carries the task's last status as `task`). Waiting is
+//! document then carries the task's last status as `task`). The progress
+//! the server reports for the task (2025-11-25 keeps the start's token) is
+//! shown the same way: appended to that line on a terminal, a
+//! `progress N/T message` line otherwise. Waiting is
 //! bounded by `--request-timeout-ms`; when that passes, the task still runs
 //! at the server, and the error says how to take it up again.
 
@@ -46,13 +49,17 @@ pub(crate) async fn call(
             (binding, route.raw_name)
         }
     };
+    let display = Arc::new(StatusDisplay::new(cli.json));
     let started = binding
-        .call_tool_task(&raw_name, arguments, ttl, CallOpts::default())
+        .call_tool_task(&raw_name, arguments, ttl, display.progress_opts())
         .await
         .map_err(|e| failure(EXIT_CALL, &e))?;
     match started {
-        TaskStart::Done(result) => Ok(tool_output(&result)),
-        TaskStart::Task(handle) => follow(cli, &handle).await,
+        TaskStart::Done(result) => {
+            display.finish();
+            Ok(tool_output(&result))
+        }
+        TaskStart::Task(handle) => follow(display, &handle).await,
     }
 }
 
@@ -98,7 +105,9 @@ pub(crate) async fn command(cli: &Cli, host: &Host, action: &TaskAction) -> Resu
             let info = binding.task(id).status(CallOpts::default()).await.map_err(call_failed)?;
             Output::ok(json!({ "task": info }), vec![status_line(&info)])
         }
-        TaskAction::Result { id } => follow(cli, &binding.task(id)).await?,
+        TaskAction::Result { id } => {
+            follow(Arc::new(StatusDisplay::new(cli.json)), &binding.task(id)).await?
+        }
         TaskAction::Cancel { id } => {
             let info = binding.task(id).cancel().await.map_err(call_failed)?;
             Output::ok(json!({ "task": info }), vec![status_line(&info)])
@@ -108,8 +117,7 @@ pub(crate) async fn command(cli: &Cli, host: &Host, action: &TaskAction) -> Resu
 
 /// Shows the task's status changes while waiting for its result, within
 /// the request deadline.
-async fn follow(cli: &Cli, handle: &TaskHandle) -> Result<Output, Failure> {
-    let display = Arc::new(StatusDisplay::new(cli.json));
+async fn follow(display: Arc<StatusDisplay>, handle: &TaskHandle) -> Result<Output, Failure> {
     display.show(handle.latest().as_ref());
     let mut updates = handle.updates();
     let shown = display.clone();
@@ -151,10 +159,12 @@ fn status_line(info: &TaskInfo) -> String {
     format!("task {}: {}{message}", clean_line(&info.id), info.status)
 }
 
-/// Where a task's status changes are shown, each once.
+/// Where a task's status changes are shown, each once, and its progress.
 struct StatusDisplay {
     how: How,
     last: Mutex<Option<(TaskStatus, Option<String>)>>,
+    /// The line shown for the last status, and for the last progress.
+    line: Mutex<(String, String)>,
 }
 
 enum How {
@@ -175,7 +185,7 @@ impl StatusDisplay {
         } else {
             How::Lines
         };
-        StatusDisplay { how, last: Mutex::new(None) }
+        StatusDisplay { how, last: Mutex::new(None), line: Mutex::new(Default::default()) }
     }
 
     fn show(&self, info: Option<&TaskInfo>) {
@@ -189,10 +199,37 @@ impl StatusDisplay {
             *last = now;
         }
         match &self.how {
-            How::Line(line) => line.set_message(status_line(info)),
+            How::Line(_) => self.redraw(|line| line.0 = status_line(info)),
             How::Lines => err_line(&status_line(info)),
             How::Quiet => {}
         }
+    }
+
+    /// Call options that show the task's progress here.
+    fn progress_opts(self: &Arc<Self>) -> CallOpts {
+        if matches!(self.how, How::Quiet) {
+            return CallOpts::default();
+        }
+        let display = self.clone();
+        CallOpts::default().with_progress(move |p| {
+            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+            let message = clean_line(p.message.as_deref().unwrap_or_default());
+            let progress = format!("progress {}{total} {message}", p.progress);
+            match &display.how {
+                How::Line(_) => display.redraw(|line| line.1 = progress),
+                _ => err_line(progress.trim_end()),
+            }
+        })
+    }
+
+    /// Changes the terminal's line: the status, then the progress.
+    fn redraw(&self, change: impl FnOnce(&mut (String, String))) {
+        let How::Line(bar) = &self.how else { return };
+        let mut line = self.line.lock().expect("line lock");
+        change(&mut line);
+        let text =
+            if line.1.is_empty() { line.0.clone() } else { format!("{} · {}", line.0, line.1.trim_end()) };
+        bar.set_message(text);
     }
 
     fn finish(&self) {

@@ -12,15 +12,17 @@
 //! 2025-11-25) is the binding's inbound handler's, on the table of
 //! `tasks::held`.
 //!
-//! Not yet: progress after the start, and the extension's
-//! `notifications/tasks` subscription (its notifications are heard when a
-//! server sends them; polling is what a waiting handle relies on).
+//! Progress: on 2025-11-25 the start call's progress token stays valid for
+//! the task's lifetime, so the sink given to the start
+//! ([`CallOpts::progress`]) keeps receiving the server's reports until the
+//! task ends; the handle holds the route (see the progress layer's
+//! `TaskRoute`). The 2026-07-28 extension sends no progress for tasks.
 
 mod modern;
 
 use serde_json::{json, Map, Value};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -28,6 +30,7 @@ use tokio::time::Instant;
 use super::Binding;
 use crate::content::ToolResult;
 use crate::error::{normalize_message, Error, FailureClass};
+use crate::layer::progress::TaskRoute;
 use crate::protocol::{methods, TaskSupport};
 use crate::request::{CallOpts, McpRequest, McpResponse};
 use crate::tasks::{publish, TaskInfo, TaskRecord, TaskStatus, TaskWatch};
@@ -76,6 +79,8 @@ pub struct TaskHandle {
     binding: Binding,
     id: Arc<str>,
     latest: Arc<TaskWatch>,
+    /// The start call's progress route, kept until the task ends.
+    progress: Arc<Mutex<Option<TaskRoute>>>,
 }
 
 impl fmt::Debug for TaskHandle {
@@ -85,11 +90,12 @@ impl fmt::Debug for TaskHandle {
 }
 
 impl TaskHandle {
-    /// A handle fed the task's status notifications too.
-    fn new(binding: Binding, id: &str, latest: Option<TaskInfo>) -> Self {
+    /// A handle fed the task's status notifications too, holding the
+    /// start call's progress route (if any) until the task ends.
+    fn new(binding: Binding, id: &str, latest: Option<TaskInfo>, progress: Option<TaskRoute>) -> Self {
         let latest = Arc::new(watch::channel(latest).0);
         binding.inner.tasks.watch(id, &latest);
-        TaskHandle { binding, id: id.into(), latest }
+        TaskHandle { binding, id: id.into(), latest, progress: Arc::new(Mutex::new(progress)) }
     }
 
     /// The server's id for the task: enough to take it up again with
@@ -114,6 +120,10 @@ impl TaskHandle {
 
     fn heard(&self, info: &TaskInfo) {
         publish(&self.latest, info);
+        if info.status.is_terminal() {
+            // No progress comes after the end.
+            self.progress.lock().expect("progress lock").take();
+        }
     }
 
     /// Asks the server where the task is (`tasks/get`).
@@ -306,7 +316,10 @@ impl Binding {
     ///
     /// The filter, the call checks and the deadline
     /// of `opts` apply as to [`Binding::call_tool`]; the deadline bounds
-    /// the start, not the task (see [`TaskHandle::result`]).
+    /// the start, not the task (see [`TaskHandle::result`]). The progress
+    /// sink of `opts` hears the task's progress until the task ends, not
+    /// only the start's (2025-11-25 keeps the start's token for the task),
+    /// as long as the handle or one of its clones lives.
     pub async fn call_tool_task(
         &self,
         name: &str,
@@ -344,7 +357,8 @@ impl Binding {
                 let info = TaskInfo::from_wire(task)?;
                 self.record_start(tool, &info).await;
                 let id = info.id.clone();
-                Ok(TaskStart::Task(TaskHandle::new(self.clone(), &id, Some(info))))
+                let progress = response.extensions.get::<TaskRoute>().cloned();
+                Ok(TaskStart::Task(TaskHandle::new(self.clone(), &id, Some(info), progress)))
             }
             None => ToolResult::from_response(response).map(TaskStart::Done),
         }
@@ -481,7 +495,7 @@ impl Binding {
     /// binding to the same server, a process before a restart). Nothing is
     /// sent until the handle is used.
     pub fn task(&self, id: &str) -> TaskHandle {
-        TaskHandle::new(self.clone(), id, None)
+        TaskHandle::new(self.clone(), id, None, None)
     }
 }
 

@@ -14,6 +14,11 @@
 //!   response future completes *or is dropped* (deadline, cancellation), so
 //!   the table never grows with finished calls. Progress for a token without
 //!   a route (late, or invented by the server) is dropped and counted.
+//! - Except when the reply starts a task (2025-11-25's `CreateTaskResult`):
+//!   the token stays valid for the task's lifetime there, so the reply
+//!   carries the route on in its extensions, and the binding's
+//!   [`TaskHandle`](crate::TaskHandle) keeps it until the task ends (or the
+//!   handle and its clones are dropped). A reply nobody follows drops it.
 //! - Delivery never blocks the connection. Each call with a sink has its own
 //!   delivery task fed by a bounded queue of 32 reports;
 //!   when a sink falls behind and its queue is full, the *newest* report is
@@ -54,13 +59,14 @@ mod layer;
 mod router;
 
 pub use future::ResponseFuture;
+pub(crate) use future::TaskRoute;
 pub use layer::ProgressLayer;
 pub use router::{ProgressRouter, ProgressTracker};
 
 use std::task::{Context, Poll};
 use tower_service::Service;
 
-use crate::request::McpRequest;
+use crate::request::{McpRequest, McpResponse};
 
 /// Attaches progress tokens and keeps their routes. See the [module docs](self).
 #[derive(Debug, Clone)]
@@ -93,7 +99,7 @@ impl<S> Progress<S> {
 
 impl<S> Service<McpRequest> for Progress<S>
 where
-    S: Service<McpRequest>,
+    S: Service<McpRequest, Response = McpResponse>,
 {
     type Response = S::Response;
     type Error = S::Error;
