@@ -11,12 +11,14 @@
 #   oidc-provider 9 ........ .peers/oidc     (oidc-provider, an authorization server)
 #                                              with tests/fixtures/oidc_provider.mjs copied in
 #   FastMCP 4.1.6 .......... .peers/fastmcp-venv (fastmcp==4.1.6, its own venv)
+#   fastmcp-tasks 4.1.4 .... .peers/fastmcp-tasks-venv (FastMCP's Tasks extension engine, its own venv)
 #   tinyproxy, openssl, redis-server ..... Debian packages (apt-get, as root), when missing:
 #                              an HTTP proxy, a throw-away CA for TLS tests, and a
 #                              Redis server for the shared response cache
 #
 # Writes .peers/env.sh exporting MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS,
 # MCP_PYTHON, MCP_TS_SERVER_JS, MCP_OIDC_PROVIDER_JS, MCP_FASTMCP_PYTHON,
+# MCP_FASTMCP_TASKS_PYTHON,
 # MCP_TINYPROXY, MCP_OPENSSL and MCP_REDIS_SERVER (absolute paths). Idempotent: every step checks the installed
 # version first and is skipped when it already matches, so a second run takes
 # about a second. Any failure exits non-zero with a message saying what broke.
@@ -37,6 +39,11 @@ ZOD_MAJOR=4
 OIDC_PKG=oidc-provider
 OIDC_VERSION=9.13.3
 FASTMCP_VERSION=4.1.6
+# FastMCP's tasks engine (the 2026-07-28 Tasks extension, on pydocket's
+# in-process memory backend). `fastmcp[tasks]==4.1.6` cannot install: it
+# asks for fastmcp-tasks 4.1.6, which was never published; 4.1.4 is the
+# newest, and it pins its own fastmcp-slim, hence a venv of its own.
+FASTMCP_TASKS_VERSION=4.1.4
 
 # ---- paths (relative to the repo root, computed from this script) ----------
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -60,6 +67,8 @@ OIDC_DIR="$OIDC_PREFIX/node_modules/$OIDC_PKG"
 OIDC_JS="$OIDC_PREFIX/oidc_provider.mjs"
 FASTMCP_VENV="$PEERS/fastmcp-venv"
 FASTMCP_PY="$FASTMCP_VENV/bin/python"
+FASTMCP_TASKS_VENV="$PEERS/fastmcp-tasks-venv"
+FASTMCP_TASKS_PY="$FASTMCP_TASKS_VENV/bin/python"
 HOST_PYTHON="${PYTHON:-python3}"
 
 log() { printf '[install-peers] %s\n' "$*" >&2; }
@@ -186,6 +195,9 @@ cp -f "$ROOT/tests/fixtures/oidc_provider.mjs" "$OIDC_JS" || die "could not copy
 # ---- 3d. FastMCP (its own venv: it pins its own mcp) -------------------------
 venv_package "$FASTMCP_VENV" "$FASTMCP_PY" fastmcp "$FASTMCP_VERSION" 'from fastmcp import FastMCP, Context'
 fm_have="$VENV_HAVE"
+venv_package "$FASTMCP_TASKS_VENV" "$FASTMCP_TASKS_PY" fastmcp-tasks "$FASTMCP_TASKS_VERSION" \
+  'from fastmcp_tasks import TasksExtension'
+ft_have="$VENV_HAVE"
 
 # ---- 3e. Debian packages: tinyproxy (an HTTP proxy), openssl (a test CA), redis-server ----
 # tinyproxy lives in /usr/bin (Debian 12 puts it there; older ones in /usr/sbin).
@@ -213,7 +225,7 @@ fi
 [ -n "$REDIS_BIN" ] || die "redis-server not found after installing it"
 
 # ---- 4. final checks + env.sh ----------------------------------------------
-for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$FASTMCP_PY" "$TINYPROXY_BIN" "$OPENSSL_BIN" "$REDIS_BIN"; do
+for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$FASTMCP_PY" "$FASTMCP_TASKS_PY" "$TINYPROXY_BIN" "$OPENSSL_BIN" "$REDIS_BIN"; do
   [ -e "$f" ] || die "expected file missing after install: $f"
 done
 node_v="$("$NODE_BIN" --version)" || die "$NODE_BIN --version failed"
@@ -230,6 +242,7 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
   printf 'export MCP_TS_SERVER_JS=%q\n' "$TS_SERVER_JS"
   printf 'export MCP_OIDC_PROVIDER_JS=%q\n' "$OIDC_JS"
   printf 'export MCP_FASTMCP_PYTHON=%q\n' "$FASTMCP_PY"
+  printf 'export MCP_FASTMCP_TASKS_PYTHON=%q\n' "$FASTMCP_TASKS_PY"
   printf 'export MCP_TINYPROXY=%q\n' "$TINYPROXY_BIN"
   printf 'export MCP_OPENSSL=%q\n' "$OPENSSL_BIN"
   printf 'export MCP_REDIS_SERVER=%q\n' "$REDIS_BIN"
@@ -237,8 +250,8 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
 mv -f "$tmp" "$ENV_FILE"
 
 if [ "$installed_any" -eq 0 ]; then
-  log "all peers already present (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have, fastmcp $fm_have); nothing to do ($((SECONDS - START))s)"
+  log "all peers already present (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have, fastmcp $fm_have, fastmcp-tasks $ft_have); nothing to do ($((SECONDS - START))s)"
 else
-  log "peers installed in $((SECONDS - START))s (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have, fastmcp $fm_have)"
+  log "peers installed in $((SECONDS - START))s (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have, fastmcp $fm_have, fastmcp-tasks $ft_have)"
 fi
 log "wrote $ENV_FILE"

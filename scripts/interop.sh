@@ -27,7 +27,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_FASTMCP_PYTHON MCP_TINYPROXY MCP_OPENSSL MCP_REDIS_SERVER; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_FASTMCP_PYTHON MCP_FASTMCP_TASKS_PYTHON MCP_TINYPROXY MCP_OPENSSL MCP_REDIS_SERVER; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -f "$val" ] || die "$var points to a missing file: $val"
@@ -153,6 +153,12 @@ interop_tests modern_era
 # the elicitation handler, cancelled, and a task started by one mcp process
 # taken up by id by another.
 interop_tests tasks_extension
+# The Tasks extension served by FastMCP's own engine (fastmcp-tasks 4.1.4,
+# $MCP_FASTMCP_TASKS_PYTHON, tests/fixtures/fastmcp_tasks_server.py) over
+# stdio and HTTP: a task followed through its status messages to its
+# result, a required task tool cancelled and refused without the
+# extension, and `mcp call --task` showing the task's status changes.
+interop_tests fastmcp_task_server
 
 # ---- corporate networks: a proxy, a private CA, client certificates --------
 # tinyproxy ($MCP_TINYPROXY) started by each test on a free loopback port

@@ -28,6 +28,9 @@
 //!   id from a second `mcp` process.
 //! - [`fastmcp`]: FastMCP through the `mcp` command, on the era its profile
 //!   picks.
+//! - [`fastmcp_task_server`]: the Tasks extension served by FastMCP's own
+//!   engine over stdio and HTTP: followed, cancelled, refused without the
+//!   extension, and through `mcp call --task`.
 //! - [`network`]: the `mcp` command through tinyproxy (environment and
 //!   flags), to a server behind a test CA, and with a client certificate.
 //! - [`redis`]: public cached results shared by two replicas through a
@@ -49,6 +52,7 @@ mod tasks;
 
 #[cfg(feature = "http")]
 mod fastmcp;
+mod fastmcp_task_server;
 #[cfg(feature = "http")]
 mod host;
 #[cfg(feature = "http")]
