@@ -182,6 +182,8 @@ impl Binding {
                 log_level: definition.log_level,
                 era: std::sync::Mutex::new(first_era),
                 listen: std::sync::Mutex::new(None),
+                listened_tasks: Default::default(),
+                listen_refused: Default::default(),
             }),
         };
         tokio::spawn(follow_reports(Arc::downgrade(&binding.inner), reports));
@@ -235,6 +237,8 @@ impl Binding {
     async fn configure_session(&self) {
         let era = self.era();
         if era.change_style() == ChangeStyle::ListenStream {
+            // A new session: its server may offer the stream.
+            self.inner.listen_refused.store(false, std::sync::atomic::Ordering::Relaxed);
             self.start_listening();
         }
         if !self.inner.inbound.has_log_handler() || self.current_session().capabilities.logging.is_none() {

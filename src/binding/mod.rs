@@ -276,6 +276,13 @@ struct Inner {
     era: std::sync::Mutex<Arc<dyn Era>>,
     /// The task of the 2026-07-28 listen stream, if one runs.
     listen: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
+    /// The Tasks extension's tasks the listen stream asks notifications
+    /// for: those a handle waits for, each with how many wait (see
+    /// `subscriptions::MAX_LISTENED_TASKS`).
+    listened_tasks: std::sync::Mutex<std::collections::BTreeMap<String, usize>>,
+    /// Whether this session's server refused `subscriptions/listen`
+    /// (method not found): waiting handles then only poll.
+    listen_refused: std::sync::atomic::AtomicBool,
 }
 
 impl fmt::Debug for Binding {

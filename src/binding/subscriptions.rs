@@ -27,9 +27,20 @@
 //! `notifications/resources/updated` and become `ResourceUpdated` events as
 //! in the legacy era.
 //!
+//! Tasks of the 2026-07-28 Tasks extension ride it too: while a
+//! [`TaskHandle`](crate::TaskHandle) waits for a task, the filter's
+//! `taskIds` names it (at most [`MAX_LISTENED_TASKS`] at once; more are
+//! only polled), so the server may push its `notifications/tasks`, and a
+//! change it pushes brings the next poll forward. Adding a task opens the
+//! stream again with the new filter, as a subscription does; a task that
+//! ended leaves the filter at the next change. A server that answers
+//! `subscriptions/listen` with "method not found" is not asked again in
+//! the session (one warning), and its tasks are polled.
+//!
 //! The acknowledgement names what the server honours; when it differs from
-//! what was asked (an asked family missing or off), the binding emits a
-//! warning event.
+//! what was asked (an asked family missing or off, a resource left out),
+//! the binding emits a warning event. Task ids are not compared: the
+//! handles poll whatever the server agreed to.
 //!
 //! On stdio every stream shares the one channel, so the binding tells its
 //! open stream's messages apart by their
@@ -50,6 +61,7 @@ use crate::error::FailureClass;
 use crate::protocol::lifecycle::ServerCapabilities;
 use crate::protocol::methods;
 use crate::request::{CallOpts, McpRequest};
+use std::sync::atomic::Ordering;
 
 /// The first wait before a listen stream that ended is opened again.
 pub(super) const LISTEN_BACKOFF: Duration = Duration::from_secs(1);
@@ -63,10 +75,18 @@ pub(super) const MAX_LISTEN_ATTEMPTS: u32 = 8;
 pub(super) const LISTEN_STABLE: Duration = Duration::from_secs(60);
 /// How long one listen request may stay open before it is opened anew.
 pub(super) const LISTEN_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The most tasks one listen stream asks notifications for.
+pub(crate) const MAX_LISTENED_TASKS: usize = 32;
 
-/// The notification filter for what `capabilities` can announce and the
-/// resources subscribed to, or `None` when there is nothing to listen for.
-pub(crate) fn filter(capabilities: &ServerCapabilities, resources: &[String]) -> Option<Map<String, Value>> {
+/// The notification filter for what `capabilities` can announce, the
+/// resources subscribed to and the tasks waited for (only those of a
+/// server that declares the Tasks extension), or `None` when there is
+/// nothing to listen for.
+pub(crate) fn filter(
+    capabilities: &ServerCapabilities,
+    resources: &[String],
+    tasks: &[String],
+) -> Option<Map<String, Value>> {
     let mut filter = Map::new();
     if capabilities.tools.as_ref().and_then(|c| c.list_changed) == Some(true) {
         filter.insert("toolsListChanged".into(), json!(true));
@@ -79,6 +99,9 @@ pub(crate) fn filter(capabilities: &ServerCapabilities, resources: &[String]) ->
     }
     if !resources.is_empty() {
         filter.insert("resourceSubscriptions".into(), json!(resources));
+    }
+    if !tasks.is_empty() && capabilities.declares_extension(crate::protocol::TASKS_EXTENSION) {
+        filter.insert("taskIds".into(), json!(tasks));
     }
     (!filter.is_empty()).then_some(filter)
 }
@@ -180,10 +203,50 @@ impl Binding {
         failures
     }
 
+    /// Asks the listen stream for the notifications of task `id` while the
+    /// returned guard lives (a handle waits for it); `None`, changing
+    /// nothing, unless the session listens, both sides declare the Tasks
+    /// extension, the server has not refused the stream and fewer than
+    /// [`MAX_LISTENED_TASKS`] are listened for. The first waiter of a task
+    /// opens the stream again with it.
+    pub(crate) fn listen_for_task(&self, id: &str) -> Option<ListenedTask> {
+        if !self.listens()
+            || !self.inner.declares_tasks
+            || self.inner.listen_refused.load(Ordering::Relaxed)
+            || !self.current_session().capabilities.declares_extension(crate::protocol::TASKS_EXTENSION)
+        {
+            return None;
+        }
+        let first = {
+            let mut tasks = self.inner.listened_tasks.lock().expect("listened tasks lock");
+            if let Some(waiting) = tasks.get_mut(id) {
+                *waiting += 1;
+                false
+            } else if tasks.len() >= MAX_LISTENED_TASKS {
+                return None;
+            } else {
+                tasks.insert(id.to_string(), 1);
+                true
+            }
+        };
+        if first {
+            self.start_listening();
+        }
+        Some(ListenedTask { binding: self.clone(), id: id.to_string() })
+    }
+
+    fn listened_tasks(&self) -> Vec<String> {
+        self.inner.listened_tasks.lock().expect("listened tasks lock").keys().cloned().collect()
+    }
+
     /// Opens the listen stream of a modern session (replacing any earlier
     /// one); see the [module docs](self).
     pub(crate) fn start_listening(&self) {
-        let Some(filter) = filter(&self.current_session().capabilities, &self.subscriptions()) else {
+        if self.inner.listen_refused.load(Ordering::Relaxed) {
+            return;
+        }
+        let capabilities = self.current_session().capabilities;
+        let Some(filter) = filter(&capabilities, &self.subscriptions(), &self.listened_tasks()) else {
             if let Some(previous) = self.inner.listen.lock().expect("listen lock").take() {
                 previous.abort();
             }
@@ -218,6 +281,7 @@ impl Binding {
                     Err(e) if matches!(e.class(), FailureClass::Shutdown | FailureClass::NotFound) => {
                         if e.class() == FailureClass::NotFound {
                             if let Some(inner) = weak.upgrade() {
+                                inner.listen_refused.store(true, Ordering::Relaxed);
                                 Binding { inner }
                                     .warn(format!("the server does not offer subscriptions/listen: {e}"));
                             }
@@ -245,6 +309,27 @@ impl Binding {
         let previous = self.inner.listen.lock().expect("listen lock").replace(task.abort_handle());
         if let Some(previous) = previous {
             previous.abort();
+        }
+    }
+}
+
+/// A task the listen stream asks notifications for, while this lives
+/// ([`Binding::listen_for_task`]). Dropping the last guard of a task takes
+/// it out of the filter the next stream is opened with; the open stream
+/// keeps it until then (its notifications, if any, reach no waiter).
+pub(crate) struct ListenedTask {
+    binding: Binding,
+    id: String,
+}
+
+impl Drop for ListenedTask {
+    fn drop(&mut self) {
+        let mut tasks = self.binding.inner.listened_tasks.lock().expect("listened tasks lock");
+        if let Some(waiting) = tasks.get_mut(&self.id) {
+            *waiting -= 1;
+            if *waiting == 0 {
+                tasks.remove(&self.id);
+            }
         }
     }
 }

@@ -39,7 +39,9 @@ pub(crate) const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscript
 /// Whether the acknowledged filter `granted` leaves out something `asked`
 /// wants (a family not `true`, a resource not listed).
 pub(crate) fn differs(asked: &Map<String, Value>, granted: &Map<String, Value>) -> bool {
-    asked.iter().any(|(key, want)| match want {
+    // Task ids are left out: a server may not send a task's notifications
+    // (it ended, or it sends none), and the handle polls anyway.
+    asked.iter().filter(|(key, _)| *key != "taskIds").any(|(key, want)| match want {
         Value::Array(uris) => {
             let got = granted.get(key).and_then(Value::as_array);
             uris.iter().any(|u| !got.is_some_and(|g| g.contains(u)))

@@ -271,3 +271,87 @@ async fn a_task_that_never_ends_costs_the_calls_deadline_not_the_task() {
     assert!(seen.requests("tasks/get").len() <= 21, "polled at the server's interval");
     binding.close().await;
 }
+
+/// A server of the extension whose listen stream pushes the task's
+/// `notifications/tasks` (2 s after the stream opens, its completion), or
+/// refuses `subscriptions/listen` when `refuse`; tasks/get says `working`
+/// with a poll interval of 30 s until the push, `completed` after.
+fn pushing_server(refuse: bool) -> (mcp_stack::transport::memory::MemoryFactory, Seen) {
+    let pushed = Arc::new(AtomicUsize::new(0));
+    let gets = pushed.clone();
+    server(move |method, params| match method {
+        "server/discover" => Some(json!({ "result": {
+            "resultType": "complete",
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": { "tools": {}, "extensions": { TASKS: {} } },
+            "serverInfo": { "name": "pushing", "version": "1" }
+        }})),
+        "tools/list" => {
+            Some(json!({ "result": { "tools": [{ "name": "slow", "inputSchema": { "type": "object" } }] } }))
+        }
+        "tools/call" => {
+            let mut created = task("working");
+            created["resultType"] = json!("task");
+            Some(json!({ "result": created }))
+        }
+        "subscriptions/listen" if refuse => {
+            Some(json!({ "error": { "code": -32601, "message": "Method not found" } }))
+        }
+        "subscriptions/listen" => {
+            let ids = params["notifications"]["taskIds"].clone();
+            pushed.fetch_add(1, Ordering::SeqCst);
+            let mut done = task("completed");
+            done["result"] = json!({ "content": [{ "type": "text", "text": "pushed" }] });
+            Some(json!({ "notify": [
+                { "method": "notifications/subscriptions/acknowledged", "params": { "notifications": { "taskIds": ids } } },
+                { "method": "notifications/tasks", "params": done, "_afterMs": 2_000 },
+            ]}))
+        }
+        "tasks/get" if gets.load(Ordering::SeqCst) > 0 => Some(json!({ "result": {
+            "taskId": "t-1", "status": "completed", "resultType": "complete", "ttlMs": 60_000,
+            "result": { "content": [{ "type": "text", "text": "pushed" }] }
+        }})),
+        "tasks/get" => Some(detailed("working", json!({ "pollIntervalMs": 30_000 }))),
+        _ => Some(json!({ "result": { "resultType": "complete" } })),
+    })
+}
+
+/// While a handle waits, the listen stream names its task (`taskIds`), and
+/// the completion the server pushes ends the wait at once, not at the next
+/// poll 30 s later. Nothing asks for task notifications before a task.
+#[tokio::test(start_paused = true)]
+async fn a_task_pushed_on_the_listen_stream_ends_the_wait_before_the_next_poll() {
+    let (factory, seen) = pushing_server(false);
+    let binding = Binding::connect(definition(factory, true), Handlers::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(seen.requests("subscriptions/listen").is_empty(), "nothing to listen for yet");
+    let begun = Instant::now();
+    let result = binding.call_tool("slow", json!({}), CallOpts::default()).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("pushed"));
+    assert!(begun.elapsed() < Duration::from_secs(5), "the push, not the poll: {:?}", begun.elapsed());
+    let listens = seen.requests("subscriptions/listen");
+    assert_eq!(listens.len(), 1);
+    assert_eq!(listens[0]["params"]["notifications"], json!({ "taskIds": ["t-1"] }));
+    assert_eq!(seen.requests("tasks/get").len(), 2, "a poll at the start, one at the push");
+    binding.close().await;
+}
+
+/// A server that refuses `subscriptions/listen` is asked once in the
+/// session: its tasks are then polled, the next one without a new listen.
+#[tokio::test(start_paused = true)]
+async fn a_refused_listen_stream_is_not_asked_again_and_tasks_are_polled() {
+    let (factory, seen) = pushing_server(true);
+    let binding = Binding::connect(definition(factory, true), Handlers::default()).await.unwrap();
+    for _ in 0..2 {
+        let TaskStart::Task(handle) =
+            binding.call_tool_task("slow", json!({}), None, CallOpts::default()).await.unwrap()
+        else {
+            panic!("a task")
+        };
+        let e = handle.result(CallOpts::default().with_timeout(Duration::from_secs(40))).await.unwrap_err();
+        assert_eq!(e.class(), FailureClass::Deadline, "polled until the deadline: {e}");
+    }
+    assert_eq!(seen.requests("subscriptions/listen").len(), 1, "asked once");
+    assert_eq!(seen.requests("tasks/get").len(), 4, "two polls a task, 30 s apart");
+    binding.close().await;
+}

@@ -65,7 +65,10 @@ pub enum TaskStart {
 /// On 2026-07-28 (the Tasks extension) there is no `tasks/result`: the
 /// polls' `tasks/get` carries the outcome, and the input a task asks for
 /// (`inputRequests`) is answered through the same handlers and sent with
-/// `tasks/update`, each request once (see the `modern` module).
+/// `tasks/update`, each request once (see the `modern` module). While it
+/// waits, the binding's `subscriptions/listen` stream names the task in its
+/// `taskIds`, so a server that pushes `notifications/tasks` brings the next
+/// poll forward.
 ///
 /// The wait is bounded by the caller's deadline ([`CallOpts`], or
 /// `Timeouts::request`): its expiry ends the *waiting* with `deadline`,

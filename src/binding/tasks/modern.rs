@@ -13,7 +13,10 @@
 //! request is a `server_protocol` error, and a task may ask at most
 //! [`MAX_INPUT_KEYS`] questions in one wait. `tasks/cancel` is how a task
 //! is cancelled, never `notifications/cancelled`; over HTTP every `tasks/*`
-//! request carries `Mcp-Name: <taskId>` (the era's wire headers).
+//! request carries `Mcp-Name: <taskId>` (the era's wire headers). While a
+//! handle waits, the listen stream asks for the task's
+//! `notifications/tasks` (`taskIds`, see the binding's `subscriptions`
+//! module); one saying the task moved on is a reason to poll at once.
 
 use serde_json::{json, Map, Value};
 use sha2::Digest as _;
@@ -50,6 +53,8 @@ impl TaskHandle {
     pub(super) async fn wait_modern(&self, deadline: Instant) -> Result<ToolResult, Error> {
         let within = within(deadline);
         let mut heard = self.latest.subscribe();
+        // The server may push the task's changes on the listen stream.
+        let _listened = self.binding.listen_for_task(&self.id);
         // Key → fingerprint of every input request answered.
         let mut answered: HashMap<String, String> = HashMap::new();
         loop {
