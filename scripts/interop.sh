@@ -148,11 +148,69 @@ interop_tests host
 # fallback.
 interop_tests modern_era
 # The 2026-07-28 Tasks extension, served by a Python SDK server of it
-# (tests/fixtures/py_tasks_server.py, which refuses a tasks/* request whose
-# Mcp-Name is not its task id): followed to its result, input asked through
+# (tests/fixtures/py_tasks_server.py, which refuses a tasks/get, tasks/update
+# or tasks/cancel whose Mcp-Name is not its task id): followed to its result, input asked through
 # the elicitation handler, cancelled, and a task started by one mcp process
 # taken up by id by another.
 interop_tests tasks_extension
+# The same server against the conformance suite's tasks-* server scenarios
+# (the Tasks extension's fixture tools are in it too): each scenario must
+# exit 0, report no failed check and pass at least one, but the placeholder
+# tasks-status-notifications (always skipped). Logs and checks.json files in
+# target/conformance/tasks-server/, the server's stderr in server.log there.
+TASKS_SERVER_SCENARIOS=(tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
+  tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
+  tasks-required-task-error tasks-mrtr-composition)
+# stop_server PID: SIGTERM, up to 10 s to exit, then SIGKILL; reaped.
+stop_server() {
+  local waited=0
+  kill "$1" 2>/dev/null || return 0
+  while kill -0 "$1" 2>/dev/null && [ "$waited" -lt 100 ]; do sleep 0.1; waited=$((waited + 1)); done
+  kill -9 "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+tasks_server_conformance() {
+  local out="$ROOT/target/conformance/tasks-server" port pid waited=0 scenario log_file rc totals passed failed
+  rm -rf "$out"
+  mkdir -p "$out"
+  port="$("$MCP_PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')" \
+    || die "cannot pick a free port for tests/fixtures/py_tasks_server.py"
+  log "tests/fixtures/py_tasks_server.py on 127.0.0.1:$port"
+  "$MCP_PYTHON" "$ROOT/tests/fixtures/py_tasks_server.py" "$port" > "$out/server.log" 2>&1 &
+  pid=$!
+  # Stopped however this script ends (die exits); untrapped once done.
+  # shellcheck disable=SC2064 # $pid is meant to be expanded now
+  trap "stop_server $pid" EXIT
+  # Listening within 60 s, or it died.
+  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    kill -0 "$pid" 2>/dev/null || { cat "$out/server.log" >&2; die "py_tasks_server.py exited before listening"; }
+    [ "$waited" -lt 600 ] || { cat "$out/server.log" >&2; die "py_tasks_server.py not listening on $port after 60 s"; }
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  for scenario in "${TASKS_SERVER_SCENARIOS[@]}"; do
+    log_file="$out/$scenario.log"
+    log "conformance server scenario $scenario (py_tasks_server.py)"
+    rc=0
+    timeout 300 "$MCP_NODE" "$MCP_CONFORMANCE_JS" server --url "http://127.0.0.1:$port/mcp" \
+      --scenario "$scenario" -o "$out" > "$log_file" 2>&1 || rc=$?
+    sed -n '/Test Results:/,$p' "$log_file"
+    # The suite exits 1 on a failed check (124: timeout killed it).
+    [ "$rc" -eq 0 ] || { tail -n 60 "$log_file" >&2; tail -n 20 "$out/server.log" >&2; die "conformance server scenario $scenario failed (exit $rc)"; }
+    # Its totals line: "Passed: P/N, F failed, W warnings".
+    totals="$(sed -n 's|^Passed: \([0-9]*\)/[0-9]*, \([0-9]*\) failed.*|\1 \2|p' "$log_file" | tail -n 1)"
+    [ -n "$totals" ] || { tail -n 60 "$log_file" >&2; die "conformance server scenario $scenario reported no totals"; }
+    read -r passed failed <<< "$totals"
+    [ "$failed" -eq 0 ] || die "conformance server scenario $scenario reported $failed failed checks"
+    if [ "$passed" -eq 0 ] && [ "$scenario" != tasks-status-notifications ]; then
+      die "conformance server scenario $scenario passed nothing"
+    fi
+  done
+  trap - EXIT
+  stop_server "$pid"
+  log "conformance tasks-* server scenarios: all passed (results in $out)"
+}
+tasks_server_conformance
 # The Tasks extension served by FastMCP's own engine (fastmcp-tasks 4.1.4,
 # $MCP_FASTMCP_TASKS_PYTHON, tests/fixtures/fastmcp_tasks_server.py) over
 # stdio and HTTP: a task followed through its status messages to its

@@ -80,7 +80,7 @@ async fn tasks_of_the_extension_run_ask_and_cancel_against_a_real_server() {
     assert_eq!(research.latest().unwrap().status, TaskStatus::Completed, "{seen:?}");
 
     // A plain call_tool follows the task the server makes.
-    let result = binding.call_tool("greet", json!({}), within(30)).await.unwrap();
+    let result = binding.call_tool("ask_name", json!({}), within(30)).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("hello Ada"));
     assert_eq!(*asked.lock().unwrap(), ["Your name?"], "asked once");
 
