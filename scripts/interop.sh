@@ -214,8 +214,10 @@ tasks_server_conformance
 # The Tasks extension served by FastMCP's own engine (fastmcp-tasks 4.1.4,
 # $MCP_FASTMCP_TASKS_PYTHON, tests/fixtures/fastmcp_tasks_server.py) over
 # stdio and HTTP: a task followed through its status messages to its
-# result, a required task tool cancelled and refused without the
-# extension, and `mcp call --task` showing the task's status changes.
+# result, one asking for input (input_required) answered through the
+# elicitation handler and tasks/update, a required task tool cancelled and
+# refused without the extension, and `mcp call --task` showing the task's
+# status changes.
 interop_tests fastmcp_task_server
 
 # ---- corporate networks: a proxy, a private CA, client certificates --------

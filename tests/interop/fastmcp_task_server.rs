@@ -3,7 +3,9 @@
 //! backend; tests/fixtures/fastmcp_tasks_server.py only declares the
 //! tools), over stdio and streamable HTTP: a task followed through the
 //! status messages its progress becomes to its result, a plain `call_tool`
-//! that the server answers with a task followed too, a task tool that runs
+//! that the server answers with a task followed too, a task that asks for
+//! input (`input_required`) answered through the elicitation handler and
+//! `tasks/update`, a task tool that runs
 //! only as a task cancelled with `tasks/cancel`, and refused with
 //! `invalid_config` naming the extension when the client does not declare
 //! it; then `mcp call --task` showing the task's status changes.
@@ -17,7 +19,7 @@
 //! is a failure.
 
 use crate::support::peers::{free_port, peer, start_listening};
-use mcp_stack::handlers::Handlers;
+use mcp_stack::handlers::{ElicitRequest, ElicitResult, Handlers};
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::transport::stdio::StdioFactory;
 use mcp_stack::transport::TransportFactory;
@@ -42,8 +44,13 @@ async fn connect(name: &str, factory: impl TransportFactory, tasks: bool) -> Bin
     let mut definition = Definition::new(name, factory);
     definition.protocol = ProtocolChoice::Modern;
     definition.timeouts.startup = LIMIT;
-    definition.capabilities = AllowedCapabilities { tasks, ..AllowedCapabilities::default() };
-    tokio::time::timeout(LIMIT, Binding::connect(definition, Handlers::default()))
+    definition.capabilities =
+        AllowedCapabilities { tasks, elicitation: true, ..AllowedCapabilities::default() };
+    let handlers = Handlers::default().elicitation(|req: ElicitRequest| async move {
+        assert_eq!(req.message, "Your name?");
+        Ok(ElicitResult::accept(json!({ "name": "Ada" }).as_object().unwrap().clone()))
+    });
+    tokio::time::timeout(LIMIT, Binding::connect(definition, handlers))
         .await
         .expect("connect ends in time")
         .expect("connects")
@@ -84,6 +91,13 @@ async fn exercise(binding: &Binding) {
         binding.call_tool("research", json!({ "topic": "plain", "steps": 1 }), within()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("report on plain"));
 
+    // A task that asks for input (input_required): answered through the
+    // elicitation handler, sent with tasks/update.
+    let started = binding.call_tool_task("ask_name", json!({}), None, within());
+    let TaskStart::Task(ask) = started.await.unwrap() else { panic!("ask_name runs only as a task") };
+    let result = ask.result(within()).await.unwrap();
+    assert_eq!(result.content[0].as_text(), Some("hello Ada"));
+
     // A task tool cancelled: tasks/cancel, then the server says so.
     let started = binding.call_tool_task("slow", json!({ "seconds": 60 }), None, within());
     let TaskStart::Task(slow) = started.await.unwrap() else { panic!("slow runs only as a task") };
@@ -93,7 +107,7 @@ async fn exercise(binding: &Binding) {
     // Never a task.
     let result = binding.call_tool("echo", json!({ "text": "hi" }), within()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("hi"));
-    assert_eq!(binding.started_tasks().await.unwrap().len(), 3);
+    assert_eq!(binding.started_tasks().await.unwrap().len(), 4);
 }
 
 /// A client that does not declare the extension: the tool that runs only
