@@ -231,12 +231,32 @@ interop_tests fastmcp_task_server
 interop_tests network
 
 # ---- a shared response cache in Redis ---------------------------------------
-# redis-server ($MCP_REDIS_SERVER, Debian's 7.0) started by each test on a
-# free loopback port, without persistence: the RedisCache's layout (a hash
+# One redis-server ($MCP_REDIS_SERVER, Debian's 7.0) for this part and the
+# replicas below, started here on a free loopback port without persistence
+# and named by MCP_REDIS_URL; each test has a database of its own. Stopped
+# after the replicas, or when this script ends early.
+REDIS_LOG="$ROOT/target/interop-redis.log"
+redis_port="$("$MCP_PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')" \
+  || die "cannot pick a free port for redis-server"
+"$MCP_REDIS_SERVER" --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no > "$REDIS_LOG" 2>&1 &
+redis_pid=$!
+# shellcheck disable=SC2064 # $redis_pid is meant to be expanded now
+trap "stop_server $redis_pid" EXIT
+waited=0
+until (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null; do
+  kill -0 "$redis_pid" 2>/dev/null || { cat "$REDIS_LOG" >&2; die "redis-server exited before listening"; }
+  [ "$waited" -lt 300 ] || { cat "$REDIS_LOG" >&2; die "redis-server not listening on $redis_port after 30 s"; }
+  sleep 0.1
+  waited=$((waited + 1))
+done
+export MCP_REDIS_URL="redis://127.0.0.1:$redis_port"
+log "redis-server on $MCP_REDIS_URL (pid $redis_pid)"
+# The RedisCache's layout (a hash
 # per group that expires with its entries, expired and oversized entries
 # never served), two bindings standing for two replicas of a host sharing a
 # public tools list until a change reaches one of them, and Redis going away
-# (every list still answered, from the server). The records of started tasks
+# (every list still answered, from the server: a redis-server of that test's
+# own, which it stops). The records of started tasks
 # there too (RedisTaskStore): shared by two stores, expiring with the task.
 interop_tests redis
 
@@ -255,7 +275,7 @@ interop_tests oauth
 # the DPoP key.
 interop_tests oauth_extensions
 # Two replicas of a host in two processes share their tokens and started
-# tasks through a redis-server of the test's own (RedisTokenStore,
+# tasks through the redis-server started above (RedisTokenStore,
 # RedisTaskStore): the first authorizes at oidc-provider and starts a task
 # (the 2026-07-28 Tasks extension the Python resource server also serves),
 # the second (this binary run again) is served without authorizing, finds
@@ -264,6 +284,8 @@ interop_tests oauth_extensions
 # second replica, which the first runs and which is ignored on its own.
 interop_tests replicas two_processes_share_one_authorization_through_redis
 interop_tests replicas the_token_store_expires_with_the_tokens_and_keeps_origins_apart
+trap - EXIT
+stop_server "$redis_pid"
 
 # ---- the conformance suite --------------------------------------------------
 # examples/conformance.rs is the client under test. A suite run exits non-zero

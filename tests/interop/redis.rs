@@ -1,13 +1,16 @@
 //! Issue 22, item 4: public cached results in a real Redis server
-//! (Debian's `redis-server` 7.0, $MCP_REDIS_SERVER, started by each test on
-//! a free loopback port without persistence), through `RedisCache`:
+//! (Debian's `redis-server` 7.0, the one `scripts/interop.sh` starts on a
+//! free loopback port without persistence, `$MCP_REDIS_URL`; each test has
+//! a database of its own, emptied first), through `RedisCache`:
 //!
 //! - the store's layout: one hash per group, expiring with its entry; an
 //!   expired entry skipped, an oversized one never stored;
 //! - two bindings standing for two replicas of a host (each with its own
 //!   connection to Redis) to one server: the second lists nothing, a change
 //!   notification that reaches only the first makes the second list again;
-//! - Redis going away mid-life: every list still answers, from the server.
+//! - Redis going away mid-life: every list still answers, from the server
+//!   (a `redis-server` of that test's own, `$MCP_REDIS_SERVER`, which it
+//!   stops).
 
 use mcp_stack::cache::{Caching, RedisCache, ResponseCache};
 use mcp_stack::transport::memory::MemoryFactory;
@@ -21,7 +24,22 @@ use std::time::Duration;
 use crate::support::modern::{server_per_connection, Seen};
 use crate::support::peers::{free_port, peer, start_listening, Server};
 
-/// A redis-server of this test's own: no persistence, loopback only.
+/// The URL of database `db` (1 to 15, one per test) of the Redis server
+/// the interop script started (`$MCP_REDIS_URL`), emptied: tests share the
+/// server, never a database. A missing variable or server is a failure.
+pub(crate) async fn shared_redis(db: u8) -> String {
+    let base = std::env::var("MCP_REDIS_URL").unwrap_or_else(|_| {
+        panic!(
+            "MCP_REDIS_URL is not set: run the interop tests through scripts/interop.sh, which starts Redis"
+        )
+    });
+    let url = format!("{}/{db}", base.trim_end_matches('/'));
+    assert_eq!(raw(&url, &["FLUSHDB"]).await, redis::Value::Okay, "database {db} emptied");
+    url
+}
+
+/// A redis-server of this test's own, for a test that stops it: no
+/// persistence, loopback only.
 pub(crate) async fn redis() -> (Server, String) {
     let port = free_port();
     let mut command = Command::new(peer("MCP_REDIS_SERVER"));
@@ -96,7 +114,7 @@ fn definition(factory: Arc<MemoryFactory>, store: RedisCache) -> Definition {
 
 #[tokio::test]
 async fn the_store_keeps_one_hash_per_group_that_expires_with_its_entry() {
-    let (_redis, url) = redis().await;
+    let url = shared_redis(1).await;
     let store = RedisCache::connect(&url).await.unwrap();
     let (factory, seen) = server(false);
     let binding =
@@ -117,7 +135,7 @@ async fn the_store_keeps_one_hash_per_group_that_expires_with_its_entry() {
 
 #[tokio::test]
 async fn a_second_replica_is_served_what_the_first_listed_until_a_change_reaches_the_first() {
-    let (_redis, url) = redis().await;
+    let url = shared_redis(2).await;
     let (factory, seen) = server(true);
     let first = Binding::connect(
         definition(factory.clone(), RedisCache::connect(&url).await.unwrap()),
@@ -170,7 +188,7 @@ async fn redis_going_away_costs_nothing_but_the_cache() {
 
 #[tokio::test]
 async fn an_expired_or_oversized_entry_is_never_served() {
-    let (_redis, url) = redis().await;
+    let url = shared_redis(3).await;
     let store = RedisCache::connect(&url).await.unwrap().with_max_entry_bytes(64);
     let (factory, seen) = server(false);
     // The tools page is more than 64 bytes: not stored, so each replica
@@ -231,7 +249,7 @@ async fn task_records_are_shared_by_replicas_and_expire_with_the_task() {
     use mcp_stack::TaskStatus;
     use std::time::{SystemTime, UNIX_EPOCH};
 
-    let (_server, url) = redis().await;
+    let url = shared_redis(4).await;
     let one = RedisTaskStore::connect(&url).await.unwrap();
     let two = RedisTaskStore::connect(&url).await.unwrap();
     let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;

@@ -26,7 +26,7 @@ use mcp_stack::{TaskStart, TaskStatus};
 use serde_json::json;
 
 use crate::oauth::{counting_handler, servers, LIMIT};
-use crate::redis::{raw, redis};
+use crate::redis::{raw, shared_redis};
 
 async fn whoami(binding: &Binding) -> String {
     let result = tokio::time::timeout(LIMIT, binding.call_tool("whoami", json!({}), CallOpts::default()))
@@ -48,7 +48,7 @@ fn definition(resource: &str, oauth: OAuth, tasks: Arc<dyn TaskStore>) -> Defini
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_share_one_authorization_through_redis() {
-    let (_redis, redis_url) = redis().await;
+    let redis_url = shared_redis(10).await;
     let (_oidc, _python, resource, _issuer) = servers().await;
     let authorizations = Arc::new(AtomicUsize::new(0));
     let store = RedisTokenStore::connect(&redis_url).await.unwrap();
@@ -149,7 +149,7 @@ async fn second_replica() {
 /// kept; a pre-registered client's issuer binding is kept per client.
 #[tokio::test]
 async fn the_token_store_expires_with_the_tokens_and_keeps_origins_apart() {
-    let (_redis, url) = redis().await;
+    let url = shared_redis(11).await;
     let store =
         RedisTokenStore::connect(&url).await.unwrap().with_refresh_lifetime(Duration::from_secs(3600));
     let server = url::Url::parse("https://mcp.example.com/mcp").unwrap();
