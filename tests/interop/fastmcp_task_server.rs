@@ -8,7 +8,10 @@
 //! `tasks/update`, a task tool that runs
 //! only as a task cancelled with `tasks/cancel`, and refused with
 //! `invalid_config` naming the extension when the client does not declare
-//! it; then `mcp call --task` showing the task's status changes.
+//! it; then `mcp call --task` showing the task's status changes, and a
+//! task one `mcp` process gave up waiting for taken up by id and finished
+//! by another (over HTTP, where the engine keeps its tasks beyond a
+//! connection).
 //!
 //! FastMCP 4.1.6 has no 2025-11-25 tasks: on that era it declares no
 //! `tasks` capability and runs a call inline, so its tasks are tested here
@@ -164,4 +167,48 @@ fn the_cli_follows_a_fastmcp_task() {
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("task ")).collect();
     assert!(lines.iter().any(|l| l.contains(": working: step ")), "{err}");
     assert!(lines.last().is_some_and(|l| l.ends_with(": completed")), "{err}");
+}
+
+/// One `mcp` process starts a task over HTTP and gives up at its deadline;
+/// a second takes it up by id (`tasks get`, `tasks result`) to its result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_process_takes_a_fastmcp_task_up_by_id() {
+    let port = free_port();
+    let mut command = Command::new(peer("MCP_FASTMCP_TASKS_PYTHON"));
+    command.arg(SCRIPT).arg("--http").arg(port.to_string()).stderr(Stdio::null());
+    let _server = start_listening(command, port, "the FastMCP tasks server", LIMIT).await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mcp = move |args: &[&str]| {
+        let out = Command::new(peer("MCP_CLI"))
+            .args(["--http", &url, "--protocol", "modern", "--json"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run mcp");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        (out.status.code().unwrap_or(-1), doc, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (doc, code, err) = tokio::task::spawn_blocking(move || {
+        let args = json!({ "topic": "resumed", "steps": 10 }).to_string();
+        let (code, doc, err) = mcp(&["--request-timeout-ms", "1000", "call", "research", &args, "--task"]);
+        assert_eq!(code, 4, "{doc} {err}");
+        assert_eq!(doc["error"]["class"], "deadline", "{doc}");
+        let message = doc["error"]["message"].as_str().unwrap().to_string();
+        let id = message
+            .split("`mcp tasks result ")
+            .nth(1)
+            .and_then(|rest| rest.split('`').next())
+            .unwrap_or_else(|| panic!("the error names the task: {message}"))
+            .to_string();
+        let (code, status, err) = mcp(&["tasks", "get", &id]);
+        assert_eq!(code, 0, "{status} {err}");
+        assert_eq!(status["task"]["id"], id.as_str());
+        let (code, doc, err) = mcp(&["--request-timeout-ms", "30000", "tasks", "result", &id]);
+        (doc, code, err)
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{doc} {err}");
+    assert_eq!(doc["content"][0]["text"], "report on resumed", "{doc}");
+    assert_eq!(doc["task"]["status"], "completed", "{doc}");
 }

@@ -146,7 +146,7 @@ fn still_running(id: &str, e: &Error) -> Failure {
     if e.class() == FailureClass::Deadline {
         let id = clean_line(id);
         report.message = format!(
-            "{}; the task {id} still runs at the server: `mcp tasks result {id}` waits again, `mcp tasks cancel {id}` stops it",
+            "{}: `mcp tasks result {id}` waits again, `mcp tasks cancel {id}` stops it",
             report.message
         );
     }
