@@ -129,7 +129,7 @@ impl TokenStore for RedisTokenStore {
         let body = tokens_to_json(server, tokens)?;
         let expires = self.expires_ms(tokens);
         let mut connection = self.connection.clone();
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
+        let now = crate::cache::redis::now_ms();
         if expires <= now {
             // Already unusable: nothing to keep, nor to leave behind.
             return self.remove(server).await;

@@ -169,11 +169,9 @@ fn received_tasks(
 /// binding, this process and the moment, so that one binding's ids say
 /// nothing of another's.
 fn held_prefix(binding: &str) -> String {
-    use sha2::Digest as _;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let seed = format!("{binding}\n{}\n{}", std::process::id(), now.as_nanos());
-    let digest = sha2::Sha256::digest(seed.as_bytes());
-    format!("{}-", crate::canonical::hex(&digest[..12]))
+    let digest = crate::files::hex_name(&format!("{binding}\n{}\n{}", std::process::id(), now.as_nanos()));
+    format!("{}-", &digest[..24])
 }
 
 impl BindingInbound {
