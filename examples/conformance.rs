@@ -36,6 +36,12 @@
 //!   (with `idp_client_id`) are the enterprise IdP of enterprise-managed
 //!   authorization; `valid_jwt` is the workload token of workload identity
 //!   federation; the `auth/dpop*` scenarios turn DPoP on with a fresh key.
+//! - `sep-2640-client-*` (Skills): list the server's skills
+//!   ([`Binding::list_skills`]), and, but for `no-prefetch`, load each
+//!   ([`Binding::load_skill`]): its `SKILL.md` read and verified first,
+//!   every other file only once the one before passed. A skill that fails
+//!   verification is refused, reported on stderr, and not a failure of the
+//!   run: refusing it is what a host must do.
 //! - any other scenario: connect, list the tools, call each one that takes
 //!   no required argument, and close.
 //!
@@ -193,6 +199,9 @@ async fn scenario_steps(scenario: &str, binding: &Binding) -> Result<(), Error> 
         }
         return Ok(());
     }
+    if let Some(skills) = scenario.strip_prefix("sep-2640-client-") {
+        return load_skills(binding, skills != "no-prefetch").await;
+    }
     match scenario {
         "initialize" => Ok(()),
         "tools_call" => {
@@ -291,6 +300,25 @@ fn context_tool_calls() -> Option<Vec<(String, Value)>> {
 }
 
 /// Lists the tools and calls each one that takes no required argument.
+/// Lists the server's skills and, when `load`, loads each one; a skill
+/// that fails verification is refused (on stderr), any other error fails.
+async fn load_skills(binding: &Binding, load: bool) -> Result<(), Error> {
+    let skills = binding.list_skills().await?;
+    for warning in &skills.warnings {
+        eprintln!("warning: {warning}");
+    }
+    for skill in skills.items.iter().filter(|_| load) {
+        match binding.load_skill(skill, CallOpts::default()).await {
+            Ok(loaded) => println!("skill {}: {} files verified", skill.name, loaded.files.len()),
+            Err(e) if e.class() == mcp_stack::FailureClass::VerificationFailed => {
+                eprintln!("refused skill {}: {e}", skill.name)
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 async fn call_argless_tools(binding: &Binding) -> Result<(), Error> {
     let tools = binding.list_tools().await?;
     for tool in &tools.items {

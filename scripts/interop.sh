@@ -348,6 +348,22 @@ for scenario in auth/client-credentials-jwt auth/client-credentials-basic auth/e
     --spec-version 2026-07-28 --force
 done
 
+# Skills (SEP-2640): the suite's four client scenarios, at its default
+# revision and forced at 2026-07-28. Each must pass with no check skipped
+# (a client that never calls skills/list is skipped, not passed).
+SKILLS_OUT="$ROOT/target/conformance/skills"
+rm -rf "$SKILLS_OUT"
+mkdir -p "$SKILLS_OUT"
+for scenario in sep-2640-client-no-prefetch sep-2640-client-verify-digest sep-2640-client-verify-size \
+  sep-2640-client-verify-frontmatter; do
+  conformance_scenario "$scenario" "$SKILLS_OUT" "$SKILLS_OUT/$scenario.log"
+  conformance_scenario "$scenario" "$SKILLS_OUT/2026-07-28" "$SKILLS_OUT/$scenario-2026-07-28.log" \
+    --spec-version 2026-07-28 --force
+  if grep -q "SKIPPED" "$SKILLS_OUT/$scenario.log" "$SKILLS_OUT/$scenario-2026-07-28.log"; then
+    die "conformance scenario $scenario skipped a check"
+  fi
+done
+
 # The 2025-03-26 authorization back-compat: servers of that revision have no
 # Protected Resource Metadata, so the client reads the authorization server
 # metadata at the server's root, or falls back to /authorize, /token and

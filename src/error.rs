@@ -103,6 +103,9 @@ failure_classes! {
     RemoteError => "remote_error",
     /// A result or message exceeded a limit and was refused.
     LimitExceeded => "limit_exceeded",
+    /// What the server served does not match what it declared of it (a
+    /// skill file's size, digest or frontmatter); the content is refused.
+    VerificationFailed => "verification_failed",
     /// A person declined an elicitation.
     ElicitationDeclined => "elicitation_declined",
     /// A person cancelled an elicitation.
@@ -474,7 +477,7 @@ mod tests {
 
     #[test]
     fn class_ids_round_trip_and_are_snake_case() {
-        assert_eq!(FailureClass::ALL.len(), 31);
+        assert_eq!(FailureClass::ALL.len(), 32);
         for class in FailureClass::ALL {
             let id = class.as_str();
             assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{id}");

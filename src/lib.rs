@@ -30,6 +30,7 @@ pub mod redact;
 mod request;
 mod serialize;
 pub mod session;
+pub mod skills;
 pub mod tasks;
 pub mod transport;
 
@@ -42,8 +43,8 @@ pub use binding::{
     TaskHandle, TaskStart,
 };
 pub use config::{
-    AllowedCapabilities, Limits, ProtocolChoice, ReconnectPolicy, RepeatableTools, RetryPolicy, Timeouts,
-    ToolFilter,
+    AllowedCapabilities, ClientExtensions, Limits, ProtocolChoice, ReconnectPolicy, RepeatableTools,
+    RetryPolicy, Timeouts, ToolFilter,
 };
 pub use content::{
     Content, Dropped, Mark, PromptMessage, PromptResult, ResourceContent, ResourceResult, ResultMarks,

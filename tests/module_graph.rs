@@ -1,6 +1,6 @@
 //! The module graph runs one way: a lower floor never imports a higher one.
 //!
-//! protocol → config and compat → cache and tasks → transport → auth → connection → era →
+//! protocol → config and compat → cache, tasks and skills → transport → auth → connection → era →
 //! layer → catalog → handlers → binding → host (and providers). Read from the source
 //! itself, comments aside, so that a `use` that goes up fails here, with its
 //! file and line.
@@ -19,9 +19,10 @@ const FLOORS: &[&[&str]] = &[
     &["protocol"],
     &["config", "compat"],
     // Where cached results and started tasks' records are kept: the stores
-    // and their keys, and what a task is; nothing of a connection (the
-    // cache layer is in `layer`, the task handle in `binding`).
-    &["cache", "tasks"],
+    // and their keys, what a task is, and what a skill is and the checks
+    // its files pass; nothing of a connection (the cache layer is in
+    // `layer`, the task handle and skill loading in `binding`).
+    &["cache", "tasks", "skills"],
     // Authorization builds on the HTTP transport (it is a layer on its
     // per-hop service); the transport never names it.
     &["transport"],

@@ -42,7 +42,7 @@ impl Binding {
         emit_state(&events, &name, State::Configured, State::Starting);
 
         let feed = ChangeFeed::new(name.clone(), events.clone());
-        let advertised = client_capabilities(definition.capabilities, &handlers);
+        let advertised = definition.declare(client_capabilities(definition.capabilities, &handlers));
         // What the server is told of this client may change what it lists,
         // so it is part of whom cached results are shared with.
         let declared = serde_json::json!({

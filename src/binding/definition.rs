@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::compat::Profile;
 use crate::config::ProtocolChoice;
 use crate::config::ReconnectPolicy;
-use crate::config::{AllowedCapabilities, Limits, Timeouts, ToolFilter};
+use crate::config::{AllowedCapabilities, ClientExtensions, Limits, Timeouts, ToolFilter};
 use crate::config::{RepeatableTools, RetryPolicy};
 use crate::layer::trace::TraceContextSource;
 use crate::protocol::logging::LoggingLevel;
@@ -118,6 +118,13 @@ pub struct Definition {
     /// store that fails costs the record (a `tracing` warning), never the
     /// call.
     pub task_store: Arc<dyn crate::tasks::TaskStore>,
+    /// The extensions this binding declares, with their settings
+    /// (SEP-2133; see [`ClientExtensions`]): in `initialize` on the legacy
+    /// era, on every request on 2026-07-28. None by default.
+    pub extensions: ClientExtensions,
+    /// Non-standard capabilities the binding declares (`experimental`), by
+    /// name, each an object. None by default.
+    pub experimental: serde_json::Map<String, serde_json::Value>,
 }
 
 impl fmt::Debug for Definition {
@@ -144,6 +151,8 @@ impl fmt::Debug for Definition {
             .field("declarations", &self.declarations)
             .field("caching", &self.caching)
             .field("task_store", &self.task_store)
+            .field("extensions", &self.extensions)
+            .field("experimental", &self.experimental)
             .finish()
     }
 }
@@ -177,6 +186,8 @@ impl Definition {
             declarations: Default::default(),
             caching: Default::default(),
             task_store: crate::tasks::MemoryTaskStore::process_wide(),
+            extensions: ClientExtensions::default(),
+            experimental: Default::default(),
         }
     }
 
@@ -219,7 +230,27 @@ impl Definition {
                 "the client identity's name, version and title must be 1 to 256 bytes without control characters",
             ));
         }
+        self.extensions.validate()?;
+        crate::config::extensions::validate_experimental(&self.experimental)?;
         self.reconnect.retry.validate()
+    }
+
+    /// `advertised` (what the handlers and [`AllowedCapabilities`] imply)
+    /// with the declared extensions and experimental capabilities added.
+    pub(crate) fn declare(
+        &self,
+        mut advertised: crate::protocol::ClientCapabilities,
+    ) -> crate::protocol::ClientCapabilities {
+        if !self.extensions.is_empty() {
+            let extensions = advertised.extensions.get_or_insert_with(Default::default);
+            for (id, settings) in self.extensions.iter() {
+                extensions.insert(id.to_string(), serde_json::Value::Object(settings.clone()));
+            }
+        }
+        if !self.experimental.is_empty() {
+            advertised.experimental = Some(self.experimental.clone());
+        }
+        advertised
     }
 }
 

@@ -7,6 +7,7 @@ mod catalog;
 mod connect;
 mod definition;
 mod operations;
+mod skills;
 mod stack;
 mod status;
 mod subscriptions;

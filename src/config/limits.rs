@@ -33,6 +33,8 @@ pub(crate) const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 8;
 pub(crate) const DEFAULT_MAX_CATALOG_PAGES: usize = 64;
 /// Default [`Limits::max_catalog_items`].
 pub(crate) const DEFAULT_MAX_CATALOG_ITEMS: usize = 1024;
+pub(crate) const DEFAULT_MAX_SKILL_FILES: usize = 512;
+pub(crate) const DEFAULT_MAX_SKILL_BYTES: usize = 16 << 20;
 /// Default [`Limits::max_frame_bytes`]: 4 MiB.
 pub(crate) const DEFAULT_MAX_FRAME_BYTES: usize = 4 << 20;
 /// Default [`Limits::max_body_bytes`]: 16 MiB.
@@ -174,6 +176,10 @@ limits! {
     max_sampling_messages = DEFAULT_MAX_SAMPLING_MESSAGES,
     /// Caps one sampling request's system prompt plus messages, as JSON.
     max_sampling_request_bytes = DEFAULT_MAX_SAMPLING_REQUEST_BYTES,
+    /// Caps the files of one skill, `SKILL.md` included (SEP-2640's 512).
+    max_skill_files = DEFAULT_MAX_SKILL_FILES,
+    /// Caps the bytes one skill's files declare in all (SEP-2640's 16 MiB).
+    max_skill_bytes = DEFAULT_MAX_SKILL_BYTES,
 }
 
 #[cfg(test)]

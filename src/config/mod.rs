@@ -4,6 +4,7 @@
 //! all read these; none of them is imported from a higher module.
 
 mod capabilities;
+pub(crate) mod extensions;
 pub(crate) mod limits;
 mod protocol;
 mod reconnect;
@@ -11,6 +12,7 @@ mod retry;
 mod tool_filter;
 
 pub use capabilities::AllowedCapabilities;
+pub use extensions::ClientExtensions;
 pub use limits::{Limits, Timeouts};
 pub use protocol::ProtocolChoice;
 pub use reconnect::ReconnectPolicy;

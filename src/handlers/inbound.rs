@@ -121,7 +121,7 @@ pub(crate) fn client_capabilities(allowed: AllowedCapabilities, handlers: &Handl
             }),
         sampling: (allowed.sampling && handlers.sampling.is_some()).then(|| {
             crate::protocol::lifecycle::SamplingCapability {
-                context: None,
+                context: handlers.sampling_context.then(Default::default),
                 tools: handlers.sampling_tools.then(Default::default),
             }
         }),

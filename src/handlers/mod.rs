@@ -54,7 +54,7 @@
 //! | handler | advertises | serves |
 //! | --- | --- | --- |
 //! | `elicitation` | `elicitation.form` (and `elicitation.url` with [`ElicitationModes::url`]) | `elicitation/create` |
-//! | `sampling` | `sampling` (and `sampling.tools` with [`Handlers::sampling_tools`]) | `sampling/createMessage` |
+//! | `sampling` | `sampling` (and `sampling.tools` with [`Handlers::sampling_tools`], `sampling.context` with [`Handlers::sampling_context`]) | `sampling/createMessage` |
 //! | `roots` | `roots.listChanged` | `roots/list` |
 //! | `log` | nothing (logging is a server capability) | `notifications/message`, and turns logs on with `logging/setLevel` |
 //!
@@ -136,6 +136,7 @@
 //! [`Limits::max_sampling_depth`]: crate::Limits::max_sampling_depth
 //! [`Timeouts::request`]: crate::Timeouts::request
 //! [`Handlers::sampling_tools`]: crate::handlers::Handlers::sampling_tools
+//! [`Handlers::sampling_context`]: crate::handlers::Handlers::sampling_context
 //! [`Binding`]: crate::Binding
 //! [`Binding::service`]: crate::Binding::service
 //!
@@ -291,6 +292,10 @@ pub struct Handlers {
     /// server may send `tools`, `toolChoice` and `tool_use` / `tool_result`
     /// blocks. Off by default; such a request is refused when it is off.
     pub sampling_tools: bool,
+    /// Declares `sampling.context`: the host honours `includeContext`
+    /// (`thisServer`, `allServers`) in the server's sampling requests. Off
+    /// by default; a server should then ask for no context.
+    pub sampling_context: bool,
     /// Supplies roots. `None`: the capability is not advertised.
     pub roots: Option<RootsService>,
     /// Receives server log messages. `None`: they are only reported as
@@ -307,6 +312,7 @@ impl fmt::Debug for Handlers {
             .field("elicitation_modes", &self.elicitation_modes)
             .field("sampling", &self.sampling.is_some())
             .field("sampling_tools", &self.sampling_tools)
+            .field("sampling_context", &self.sampling_context)
             .field("roots", &self.roots.is_some())
             .field("log", &self.log.is_some())
             .field("event", &self.event.is_some())
@@ -383,6 +389,12 @@ impl Handlers {
     /// Declares (or withdraws) `sampling.tools`.
     pub fn sampling_tools(mut self, declared: bool) -> Self {
         self.sampling_tools = declared;
+        self
+    }
+
+    /// Declares (or withdraws) `sampling.context`.
+    pub fn sampling_context(mut self, declared: bool) -> Self {
+        self.sampling_context = declared;
         self
     }
 

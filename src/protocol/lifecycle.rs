@@ -71,13 +71,20 @@ pub struct ClientCapabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Map<String, Value>>,
     /// Extensions the client supports, by identifier, each with its
-    /// settings (2026-07-28, SEP-2133), e.g. [`TASKS_EXTENSION`] with `{}`.
+    /// settings (SEP-2133), e.g. [`APPS_EXTENSION`] with its `mimeTypes`;
+    /// in `initialize` on the legacy era, on every request on 2026-07-28.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Map<String, Value>>,
 }
 
 /// The identifier of the Tasks extension of 2026-07-28 (SEP-2663).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// The identifier of the MCP Apps extension (`ext-apps`, 2026-01-26).
+pub const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+/// The MIME type of an MCP App's HTML resource.
+pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
+/// The identifier of the Skills extension (SEP-2640).
+pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
 
 impl ClientCapabilities {
     /// Whether the client declares the extension `id`.
@@ -159,9 +166,10 @@ pub struct ServerCapabilities {
     /// `requests.tools.call`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tasks: Option<Map<String, Value>>,
-    /// The extensions the server declares (2026-07-28), by identifier, as
-    /// sent. Reported, never acted on, except to recognize an
-    /// implementation (the `legacy_era_for_mrtr_less_servers` tolerance).
+    /// The extensions the server declares (SEP-2133), by identifier, with
+    /// their settings as sent: in the `initialize` result on the legacy
+    /// era, in `server/discover`'s on 2026-07-28. The binding acts on the
+    /// ones it implements (tasks, skills) and reports the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Map<String, Value>>,
 }

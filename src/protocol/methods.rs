@@ -60,6 +60,11 @@ pub(crate) const NOTIFICATIONS_RESOURCES_UPDATED: &str = "notifications/resource
 /// Notification (server → client): the resource list changed.
 pub(crate) const NOTIFICATIONS_RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 
+// Skills (SEP-2640).
+
+/// Request (client → server): lists the server's skills.
+pub(crate) const SKILLS_LIST: &str = "skills/list";
+
 // Completion and logging.
 
 /// Request (client → server): asks for argument completions.
@@ -127,6 +132,7 @@ pub(crate) const ALL: &[&str] = &[
     NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
     NOTIFICATIONS_RESOURCES_UPDATED,
     NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+    SKILLS_LIST,
     COMPLETION_COMPLETE,
     LOGGING_SET_LEVEL,
     NOTIFICATIONS_MESSAGE,
@@ -171,6 +177,7 @@ pub(crate) fn known(name: &str) -> Option<&'static str> {
         NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED,
         NOTIFICATIONS_RESOURCES_UPDATED => NOTIFICATIONS_RESOURCES_UPDATED,
         NOTIFICATIONS_RESOURCES_LIST_CHANGED => NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+        SKILLS_LIST => SKILLS_LIST,
         COMPLETION_COMPLETE => COMPLETION_COMPLETE,
         LOGGING_SET_LEVEL => LOGGING_SET_LEVEL,
         NOTIFICATIONS_MESSAGE => NOTIFICATIONS_MESSAGE,
@@ -222,7 +229,7 @@ mod tests {
         for name in ALL {
             assert!(seen.insert(*name), "duplicate method name {name}");
         }
-        assert_eq!(ALL.len(), 36);
+        assert_eq!(ALL.len(), 37);
         assert!(NOTIFICATIONS_TASKS_STATUS.starts_with("notifications/"));
         assert_eq!(LOGGING_SET_LEVEL, "logging/setLevel");
         assert_eq!(SAMPLING_CREATE_MESSAGE, "sampling/createMessage");

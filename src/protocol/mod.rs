@@ -49,7 +49,8 @@ pub use content::{
 pub use jsonrpc::{ErrorObject, Notification, RequestId};
 pub use lifecycle::{
     ClientCapabilities, ElicitationCapability, Implementation, PromptsCapability, ResourcesCapability,
-    RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability, TASKS_EXTENSION,
+    RootsCapability, SamplingCapability, ServerCapabilities, ToolsCapability, APPS_EXTENSION, APP_MIME_TYPE,
+    SKILLS_EXTENSION, TASKS_EXTENSION,
 };
 pub use logging::{LoggingLevel, ParseLoggingLevelError};
 pub use prompts::{Prompt, PromptArgument};

@@ -14,6 +14,8 @@
 //!   `resultType`, modern errors, multi round-trip requests.
 //! - [`client_identity`]: what the client tells a server it is, in every
 //!   handshake.
+//! - [`extensions`]: extensions and experimental capabilities declared
+//!   in both eras, the server's read from its handshake.
 //!
 //! The layers and what a binding hands back:
 //! - [`layers`]: the tool filter, result limits and tool-call gate.
@@ -32,6 +34,8 @@
 //! - [`modern_tasks`]: the 2026-07-28 Tasks extension: a task followed to
 //!   the result `tasks/get` carries, input answered with `tasks/update`,
 //!   cancelled with `tasks/cancel`.
+//! - [`skills`]: Skills (SEP-2640): listed without fetching, loaded and
+//!   verified file by file only when asked.
 //!
 //! The catalog:
 //! - [`caching`]: list results kept while the server says they are fresh
@@ -58,6 +62,7 @@ mod demo;
 mod display_strings;
 mod engine;
 mod events;
+mod extensions;
 mod fuzz_regressions;
 mod handlers;
 mod held_tasks;
@@ -68,5 +73,6 @@ mod reconnect;
 mod reply_backlog;
 mod result_items;
 mod serialize;
+mod skills;
 mod tasks;
 mod user_layer;

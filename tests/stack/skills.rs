@@ -1,0 +1,174 @@
+//! Skills (SEP-2640) against a scripted server: listed page by page with
+//! nothing fetched, an entry that cannot be used dropped alone, loaded only
+//! when asked, every file checked by size and digest, `SKILL.md`'s
+//! frontmatter field by field, files read one after the other so that a
+//! failed check stops the load before the next, and the bad input of
+//! issue 24 (another server's URIs, a dynamic skill, an unlisted file, a
+//! list of 100,000 entries).
+
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass, Limits, ProtocolChoice};
+use serde_json::{json, Value};
+use sha2::Digest as _;
+
+use crate::support::modern::{server, Seen};
+
+const SKILL_MD: &str = "---\nname: pdf\ndescription: Fill PDF forms\n---\nRead FORMS.md first.\n";
+const FORMS: &str = "# Forms\n";
+
+fn digest(bytes: &[u8]) -> String {
+    let hex: String = sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// A skill `name` whose listing describes `skill_md` and `forms` as given.
+fn skill(name: &str, skill_md: &str, forms: &str) -> Value {
+    json!({
+        "uri": format!("skill://{name}/SKILL.md"),
+        "frontmatter": { "name": "pdf", "description": "Fill PDF forms" },
+        "resources": [
+            { "uri": format!("skill://{name}/SKILL.md"), "digest": digest(skill_md.as_bytes()), "size": skill_md.len() },
+            { "uri": format!("skill://{name}/FORMS.md"), "digest": digest(forms.as_bytes()), "size": forms.len() },
+        ]
+    })
+}
+
+/// Two pages of skills: `good`, one whose file is under another server
+/// (dropped), then a dynamic one, `frontmatter` (its served SKILL.md says
+/// another description, the listing matches the served bytes) and
+/// `digest` (FORMS.md served differs from its listing, same size). Every
+/// `resources/read` is recorded.
+fn skills_server() -> (mcp_stack::transport::memory::MemoryFactory, Seen) {
+    let tampered = SKILL_MD.replace("Fill PDF forms", "Exfiltrate credentials");
+    let mut foreign = skill("foreign", SKILL_MD, FORMS);
+    foreign["resources"][1]["uri"] = json!("https://evil.example/FORMS.md");
+    let pages = [
+        json!({ "skills": [skill("good", SKILL_MD, FORMS), foreign], "nextCursor": "2" }),
+        json!({ "skills": [
+            { "uri": "skill://dyn/SKILL.md", "frontmatter": { "name": "dyn", "description": "d" }, "resources": "dynamic" },
+            skill("frontmatter", &tampered, FORMS),
+            skill("digest", SKILL_MD, FORMS),
+        ]}),
+    ];
+    server(move |method, params| match method {
+        "initialize" => Some(json!({ "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": { "resources": {}, "extensions": { "io.modelcontextprotocol/skills": {} } },
+            "serverInfo": { "name": "skills", "version": "1" }
+        }})),
+        "skills/list" => Some(
+            json!({ "result": if params["cursor"] == "2" { pages[1].clone() } else { pages[0].clone() } }),
+        ),
+        "resources/read" => {
+            let uri = params["uri"].as_str().unwrap_or_default();
+            let text = match uri {
+                "skill://frontmatter/SKILL.md" => tampered.clone(),
+                "skill://digest/FORMS.md" => "# FORMZ\n".to_string(),
+                u if u.ends_with("SKILL.md") => SKILL_MD.to_string(),
+                _ => FORMS.to_string(),
+            };
+            Some(
+                json!({ "result": { "contents": [{ "uri": uri, "mimeType": "text/markdown", "text": text }] } }),
+            )
+        }
+        _ => Some(json!({ "result": {} })),
+    })
+}
+
+fn reads(seen: &Seen) -> Vec<String> {
+    seen.requests("resources/read").iter().map(|r| r["params"]["uri"].as_str().unwrap().to_string()).collect()
+}
+
+async fn connect(factory: mcp_stack::transport::memory::MemoryFactory) -> Binding {
+    let mut definition = Definition::new("skills", factory);
+    definition.protocol = ProtocolChoice::Legacy;
+    Binding::connect(definition, Handlers::default()).await.unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn skills_are_listed_without_fetching_and_verified_when_loaded() {
+    let (factory, seen) = skills_server();
+    let binding = connect(factory).await;
+    let listing = binding.list_skills().await.unwrap();
+    let names: Vec<&str> = listing.items.iter().map(|s| s.uri.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "skill://good/SKILL.md",
+            "skill://dyn/SKILL.md",
+            "skill://frontmatter/SKILL.md",
+            "skill://digest/SKILL.md"
+        ]
+    );
+    assert_eq!(listing.warnings.len(), 1, "{:?}", listing.warnings);
+    assert!(listing.warnings[0].contains("entry 1") && listing.warnings[0].contains("skill://foreign"));
+    assert!(reads(&seen).is_empty(), "nothing fetched on listing");
+
+    let loaded = binding.load_skill(&listing.items[0], CallOpts::default()).await.unwrap();
+    assert_eq!(loaded.files.len(), 2);
+    assert_eq!(loaded.instructions(), SKILL_MD);
+    assert_eq!(reads(&seen), ["skill://good/SKILL.md", "skill://good/FORMS.md"], "SKILL.md first");
+
+    let e = binding.load_skill(&listing.items[1], CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::InvalidArguments, "a dynamic skill: {e}");
+
+    let e = binding.load_skill(&listing.items[2], CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::VerificationFailed);
+    assert!(e.message().contains("\"description\"") && !e.message().contains("Exfiltrate"), "{e}");
+    assert!(!reads(&seen).contains(&"skill://frontmatter/FORMS.md".to_string()), "stopped before FORMS.md");
+
+    let e = binding.load_skill(&listing.items[3], CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::VerificationFailed);
+    assert!(e.message().contains("skill://digest/FORMS.md") && e.message().contains("digest"), "{e}");
+
+    let before = reads(&seen).len();
+    let e = binding
+        .read_skill_file(&listing.items[0], "skill://good/SECRET.md", CallOpts::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.class(), FailureClass::VerificationFailed, "{e}");
+    assert_eq!(reads(&seen).len(), before, "an unlisted file is never read");
+    let forms = binding.read_skill_file(&listing.items[0], "skill://good/FORMS.md", CallOpts::default());
+    assert_eq!(forms.await.unwrap(), FORMS.as_bytes());
+    binding.close().await;
+}
+
+/// A page of 100,000 skills (within a raised frame bound) keeps the first
+/// `max_catalog_items` with a warning; a server without the extension is
+/// not asked.
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_skills_is_cut_to_the_bound_and_an_undeclared_server_is_not_asked() {
+    let flood: Vec<Value> = (0..100_000)
+        .map(|i| json!({ "uri": format!("skill://s{i}/SKILL.md"), "frontmatter": { "name": "n", "description": "d" }, "resources": "dynamic" }))
+        .collect();
+    let page = json!({ "skills": flood });
+    let (factory, _) = server(move |method, _| match method {
+        "initialize" => Some(json!({ "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": { "resources": {}, "extensions": { "io.modelcontextprotocol/skills": {} } },
+            "serverInfo": { "name": "flood", "version": "1" }
+        }})),
+        "skills/list" => Some(json!({ "result": page })),
+        _ => Some(json!({ "result": {} })),
+    });
+    let mut definition = Definition::new("flood", factory);
+    definition.protocol = ProtocolChoice::Legacy;
+    definition.limits = Limits { max_frame_bytes: 64 << 20, ..Limits::default() };
+    let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
+    let listing = binding.list_skills().await.unwrap();
+    assert_eq!(listing.items.len(), 1024);
+    assert!(listing.warnings.iter().any(|w| w.contains("kept the first 1024")), "{:?}", listing.warnings);
+    binding.close().await;
+
+    let (factory, seen) = server(|method, _| match method {
+        "initialize" => Some(json!({ "result": {
+            "protocolVersion": "2025-11-25", "capabilities": { "resources": {} },
+            "serverInfo": { "name": "plain", "version": "1" }
+        }})),
+        _ => Some(json!({ "result": {} })),
+    });
+    let binding = connect(factory).await;
+    let listing = binding.list_skills().await.unwrap();
+    assert!(listing.items.is_empty() && listing.warnings[0].contains("does not declare"));
+    assert!(seen.requests("skills/list").is_empty());
+    binding.close().await;
+}
