@@ -201,6 +201,7 @@
 //! [`Binding::catalog`]: crate::Binding::catalog
 //! [`RetryPolicy`]: crate::RetryPolicy
 
+pub mod apps;
 pub(crate) mod digest;
 pub(crate) mod mcp_header;
 pub mod meta;
@@ -351,6 +352,11 @@ pub struct ToolSpec {
     /// `tool.declared.get::<MySet>()`.
     #[serde(skip)]
     pub declared: meta::Declared,
+    /// Its MCP Apps declaration (`_meta.ui`): its app's `ui://` resource
+    /// and who the tool is for; `None` for a tool that declares none (for
+    /// the model and for apps alike). See [`apps`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<apps::AppTool>,
     /// Defects tolerated for this tool (a dropped output schema, a cut
     /// description).
     pub warnings: Vec<String>,
@@ -364,6 +370,18 @@ impl ToolSpec {
     /// the warnings.
     pub fn declarations<D: meta::Declarations>(&self, binding: &str) -> meta::Read<D> {
         meta::read::<D>(self.meta.as_ref(), binding, &self.raw_name)
+    }
+
+    /// Whether a model may be offered this tool: its visibility includes
+    /// `"model"` (the default).
+    pub fn visible_to_model(&self) -> bool {
+        self.app.as_ref().is_none_or(|app| app.visibility.model)
+    }
+
+    /// Whether an app of its server may call this tool: its visibility
+    /// includes `"app"` (the default).
+    pub fn callable_from_app(&self) -> bool {
+        self.app.as_ref().is_none_or(|app| app.visibility.app)
     }
 }
 

@@ -150,9 +150,21 @@ impl HostCatalog {
         }
     }
 
-    /// [`HostCatalog::resolve`], as a [`Route`].
+    /// [`HostCatalog::resolve`], as a [`Route`] for a model's call: a tool
+    /// its server shows to its app only (MCP Apps visibility without
+    /// `"model"`) is refused with `tool_unavailable`.
     pub fn route(&self, model_name: &str) -> Result<Route, Error> {
         let (catalog, tool) = self.resolve(model_name)?;
+        if !tool.visible_to_model() {
+            return Err(Error::new(
+                FailureClass::ToolUnavailable,
+                format!(
+                    "the tool {:?} is for its app only, never a model's",
+                    normalize_message(model_name, crate::catalog::names::MAX_MODEL_NAME_BYTES)
+                ),
+            )
+            .with_binding(&catalog.binding));
+        }
         Ok(Route {
             binding: catalog.binding.clone(),
             raw_name: tool.raw_name.clone(),

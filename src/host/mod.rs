@@ -514,6 +514,42 @@ impl Host {
         binding.call_tool(&route.raw_name, arguments, opts).await
     }
 
+    /// Calls the tool `raw_name` on behalf of an app of the binding
+    /// `app_binding` (the server whose `ui://` resource the app is): the
+    /// MCP Apps rule, enforced here so that a host cannot forget it. The
+    /// tool is looked up on that binding's adopted catalog only (an app
+    /// never reaches another server's tools), and refused before anything
+    /// is sent with `tool_unavailable` unless its visibility includes
+    /// `"app"` (the default), with `not_found` when the binding is not
+    /// ready or does not list it. Otherwise this is
+    /// [`Binding::call_tool`].
+    pub async fn call_from_app(
+        &self,
+        app_binding: &str,
+        raw_name: &str,
+        arguments: Value,
+        opts: CallOpts,
+    ) -> Result<ToolResult, Error> {
+        let quoted = || normalize_message(raw_name, 128);
+        let refused = |class, message: String| {
+            Err(Error::new(class, message).with_binding(app_binding).with_op("call_from_app"))
+        };
+        let Some(binding) = self.binding(app_binding) else {
+            return refused(
+                FailureClass::NotFound,
+                "the app's server is not a ready binding of this host".into(),
+            );
+        };
+        match binding.catalog().tool(raw_name) {
+            None => refused(FailureClass::NotFound, format!("the app's server lists no tool {:?}", quoted())),
+            Some(tool) if !tool.callable_from_app() => refused(
+                FailureClass::ToolUnavailable,
+                format!("the tool {:?} is not for apps (its visibility lacks \"app\")", quoted()),
+            ),
+            Some(_) => binding.call_tool(raw_name, arguments, opts).await,
+        }
+    }
+
     fn resolve(&self, model_name: &str) -> Result<(Route, Binding), Error> {
         let merged = self.catalog();
         let route = merged.route(model_name).map_err(|e| e.with_op("call_tool"))?;

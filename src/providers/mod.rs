@@ -163,15 +163,21 @@ pub async fn dispatch(host: &Host, call: &ToolCall, opts: CallOpts) -> Result<To
     host.call_tool(&call.name, call.arguments.clone(), opts).await
 }
 
-/// The tools to offer, each with a usable model name; a warning for any
-/// other (only a hand-built `ToolSpec` can lack one).
+/// The tools to offer, each visible to a model (never a tool an Apps
+/// server marked for its app only) and with a usable model name; a
+/// warning for any other (only a hand-built `ToolSpec` can lack one).
 fn offered<'a>(
     tools: impl IntoIterator<Item = &'a ToolSpec>,
     warnings: &mut Vec<String>,
 ) -> Vec<&'a ToolSpec> {
     let mut out = Vec::new();
     for tool in tools {
-        if is_valid_model_name(&tool.model_name) {
+        if !tool.visible_to_model() {
+            warnings.push(format!(
+                "left out the tool {:?}: its server shows it to its app only",
+                normalize_message(&tool.raw_name, 64)
+            ));
+        } else if is_valid_model_name(&tool.model_name) {
             out.push(tool);
         } else {
             warnings.push(format!(

@@ -15,10 +15,13 @@
 //!   (`tests/fixtures/providers/`).
 //! - [`axum_gateway`]: the `axum_gateway` example's router on a loopback
 //!   port, sent real HTTP requests.
+//! - [`apps`]: MCP Apps' visibility rules: app-only tools never offered or
+//!   routed to a model, an app's calls kept to its own server's app tools.
 
 #[path = "../support/mod.rs"]
 mod support;
 
+mod apps;
 mod axum_gateway;
 mod config_file;
 mod host;

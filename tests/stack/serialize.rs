@@ -44,6 +44,7 @@ fn a_catalog_and_its_entries_serialize_with_camel_case_names() {
         task_support: mcp_stack::protocol::TaskSupport::Forbidden,
         meta: None,
         declared: Default::default(),
+        app: None,
         warnings: vec![],
     };
     let catalog = Catalog {

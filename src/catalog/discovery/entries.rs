@@ -144,6 +144,11 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Va
             ledger.warn(warning);
         }
     }
+    let ui = crate::catalog::apps::read_ui(meta.as_ref(), &tool.name);
+    for warning in ui.warnings {
+        push_warning(&mut warnings, warning.clone());
+        ledger.warn(warning);
+    }
     let annotations = tool.annotations.map(|mut a| {
         a.title = None;
         a
@@ -161,6 +166,7 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Va
             task_support: task_support.clone(),
             meta,
             declared,
+            app: ui.app,
             warnings,
             raw_name: tool.name,
         },
