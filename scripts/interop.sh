@@ -169,25 +169,38 @@ stop_server() {
   kill -9 "$1" 2>/dev/null || true
   wait "$1" 2>/dev/null || true
 }
-tasks_server_conformance() {
-  local out="$ROOT/target/conformance/tasks-server" port pid waited=0 scenario log_file rc totals passed failed
-  rm -rf "$out"
-  mkdir -p "$out"
-  port="$("$MCP_PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')" \
-    || die "cannot pick a free port for tests/fixtures/py_tasks_server.py"
-  log "tests/fixtures/py_tasks_server.py on 127.0.0.1:$port"
-  "$MCP_PYTHON" "$ROOT/tests/fixtures/py_tasks_server.py" "$port" > "$out/server.log" 2>&1 &
-  pid=$!
-  # Stopped however this script ends (die exits); untrapped once done.
-  # shellcheck disable=SC2064 # $pid is meant to be expanded now
-  trap "stop_server $pid" EXIT
-  # Listening within 60 s, or it died.
+# free_port: a loopback port nothing listens on right now.
+free_port() {
+  "$MCP_PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' \
+    || die "cannot pick a free port"
+}
+# start_listening NAME PORT LOG SECONDS COMMAND...: starts COMMAND in the
+# background (its output in LOG), stopped however this script ends (die
+# exits; `trap - EXIT` once it is stopped on purpose), and waits at most
+# SECONDS until it listens on PORT. Sets LISTENING_PID.
+start_listening() {
+  local name="$1" port="$2" log_file="$3" limit="$4" waited=0
+  shift 4
+  "$@" > "$log_file" 2>&1 &
+  LISTENING_PID=$!
+  # shellcheck disable=SC2064 # the pid is meant to be expanded now
+  trap "stop_server $LISTENING_PID" EXIT
   until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-    kill -0 "$pid" 2>/dev/null || { cat "$out/server.log" >&2; die "py_tasks_server.py exited before listening"; }
-    [ "$waited" -lt 600 ] || { cat "$out/server.log" >&2; die "py_tasks_server.py not listening on $port after 60 s"; }
+    kill -0 "$LISTENING_PID" 2>/dev/null || { cat "$log_file" >&2; die "$name exited before listening"; }
+    [ "$waited" -lt $((limit * 10)) ] || { cat "$log_file" >&2; die "$name not listening on $port after $limit s"; }
     sleep 0.1
     waited=$((waited + 1))
   done
+}
+tasks_server_conformance() {
+  local out="$ROOT/target/conformance/tasks-server" port pid scenario log_file rc totals passed failed
+  rm -rf "$out"
+  mkdir -p "$out"
+  port="$(free_port)"
+  log "tests/fixtures/py_tasks_server.py on 127.0.0.1:$port"
+  start_listening py_tasks_server.py "$port" "$out/server.log" 60 \
+    "$MCP_PYTHON" "$ROOT/tests/fixtures/py_tasks_server.py" "$port"
+  pid="$LISTENING_PID"
   for scenario in "${TASKS_SERVER_SCENARIOS[@]}"; do
     log_file="$out/$scenario.log"
     log "conformance server scenario $scenario (py_tasks_server.py)"
@@ -235,20 +248,10 @@ interop_tests network
 # replicas below, started here on a free loopback port without persistence
 # and named by MCP_REDIS_URL; each test has a database of its own. Stopped
 # after the replicas, or when this script ends early.
-REDIS_LOG="$ROOT/target/interop-redis.log"
-redis_port="$("$MCP_PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')" \
-  || die "cannot pick a free port for redis-server"
-"$MCP_REDIS_SERVER" --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no > "$REDIS_LOG" 2>&1 &
-redis_pid=$!
-# shellcheck disable=SC2064 # $redis_pid is meant to be expanded now
-trap "stop_server $redis_pid" EXIT
-waited=0
-until (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null; do
-  kill -0 "$redis_pid" 2>/dev/null || { cat "$REDIS_LOG" >&2; die "redis-server exited before listening"; }
-  [ "$waited" -lt 300 ] || { cat "$REDIS_LOG" >&2; die "redis-server not listening on $redis_port after 30 s"; }
-  sleep 0.1
-  waited=$((waited + 1))
-done
+redis_port="$(free_port)"
+start_listening redis-server "$redis_port" "$ROOT/target/interop-redis.log" 30 \
+  "$MCP_REDIS_SERVER" --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no
+redis_pid="$LISTENING_PID"
 export MCP_REDIS_URL="redis://127.0.0.1:$redis_port"
 log "redis-server on $MCP_REDIS_URL (pid $redis_pid)"
 # The RedisCache's layout (a hash
