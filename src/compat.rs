@@ -13,15 +13,18 @@
 //! | `display_name_normalization` | a title, description or resource name holding control characters (C0, C1) or bidirectional formatting characters, or a title with surrounding blanks, is normalized (those characters become spaces; titles are trimmed) | that field is dropped and the entry kept (a resource's or template's required name: the entry is refused) |
 //! | `loose_input_schema` | a tool without an input schema is given `{"type":"object"}`; one without `"type"` is kept as sent | the tool is refused |
 //! | `structured_content_mismatch` | a call result whose `structuredContent` fails the tool's output schema (or is missing) loses its structured content, with a warning | the call fails with `server_protocol` |
+//! | `app_flat_resource_uri` | a tool whose app resource is named only under the deprecated flat key `_meta["ui/resourceUri"]` (ext-apps before 2026-01-26) is given that app, with a warning | the flat key is ignored: the tool has no app (a warning says so) |
 //! | `legacy_era_for_mrtr_less_servers` | under the automatic protocol choice, a server whose `server/discover` identifies an implementation known to speak 2026-07-28 while still asking for elicitation and roots only through server-initiated requests (which that era does not carry) is spoken to with `initialize` instead | the 2026-07-28 era is kept, and such tools fail |
 //!
 //! | profile | tolerances |
 //! | --- | --- |
 //! | `strict/v1` | none |
-//! | `default/v2` (the default) | `invalid_output_schema`, `legacy_sse`, `display_name_normalization`, `structured_content_mismatch`, `legacy_era_for_mrtr_less_servers` |
+//! | `default/v3` (the default) | `invalid_output_schema`, `legacy_sse`, `display_name_normalization`, `structured_content_mismatch`, `legacy_era_for_mrtr_less_servers`, `app_flat_resource_uri` |
+//! | `default/v2` | `invalid_output_schema`, `legacy_sse`, `display_name_normalization`, `structured_content_mismatch`, `legacy_era_for_mrtr_less_servers` |
 //! | `default/v1` | `invalid_output_schema`, `legacy_sse`, `display_name_normalization`, `structured_content_mismatch` |
-//! | `legacy/v2` | all six |
-//! | `legacy/v1` | the first five (all but `legacy_era_for_mrtr_less_servers`) |
+//! | `legacy/v3` | all seven |
+//! | `legacy/v2` | all but `app_flat_resource_uri` |
+//! | `legacy/v1` | all but `app_flat_resource_uri` and `legacy_era_for_mrtr_less_servers` |
 //!
 //! `legacy_era_for_mrtr_less_servers` is applied by the dialer (see
 //! [`Dialer`](crate::era::Dialer)) and reported with the catalog of every
@@ -104,6 +107,10 @@ tolerances! {
     /// Under the automatic protocol choice, speak the `initialize` era to a
     /// server known to ask only through server-initiated requests.
     LegacyEraForMrtrLessServers => "legacy_era_for_mrtr_less_servers",
+    /// Take a tool's app resource from the deprecated flat key
+    /// `_meta["ui/resourceUri"]` when the nested `_meta.ui.resourceUri` is
+    /// absent.
+    AppFlatResourceUri => "app_flat_resource_uri",
 }
 
 impl fmt::Display for Tolerance {
@@ -124,9 +131,9 @@ pub struct Profile {
 }
 
 impl Default for Profile {
-    /// [`Profile::default_v2`].
+    /// [`Profile::default_v3`].
     fn default() -> Self {
-        Profile::default_v2()
+        Profile::default_v3()
     }
 }
 
@@ -136,8 +143,17 @@ impl Profile {
         Profile { name: "strict".into(), version: 1, tolerances: Vec::new() }
     }
 
-    /// `default/v2`: what a host wants from servers in the wild; `default/v1`
-    /// and `legacy_era_for_mrtr_less_servers`.
+    /// `default/v3`: what a host wants from servers in the wild;
+    /// `default/v2` and `app_flat_resource_uri`.
+    pub fn default_v3() -> Self {
+        let mut profile = Profile::default_v2();
+        profile.version = 3;
+        profile.tolerances.push(Tolerance::AppFlatResourceUri);
+        profile
+    }
+
+    /// `default/v2`: the default before `app_flat_resource_uri`;
+    /// `default/v1` and `legacy_era_for_mrtr_less_servers`.
     pub fn default_v2() -> Self {
         let mut profile = Profile::default_v1();
         profile.version = 2;
@@ -159,7 +175,15 @@ impl Profile {
         }
     }
 
-    /// `legacy/v2`: every tolerance, for old or careless servers.
+    /// `legacy/v3`: every tolerance, for old or careless servers.
+    pub fn legacy_v3() -> Self {
+        let mut profile = Profile::legacy_v2();
+        profile.version = 3;
+        profile.tolerances.push(Tolerance::AppFlatResourceUri);
+        profile
+    }
+
+    /// `legacy/v2`: every tolerance there was before `app_flat_resource_uri`.
     pub fn legacy_v2() -> Self {
         let mut profile = Profile::legacy_v1();
         profile.version = 2;
@@ -190,8 +214,10 @@ impl Profile {
             "strict/v1" => Profile::strict_v1(),
             "default/v1" => Profile::default_v1(),
             "default/v2" => Profile::default_v2(),
+            "default/v3" => Profile::default_v3(),
             "legacy/v1" => Profile::legacy_v1(),
             "legacy/v2" => Profile::legacy_v2(),
+            "legacy/v3" => Profile::legacy_v3(),
             _ => return None,
         };
         Some(profile)
@@ -233,25 +259,33 @@ mod tests {
 
     #[test]
     fn shipped_profiles() {
-        assert_eq!(Profile::default(), Profile::default_v2());
+        assert_eq!(Profile::default(), Profile::default_v3());
         assert_eq!(Profile::strict_v1().id(), "strict/v1");
         assert_eq!(Profile::default_v1().id(), "default/v1");
         assert_eq!(Profile::default_v2().id(), "default/v2");
         assert_eq!(Profile::legacy_v1().id(), "legacy/v1");
         assert_eq!(Profile::legacy_v2().id(), "legacy/v2");
+        assert_eq!(Profile::default_v3().id(), "default/v3");
+        assert_eq!(Profile::legacy_v3().id(), "legacy/v3");
+        let flat = Tolerance::AppFlatResourceUri;
+        assert!(Profile::default_v3().allows(flat) && Profile::legacy_v3().allows(flat));
+        assert!(!Profile::default_v2().allows(flat) && !Profile::legacy_v2().allows(flat));
+        assert!(!Profile::strict_v1().allows(flat));
         let quirk = Tolerance::LegacyEraForMrtrLessServers;
         assert!(Profile::default_v2().allows(quirk) && Profile::legacy_v2().allows(quirk));
         assert!(!Profile::default_v1().allows(quirk) && !Profile::legacy_v1().allows(quirk));
         assert!(!Profile::strict_v1().allows(quirk));
         assert_eq!(
-            Profile::legacy_v2().tolerances.len(),
+            Profile::legacy_v3().tolerances.len(),
             Tolerance::ALL.len(),
-            "legacy/v2 is every tolerance"
+            "legacy/v3 is every tolerance"
         );
-        for id in ["strict/v1", "default/v1", "default/v2", "legacy/v1", "legacy/v2"] {
+        for id in
+            ["strict/v1", "default/v1", "default/v2", "default/v3", "legacy/v1", "legacy/v2", "legacy/v3"]
+        {
             assert_eq!(Profile::shipped(id).unwrap().id(), id);
         }
-        assert!(Profile::shipped("default/v3").is_none());
+        assert!(Profile::shipped("default/v4").is_none());
         assert!(!Profile::strict_v1().allows(Tolerance::InvalidOutputSchema));
         assert!(Profile::default_v1().allows(Tolerance::InvalidOutputSchema));
         assert!(!Profile::default_v1().allows(Tolerance::LooseInputSchema));
@@ -293,6 +327,14 @@ mod tests {
         assert_eq!(
             Profile::legacy_v2().digest(),
             "7c9beddc7dac22206b9d2f9dafa9ec704e8da5e26dd4986973ac515c3a107c67"
+        );
+        assert_eq!(
+            Profile::default_v3().digest(),
+            "4aef2252dcfed89ad30df3247f0e5f7925600f8ae0b81633eb5326531e81b642"
+        );
+        assert_eq!(
+            Profile::legacy_v3().digest(),
+            "766076f2f04c6634e2d4d67b7d7d26013a511d466a116c3279374bdb7b3bbbd1"
         );
     }
 }

@@ -104,7 +104,8 @@ failure_classes! {
     /// A result or message exceeded a limit and was refused.
     LimitExceeded => "limit_exceeded",
     /// What the server served does not match what it declared of it (a
-    /// skill file's size, digest or frontmatter); the content is refused.
+    /// skill file's size, digest or frontmatter, an app resource that is
+    /// not `text/html;profile=mcp-app`); the content is refused.
     VerificationFailed => "verification_failed",
     /// A person declined an elicitation.
     ElicitationDeclined => "elicitation_declined",

@@ -183,6 +183,7 @@ impl Binding {
                 era: std::sync::Mutex::new(first_era),
                 listen: std::sync::Mutex::new(None),
                 listened_tasks: Default::default(),
+                app_fingerprints: Default::default(),
                 listen_refused: Default::default(),
             }),
         };

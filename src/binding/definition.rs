@@ -47,7 +47,7 @@ pub struct Definition {
     pub log_level: LoggingLevel,
     /// The compatibility profile: how far the binding bends for a server that
     /// does not follow the specification (see [`crate::compat`]).
-    /// The default is `default/v2`.
+    /// The default is `default/v3`.
     pub compat: Profile,
     /// Bounds the retries of a catalog refresh that failed. A failed refresh
     /// never costs the adopted catalog; this decides how hard the binding

@@ -1,6 +1,7 @@
 //! [`Binding`]: a live, named connection to one server, built from a
 //! [`Definition`] as a stack of tower layers, with user layers inside it.
 
+mod apps;
 mod authenticating;
 mod builder;
 mod catalog;
@@ -284,6 +285,8 @@ struct Inner {
     /// Whether this session's server refused `subscriptions/listen`
     /// (method not found): waiting handles then only poll.
     listen_refused: std::sync::atomic::AtomicBool,
+    /// The fingerprints of the apps read, for drift (see `apps`).
+    app_fingerprints: apps::AppFingerprints,
 }
 
 impl fmt::Debug for Binding {

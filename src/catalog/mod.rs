@@ -45,7 +45,7 @@
 //! output schema (see `schema`; no reference is ever fetched). A result
 //! that fails, or that lacks structured content although the tool declares
 //! an output schema, is handled by the profile: with the tolerance
-//! `structured_content_mismatch` (`default/v2`, `legacy/v2` and their v1) the structured
+//! `structured_content_mismatch` (every `default` and `legacy` profile) the structured
 //! content is dropped and the result carries a warning saying why; without it
 //! (`strict/v1`) the call fails with `server_protocol`. A result with
 //! `isError` is not validated.
@@ -429,6 +429,11 @@ pub struct ResourceSpec {
     pub mime_type: Option<String>,
     /// Its size in bytes, if the server said.
     pub size: Option<u64>,
+    /// For a `ui://` resource whose entry carries `_meta.ui` (MCP Apps):
+    /// what its server says of it there. A read's content item may say
+    /// otherwise, and then wins ([`apps::AppResource`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<apps::AppResourceMeta>,
 }
 
 /// A family of resources described by a URI template.

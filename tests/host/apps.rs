@@ -6,12 +6,19 @@
 //! marks them, the Anthropic and OpenAI conversions and the host's model
 //! routing never offer or route an app-only tool, and a call on behalf of
 //! an app reaches only its own server's tools whose visibility includes
-//! `"app"`.
+//! `"app"`. Then the apps' HTML: read, checked, fingerprinted, with drift
+//! reported, and every bad answer a classified error.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_stack::catalog::apps::Visibility;
+use mcp_stack::compat::{Profile, Tolerance};
+use mcp_stack::handlers::Handlers;
 use mcp_stack::host::Host;
 use mcp_stack::providers::{anthropic, openai};
-use mcp_stack::{CallOpts, Definition, FailureClass, ProtocolChoice};
+use mcp_stack::{Binding, CallOpts, Definition, Event, EventItem, FailureClass, ProtocolChoice};
 use serde_json::{json, Value};
 
 use crate::support::modern::server;
@@ -70,6 +77,7 @@ async fn app_only_tools_never_reach_a_model_and_apps_reach_only_their_own_server
     assert_eq!(flat.app.as_ref().unwrap().resource_uri.as_deref(), Some("ui://flat/app.html"));
     assert!(flat.warnings.iter().any(|w| w.contains("deprecated")));
     assert!(apps.tool("show").unwrap().warnings.is_empty());
+    assert_eq!(apps.applied_tolerances, [Tolerance::AppFlatResourceUri], "the flat key is a tolerance");
 
     // The conversions leave out what a model must not see, of both servers.
     let catalog = host.catalog();
@@ -100,4 +108,141 @@ async fn app_only_tools_never_reach_a_model_and_apps_reach_only_their_own_server
     let e = host.call_from_app("apps", "broken", json!({}), CallOpts::default()).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::ToolUnavailable, "visible to nobody: {e}");
     host.close().await;
+}
+
+#[tokio::test]
+async fn without_the_tolerance_the_deprecated_flat_key_is_ignored() {
+    let mut definition = definition("strict");
+    definition.compat = Profile::strict_v1();
+    let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
+    let catalog = binding.catalog();
+    let flat = catalog.tool("flat").unwrap();
+    assert_eq!(flat.app.as_ref().unwrap().resource_uri, None);
+    assert!(flat.warnings.iter().any(|w| w.contains("app_flat_resource_uri")), "{:?}", flat.warnings);
+    assert!(catalog.applied_tolerances.is_empty());
+    binding.close().await;
+}
+
+/// A server of app resources: `show` (text, its own `_meta.ui`, its HTML
+/// changing with `version`), `listed` (a blob; `_meta.ui` only in the
+/// listing), and the bad ones.
+fn app_resources_server(
+    version: Arc<AtomicUsize>,
+) -> (mcp_stack::transport::memory::MemoryFactory, crate::support::modern::Seen) {
+    server(move |method, params| match method {
+        "initialize" => Some(json!({ "result": {
+            "protocolVersion": "2025-11-25", "capabilities": { "resources": {} },
+            "serverInfo": { "name": "apps", "version": "1" }
+        }})),
+        "resources/list" => Some(json!({ "result": { "resources": [
+            { "uri": "ui://show/app.html", "name": "show", "mimeType": "text/html;profile=mcp-app",
+              "_meta": { "ui": { "csp": { "connectDomains": ["https://listed.example"] } } } },
+            { "uri": "ui://listed/app.html", "name": "listed", "mimeType": "text/html;profile=mcp-app",
+              "_meta": { "ui": { "csp": { "resourceDomains": ["https://cdn.example"] }, "prefersBorder": true } } },
+        ]}})),
+        "resources/read" => {
+            let uri = params["uri"].as_str().unwrap_or_default();
+            let html = |text: String, mime: &str, meta: Value| {
+                let mut item = json!({ "uri": uri, "mimeType": mime, "text": text });
+                if !meta.is_null() {
+                    item["_meta"] = meta;
+                }
+                item
+            };
+            let mime = "text/html;profile=mcp-app";
+            let contents = match uri {
+                "ui://show/app.html" => vec![html(
+                    format!("<p>version {}</p>", version.load(Ordering::SeqCst)),
+                    mime,
+                    json!({ "ui": { "csp": { "connectDomains": ["https://api.example"] }, "permissions": { "camera": {} } } }),
+                )],
+                "ui://listed/app.html" => {
+                    vec![
+                        json!({ "uri": uri, "mimeType": "text/html; profile=mcp-app", "blob": "PHA+aGk8L3A+" }),
+                    ]
+                }
+                "ui://wrong/app.html" => vec![html("<p>plain</p>".into(), "text/html", Value::Null)],
+                "ui://big/app.html" => vec![html("x".repeat(64 * 1024), mime, Value::Null)],
+                "ui://two/app.html" => {
+                    vec![
+                        html("<p>1</p>".into(), mime, Value::Null),
+                        html("<p>2</p>".into(), mime, Value::Null),
+                    ]
+                }
+                "ui://badblob/app.html" => vec![json!({ "uri": uri, "mimeType": mime, "blob": "//79" })],
+                _ => vec![],
+            };
+            Some(json!({ "result": { "contents": contents } }))
+        }
+        _ => Some(json!({ "result": {} })),
+    })
+}
+
+#[tokio::test]
+async fn an_apps_html_is_read_checked_fingerprinted_and_its_drift_reported() {
+    let version = Arc::new(AtomicUsize::new(1));
+    let (factory, seen) = app_resources_server(version.clone());
+    let mut definition = Definition::new("apps", factory);
+    definition.protocol = ProtocolChoice::Legacy;
+    definition.limits.max_text_result_bytes = 16 * 1024;
+    let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
+    let mut events = binding.events();
+    let listed =
+        binding.catalog().resources.iter().find(|r| r.uri == "ui://listed/app.html").unwrap().clone();
+    assert_eq!(listed.app.unwrap().csp.resource_domains, ["https://cdn.example"]);
+
+    // The content item's _meta.ui wins over the listing's.
+    let show = binding.read_app("ui://show/app.html", CallOpts::default()).await.unwrap();
+    assert_eq!(show.html, "<p>version 1</p>");
+    assert_eq!(show.meta.csp.connect_domains, ["https://api.example"]);
+    assert!(show.meta.permissions.camera && !show.meta.permissions.microphone);
+    assert_eq!((show.fingerprint.len(), show.generation, show.drift.clone()), (64, 1, None));
+    // Read again unchanged: the same fingerprint, no drift.
+    let again = binding.read_app("ui://show/app.html", CallOpts::default()).await.unwrap();
+    assert_eq!((again.fingerprint.as_str(), again.drift.clone()), (show.fingerprint.as_str(), None));
+    // The server changes the HTML: drift, naming the earlier fingerprint.
+    version.store(2, Ordering::SeqCst);
+    let changed = binding.read_app("ui://show/app.html", CallOpts::default()).await.unwrap();
+    assert_ne!(changed.fingerprint, show.fingerprint);
+    let drift = changed.drift.expect("drift");
+    assert_eq!((drift.previous.as_str(), drift.previous_generation), (show.fingerprint.as_str(), 1));
+    let warned = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match events.recv().await {
+                Some(EventItem::Event(Event::Warning { text, .. })) if text.contains("changed") => {
+                    return text
+                }
+                Some(_) => continue,
+                None => panic!("the binding is gone"),
+            }
+        }
+    })
+    .await
+    .expect("a warning event");
+    assert!(warned.contains("ui://show/app.html") && warned.contains(&changed.fingerprint[..16]), "{warned}");
+
+    // A blob; the listing's _meta.ui, as the item has none.
+    let blob = binding.read_app("ui://listed/app.html", CallOpts::default()).await.unwrap();
+    assert_eq!(blob.html, "<p>hi</p>");
+    assert_eq!(blob.meta.csp.resource_domains, ["https://cdn.example"]);
+    assert_eq!(blob.meta.prefers_border, Some(true));
+
+    // Bad answers: each a classified error naming the app.
+    for (uri, class) in [
+        ("ui://wrong/app.html", FailureClass::VerificationFailed),
+        ("ui://big/app.html", FailureClass::LimitExceeded),
+        ("ui://two/app.html", FailureClass::VerificationFailed),
+        ("ui://none/app.html", FailureClass::VerificationFailed),
+        ("ui://badblob/app.html", FailureClass::VerificationFailed),
+    ] {
+        let e = binding.read_app(uri, CallOpts::default()).await.unwrap_err();
+        assert_eq!(e.class(), class, "{uri}: {e}");
+        assert!(e.to_string().contains(uri), "{e}");
+    }
+    // Not ui://: refused before any I/O.
+    let reads = seen.requests("resources/read").len();
+    let e = binding.read_app("https://evil.example/app.html", CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::InvalidArguments, "{e}");
+    assert_eq!(seen.requests("resources/read").len(), reads);
+    binding.close().await;
 }

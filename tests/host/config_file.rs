@@ -182,8 +182,8 @@ fn a_strict_profile_turns_the_http_sse_fallback_off_instead_of_failing() {
 }
 
 #[test]
-fn every_shipped_profile_is_named_and_the_default_is_default_v2() {
-    for id in ["strict/v1", "default/v1", "default/v2", "legacy/v1", "legacy/v2"] {
+fn every_shipped_profile_is_named_and_the_default_is_default_v3() {
+    for id in ["strict/v1", "default/v1", "default/v2", "default/v3", "legacy/v1", "legacy/v2", "legacy/v3"] {
         let text =
             format!(r#"{{"mcpServers": {{"s": {{"command": "x", "x-mcp-stack": {{"profile": "{id}"}}}}}}}}"#);
         let loaded = config_file::parse(&text, &|_| None).unwrap();
@@ -191,7 +191,7 @@ fn every_shipped_profile_is_named_and_the_default_is_default_v2() {
         assert_eq!(loaded.definitions[0].compat.id(), id);
     }
     let loaded = config_file::parse(r#"{"mcpServers": {"s": {"command": "x"}}}"#, &|_| None).unwrap();
-    assert_eq!(loaded.definitions[0].compat.id(), "default/v2");
+    assert_eq!(loaded.definitions[0].compat.id(), "default/v3");
     // The one line for a server whose tools ask through server-initiated
     // requests and that the default profile does not recognize.
     let text = r#"{"mcpServers": {"s": {"command": "x", "x-mcp-stack": {"protocol": "legacy"}}}}"#;

@@ -160,7 +160,7 @@ async fn an_auto_factory_falls_back_to_everything_in_sse_mode_and_reports_legacy
     let b = connect("everything", auto.clone(), &Events::default()).await;
     assert_eq!(auto.mode(), Some(HttpMode::LegacySse));
     assert_eq!(b.status().transport_kind, "http");
-    assert_eq!(b.status().compat_profile, "default/v2");
+    assert_eq!(b.status().compat_profile, "default/v3");
     assert_eq!(b.catalog().applied_tolerances, [Tolerance::LegacySse]);
     exercise_everything(&b).await;
     b.close().await;

@@ -195,7 +195,7 @@ async fn the_digest_is_identical_across_two_connections_to_the_demo_server() {
     assert_eq!(status.catalog_digest, ca.digest);
     assert_eq!((status.candidate_generation, status.candidate_digest.as_str()), (0, ""));
     assert!(status.stale_families.is_empty());
-    assert_eq!(status.compat_profile, "default/v2");
+    assert_eq!(status.compat_profile, "default/v3");
 
     // Structured content that matches the output schema passes untouched.
     let r = a.call_tool("add", json!({"a": 2, "b": 3}), CallOpts::default()).await.unwrap();

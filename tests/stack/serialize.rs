@@ -74,6 +74,7 @@ fn a_catalog_and_its_entries_serialize_with_camel_case_names() {
             description: None,
             mime_type: Some("text/plain".into()),
             size: Some(12),
+            app: None,
         }],
         resource_templates: vec![ResourceTemplateSpec {
             uri_template: "demo://notes/{id}".into(),

@@ -28,6 +28,12 @@ impl Ledger<'_> {
         push_warning(&mut self.warnings, text);
     }
 
+    /// Whether the profile allows `t`, without recording it as applied
+    /// (for a tolerance known to be needed only after reading further).
+    pub(super) fn allows(&self, t: Tolerance) -> bool {
+        self.profile.allows(t)
+    }
+
     /// Whether the profile allows `t`; records it as applied when it does.
     pub(super) fn bend(&mut self, t: Tolerance) -> bool {
         let ok = self.profile.allows(t);

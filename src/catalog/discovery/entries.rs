@@ -144,7 +144,11 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Va
             ledger.warn(warning);
         }
     }
-    let ui = crate::catalog::apps::read_ui(meta.as_ref(), &tool.name);
+    let flat_allowed = ledger.allows(Tolerance::AppFlatResourceUri);
+    let ui = crate::catalog::apps::read_ui(meta.as_ref(), &tool.name, flat_allowed);
+    if ui.flat {
+        ledger.bend(Tolerance::AppFlatResourceUri);
+    }
     for warning in ui.warnings {
         push_warning(&mut warnings, warning.clone());
         ledger.warn(warning);
@@ -305,6 +309,15 @@ pub(super) fn check_resource(ledger: &mut Ledger<'_>, entry: &Value) -> Option<R
         ledger.warn(format!("resources: refused resource {}: its name is unusable", q(&r.uri)));
         return None;
     };
+    let app = if r.uri.starts_with("ui://") {
+        let (app, warnings) = crate::catalog::apps::read_resource_meta(r.meta.as_ref(), &r.uri);
+        for warning in warnings {
+            ledger.warn(format!("resources: {warning}"));
+        }
+        app
+    } else {
+        None
+    };
     Some(ResourceSpec {
         uri: r.uri,
         name: d.name,
@@ -312,6 +325,7 @@ pub(super) fn check_resource(ledger: &mut Ledger<'_>, entry: &Value) -> Option<R
         description: d.description,
         mime_type: d.mime_type,
         size: r.size,
+        app,
     })
 }
 

@@ -107,7 +107,7 @@ pub(super) fn read(entry: &str, value: Value, warnings: &mut Vec<Issue>) -> Resu
                     Issue::new(
                         entry,
                         &field("profile"),
-                        "must be one of \"strict/v1\", \"default/v2\", \"default/v1\", \"legacy/v2\", \"legacy/v1\"",
+                        "must be one of \"strict/v1\", \"default/v3\", \"default/v2\", \"default/v1\", \"legacy/v3\", \"legacy/v2\", \"legacy/v1\"",
                     )
                 })?);
             }

@@ -107,7 +107,7 @@
 //! | `timeouts.startupMs`, `.requestMs`, `.elicitationMs`, `.discoverMs` | [`Timeouts`](crate::Timeouts), in milliseconds (1 ms to one day) |
 //! | `limits.<name>` | a [`Limits`](crate::Limits) field, camelCase (`maxFrameBytes`, `maxCatalogItems`, …), at least 1 |
 //! | `toolFilter.allow`, `.deny` | the [`ToolFilter`](crate::ToolFilter), by raw name |
-//! | `profile` | the compatibility profile: `strict/v1`, `default/v2` (the default), `default/v1`, `legacy/v2`, `legacy/v1` |
+//! | `profile` | the compatibility profile: `strict/v1`, `default/v3` (the default), `default/v2`, `default/v1`, `legacy/v3`, `legacy/v2`, `legacy/v1` |
 //! | `parallelCalls` | `Definition::allow_parallel_calls` |
 //! | `logLevel` | `Definition::log_level` (`debug` … `emergency`) |
 //! | `allowRedirects` | HTTP only: follow redirects (credentials never follow one to another origin) |

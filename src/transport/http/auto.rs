@@ -41,7 +41,7 @@ pub enum HttpMode {
 /// # The `legacy_sse` tolerance
 ///
 /// The fallback is a deviation the binding's compatibility profile must
-/// allow ([`Tolerance::LegacySse`], in `default/v1`, `default/v2`, `legacy/v1` and `legacy/v2`, not in
+/// allow ([`Tolerance::LegacySse`], in every `default` and `legacy` profile, not in
 /// `strict/v1`). The factory says it may need it
 /// ([`TransportFactory::tolerances`]), and `Binding::connect` refuses
 /// (`invalid_config`, before any I/O) a definition whose profile forbids a

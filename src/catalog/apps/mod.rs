@@ -19,13 +19,26 @@
 //! has no app); unknown visibility values are ignored with a warning; a
 //! `visibility` that is not a list of strings, or `_meta.ui` that is not an
 //! object, makes the tool visible to nobody. The deprecated flat key
-//! `_meta["ui/resourceUri"]` is read when the nested one is absent, with a
-//! warning on the tool saying so (servers built on ext-apps 2.0 send both).
+//! `_meta["ui/resourceUri"]` (servers built on ext-apps 2.0 send it beside
+//! the nested one) is read only when the nested one is absent and the
+//! profile allows `app_flat_resource_uri`, with a warning on the tool; the
+//! catalog then lists the tolerance in `applied_tolerances`. Without it the
+//! flat key is ignored with a warning and the tool has no app.
+
+//!
+//! An app's HTML is read with [`Binding::read_app`](crate::Binding::read_app)
+//! into an [`AppResource`]: see there for what is checked, what the host
+//! is given and how the fingerprint is made.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::normalize_message;
+
+mod resource;
+
+pub(crate) use resource::{fingerprint, is_app_mime, read_resource_meta};
+pub use resource::{AppCsp, AppDrift, AppPermissions, AppResource, AppResourceMeta};
 
 /// The longest `ui://` URI taken.
 pub(crate) const MAX_APP_URI_BYTES: usize = 2048;
@@ -63,12 +76,14 @@ pub struct AppTool {
 pub(crate) struct UiRead {
     pub(crate) app: Option<AppTool>,
     pub(crate) warnings: Vec<String>,
-    /// The resource URI came from the deprecated flat key.
+    /// The resource URI came from the deprecated flat key (the tolerance
+    /// `app_flat_resource_uri` was applied).
     pub(crate) flat: bool,
 }
 
-/// Reads the Apps declaration of the tool `tool` from its `_meta`.
-pub(crate) fn read_ui(meta: Option<&Map<String, Value>>, tool: &str) -> UiRead {
+/// Reads the Apps declaration of the tool `tool` from its `_meta`;
+/// `flat_allowed`: the profile allows `app_flat_resource_uri`.
+pub(crate) fn read_ui(meta: Option<&Map<String, Value>>, tool: &str, flat_allowed: bool) -> UiRead {
     let mut read = UiRead { app: None, warnings: Vec::new(), flat: false };
     let Some(meta) = meta else { return read };
     let name = normalize_message(tool, 64);
@@ -92,7 +107,12 @@ pub(crate) fn read_ui(meta: Option<&Map<String, Value>>, tool: &str) -> UiRead {
             app.visibility = Visibility { model: false, app: false };
         }
     }
-    if app.resource_uri.is_none() {
+    if app.resource_uri.is_none() && flat.is_some() && !flat_allowed {
+        warn(format!(
+            "ignored its app resource under the deprecated _meta[{FLAT_RESOURCE_URI:?}]: \
+             the profile does not allow app_flat_resource_uri"
+        ));
+    } else if app.resource_uri.is_none() {
         if let Some(uri) = flat {
             app.resource_uri = app_uri(uri, &mut warn);
             read.flat = app.resource_uri.is_some();
@@ -156,7 +176,7 @@ mod tests {
     use serde_json::json;
 
     fn read(meta: Value) -> UiRead {
-        read_ui(meta.as_object(), "t")
+        read_ui(meta.as_object(), "t", true)
     }
 
     #[test]
@@ -195,5 +215,9 @@ mod tests {
         let both = read(json!({ "ui": { "resourceUri": "ui://n" }, "ui/resourceUri": "ui://f" }));
         assert!(!both.flat);
         assert_eq!(both.app.unwrap().resource_uri.as_deref(), Some("ui://n"));
+        // A profile without the tolerance: the flat key is ignored, said.
+        let strict = read_ui(json!({ "ui/resourceUri": "ui://a/app.html" }).as_object(), "t", false);
+        assert!(!strict.flat && strict.warnings[0].contains("app_flat_resource_uri"));
+        assert_eq!(strict.app.unwrap().resource_uri, None);
     }
 }
