@@ -32,7 +32,10 @@
 //!   the `tasks` module: a connection's own, bounded, each for its TTL);
 //! - a prompt `greeting {name}`, with completion of `name`;
 //! - a resource `demo://readme` (subscribable) and a template
-//!   `demo://notes/{id}`; capabilities `logging` and `resources.subscribe`.
+//!   `demo://notes/{id}`; capabilities `logging` and `resources.subscribe`;
+//! - an app (`clock`, `clock_refresh` for the app only, and
+//!   `ui://demo/clock.html`) for a client that declares MCP Apps, and a
+//!   skill (`greeting-style`): see the `extensions` module.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -61,6 +64,7 @@ use crate::protocol::{
 use crate::transport::memory::MemoryFactory;
 use crate::transport::{Inbound, MessageSender, Transport};
 
+mod extensions;
 mod tasks;
 
 /// A 1×1 transparent PNG.
@@ -110,6 +114,12 @@ impl Peer {
 
     fn declared(&self, capability: &str) -> bool {
         self.client_capabilities.lock().expect("caps lock").get(capability).is_some_and(Value::is_object)
+    }
+
+    /// Whether the client declared the MCP Apps extension.
+    fn declared_apps(&self) -> bool {
+        let caps = self.client_capabilities.lock().expect("caps lock");
+        caps["extensions"].get(crate::protocol::APPS_EXTENSION).is_some_and(Value::is_object)
     }
 
     async fn notify(&self, notification: Notification) {
@@ -225,6 +235,7 @@ fn initialize_result() -> Value {
             "completions": {},
             "logging": {},
             "tasks": { "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } },
+            "extensions": { crate::protocol::SKILLS_EXTENSION: {} },
         },
         "serverInfo": { "name": "mcp-stack-demo", "version": env!("CARGO_PKG_VERSION"), "title": "mcp-stack demo server" },
         "instructions": "A demo server. Its tools echo, add, count with progress, draw a tiny image, log, and ask the client for input, completions and roots.",
@@ -284,16 +295,25 @@ async fn handle(request: &Request, peer: &Arc<Peer>) -> Result<Value, ErrorObjec
                 "messages": [{ "role": "user", "content": { "type": "text", "text": format!("Say hello to {name}.") } }],
             }))
         }
-        methods::RESOURCES_LIST => Ok(json!({ "resources": [{
-            "uri": "demo://readme", "name": "readme", "mimeType": "text/plain", "description": "About the demo server",
-        }, {
-            "uri": "demo://logo", "name": "logo", "mimeType": "image/png", "description": "A 1x1 PNG (a blob)",
-        }]})),
+        methods::RESOURCES_LIST => {
+            let mut resources = vec![
+                json!({ "uri": "demo://readme", "name": "readme", "mimeType": "text/plain", "description": "About the demo server" }),
+                json!({ "uri": "demo://logo", "name": "logo", "mimeType": "image/png", "description": "A 1x1 PNG (a blob)" }),
+            ];
+            if peer.declared_apps() {
+                resources.push(extensions::app_resource());
+            }
+            Ok(json!({ "resources": resources }))
+        }
+        methods::SKILLS_LIST => Ok(extensions::skills()),
         methods::RESOURCES_TEMPLATES_LIST => Ok(json!({ "resourceTemplates": [{
             "uriTemplate": "demo://notes/{id}", "name": "note", "mimeType": "text/plain",
         }]})),
         methods::RESOURCES_READ => {
             let uri = params["uri"].as_str().unwrap_or_default();
+            if let Some(read) = extensions::read(uri) {
+                return Ok(read);
+            }
             if uri == "demo://logo" {
                 return Ok(
                     json!({ "contents": [{ "uri": uri, "mimeType": "image/png", "blob": TINY_PNG_BASE64 }] }),
@@ -354,6 +374,9 @@ fn tools(peer: &Peer) -> Value {
                 "required": ["prompt"],
             },
         }));
+    }
+    if peer.declared_apps() {
+        list.extend(extensions::app_tools());
     }
     if peer.own_process {
         list.push(json!({
@@ -493,6 +516,7 @@ async fn call_tool(
                 json!({ "content": [{ "type": "text", "text": text }], "structuredContent": { "value": value } }),
             )
         }
+        "clock" | "clock_refresh" => Ok(extensions::clock()),
         "echo" => {
             let message = args["message"].as_str().unwrap_or_default();
             Ok(json!({ "content": [{ "type": "text", "text": message }] }))

@@ -7,6 +7,8 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+mod extensions;
+
 const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-stack-demo");
 
@@ -552,7 +554,7 @@ fn prompts_resources_and_output_read_as_a_person_expects() {
     let out = mcp(&["--stdio", DEMO, "resources"]);
     let text = stdout(&out);
     let columns: Vec<usize> = text.lines().map(|l| l.rfind(' ').unwrap() + 1).collect();
-    assert_eq!(columns.len(), 2, "{text}");
+    assert_eq!(columns.len(), 3, "the readme, the logo and the clock app: {text}");
     assert!(columns.windows(2).all(|w| w[0] == w[1]), "aligned: {text}");
 
     // The demo's add returns its sum as text and as structured content:

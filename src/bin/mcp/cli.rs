@@ -68,6 +68,24 @@ Examples:
   mcp read demo://readme
   mcp read demo://logo --output logo.png              save a binary resource";
 
+pub(crate) const APPS_EXAMPLES: &str = "\
+The HTML is data: it is printed or saved, never rendered or followed. Its
+fingerprint, the origins and permissions it asks for go to stderr.
+
+Examples:
+  mcp apps                                            every server's app tools
+  mcp read-app get-time > app.html
+  mcp read-app mcp__basic__get-time --output app.html --json";
+
+pub(crate) const SKILLS_EXAMPLES: &str = "\
+Nothing of a skill is fetched until `skills get`, and every file is checked
+against the listing (size, sha256 digest, SKILL.md's frontmatter) first.
+
+Examples:
+  mcp skills list
+  mcp skills get pdf-processing                       print its SKILL.md
+  mcp skills get pdf-processing --out ./skills/pdf    write every file";
+
 /// The long help's groups.
 pub(crate) const CONNECTION: &str = "Connection";
 pub(crate) const AUTHORIZATION: &str = "Authorization (--http, --sse)";
@@ -242,6 +260,44 @@ pub(crate) enum Command {
         /// instead of printing it.
         #[arg(long, value_name = "FILE")]
         output: Option<PathBuf>,
+    },
+    /// Every server's app tools (MCP Apps): who may see and call each,
+    /// and its ui:// resource.
+    Apps,
+    /// Read a tool's app: its HTML, checked and fingerprinted, to stdout
+    /// or to a file.
+    #[command(after_help = APPS_EXAMPLES)]
+    ReadApp {
+        /// The tool's model name (mcp__BINDING__TOOL), or its raw name
+        /// with one server or --server.
+        tool: String,
+        /// Save the HTML to FILE instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// A server's skills (SEP-2640): list them, or fetch one, verified.
+    #[command(after_help = SKILLS_EXAMPLES)]
+    Skills {
+        #[command(subcommand)]
+        action: SkillAction,
+    },
+}
+
+/// `mcp skills ...`.
+#[derive(Subcommand, Debug)]
+pub(crate) enum SkillAction {
+    /// The server's skills (skills/list); nothing of them is fetched.
+    List,
+    /// Fetch a skill: its SKILL.md and each listed file, each verified
+    /// against the listing; SKILL.md printed, or every file written under
+    /// --out DIR.
+    Get {
+        /// The skill's name, as `skills list` shows it.
+        name: String,
+        /// Write the skill's files under DIR, at their paths below
+        /// SKILL.md (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
 }
 

@@ -96,11 +96,17 @@ pub(crate) async fn command(
         Command::Tools => {
             // The adopted catalogs, discovered while connecting: the tools
             // as a host shows them to a model.
+            // A tool for apps only is never shown to a model: it is
+            // counted here, and listed by `apps`.
             let catalog = host.catalog();
-            let mut lines: Vec<String> = catalog
-                .tools()
+            let (for_model, for_apps): (Vec<_>, Vec<_>) = catalog.tools().partition(|t| t.visible_to_model());
+            let mut lines: Vec<String> = for_model
+                .iter()
                 .map(|t| format!("{:<48} {}", t.model_name, clean_line(first_line(t.description.as_deref()))))
                 .collect();
+            if !for_apps.is_empty() {
+                lines.push(format!("({} more for apps only: see `mcp apps`)", for_apps.len()));
+            }
             for c in catalog.catalogs() {
                 lines.extend(c.warnings.iter().map(|w| format!("warning: {}: {}", c.binding, clean_line(w))));
             }
@@ -115,6 +121,11 @@ pub(crate) async fn command(
             crate::tasks::call(cli, host, name, target, arguments, ttl_ms.map(Duration::from_millis)).await?
         }
         Command::Tasks { action } => crate::tasks::command(cli, host, action).await?,
+        Command::Apps => crate::extensions::apps(host),
+        Command::ReadApp { tool, output } => {
+            crate::extensions::read_app(cli, host, tool, output.as_deref()).await?
+        }
+        Command::Skills { action } => crate::extensions::skills(cli, host, action).await?,
         Command::Call { name, .. } => {
             let arguments = Value::Object(arguments.unwrap_or_default());
             let target = call_target(cli, host, name).await?;

@@ -73,7 +73,9 @@
 //!   count and last failure. It reports a server that could not connect
 //!   instead of failing.
 //! - `tools`: every connected server's tools, by model name
-//!   (`mcp__<binding>__<tool>`).
+//!   (`mcp__<binding>__<tool>`), as a model is offered them: a tool for
+//!   apps only is counted, not listed (`apps` lists it; `--json` has every
+//!   tool).
 //! - `call NAME 'JSON'`: calls a tool by model name, routed by the host
 //!   (fail closed: an unknown or ambiguous name is refused before anything
 //!   is sent). A raw name (the server's own) works when there is one server,
@@ -97,6 +99,18 @@
 //!   resources is not asked; its list is empty, and the text output says
 //!   so. `read` prints text, and for a binary item its size and MIME type;
 //!   `--output FILE` saves the first item's bytes (or text).
+//! - `apps` lists every server's app tools (MCP Apps): who may see and
+//!   call each (`model`, `app`) and its `ui://` resource. `read-app TOOL
+//!   [--output FILE]` reads the tool's app (checked: one item,
+//!   `text/html;profile=mcp-app`, within the limits) and prints the HTML
+//!   on stdout, its fingerprint, CSP origins and permissions on stderr; it
+//!   is never rendered or followed.
+//! - `skills list` lists one server's skills (nothing fetched); `skills get
+//!   NAME [--out DIR]` fetches one, every file verified against the listing
+//!   (`verification_failed`, exit 4, when one differs), and prints its
+//!   `SKILL.md` or writes every file under DIR (a path that would leave DIR
+//!   is refused before anything is written). The CLI declares the Apps and
+//!   Skills extensions to every server.
 //!
 //! # What the server may ask
 //!
@@ -159,6 +173,13 @@
 //!   messages, warnings }`; `resources`: `{ resources, warnings }`;
 //!   `templates`: `{ resourceTemplates, warnings }`; `read`: `{ contents,
 //!   warnings }`.
+//! - `apps`: `{ apps: [{binding, rawName, modelName, resourceUri,
+//!   visibility: {model, app}, warnings}] }`; `read-app`: an `AppResource`,
+//!   `{ uri, html, meta: {csp, permissions, domain, prefersBorder},
+//!   fingerprint, generation, drift, warnings }`.
+//! - `skills list`: `{ skills: [SkillInfo], warnings }`; `skills get`:
+//!   `{ skill, files: [{uri, path, size, digest, text | blob}] }`, with
+//!   `--out` `{ skill, dir, files: [{uri, path, size, digest}] }`.
 //!
 //! A failure prints `{ error: {class, message, binding, op, httpStatus?},
 //! formatVersion }` with `--json` (`httpStatus` only when an HTTP answer
@@ -182,6 +203,7 @@ mod args;
 mod cli;
 mod commands;
 mod elicit;
+mod extensions;
 mod names;
 mod progress;
 mod setup;

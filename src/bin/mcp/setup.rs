@@ -182,6 +182,8 @@ pub(crate) async fn definitions(
         }
         cli.limits.apply(&mut definition.limits);
         definition.capabilities = capabilities;
+        // The CLI shows apps and skills, so it declares both extensions.
+        definition.extensions = std::mem::take(&mut definition.extensions).apps().skills();
         if let Some(level) = log_level {
             definition.log_level = level;
         }
