@@ -10,6 +10,11 @@
 #                                              with tests/fixtures/ts_server.mjs copied in
 #   oidc-provider 9 ........ .peers/oidc     (oidc-provider, an authorization server)
 #                                              with tests/fixtures/oidc_provider.mjs copied in
+#   MCP Apps examples ...... .peers/apps     (@modelcontextprotocol/server-basic-vanillajs 2.0.3
+#                                              and server-system-monitor 2.0.3, which has an
+#                                              app-only tool; over HTTP they listen on all
+#                                              interfaces, so tests run them under
+#                                              tests/fixtures/loopback_only.js)
 #   FastMCP 4.1.6 .......... .peers/fastmcp-venv (fastmcp==4.1.6, its own venv)
 #   fastmcp-tasks 4.1.4 .... .peers/fastmcp-tasks-venv (FastMCP's Tasks extension engine, its own venv)
 #   tinyproxy, openssl, redis-server ..... Debian packages (apt-get, as root), when missing:
@@ -17,8 +22,8 @@
 #                              Redis server for the shared response cache
 #
 # Writes .peers/env.sh exporting MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS,
-# MCP_PYTHON, MCP_TS_SERVER_JS, MCP_OIDC_PROVIDER_JS, MCP_FASTMCP_PYTHON,
-# MCP_FASTMCP_TASKS_PYTHON,
+# MCP_PYTHON, MCP_TS_SERVER_JS, MCP_OIDC_PROVIDER_JS, MCP_APPS_VANILLAJS_DIR, MCP_APPS_MONITOR_DIR,
+# MCP_FASTMCP_PYTHON, MCP_FASTMCP_TASKS_PYTHON,
 # MCP_TINYPROXY, MCP_OPENSSL and MCP_REDIS_SERVER (absolute paths). Idempotent: every step checks the installed
 # version first and is skipped when it already matches, so a second run takes
 # about a second. Any failure exits non-zero with a message saying what broke.
@@ -38,6 +43,9 @@ TS_NODE_VERSION=2.1.2
 ZOD_MAJOR=4
 OIDC_PKG=oidc-provider
 OIDC_VERSION=9.13.3
+APPS_VANILLAJS_PKG=@modelcontextprotocol/server-basic-vanillajs
+APPS_MONITOR_PKG=@modelcontextprotocol/server-system-monitor
+APPS_VERSION=2.0.3
 FASTMCP_VERSION=4.1.6
 # FastMCP's tasks engine (the 2026-07-28 Tasks extension, on pydocket's
 # in-process memory backend). `fastmcp[tasks]==4.1.6` cannot install: it
@@ -65,6 +73,12 @@ TS_SERVER_JS="$TS_PREFIX/ts_server.mjs"
 OIDC_PREFIX="$PEERS/oidc"
 OIDC_DIR="$OIDC_PREFIX/node_modules/$OIDC_PKG"
 OIDC_JS="$OIDC_PREFIX/oidc_provider.mjs"
+# Their own prefix: they pin their own @modelcontextprotocol/* 2.0.0 packages.
+APPS_PREFIX="$PEERS/apps"
+APPS_VANILLAJS_DIR="$APPS_PREFIX/node_modules/$APPS_VANILLAJS_PKG"
+APPS_VANILLAJS_JS="$APPS_VANILLAJS_DIR/dist/index.js"
+APPS_MONITOR_DIR="$APPS_PREFIX/node_modules/$APPS_MONITOR_PKG"
+APPS_MONITOR_JS="$APPS_MONITOR_DIR/dist/index.js"
 FASTMCP_VENV="$PEERS/fastmcp-venv"
 FASTMCP_PY="$FASTMCP_VENV/bin/python"
 FASTMCP_TASKS_VENV="$PEERS/fastmcp-tasks-venv"
@@ -192,6 +206,23 @@ else
 fi
 cp -f "$ROOT/tests/fixtures/oidc_provider.mjs" "$OIDC_JS" || die "could not copy tests/fixtures/oidc_provider.mjs into $OIDC_PREFIX"
 
+# ---- 3c2. MCP Apps example servers (server-basic-vanillajs, server-system-monitor)
+apps_have="$(pkg_version "$APPS_VANILLAJS_DIR")"
+monitor_have="$(pkg_version "$APPS_MONITOR_DIR")"
+if [ "$apps_have" = "$APPS_VERSION" ] && [ "$monitor_have" = "$APPS_VERSION" ] && [ -f "$APPS_VANILLAJS_JS" ] && [ -f "$APPS_MONITOR_JS" ]; then
+  log "$APPS_VANILLAJS_PKG and $APPS_MONITOR_PKG @$APPS_VERSION present"
+else
+  log "installing $APPS_VANILLAJS_PKG and $APPS_MONITOR_PKG @$APPS_VERSION into $APPS_PREFIX (had: '${apps_have:-none}', '${monitor_have:-none}')"
+  mkdir -p "$APPS_PREFIX"
+  PATH="$(dirname "$NODE_BIN"):$PATH" npm install --prefix "$APPS_PREFIX" --no-audit --no-fund --loglevel=error \
+    "$APPS_VANILLAJS_PKG@$APPS_VERSION" "$APPS_MONITOR_PKG@$APPS_VERSION" || die "npm install of the MCP Apps examples failed"
+  installed_any=1
+  apps_have="$(pkg_version "$APPS_VANILLAJS_DIR")"
+  monitor_have="$(pkg_version "$APPS_MONITOR_DIR")"
+  [ "$apps_have" = "$APPS_VERSION" ] || die "$APPS_VANILLAJS_PKG is '${apps_have:-missing}', wanted $APPS_VERSION"
+  [ "$monitor_have" = "$APPS_VERSION" ] || die "$APPS_MONITOR_PKG is '${monitor_have:-missing}', wanted $APPS_VERSION"
+fi
+
 # ---- 3d. FastMCP (its own venv: it pins its own mcp) -------------------------
 venv_package "$FASTMCP_VENV" "$FASTMCP_PY" fastmcp "$FASTMCP_VERSION" 'from fastmcp import FastMCP, Context'
 fm_have="$VENV_HAVE"
@@ -225,7 +256,7 @@ fi
 [ -n "$REDIS_BIN" ] || die "redis-server not found after installing it"
 
 # ---- 4. final checks + env.sh ----------------------------------------------
-for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$FASTMCP_PY" "$FASTMCP_TASKS_PY" "$TINYPROXY_BIN" "$OPENSSL_BIN" "$REDIS_BIN"; do
+for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$APPS_VANILLAJS_JS" "$APPS_MONITOR_JS" "$FASTMCP_PY" "$FASTMCP_TASKS_PY" "$TINYPROXY_BIN" "$OPENSSL_BIN" "$REDIS_BIN"; do
   [ -e "$f" ] || die "expected file missing after install: $f"
 done
 node_v="$("$NODE_BIN" --version)" || die "$NODE_BIN --version failed"
@@ -241,6 +272,8 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
   printf 'export MCP_PYTHON=%q\n' "$VENV_PY"
   printf 'export MCP_TS_SERVER_JS=%q\n' "$TS_SERVER_JS"
   printf 'export MCP_OIDC_PROVIDER_JS=%q\n' "$OIDC_JS"
+  printf 'export MCP_APPS_VANILLAJS_DIR=%q\n' "$APPS_VANILLAJS_DIR"
+  printf 'export MCP_APPS_MONITOR_DIR=%q\n' "$APPS_MONITOR_DIR"
   printf 'export MCP_FASTMCP_PYTHON=%q\n' "$FASTMCP_PY"
   printf 'export MCP_FASTMCP_TASKS_PYTHON=%q\n' "$FASTMCP_TASKS_PY"
   printf 'export MCP_TINYPROXY=%q\n' "$TINYPROXY_BIN"
@@ -250,8 +283,8 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
 mv -f "$tmp" "$ENV_FILE"
 
 if [ "$installed_any" -eq 0 ]; then
-  log "all peers already present (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have, fastmcp $fm_have, fastmcp-tasks $ft_have); nothing to do ($((SECONDS - START))s)"
+  log "all peers already present (node $node_v, everything $ev_have, conformance $cf_have, apps examples $apps_have, mcp $mcp_have, fastmcp $fm_have, fastmcp-tasks $ft_have); nothing to do ($((SECONDS - START))s)"
 else
-  log "peers installed in $((SECONDS - START))s (node $node_v, everything $ev_have, conformance $cf_have, mcp $mcp_have, fastmcp $fm_have, fastmcp-tasks $ft_have)"
+  log "peers installed in $((SECONDS - START))s (node $node_v, everything $ev_have, conformance $cf_have, apps examples $apps_have, mcp $mcp_have, fastmcp $fm_have, fastmcp-tasks $ft_have)"
 fi
 log "wrote $ENV_FILE"

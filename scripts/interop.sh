@@ -27,7 +27,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_FASTMCP_PYTHON MCP_FASTMCP_TASKS_PYTHON MCP_TINYPROXY MCP_OPENSSL MCP_REDIS_SERVER; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_APPS_VANILLAJS_DIR MCP_APPS_MONITOR_DIR MCP_FASTMCP_PYTHON MCP_FASTMCP_TASKS_PYTHON MCP_TINYPROXY MCP_OPENSSL MCP_REDIS_SERVER; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -f "$val" ] || die "$var points to a missing file: $val"
@@ -232,6 +232,16 @@ tasks_server_conformance
 # refused without the extension, and `mcp call --task` showing the task's
 # status changes.
 interop_tests fastmcp_task_server
+
+# ---- MCP Apps: the published ext-apps example servers -----------------------
+# server-basic-vanillajs 2.0.3 ($MCP_APPS_VANILLAJS_DIR) over stdio and HTTP
+# (bound to 127.0.0.1 by tests/fixtures/loopback_only.js): its app tool
+# marked, its ui:// resource read, checked and fingerprinted alike on both,
+# both provider conversions and both call paths; `mcp apps` and `mcp
+# read-app`. server-system-monitor 2.0.3 ($MCP_APPS_MONITOR_DIR): its
+# app-only tool left out of the conversions, refused on the model path,
+# reached on its own app's path and refused to another server's app.
+interop_tests mcp_apps
 
 # ---- corporate networks: a proxy, a private CA, client certificates --------
 # tinyproxy ($MCP_TINYPROXY) started by each test on a free loopback port

@@ -28,6 +28,9 @@
 //!   id from a second `mcp` process.
 //! - [`fastmcp`]: FastMCP through the `mcp` command, on the era its profile
 //!   picks.
+//! - [`mcp_apps`]: MCP Apps against the published example server
+//!   `server-basic-vanillajs` over stdio and HTTP, and `mcp apps` /
+//!   `read-app` against it.
 //! - [`fastmcp_task_server`]: the Tasks extension served by FastMCP's own
 //!   engine over stdio and HTTP: followed, cancelled, refused without the
 //!   extension, and through `mcp call --task`.
@@ -57,6 +60,8 @@ mod fastmcp_task_server;
 mod host;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod mcp_apps;
 #[cfg(feature = "http")]
 mod modern_era;
 #[cfg(feature = "http")]
