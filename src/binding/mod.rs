@@ -306,6 +306,12 @@ impl Binding {
         self.inner.lifecycle.status.lock().expect("status lock").session.clone()
     }
 
+    /// Reads what the current connection's handshake established in place,
+    /// for the paths every call takes.
+    fn with_session<R>(&self, read: impl FnOnce(&SessionInfo) -> R) -> R {
+        read(&self.inner.lifecycle.status.lock().expect("status lock").session)
+    }
+
     fn warn(&self, text: String) {
         let text = crate::error::normalize_message(&text, 512);
         let binding = self.inner.name.clone();

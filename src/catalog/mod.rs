@@ -297,8 +297,16 @@ pub struct Catalog {
 
 impl Catalog {
     /// The tool with this raw name, if the catalog lists it.
+    ///
+    /// On every call's path (the call checks, a task's requirement): a
+    /// discovered catalog keeps its tools sorted by raw name, so this is a
+    /// binary search, and a scan only for a name it does not find (a
+    /// catalog built by hand need not be sorted).
     pub fn tool(&self, raw_name: &str) -> Option<&ToolSpec> {
-        self.tools.iter().find(|t| t.raw_name == raw_name)
+        match self.tools.binary_search_by(|t| t.raw_name.as_str().cmp(raw_name)) {
+            Ok(i) => Some(&self.tools[i]),
+            Err(_) => self.tools.iter().find(|t| t.raw_name == raw_name),
+        }
     }
 
     /// The tool a model named. This is the only way back from a model name to

@@ -9,7 +9,7 @@ use super::error::unanswered;
 use super::{ConnectionState, Outbound, Shared, WRITE_FAILURE_GRACE};
 use crate::error::{Error, FailureClass};
 use crate::protocol::RequestId;
-use crate::transport::{MessageSender, WireHeaders};
+use crate::transport::{BatchError, MessageSender, WireHeaders};
 
 impl Shared {
     pub(super) async fn enqueue(&self, text: String) -> Result<(), Error> {
@@ -28,6 +28,14 @@ impl Shared {
             .map_err(|_| Error::new(FailureClass::TransportClosed, "connection writer has stopped"))
     }
 
+    /// A request marked written that a failed batch never wrote: its end
+    /// is `transport_closed` (safe to send again), not `indeterminate`.
+    pub(super) fn unmark_written(&self, id: &RequestId) {
+        if let Some(pending) = self.pending.lock().expect("pending lock").get_mut(id) {
+            pending.written = false;
+        }
+    }
+
     /// The writer is about to hand request `id` to the transport: marks it
     /// written. `false` when nobody waits for it any more (its caller gave
     /// up, or the connection ended): then it is not sent at all.
@@ -40,6 +48,18 @@ impl Shared {
             None => false,
         }
     }
+}
+
+/// The most messages one batch takes (see [`write_loop`]).
+const MAX_BATCH_MESSAGES: usize = 64;
+/// A batch takes no more once it holds this many bytes.
+const MAX_BATCH_BYTES: usize = 64 << 10;
+
+/// Messages taken to be written together, with their ids.
+#[derive(Default)]
+struct Batch {
+    messages: Vec<(String, Option<RequestId>)>,
+    bytes: usize,
 }
 
 /// What the writer takes next.
@@ -58,6 +78,12 @@ pub(super) enum Next {
 ///   connection ends: a transport that cannot send a request is gone. The
 ///   requests still queued behind it were never written, so they end
 ///   `transport_closed` too.
+/// - What is queued when the writer wakes goes in one batch (at most
+///   [`MAX_BATCH_MESSAGES`], until [`MAX_BATCH_BYTES`]), handed to the
+///   transport at once ([`MessageSender::send_batch`]: one system call on
+///   stdio for 32 calls in flight instead of 32). Each request in it is
+///   checked and marked as when sent alone; a request with HTTP headers
+///   goes on its own.
 /// - A notification or a reply that fails to send is a warning, not the end
 ///   of the connection: over HTTP each message is its own exchange, and a
 ///   transport that is really gone shows it on the next request or on its
@@ -68,66 +94,145 @@ pub(super) async fn write_loop(
     mut rx: mpsc::Receiver<Outbound>,
     mut replies: mpsc::Receiver<String>,
 ) {
+    // A request with HTTP headers taken while gathering a batch: it goes
+    // on its own, next.
+    let mut held: Option<Outbound> = None;
     loop {
-        let next = tokio::select! {
-            biased;
-            Some(text) = replies.recv() => Next::Reply(text),
-            Some(outbound) = rx.recv() => Next::Message(outbound),
-            else => return,
+        let next = match held.take() {
+            Some(outbound) => Next::Message(outbound),
+            None => tokio::select! {
+                biased;
+                Some(text) = replies.recv() => Next::Reply(text),
+                Some(outbound) = rx.recv() => Next::Message(outbound),
+                else => return,
+            },
         };
-        let (sent, id) = match next {
-            Next::Reply(text) => (sender.send(text).await, None),
-            Next::Message(Outbound { text, headers, id }) => {
+        // What is queued besides goes with it in one batch.
+        let mut batch = Batch::default();
+        let take = |text: String, id: Option<RequestId>, batch: &mut Batch| {
+            // A request nobody waits for any more is not sent at all.
+            if let Some(id) = &id {
+                match shared.upgrade() {
+                    Some(shared) if shared.mark_written(id) => {}
+                    _ => return,
+                }
+            }
+            batch.bytes += text.len();
+            batch.messages.push((text, id));
+        };
+        match next {
+            Next::Reply(text) => take(text, None, &mut batch),
+            Next::Message(Outbound { text, headers, id }) if !headers.is_empty() => {
                 if let Some(id) = &id {
                     let Some(shared) = shared.upgrade() else { return };
                     if !shared.mark_written(id) {
                         continue;
                     }
                 }
-                let sent = match headers.is_empty() {
-                    true => sender.send(text).await,
-                    false => sender.send_request(text, headers).await,
-                };
-                (sent, id)
+                let sent = sender.send_request(text, headers).await;
+                if let Err(error) = sent {
+                    if !failed_write(&shared, error, id, &mut rx).await {
+                        return;
+                    }
+                }
+                continue;
             }
-        };
-        let Err(e) = sent else { continue };
-        let Some(shared) = shared.upgrade() else { return };
-        let Some(id) = id else {
-            if shared.check_open().is_ok() {
-                shared.warn(format!("a notification or reply to the server could not be sent: {e}"));
+            Next::Message(Outbound { text, id, .. }) => take(text, id, &mut batch),
+        }
+        while batch.messages.len() < MAX_BATCH_MESSAGES && batch.bytes < MAX_BATCH_BYTES {
+            if let Ok(text) = replies.try_recv() {
+                take(text, None, &mut batch);
+                continue;
+            }
+            match rx.try_recv() {
+                Ok(Outbound { text, headers, id }) if headers.is_empty() => take(text, id, &mut batch),
+                Ok(outbound) => {
+                    held = Some(outbound);
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        let mut batch = batch.messages;
+        if batch.len() == 1 {
+            let (text, id) = batch.pop().expect("one message");
+            if let Err(error) = sender.send(text).await {
+                if !failed_write(&shared, error, id, &mut rx).await {
+                    return;
+                }
             }
             continue;
-        };
-        // Taken out of the table, so that the connection's end (below, or
-        // the reader's) does not fail it `indeterminate`: it was not sent.
-        let failed = shared.pending.lock().expect("pending lock").remove(&id);
-        // A failed write usually means the server is gone, and the reader
-        // is about to see the end of its output with a better diagnosis
-        // (a child's exit status and last stderr lines). Give it a moment
-        // to say so, and report that with the write error's class.
-        let mut state = shared.state.subscribe();
-        let closed = state.wait_for(|s| *s != ConnectionState::Open);
-        let _ = tokio::time::timeout(WRITE_FAILURE_GRACE, closed).await;
-        let ended = shared.state.borrow().clone();
-        shared.finish(e.class(), e.message());
-        if let Some(failed) = failed {
-            // The write error says whether the request may have left
-            // (`indeterminate`) or was refused for authorization; a close
-            // on purpose meanwhile wins; the reader's diagnosis, when it
-            // came first, is the better message.
-            let (class, why) = match ended {
-                ConnectionState::Closed { class: FailureClass::Shutdown, message } => {
-                    (FailureClass::Shutdown, message)
-                }
-                ConnectionState::Closed { message, .. } if !e.class().is_auth() => (e.class(), message),
-                _ => (e.class(), e.message().to_string()),
-            };
-            let _ = failed.tx.send(Err(unanswered(class, &why, e.class() == FailureClass::Indeterminate)));
         }
-        // What is still queued was never written: `finish` failed those
-        // requests `transport_closed`, and nothing more is sent.
-        rx.close();
-        return;
+        let (texts, ids): (Vec<String>, Vec<Option<RequestId>>) = batch.into_iter().unzip();
+        let mut start = 0;
+        while start < texts.len() {
+            let Err(BatchError { sent, error }) = sender.send_batch(&texts[start..]).await else { break };
+            let at = start + sent;
+            if let Some(id) = ids.get(at).cloned().flatten() {
+                // The connection ends; what came after the failed request
+                // was never written.
+                if let Some(shared) = shared.upgrade() {
+                    for id in ids.iter().skip(at + 1).flatten() {
+                        shared.unmark_written(id);
+                    }
+                }
+                failed_write(&shared, error, Some(id), &mut rx).await;
+                return;
+            }
+            // A notification or reply failed: a warning, and what came
+            // after it is still sent.
+            if !failed_write(&shared, error, None, &mut rx).await {
+                return;
+            }
+            start = at + 1;
+        }
     }
+}
+
+/// A write the transport refused: a notification's or reply's failure is
+/// a warning (`true`: go on); a request's ends it and the connection
+/// (`false`).
+async fn failed_write(
+    shared: &std::sync::Weak<Shared>,
+    e: Error,
+    id: Option<RequestId>,
+    rx: &mut mpsc::Receiver<Outbound>,
+) -> bool {
+    let Some(shared) = shared.upgrade() else { return false };
+    let Some(id) = id else {
+        if shared.check_open().is_ok() {
+            shared.warn(format!("a notification or reply to the server could not be sent: {e}"));
+        }
+        return true;
+    };
+    // Taken out of the table, so that the connection's end (below, or
+    // the reader's) does not fail it `indeterminate`: it was not sent.
+    let failed = shared.pending.lock().expect("pending lock").remove(&id);
+    // A failed write usually means the server is gone, and the reader
+    // is about to see the end of its output with a better diagnosis
+    // (a child's exit status and last stderr lines). Give it a moment
+    // to say so, and report that with the write error's class.
+    let mut state = shared.state.subscribe();
+    let closed = state.wait_for(|s| *s != ConnectionState::Open);
+    let _ = tokio::time::timeout(WRITE_FAILURE_GRACE, closed).await;
+    let ended = shared.state.borrow().clone();
+    shared.finish(e.class(), e.message());
+    if let Some(failed) = failed {
+        // The write error says whether the request may have left
+        // (`indeterminate`) or was refused for authorization; a close
+        // on purpose meanwhile wins; the reader's diagnosis, when it
+        // came first, is the better message.
+        let (class, why) = match ended {
+            ConnectionState::Closed { class: FailureClass::Shutdown, message } => {
+                (FailureClass::Shutdown, message)
+            }
+            ConnectionState::Closed { message, .. } if !e.class().is_auth() => (e.class(), message),
+            _ => (e.class(), e.message().to_string()),
+        };
+        let _ = failed.tx.send(Err(unanswered(class, &why, e.class() == FailureClass::Indeterminate)));
+    }
+    // What is still queued was never written: `finish` failed those
+    // requests `transport_closed`, and nothing more is sent.
+    rx.close();
+    false
 }

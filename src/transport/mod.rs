@@ -226,6 +226,15 @@ impl WireHeaders {
 /// How much of a damaged frame's start a transport keeps for diagnosis.
 pub(crate) const DAMAGED_PREFIX_BYTES: usize = 256;
 
+/// Why [`MessageSender::send_batch`] stopped.
+#[derive(Debug)]
+pub struct BatchError {
+    /// How many messages, from the first, were delivered whole.
+    pub sent: usize,
+    /// Why the next one was not.
+    pub error: Error,
+}
+
 /// The writing half of a connection.
 #[async_trait]
 pub trait MessageSender: Send + Sync + 'static {
@@ -237,6 +246,19 @@ pub trait MessageSender: Send + Sync + 'static {
     /// unless the error's class is `indeterminate` (it may have reached the
     /// server). A failed notification or reply is only a warning.
     async fn send(&self, message: String) -> Result<(), Error>;
+
+    /// Sends several messages queued together, in order, each as
+    /// [`MessageSender::send`] would. A stream transport writes them in one
+    /// go (stdio: one system call for a batch of small messages). On an
+    /// error, [`BatchError::sent`] says how many were delivered whole
+    /// before it; the one after them failed with [`BatchError::error`],
+    /// and the rest were not sent. The default sends them one by one.
+    async fn send_batch(&self, messages: &[String]) -> Result<(), BatchError> {
+        for (sent, message) in messages.iter().enumerate() {
+            self.send(message.clone()).await.map_err(|error| BatchError { sent, error })?;
+        }
+        Ok(())
+    }
 
     /// Sends one request with the HTTP headers that mirror it. The default
     /// ignores the headers (a transport that has none).

@@ -5,6 +5,7 @@
 //! ```text
 //! bench/vs-rmcp/run.sh                 # build (release) and run pinned to one CPU
 //! bench/vs-rmcp/run.sh --rounds 3      # fewer rounds
+//! bench/vs-rmcp/run.sh --only inflight stack legacy   # one case, for a profiler
 //! ```
 //!
 //! # What is compared
@@ -132,6 +133,26 @@ fn main() {
         let client = if args[2] == "rmcp" { Client::Rmcp } else { Client::Stack };
         let era = if args[3] == "modern" { Era::Modern } else { Era::Legacy };
         println!("{}", runtime.block_on(memory_per_connection(client, era)));
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("--only") {
+        // One case for one client, for a profiler: `--only CASE CLIENT ERA`.
+        let case = match args[2].as_str() {
+            "sequential" => Case::Sequential,
+            "inflight" => Case::InFlight,
+            "large" => Case::Large,
+            "connect" => Case::Connect,
+            _ => Case::Catalog,
+        };
+        let client = match args[3].as_str() {
+            "rmcp" => Client::Rmcp,
+            "json" => Client::JsonFloor,
+            "pipe" => Client::PipeFloor,
+            _ => Client::Stack,
+        };
+        let era = if args[4] == "modern" { Era::Modern } else { Era::Legacy };
+        let sizes = Sizes { sequential: 5000, in_flight: 10000, large: 40, connects: 20, catalogs: 10 };
+        println!("{:?}", runtime.block_on(measure(client, era, case, sizes)));
         return;
     }
     let flag = |name: &str, default: usize| {

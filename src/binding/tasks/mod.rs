@@ -435,11 +435,13 @@ impl Binding {
 
     /// Whether `name` must run as a task (`taskSupport: "required"` on a
     /// 2025-11-25 server that runs tool calls as tasks).
+    ///
+    /// On every call's path: the session is read in place, not cloned
+    /// (a clone of its capabilities was a fortieth of a small call).
     pub(super) fn requires_task(&self, name: &str) -> bool {
-        let session = self.current_session();
-        !is_modern(&session)
-            && session.capabilities.supports_task_tool_calls()
-            && self.catalog().tool(name).is_some_and(|t| t.task_support == TaskSupport::Required)
+        let runs_tasks = self
+            .with_session(|session| !is_modern(session) && session.capabilities.supports_task_tool_calls());
+        runs_tasks && self.catalog().tool(name).is_some_and(|t| t.task_support == TaskSupport::Required)
     }
 
     /// One page of the tasks the server holds for this client

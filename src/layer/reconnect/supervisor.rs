@@ -20,6 +20,11 @@ pub(super) struct Supervisor {
 impl Supervisor {
     /// Runs until the service is closed, then closes the last connection.
     /// `_stopped` is dropped last: that is what `Reconnect::close` awaits.
+    ///
+    /// The redial and the final close are boxed: inline, their futures (a
+    /// whole dial, a transport's close) made this task 6.9 KiB, held by
+    /// every idle binding for its life; boxed, they are allocated only
+    /// when a connection is lost or closed (bench/vs-rmcp).
     pub(super) async fn run(self, mut connection: Connection, _stopped: watch::Sender<()>) {
         let mut link = self.shared.link.subscribe();
         let closing = async move {
@@ -43,7 +48,7 @@ impl Supervisor {
             let restored = tokio::select! {
                 biased;
                 () = &mut closing => break,
-                restored = self.restore(class, message) => restored,
+                restored = Box::pin(self.restore(class, message)) => restored,
             };
             match restored {
                 Some(next) => connection = next,
@@ -55,7 +60,7 @@ impl Supervisor {
                 }
             }
         }
-        connection.close().await;
+        Box::pin(connection.close()).await;
     }
 
     /// Replaces the connection lost with `class`/`message`, or gives up.

@@ -15,8 +15,11 @@ use tokio::sync::watch;
 use super::{STDERR_LINE_BYTES, STDERR_TAIL_LINES};
 use crate::error::truncate_utf8;
 
-/// The size of the stderr drain's read buffer.
-const STDERR_READ_BYTES: usize = 8 << 10;
+/// The size of the stderr drain's read buffer. Small: a server's stderr is
+/// a trickle, and every connection holds this buffer for its whole life
+/// (at 8 KiB it was an eighth of an idle connection's memory; see
+/// bench/vs-rmcp).
+const STDERR_READ_BYTES: usize = 1 << 10;
 
 /// The last stderr lines of one child.
 pub(super) type StderrTail = Arc<StdMutex<VecDeque<String>>>;
@@ -63,7 +66,7 @@ pub(super) async fn drain_stderr(
             Ok(n) => n,
         };
         let mut chunk = &buf[..n];
-        while let Some(pos) = chunk.iter().position(|&b| b == b'\n') {
+        while let Some(pos) = memchr::memchr(b'\n', chunk) {
             line.push(&chunk[..pos]);
             line.emit(&tail, &mut diagnostics);
             chunk = &chunk[pos + 1..];
