@@ -249,6 +249,7 @@ impl Profile {
         for id in ids {
             e.str(id);
         }
+        drop(e);
         hex(&h.finalize())
     }
 }

@@ -17,6 +17,7 @@ fn value_digest(domain: &str, value: &Value) -> [u8; 32] {
     let mut e = Encoder::new(&mut h);
     e.str(domain);
     e.value(value);
+    drop(e);
     h.finalize().into()
 }
 
@@ -38,9 +39,10 @@ pub(crate) fn catalog_digest(families: [(&str, &[Value]); 4]) -> String {
         let mut digests: Vec<[u8; 32]> = entries.iter().map(|v| value_digest("entry", v)).collect();
         digests.sort_unstable();
         for d in digests {
-            e.h.update(d);
+            e.put(&d);
         }
     }
+    drop(e);
     hex(&h.finalize())
 }
 

@@ -41,8 +41,9 @@
 //! result, many queued replies) up to [`READ_BUFFER_BYTES`], and goes back
 //! to the minimum at the first small read: an idle connection holds 4 KiB,
 //! a busy one reads up to 64 KiB a system call. Newlines are found with
-//! `memchr`. Measured with bench/vs-rmcp (2026-12-03): the fixed 16 KiB
-//! buffer scanned byte by byte cost ... (see the bench's notes).
+//! `memchr`. Measured with bench/vs-rmcp (2026-12-03, 7 rounds each, 1 MiB
+//! text results): the fixed, zeroed 16 KiB buffer scanned byte by byte
+//! reached 0.86 of the JSON floor's calls a second, this reader 0.99.
 
 use std::io;
 use tokio::io::{AsyncRead, AsyncReadExt};

@@ -263,6 +263,7 @@ pub(crate) fn fingerprint(uri: &str, html: &str, meta: &AppResourceMeta) -> Stri
         Some(false) => 1,
         Some(true) => 2,
     });
+    drop(e);
     hex(&h.finalize())
 }
 

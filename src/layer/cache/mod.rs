@@ -143,6 +143,7 @@ impl CacheState {
         e.str(&session.protocol_version);
         e.str(&session.server.name);
         e.str(&session.server.version);
+        drop(e);
         *self.partition.lock().expect("partition lock") = Some(hex(&h.finalize()));
     }
 
@@ -220,6 +221,7 @@ impl CacheState {
             e.str(key);
             e.value(&params[key]);
         }
+        drop(e);
         let entry = hex(&h.finalize());
         let seq = self.marks.lock().expect("marks lock").seq[kind];
         let cursor = kind != READS && params.get("cursor").is_some_and(|c| !c.is_null());
