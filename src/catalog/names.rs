@@ -103,7 +103,9 @@ pub(crate) fn assign<'a>(binding: &str, raw_names: impl IntoIterator<Item = &'a 
         .map(|raw| {
             let mut base = sanitize(raw, true);
             base.truncate(budget);
-            Entry { raw, base, hex: suffix_digest(raw), level: 0 }
+            // The suffix digest only for a name that clashes (below): a
+            // SHA-256 per tool was most of naming a large catalog.
+            Entry { raw, base, hex: String::new(), level: 0 }
         })
         .collect();
 
@@ -115,6 +117,7 @@ pub(crate) fn assign<'a>(binding: &str, raw_names: impl IntoIterator<Item = &'a 
     for e in &mut entries {
         if group_sizes[&e.base.to_ascii_lowercase()] > 1 {
             e.level = 1;
+            e.hex = suffix_digest(e.raw);
         }
     }
 
@@ -133,8 +136,12 @@ pub(crate) fn assign<'a>(binding: &str, raw_names: impl IntoIterator<Item = &'a 
         for members in by_name.values().filter(|m| m.len() > 1) {
             if members.iter().any(|&i| entries[i].level < max_level) {
                 for &i in members {
-                    if entries[i].level < max_level {
-                        entries[i].level += 1;
+                    let e = &mut entries[i];
+                    if e.level < max_level {
+                        e.level += 1;
+                        if e.hex.is_empty() {
+                            e.hex = suffix_digest(e.raw);
+                        }
                     }
                 }
             } else {
