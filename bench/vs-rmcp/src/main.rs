@@ -44,6 +44,59 @@
 //!   drown the differences measured. The CPUs allowed are printed.
 //! - No figure is asserted anywhere: this is a program that prints a
 //!   table. CI builds it; people run it.
+//!
+//! # Figures (2026-12-03, this machine: a shared 2-core VM)
+//!
+//! One run, 7 rounds, `run.sh` pinned to CPU 1, release builds:
+//!
+//! ```text
+//! 2025-11-25 (initialize)
+//!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
+//!   sequential tools/call        calls/s      64964  52784       69449       68696    1.23          0.94
+//!   32 in flight                 calls/s      67795  77033      144538      216393    0.88          0.47
+//!   1 MiB text results           calls/s        462    352         450         520    1.31          1.03
+//!   connect to ready             ms            1.01   0.91        0.84        0.84    1.10          1.21
+//!   1,024-tool catalog to ready  ms           33.71  29.00       25.20       27.78    1.16          1.34
+//!   memory per idle connection   KiB           42.8   29.9           -           -    1.43             -
+//!
+//! 2026-07-28 (server/discover)
+//!   sequential tools/call        calls/s      54350  46228       55138       61938    1.18          0.99
+//!   32 in flight                 calls/s      54500  60773      111810      159418    0.90          0.49
+//!   1 MiB text results           calls/s        457    345         445         515    1.32          1.03
+//!   connect to ready             ms            1.03   0.97        0.89        0.93    1.06          1.16
+//!   1,024-tool catalog to ready  ms           39.02  33.04       31.19       29.17    1.18          1.25
+//!   memory per idle connection   KiB           44.2   31.2           -           -    1.42             -
+//! ```
+//!
+//! Instructions (callgrind, `--only CASE CLIENT legacy`, the whole client
+//! process, runtime included): a sequential call costs mcp-stack 39,400,
+//! rmcp 79,000 and the JSON floor 21,300 (5,050 calls); a connect to ready
+//! 456,000 against rmcp's 304,000 (20 connects). On 32 calls in flight
+//! mcp-stack spends 42,000 a call; before this issue's changes a
+//! 1,024-tool catalog cost 167 million, after them about 161 million
+//! under callgrind (whose CPU has no SHA extensions: natively the digests
+//! are a small part, and the catalog case went from 1.23 to 1.16 of
+//! rmcp's time).
+//!
+//! What bounds the figures:
+//!
+//! - **Sequential and 1 MiB results** are bound by the server and the pipe,
+//!   not the client: mcp-stack is at 0.94 to 0.99 of the JSON floor and
+//!   1.03 of it on 1 MiB results, so no client can be twice rmcp here
+//!   (rmcp is at 0.77 of the pipe floor). By instructions, mcp-stack's call
+//!   is half of rmcp's.
+//! - **32 in flight** on one CPU falls into lock-step: `strace -f -c` shows
+//!   one `write` and one `epoll_wait` per call for mcp-stack (the client
+//!   goes idle after each request, so the server reads one at a time),
+//!   against rmcp, whose server reads about seven requests per `read`.
+//!   The writer now sends what is queued in one `write`
+//!   (`MessageSender::send_batch`), which helps only once several requests
+//!   are queued; letting the callers run first (a `yield_now` in the
+//!   writer) did not break the lock-step and cost an `epoll_wait` a call,
+//!   so it is not there.
+//! - **Memory**: an idle binding still holds its catalog and offering (a
+//!   few KiB), the reader's boxed receive future (2.5 KiB), the 4 KiB read
+//!   buffer, and its tasks (massif, `--memory stack legacy`).
 
 use mcp_stack::handlers::Handlers;
 use mcp_stack::transport::stdio::StdioFactory;
