@@ -81,7 +81,17 @@ impl Binding {
             }
             let page = self.list_skills_page(Some(&cursor)).await?;
             all.items.extend(page.items);
-            all.items.truncate(limits.max_catalog_items);
+            if all.items.len() > limits.max_catalog_items {
+                push_warning(
+                    &mut all.warnings,
+                    format!(
+                        "skills/list: kept the first {} skills, dropped {} (max_catalog_items)",
+                        limits.max_catalog_items,
+                        all.items.len() - limits.max_catalog_items
+                    ),
+                );
+                all.items.truncate(limits.max_catalog_items);
+            }
             all.warnings.extend(page.warnings);
             all.next_cursor = page.next_cursor;
             pages += 1;

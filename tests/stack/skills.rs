@@ -172,3 +172,28 @@ async fn a_flood_of_skills_is_cut_to_the_bound_and_an_undeclared_server_is_not_a
     assert!(seen.requests("skills/list").is_empty());
     binding.close().await;
 }
+
+/// Two pages, each within the bound, that pass it together: the first
+/// `max_catalog_items` are kept and the warning says how many were not.
+#[tokio::test(start_paused = true)]
+async fn pages_that_pass_the_bound_together_are_cut_with_a_warning() {
+    let entry = |i: usize| json!({ "uri": format!("skill://s{i}/SKILL.md"), "frontmatter": { "name": "n", "description": "d" }, "resources": "dynamic" });
+    let first: Vec<Value> = (0..1000).map(entry).collect();
+    let second: Vec<Value> = (1000..1100).map(entry).collect();
+    let (factory, _) = server(move |method, params| match method {
+        "initialize" => Some(json!({ "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": { "resources": {}, "extensions": { "io.modelcontextprotocol/skills": {} } },
+            "serverInfo": { "name": "pages", "version": "1" }
+        }})),
+        "skills/list" if params["cursor"] == "2" => Some(json!({ "result": { "skills": second } })),
+        "skills/list" => Some(json!({ "result": { "skills": first, "nextCursor": "2" } })),
+        _ => Some(json!({ "result": {} })),
+    });
+    let binding = connect(factory).await;
+    let listing = binding.list_skills().await.unwrap();
+    assert_eq!(listing.items.len(), 1024);
+    assert_eq!(listing.items[1023].uri, "skill://s1023/SKILL.md");
+    assert!(listing.warnings.iter().any(|w| w.contains("dropped 76")), "{:?}", listing.warnings);
+    binding.close().await;
+}
