@@ -30,7 +30,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_APPS_VANILLAJS_DIR MCP_APPS_MONITOR_DIR MCP_FASTMCP_PYTHON MCP_FASTMCP_TASKS_PYTHON MCP_TINYPROXY MCP_OPENSSL MCP_REDIS_SERVER; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
-  [ -f "$val" ] || die "$var points to a missing file: $val"
+  [ -e "$val" ] || die "$var points to a missing file or folder: $val"
   # shellcheck disable=SC2163 # exports the variable whose name is in $var
   export "$var"
   log "$var=$val"

@@ -81,7 +81,7 @@ pub(super) enum Next {
 /// - What is queued when the writer wakes goes in one batch (at most
 ///   [`MAX_BATCH_MESSAGES`], until [`MAX_BATCH_BYTES`]), handed to the
 ///   transport at once ([`MessageSender::send_batch`]: one system call on
-///   stdio for 32 calls in flight instead of 32). Each request in it is
+///   stdio for all of it). Each request in it is
 ///   checked and marked as when sent alone; a request with HTTP headers
 ///   goes on its own.
 /// - A notification or a reply that fails to send is a warning, not the end
