@@ -12,7 +12,6 @@ use std::collections::VecDeque;
 
 use super::Binding;
 use crate::catalog::apps::{self, AppDrift, AppResource, AppResourceMeta};
-use crate::content::ResourceContent;
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::APP_MIME_TYPE;
 use crate::request::{push_warning, CallOpts};
@@ -50,17 +49,24 @@ impl Binding {
             ));
         }
         let generation = self.catalog().generation;
-        let read = self.read_resource(uri, opts).await.map_err(named)?;
-        let mut warnings = read.warnings;
-        let mut items = read.contents.into_iter().filter(|c| c.uri == uri);
-        let (Some(item), None) = (items.next(), items.next()) else {
+        let mut read = self.read_resource(uri, opts).await.map_err(named)?;
+        let mut warnings = std::mem::take(&mut read.warnings);
+        let Some(mut item) = read.only_item(uri) else {
             return Err(failure(
                 FailureClass::VerificationFailed,
                 "resources/read did not answer with exactly one item for it",
             ));
         };
-        let html = app_html(item.clone()).map_err(|(class, why)| failure(class, &why))?;
-        let (meta, meta_warnings) = match apps::read_resource_meta(item.meta.as_ref(), uri) {
+        let mime = item.mime_type.as_deref().unwrap_or("");
+        if !apps::is_app_mime(mime) {
+            let why = format!("served as {:?}, not {APP_MIME_TYPE}", normalize_message(mime, 64));
+            return Err(failure(FailureClass::VerificationFailed, &why));
+        }
+        let item_meta = item.meta.take();
+        let bytes = item.whole_bytes().map_err(|(class, why)| failure(class, why))?;
+        let html = String::from_utf8(bytes)
+            .map_err(|_| failure(FailureClass::VerificationFailed, "its blob is not UTF-8"))?;
+        let (meta, meta_warnings) = match apps::read_resource_meta(item_meta.as_ref(), uri) {
             (Some(meta), w) => (meta, w),
             (None, _) => {
                 let catalog = self.catalog();
@@ -96,29 +102,5 @@ impl Binding {
         earlier
             .filter(|(_, _, f)| f != fingerprint)
             .map(|(_, previous_generation, previous)| AppDrift { previous, previous_generation })
-    }
-}
-
-/// The HTML of an app's content item, or the class and reason it is
-/// refused.
-fn app_html(item: ResourceContent) -> Result<String, (FailureClass, String)> {
-    let mime = item.mime_type.as_deref().unwrap_or("");
-    if !apps::is_app_mime(mime) {
-        return Err((
-            FailureClass::VerificationFailed,
-            format!("served as {:?}, not {APP_MIME_TYPE}", normalize_message(mime, 64)),
-        ));
-    }
-    if item.truncated {
-        return Err((
-            FailureClass::LimitExceeded,
-            "a result limit cut it (max_text_result_bytes or max_binary_item_bytes)".into(),
-        ));
-    }
-    match (item.text, item.data) {
-        (Some(text), None) => Ok(text),
-        (None, Some(data)) => String::from_utf8(data)
-            .map_err(|_| (FailureClass::VerificationFailed, "its blob is not UTF-8".into())),
-        _ => Err((FailureClass::VerificationFailed, "its item is neither text nor a blob".into())),
     }
 }

@@ -164,34 +164,17 @@ impl Binding {
     }
 }
 
-/// The bytes of the one content item of `read` for `file`: a text's UTF-8,
-/// a blob's decoded bytes. Cut by a result limit: `limit_exceeded`, naming
-/// the limit to raise.
+/// The bytes of the one content item of `read` for `file` (see
+/// `ResourceContent::whole_bytes`).
 fn file_bytes(skill: &SkillInfo, file: &SkillFile, read: ResourceResult) -> Result<Vec<u8>, Error> {
-    let mut items = read.contents.into_iter().filter(|c| c.uri == file.uri);
-    let (Some(item), None) = (items.next(), items.next()) else {
-        return Err(skill.failure(
+    let item = read.only_item(&file.uri).ok_or_else(|| {
+        skill.failure(
             FailureClass::VerificationFailed,
             &file.uri,
             "resources/read did not answer with exactly one item for it",
-        ));
-    };
-    if item.truncated {
-        return Err(skill.failure(
-            FailureClass::LimitExceeded,
-            &file.uri,
-            "a result limit cut it (max_text_result_bytes or max_binary_item_bytes)",
-        ));
-    }
-    match (item.text, item.data) {
-        (Some(text), None) => Ok(text.into_bytes()),
-        (None, Some(data)) => Ok(data),
-        _ => Err(skill.failure(
-            FailureClass::VerificationFailed,
-            &file.uri,
-            "its item is neither text nor a blob",
-        )),
-    }
+        )
+    })?;
+    item.whole_bytes().map_err(|(class, why)| skill.failure(class, &file.uri, why))
 }
 
 /// ` (name)` for a warning about an entry, when it has a usable name.

@@ -490,6 +490,24 @@ impl Content {
 }
 
 impl ResourceContent {
+    /// The item's whole body, for a reader that must have all of it (a
+    /// skill's file, an app's HTML): a text's UTF-8 or a blob's bytes; or
+    /// the class and reason it cannot be had (a result limit cut it; it
+    /// has neither body).
+    pub(crate) fn whole_bytes(self) -> Result<Vec<u8>, (FailureClass, &'static str)> {
+        if self.truncated {
+            return Err((
+                FailureClass::LimitExceeded,
+                "a result limit cut it (max_text_result_bytes or max_binary_item_bytes)",
+            ));
+        }
+        match (self.text, self.data) {
+            (Some(text), None) => Ok(text.into_bytes()),
+            (None, Some(data)) => Ok(data),
+            _ => Err((FailureClass::VerificationFailed, "its item is neither text nor a blob")),
+        }
+    }
+
     /// Converts one wire item; undecodable bytes are dropped with a warning.
     pub fn from_wire(contents: ResourceContents, warnings: &mut Vec<String>) -> ResourceContent {
         Self::from_marked(contents, false, warnings)
@@ -598,6 +616,15 @@ impl PromptResult {
 }
 
 impl ResourceResult {
+    /// The one item for `uri`; `None` when there is none, or more than one.
+    pub(crate) fn only_item(self, uri: &str) -> Option<ResourceContent> {
+        let mut items = self.contents.into_iter().filter(|c| c.uri == uri);
+        match (items.next(), items.next()) {
+            (Some(item), None) => Some(item),
+            _ => None,
+        }
+    }
+
     /// Converts a `resources/read` response (see
     /// [`ToolResult::from_response`]).
     pub fn from_response(mut rsp: McpResponse) -> Result<ResourceResult, Error> {
