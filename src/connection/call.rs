@@ -13,6 +13,7 @@ use super::{ConnectionState, Pending, Shared, MAX_WARNING_BYTES};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::{methods, Message, Outcome, RequestId, Response};
 use crate::request::McpRequest;
+use crate::transport::WireHeaders;
 
 /// A request's extension the connection fills with the JSON-RPC id it gives
 /// the request (the last one, when a request is sent again): for what must
@@ -59,7 +60,11 @@ impl Shared {
                 span.record("mcp.protocol.version", era.protocol_version());
             }
             era.decorate(&mut req);
-            era.wire_headers(&req)
+            if self.sender.carries_headers() {
+                era.wire_headers(&req)
+            } else {
+                WireHeaders::default()
+            }
         };
         let method = req.method.as_str();
         let params = req.params();

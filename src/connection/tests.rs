@@ -215,3 +215,96 @@ fn sniffs_reply_ids_only_before_the_result() {
     assert_eq!(sniff_reply_id(r#"{"jsonrpc":"2.0","id":0,"method":"x","params":{"result":1"#), None);
     assert_eq!(sniff_reply_id(r#"{"jsonrpc":"2.0","id":0,"method":"x"}"#), None);
 }
+
+/// A sender that counts the writes it is asked for: one per `send`, one
+/// per `send_batch`.
+struct CountingWrites {
+    inner: Arc<dyn MessageSender>,
+    writes: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[async_trait]
+impl MessageSender for CountingWrites {
+    async fn send(&self, message: String) -> Result<(), Error> {
+        self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.send(message).await
+    }
+    async fn send_batch(&self, messages: &[String]) -> Result<(), crate::transport::BatchError> {
+        self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for (sent, message) in messages.iter().enumerate() {
+            self.inner
+                .send(message.clone())
+                .await
+                .map_err(|error| crate::transport::BatchError { sent, error })?;
+        }
+        Ok(())
+    }
+    async fn close(&self) -> Result<(), Error> {
+        self.inner.close().await
+    }
+}
+
+/// An era whose requests have HTTP headers, as 2026-07-28's do.
+#[derive(Debug)]
+struct Headed;
+
+impl Era for Headed {
+    fn protocol_version(&self) -> &str {
+        "test"
+    }
+    fn wire_headers(&self, req: &McpRequest) -> WireHeaders {
+        WireHeaders(vec![("Mcp-Method".into(), req.method.clone())])
+    }
+}
+
+/// On one worker thread, as a server's runtime pinned to one CPU runs:
+/// each caller's request wakes the writer, which tokio then runs at once.
+/// Written one by one, 16 callers' 320 calls would be 320 writes. An era
+/// with headers changes nothing on a transport that has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn requests_in_flight_together_are_written_together() {
+    writes_for_calls_in_flight(None).await;
+    writes_for_calls_in_flight(Some(Arc::new(Headed))).await;
+}
+
+async fn writes_for_calls_in_flight(era: Option<Arc<dyn Era>>) {
+    const CALLERS: usize = 16;
+    const CALLS: usize = 20;
+    let (client, server) = crate::transport::memory::duplex(1 << 20);
+    let writes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let sender = CountingWrites { inner: client.sender, writes: writes.clone() };
+    let transport = Transport { sender: Arc::new(sender), receiver: client.receiver };
+    let connection = Connection::start(transport, Arc::new(NoInbound));
+    if let Some(era) = era {
+        connection.set_era(era);
+    }
+    let Transport { sender, mut receiver } = server;
+    tokio::spawn(async move {
+        while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
+            if let Ok(Message::Request(req)) = Message::parse(&text) {
+                let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
+                if sender.send(reply.to_json()).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    // The callers are started from the worker, as a host's tasks are.
+    let callers = tokio::spawn(async move {
+        let mut callers = tokio::task::JoinSet::new();
+        for _ in 0..CALLERS {
+            let connection = connection.clone();
+            callers.spawn(async move {
+                for _ in 0..CALLS {
+                    connection.request("echo", Map::new()).await.expect("answered");
+                }
+            });
+        }
+        while let Some(done) = callers.join_next().await {
+            done.expect("a caller");
+        }
+    });
+    callers.await.expect("the callers");
+    let writes = writes.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(writes <= CALLERS * CALLS / 4, "{writes} writes for {} calls", CALLERS * CALLS);
+}

@@ -84,6 +84,14 @@ pub(super) enum Next {
 ///   stdio for all of it). Each request in it is
 ///   checked and marked as when sent alone; a request with HTTP headers
 ///   goes on its own.
+/// - When the writer holds one message while other requests are in
+///   flight, it first lets the tasks that are ready run once
+///   (`yield_now`): their replies tend to arrive together, and their
+///   callers' next requests are then a moment away. Without it the writer,
+///   woken by each caller in turn, wrote one message per system call, and
+///   32 calls in flight on one CPU ran no faster than one at a time
+///   (`bench/vs-rmcp`: 55,000 calls/s; with it, 98,000, against the JSON
+///   floor's 102,000). A lone call does not wait.
 /// - A notification or a reply that fails to send is a warning, not the end
 ///   of the connection: over HTTP each message is its own exchange, and a
 ///   transport that is really gone shows it on the next request or on its
@@ -139,6 +147,7 @@ pub(super) async fn write_loop(
             }
             Next::Message(Outbound { text, id, .. }) => take(text, id, &mut batch),
         }
+        let mut yielded = false;
         while batch.messages.len() < MAX_BATCH_MESSAGES && batch.bytes < MAX_BATCH_BYTES {
             if let Ok(text) = replies.try_recv() {
                 take(text, None, &mut batch);
@@ -149,6 +158,10 @@ pub(super) async fn write_loop(
                 Ok(outbound) => {
                     held = Some(outbound);
                     break;
+                }
+                Err(_) if !yielded && batch.messages.len() == 1 && others_in_flight(&shared) => {
+                    yielded = true;
+                    tokio::task::yield_now().await;
                 }
                 Err(_) => break,
             }
@@ -187,6 +200,11 @@ pub(super) async fn write_loop(
             start = at + 1;
         }
     }
+}
+
+/// Whether requests other than the one in hand await their replies.
+fn others_in_flight(shared: &std::sync::Weak<Shared>) -> bool {
+    shared.upgrade().is_some_and(|shared| shared.pending.lock().expect("pending lock").len() > 1)
 }
 
 /// A write the transport refused: a notification's or reply's failure is

@@ -211,8 +211,8 @@ pub(crate) fn is_session_expired(error: &Error) -> bool {
 /// The HTTP headers that mirror one request (2026-07-28: `Mcp-Method`,
 /// `Mcp-Name`, `Mcp-Param-*`), as `(name, value)` with values already
 /// encoded. Built by the era (`crate::era::Era::wire_headers`) and handed
-/// to [`MessageSender::send_request`]; a transport without headers ignores
-/// them.
+/// to [`MessageSender::send_request`] of a transport that
+/// [carries them](MessageSender::carries_headers).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WireHeaders(pub Vec<(String, String)>);
 
@@ -260,8 +260,18 @@ pub trait MessageSender: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Whether this transport sends [`WireHeaders`] (HTTP). The default,
+    /// `false`, spares a connection building headers nobody reads for every
+    /// request, and lets its requests be written in batches
+    /// ([`MessageSender::send_batch`]): a request with headers goes on its
+    /// own.
+    fn carries_headers(&self) -> bool {
+        false
+    }
+
     /// Sends one request with the HTTP headers that mirror it. The default
-    /// ignores the headers (a transport that has none).
+    /// ignores the headers (a transport that has none). Called with headers
+    /// only when [`MessageSender::carries_headers`] says so.
     async fn send_request(&self, message: String, headers: WireHeaders) -> Result<(), Error> {
         let _ = headers;
         self.send(message).await

@@ -290,6 +290,12 @@ impl Session {
                     Era::Modern => ProtocolChoice::Modern,
                 };
                 definition.limits.max_text_result_bytes = 2 << 20;
+                // By default a binding runs one tool call at a time, and at
+                // most 8 requests at once: the safe policy for a model's
+                // calls. A host that wants 32 calls in flight says so, as
+                // here; rmcp has no such gate.
+                definition.allow_parallel_calls = true;
+                definition.limits.max_concurrent_requests = 32;
                 let binding =
                     Binding::connect(definition, Handlers::default()).await.expect("mcp-stack connects");
                 assert_eq!(binding.catalog().tools.len(), tools);

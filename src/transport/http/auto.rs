@@ -187,6 +187,10 @@ impl AutoSender {
 
 #[async_trait]
 impl MessageSender for AutoSender {
+    fn carries_headers(&self) -> bool {
+        true
+    }
+
     async fn send(&self, message: String) -> Result<(), Error> {
         self.send_request(message, WireHeaders::default()).await
     }

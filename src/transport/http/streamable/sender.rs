@@ -50,6 +50,10 @@ impl StreamableSender {
 
 #[async_trait]
 impl MessageSender for StreamableSender {
+    fn carries_headers(&self) -> bool {
+        true
+    }
+
     async fn send(&self, message: String) -> Result<(), Error> {
         self.send_request(message, WireHeaders::default()).await
     }
