@@ -21,7 +21,7 @@ use tokio::time::Instant;
 
 use jsonschema::Validator;
 
-use super::discovery::{build, BadPage, BuildContext, Offering};
+use super::discovery::{build, BadPage, BuildContext, KeptOffering, Offering};
 use super::schema;
 use super::{Catalog, Family, REFRESH_DEBOUNCE};
 use crate::compat::Tolerance;
@@ -115,7 +115,7 @@ struct Generations {
     candidate: Option<Arc<Catalog>>,
     /// The newest offering fetched, family by family: a refetch of one
     /// family is combined with the others from here.
-    latest: Offering,
+    latest: KeptOffering,
     next: u64,
     /// Set when a refresh gave up; cleared by the next one that succeeds.
     failure: Option<Failure>,
@@ -199,7 +199,9 @@ impl CatalogCell {
         for family in ctx.advertised() {
             ctx.fetch(service.clone(), family, &mut offering, BadPage::Keep).await?;
         }
-        let catalog = Arc::new(build(&ctx, &offering, 1));
+        let latest = offering.keep();
+        let digest = offering.digest();
+        let catalog = Arc::new(build(&ctx, offering, digest, 1));
         // What was announced before discovery began is answered by it.
         feed.settle(&Family::ALL, &snapshot);
         events.emit(Event::CatalogAdopted {
@@ -218,7 +220,7 @@ impl CatalogCell {
             state: Mutex::new(Generations {
                 adopted: catalog,
                 candidate: None,
-                latest: offering,
+                latest,
                 next: 2,
                 failure: None,
             }),
@@ -343,7 +345,7 @@ impl CatalogCell {
         let ctx = self.build_context();
         let advertised = ctx.advertised();
         let families = families.unwrap_or(&advertised);
-        let mut offering = self.state.lock().expect("catalog lock").latest.clone();
+        let mut offering = self.state.lock().expect("catalog lock").latest.restore();
         // A family the current connection does not advertise is not on
         // offer, whatever an earlier connection listed.
         for family in Family::ALL.into_iter().filter(|f| !advertised.contains(f)) {
@@ -366,10 +368,13 @@ impl CatalogCell {
             let st = self.state.lock().expect("catalog lock");
             digest != st.adopted.digest && st.candidate.as_ref().is_none_or(|c| c.digest != digest)
         };
+        let latest = offering.keep();
         // Building compiles output schemas: not under the lock.
-        let built = needs_build.then(|| build(ctx, &offering, 0));
+        let mut offering = Some(offering);
+        let built =
+            needs_build.then(|| build(ctx, offering.take().expect("not yet built"), digest.clone(), 0));
         let mut st = self.state.lock().expect("catalog lock");
-        st.latest = offering;
+        st.latest = latest;
         let binding = self.ctx.binding.clone();
         let now = SystemTime::now();
         if digest == st.adopted.digest {
@@ -383,7 +388,10 @@ impl CatalogCell {
             self.events.emit(Event::CatalogRefreshed { binding, generation, digest, at: now });
             return RefreshOutcome::Candidate(c);
         }
-        let mut catalog = built.unwrap_or_else(|| build(ctx, &st.latest, 0));
+        // Another refresh moved the generations on meanwhile.
+        let mut catalog = built.unwrap_or_else(|| {
+            build(ctx, offering.take().expect("built, or still here to build"), digest.clone(), 0)
+        });
         catalog.generation = st.next;
         st.next += 1;
         let catalog = Arc::new(catalog);
@@ -533,7 +541,10 @@ async fn run(cell: Weak<CatalogCell>, feed: Arc<ChangeFeed>, policy: RetryPolicy
         loop {
             attempt += 1;
             let Some(strong) = cell.upgrade() else { return };
-            let outcome = strong.refresh_stale().await;
+            // Boxed: inline, a whole refresh's future made this task, which
+            // every binding holds for its life, 2.5 KiB; boxed, it is
+            // allocated only while a refresh runs (bench/vs-rmcp).
+            let outcome = Box::pin(strong.refresh_stale()).await;
             let pause = match outcome {
                 Ok(()) => break,
                 Err(e) if e.class() == FailureClass::Shutdown => return,

@@ -78,7 +78,8 @@ pub(super) async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::
 }
 
 /// Handles one frame. Returns `false` when the connection ended meanwhile
-/// (the reply backlog stayed full).
+/// (the reply backlog stayed full). A server request's serving is boxed:
+/// inline, its future would be held by every idle reader.
 pub(super) async fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) -> bool {
     match Message::parse(text) {
         Ok(Message::Response(response)) => shared.complete(response),
@@ -88,8 +89,8 @@ pub(super) async fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, tex
             }
             shared.inbound.notification(notification)
         }
-        Ok(Message::Request(request)) => return serve(shared, permits, request).await,
-        Err(EnvelopeError::TooDeep(deep)) => return too_deep(shared, deep).await,
+        Ok(Message::Request(request)) => return Box::pin(serve(shared, permits, request)).await,
+        Err(EnvelopeError::TooDeep(deep)) => return Box::pin(too_deep(shared, deep)).await,
         Err(EnvelopeError::ResultAndError(id)) => {
             let error =
                 Error::new(FailureClass::ServerProtocol, "the response carries both result and error");

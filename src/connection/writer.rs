@@ -139,7 +139,7 @@ pub(super) async fn write_loop(
                 }
                 let sent = sender.send_request(text, headers).await;
                 if let Err(error) = sent {
-                    if !failed_write(&shared, error, id, &mut rx).await {
+                    if !Box::pin(failed_write(&shared, error, id, &mut rx)).await {
                         return;
                     }
                 }
@@ -170,7 +170,7 @@ pub(super) async fn write_loop(
         if batch.len() == 1 {
             let (text, id) = batch.pop().expect("one message");
             if let Err(error) = sender.send(text).await {
-                if !failed_write(&shared, error, id, &mut rx).await {
+                if !Box::pin(failed_write(&shared, error, id, &mut rx)).await {
                     return;
                 }
             }
@@ -189,12 +189,12 @@ pub(super) async fn write_loop(
                         shared.unmark_written(id);
                     }
                 }
-                failed_write(&shared, error, Some(id), &mut rx).await;
+                Box::pin(failed_write(&shared, error, Some(id), &mut rx)).await;
                 return;
             }
             // A notification or reply failed: a warning, and what came
             // after it is still sent.
-            if !failed_write(&shared, error, None, &mut rx).await {
+            if !Box::pin(failed_write(&shared, error, None, &mut rx)).await {
                 return;
             }
             start = at + 1;
@@ -207,7 +207,8 @@ fn others_in_flight(shared: &std::sync::Weak<Shared>) -> bool {
     shared.upgrade().is_some_and(|shared| shared.pending.lock().expect("pending lock").len() > 1)
 }
 
-/// A write the transport refused: a notification's or reply's failure is
+/// A write the transport refused (boxed where it is awaited: it is rare,
+/// and inline its wait would be held by every idle writer): a notification's or reply's failure is
 /// a warning (`true`: go on); a request's ends it and the connection
 /// (`false`).
 async fn failed_write(

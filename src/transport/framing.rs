@@ -36,17 +36,24 @@
 //!
 //! # The read buffer
 //!
-//! Reads go into the spare capacity of a `Vec` (never zeroed), which starts
-//! at [`MIN_READ_BUFFER_BYTES`], doubles while reads fill it (a large
-//! result, many queued replies) up to [`READ_BUFFER_BYTES`], and goes back
-//! to the minimum at the first small read: an idle connection holds 4 KiB,
-//! a busy one reads up to 64 KiB a system call. Newlines are found with
-//! `memchr`. Measured with bench/vs-rmcp (2026-12-03, 7 rounds each, 1 MiB
-//! text results): the fixed, zeroed 16 KiB buffer scanned byte by byte
-//! reached 0.86 of the JSON floor's calls a second, this reader 0.99.
+//! A reader that is idle or sees small reads waits with no buffer at all:
+//! [`read_ready`] polls with [`MIN_READ_BUFFER_BYTES`] on the stack and
+//! keeps only what it read, so an idle connection holds nothing for its
+//! reads (it held 4 KiB, a tenth of an idle binding). A read that fills
+//! that turns to the spare capacity of a `Vec` (never zeroed), which
+//! doubles while reads fill it (a large result, many queued replies) up to
+//! [`READ_BUFFER_BYTES`], and goes back to the stack at the first small
+//! read: a busy connection reads up to 64 KiB a system call. Newlines are
+//! found with `memchr`. Measured with bench/vs-rmcp (2026-12-03, 7 rounds
+//! each, 1 MiB text results): the fixed, zeroed 16 KiB buffer scanned byte
+//! by byte reached 0.86 of the JSON floor's calls a second, this reader
+//! 0.99.
 
 use std::io;
-use tokio::io::{AsyncRead, AsyncReadExt};
+use std::mem::MaybeUninit;
+use std::pin::Pin;
+use std::task::Poll;
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 
 use super::{Inbound, DAMAGED_PREFIX_BYTES};
 use crate::error::FailureClass;
@@ -54,8 +61,31 @@ use crate::protocol::jsonrpc::{EnvelopeError, Message};
 
 /// The most a [`FrameReader`]'s read buffer grows to, in bytes.
 pub(crate) const READ_BUFFER_BYTES: usize = 64 << 10;
-/// What a [`FrameReader`]'s read buffer starts at and returns to.
+/// What a [`FrameReader`] reads at most while it holds no buffer
+/// ([`read_ready`]'s bytes on the stack).
 pub(crate) const MIN_READ_BUFFER_BYTES: usize = 4 << 10;
+
+/// One read from `reader` of at most [`MIN_READ_BUFFER_BYTES`], whose bytes
+/// are handed to `take` (empty at the end of the stream). While it waits
+/// it holds no memory: each poll reads into a buffer on its own stack
+/// (never zeroed), which is gone when the poll returns pending. For a
+/// reader that is mostly idle, such as a server's stdout between calls or
+/// its stderr.
+pub(crate) async fn read_ready<R: AsyncRead + Unpin, T>(
+    reader: &mut R,
+    mut take: impl FnMut(&[u8]) -> T,
+) -> io::Result<T> {
+    std::future::poll_fn(|cx| {
+        let mut probe = [MaybeUninit::<u8>::uninit(); MIN_READ_BUFFER_BYTES];
+        let mut buf = ReadBuf::uninit(&mut probe);
+        match Pin::new(&mut *reader).poll_read(cx, &mut buf) {
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(take(buf.filled()))),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
+}
 
 /// The reason given for a frame over its bound.
 const OVER_LIMIT_REASON: &str = "frame exceeds max_frame_bytes";
@@ -154,17 +184,29 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 
     /// One read into an emptied buffer of `want` bytes of capacity, then
     /// the capacity for the next: doubled when this read filled it, back to
-    /// the minimum when it was small.
+    /// the minimum when it was small. At the minimum the reader waits with
+    /// no buffer ([`read_ready`]) and keeps only the bytes it read.
     async fn read(&mut self) -> io::Result<()> {
         self.buf.clear();
         self.start = 0;
-        if self.buf.capacity() > self.want {
-            self.buf.shrink_to(self.want);
+        let (n, room) = if self.want <= MIN_READ_BUFFER_BYTES {
+            self.buf = Vec::new();
+            let buf = &mut self.buf;
+            let n = read_ready(&mut self.reader, |bytes| {
+                buf.extend_from_slice(bytes);
+                bytes.len()
+            })
+            .await?;
+            (n, MIN_READ_BUFFER_BYTES)
         } else {
-            self.buf.reserve_exact(self.want);
-        }
-        let room = self.buf.capacity();
-        let n = self.reader.read_buf(&mut self.buf).await?;
+            if self.buf.capacity() > self.want {
+                self.buf.shrink_to(self.want);
+            } else {
+                self.buf.reserve_exact(self.want);
+            }
+            let room = self.buf.capacity();
+            (self.reader.read_buf(&mut self.buf).await?, room)
+        };
         if n == 0 {
             self.eof = true;
         } else if n >= room {
@@ -457,6 +499,38 @@ fn is_whole_message(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reader that waits for more holds no buffer, and one that was
+    /// handed a large burst reads it in growing reads, then goes back.
+    #[tokio::test]
+    async fn an_idle_reader_holds_no_buffer() {
+        use tokio::io::AsyncWriteExt;
+        let (mut server, client) = tokio::io::duplex(1 << 20);
+        let mut reader = FrameReader::new(client, 1 << 20);
+        server.write_all(b"{\"a\":1}\n").await.unwrap();
+        assert!(matches!(reader.next_frame().await, Ok(Some(Inbound::Frame(f))) if f == "{\"a\":1}"));
+        let waiting = tokio::select! {
+            biased;
+            _ = reader.next_frame() => false,
+            () = std::future::ready(()) => true,
+        };
+        assert!(waiting, "nothing more was written");
+        assert_eq!((reader.buf.capacity(), reader.line.capacity()), (0, 0), "idle, it holds nothing");
+
+        let big = format!("{{\"t\":\"{}\"}}\n", "x".repeat(300 << 10));
+        server.write_all(big.as_bytes()).await.unwrap();
+        server.write_all(b"{}\n").await.unwrap();
+        assert!(matches!(reader.next_frame().await, Ok(Some(Inbound::Frame(f))) if f.len() == big.len() - 1));
+        assert_eq!(reader.buf.capacity(), READ_BUFFER_BYTES, "it grew to the most");
+        assert!(matches!(reader.next_frame().await, Ok(Some(Inbound::Frame(f))) if f == "{}"));
+        // The first small read shows the burst is over; the next waits
+        // with no buffer again and keeps only what it read.
+        for _ in 0..2 {
+            server.write_all(b"{}\n").await.unwrap();
+            assert!(matches!(reader.next_frame().await, Ok(Some(Inbound::Frame(f))) if f == "{}"));
+        }
+        assert!(reader.buf.capacity() < MIN_READ_BUFFER_BYTES, "{}", reader.buf.capacity());
+    }
 
     /// Found by the `stdio_frames` fuzz target (crash-ceb7d81b): a line of
     /// a carriage return, a vertical tab and a space. Blank lines are those

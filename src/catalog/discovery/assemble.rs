@@ -93,27 +93,27 @@ pub(super) fn display(
 /// Groups entries by their identifier. Identical copies are kept once with
 /// a warning; an identifier listed with different content refuses every
 /// copy. Entries without an identifier are left for the caller to refuse.
-fn dedupe<'v>(
+fn dedupe(
     ledger: &mut Ledger<'_>,
     family: &str,
-    entries: &'v [Value],
+    entries: Vec<Value>,
     id: impl Fn(&Value) -> Option<&str>,
-) -> Vec<&'v Value> {
-    let mut groups: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
-    let mut out = Vec::new();
-    for e in entries {
-        match id(e) {
-            Some(k) => groups.entry(k).or_default().push(e),
-            None => out.push(e),
+) -> Vec<Value> {
+    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut keep = vec![true; entries.len()];
+    for (i, e) in entries.iter().enumerate() {
+        if let Some(k) = id(e) {
+            groups.entry(k).or_default().push(i);
         }
     }
     for (k, copies) in groups {
-        let first = copies[0];
         if copies.len() == 1 {
-            out.push(first);
-        } else if copies.iter().all(|c| *c == first) {
+            continue;
+        }
+        let first = &entries[copies[0]];
+        let same = copies.iter().all(|&c| entries[c] == *first);
+        if same {
             ledger.warn(format!("{family}: {} listed {} times; kept once", q(k), copies.len()));
-            out.push(first);
         } else {
             ledger.warn(format!(
                 "{family}: {} listed {} times with different content; refused every copy",
@@ -121,17 +121,23 @@ fn dedupe<'v>(
                 copies.len()
             ));
         }
+        let drop_from = if same { 1 } else { 0 };
+        for &c in &copies[drop_from..] {
+            keep[c] = false;
+        }
     }
-    out
+    entries.into_iter().zip(keep).filter_map(|(e, kept)| kept.then_some(e)).collect()
 }
 
 pub(super) fn str_field<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// Builds generation `generation` from an offering: validates every entry,
-/// assigns model names, applies the tool filter, digests the offering.
-pub(crate) fn build(ctx: &BuildContext, offering: &Offering, generation: u64) -> Catalog {
+/// Builds generation `generation` from an offering whose digest is
+/// `digest` ([`Offering::digest`]): validates every entry, assigns model
+/// names, applies the tool filter. Takes the offering: each entry becomes
+/// its spec without being copied.
+pub(crate) fn build(ctx: &BuildContext, offering: Offering, digest: String, generation: u64) -> Catalog {
     let mut ledger = Ledger { profile: &ctx.profile, warnings: Vec::new(), applied: BTreeSet::new() };
     for w in offering
         .tools
@@ -147,7 +153,7 @@ pub(crate) fn build(ctx: &BuildContext, offering: &Offering, generation: u64) ->
     // is reported with the catalog's own.
     ledger.applied.extend(ctx.session.transport_tolerances.iter().copied());
 
-    let tool_entries = dedupe(&mut ledger, "tools", &offering.tools.entries, |v| str_field(v, "name"));
+    let tool_entries = dedupe(&mut ledger, "tools", offering.tools.entries, |v| str_field(v, "name"));
     let mut checked: Vec<Checked> =
         tool_entries.into_iter().filter_map(|e| check_tool(&mut ledger, ctx, e)).collect();
     let named = names::assign(&ctx.binding, checked.iter().map(|c| c.spec.raw_name.as_str()));
@@ -165,20 +171,19 @@ pub(crate) fn build(ctx: &BuildContext, offering: &Offering, generation: u64) ->
         checked.into_iter().map(|c| c.spec).filter(|t| ctx.filter.permits(&t.raw_name)).collect();
     tools.sort_by(|a, b| a.raw_name.cmp(&b.raw_name));
 
-    let prompt_entries = dedupe(&mut ledger, "prompts", &offering.prompts.entries, |v| str_field(v, "name"));
+    let prompt_entries = dedupe(&mut ledger, "prompts", offering.prompts.entries, |v| str_field(v, "name"));
     let mut prompts: Vec<PromptSpec> =
         prompt_entries.into_iter().filter_map(|e| check_prompt(&mut ledger, e)).collect();
     prompts.sort_by(|a, b| a.name.cmp(&b.name));
 
     let resource_entries =
-        dedupe(&mut ledger, "resources", &offering.resources.entries, |v| str_field(v, "uri"));
+        dedupe(&mut ledger, "resources", offering.resources.entries, |v| str_field(v, "uri"));
     let mut resources: Vec<ResourceSpec> =
         resource_entries.into_iter().filter_map(|e| check_resource(&mut ledger, e)).collect();
     resources.sort_by(|a, b| a.uri.cmp(&b.uri));
 
-    let template_entries = dedupe(&mut ledger, "resourceTemplates", &offering.templates.entries, |v| {
-        str_field(v, "uriTemplate")
-    });
+    let template_entries =
+        dedupe(&mut ledger, "resourceTemplates", offering.templates.entries, |v| str_field(v, "uriTemplate"));
     let mut resource_templates: Vec<ResourceTemplateSpec> =
         template_entries.into_iter().filter_map(|e| check_template(&mut ledger, e)).collect();
     resource_templates.sort_by(|a, b| a.uri_template.cmp(&b.uri_template));
@@ -187,7 +192,7 @@ pub(crate) fn build(ctx: &BuildContext, offering: &Offering, generation: u64) ->
     Catalog {
         binding: ctx.binding.clone(),
         generation,
-        digest: offering.digest(),
+        digest,
         protocol_version: s.protocol_version.clone(),
         server: s.server.clone(),
         capabilities: s.capabilities.clone(),

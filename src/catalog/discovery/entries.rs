@@ -26,9 +26,9 @@ pub(super) struct Checked {
     pub(super) spec: ToolSpec,
 }
 
-pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Value) -> Option<Checked> {
+pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, mut entry: Value) -> Option<Checked> {
     let limits = &ctx.limits;
-    let Some(name) = str_field(entry, "name") else {
+    let Some(name) = str_field(&entry, "name") else {
         ledger.warn("tools: dropped an entry without a string name".into());
         return None;
     };
@@ -36,7 +36,8 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Va
         ledger.warn(format!("tools: refused tool {}: its name {e}", q(name)));
         return None;
     }
-    let mut entry = entry.clone();
+    // The entry becomes the tool; its name is kept apart for the warnings.
+    let name = &name.to_owned();
     let obj = entry.as_object_mut()?;
     match obj.get("inputSchema") {
         None | Some(Value::Null) => {
@@ -177,8 +178,8 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, entry: &Va
     })
 }
 
-pub(super) fn check_prompt(ledger: &mut Ledger<'_>, entry: &Value) -> Option<PromptSpec> {
-    let Some(name) = str_field(entry, "name") else {
+pub(super) fn check_prompt(ledger: &mut Ledger<'_>, entry: Value) -> Option<PromptSpec> {
+    let Some(name) = str_field(&entry, "name") else {
         ledger.warn("prompts: dropped an entry without a string name".into());
         return None;
     };
@@ -186,7 +187,8 @@ pub(super) fn check_prompt(ledger: &mut Ledger<'_>, entry: &Value) -> Option<Pro
         ledger.warn(format!("prompts: refused prompt {}: its name {e}", q(name)));
         return None;
     }
-    let prompt: Prompt = match serde_json::from_value(entry.clone()) {
+    let name = &name.to_owned();
+    let prompt: Prompt = match serde_json::from_value(entry) {
         Ok(p) => p,
         Err(e) => {
             ledger.warn(format!("prompts: refused prompt {}: {e}", q(name)));
@@ -284,8 +286,8 @@ fn describe(
     })
 }
 
-pub(super) fn check_resource(ledger: &mut Ledger<'_>, entry: &Value) -> Option<ResourceSpec> {
-    let r: Resource = match serde_json::from_value(entry.clone()) {
+pub(super) fn check_resource(ledger: &mut Ledger<'_>, entry: Value) -> Option<ResourceSpec> {
+    let r: Resource = match serde_json::from_value(entry) {
         Ok(r) => r,
         Err(e) => {
             ledger.warn(format!("resources: dropped an entry: {e}"));
@@ -329,8 +331,8 @@ pub(super) fn check_resource(ledger: &mut Ledger<'_>, entry: &Value) -> Option<R
     })
 }
 
-pub(super) fn check_template(ledger: &mut Ledger<'_>, entry: &Value) -> Option<ResourceTemplateSpec> {
-    let t: ResourceTemplate = match serde_json::from_value(entry.clone()) {
+pub(super) fn check_template(ledger: &mut Ledger<'_>, entry: Value) -> Option<ResourceTemplateSpec> {
+    let t: ResourceTemplate = match serde_json::from_value(entry) {
         Ok(t) => t,
         Err(e) => {
             ledger.warn(format!("resourceTemplates: dropped an entry: {e}"));

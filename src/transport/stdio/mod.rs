@@ -331,7 +331,9 @@ impl TransportFactory for StdioFactory {
         *self.last_pid.lock().unwrap_or_else(|e| e.into_inner()) = Some(pid);
         let pid = Pid::from_raw(raw_pid);
 
-        let tail = Arc::new(StdMutex::new(VecDeque::with_capacity(STDERR_TAIL_LINES)));
+        // Grows as lines come (to STDERR_TAIL_LINES): a quiet child costs
+        // nothing here.
+        let tail = Arc::new(StdMutex::new(VecDeque::new()));
         *self.last_stderr.lock().unwrap_or_else(|e| e.into_inner()) = Some(tail.clone());
         let (stderr_done_tx, stderr_done) = watch::channel(false);
         tokio::spawn(drain_stderr(stderr, tail.clone(), config.diagnostics.clone(), stderr_done_tx));

@@ -8,18 +8,12 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex as StdMutex};
-use tokio::io::AsyncReadExt;
 use tokio::process::ChildStderr;
 use tokio::sync::watch;
 
 use super::{STDERR_LINE_BYTES, STDERR_TAIL_LINES};
 use crate::error::truncate_utf8;
-
-/// The size of the stderr drain's read buffer. Small: a server's stderr is
-/// a trickle, and every connection holds this buffer for its whole life
-/// (at 8 KiB it was an eighth of an idle connection's memory; see
-/// bench/vs-rmcp).
-const STDERR_READ_BYTES: usize = 1 << 10;
+use crate::transport::framing::read_ready;
 
 /// The last stderr lines of one child.
 pub(super) type StderrTail = Arc<StdMutex<VecDeque<String>>>;
@@ -58,20 +52,22 @@ pub(super) async fn drain_stderr(
     mut diagnostics: Option<Arc<dyn Fn(String) + Send + Sync>>,
     done: watch::Sender<bool>,
 ) {
-    let mut buf = vec![0u8; STDERR_READ_BYTES];
     let mut line = StderrLine::default();
     loop {
-        let n = match stderr.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        let mut chunk = &buf[..n];
-        while let Some(pos) = memchr::memchr(b'\n', chunk) {
-            line.push(&chunk[..pos]);
-            line.emit(&tail, &mut diagnostics);
-            chunk = &chunk[pos + 1..];
+        // No buffer is held while the child is quiet.
+        let read = read_ready(&mut stderr, |mut chunk| {
+            let n = chunk.len();
+            while let Some(pos) = memchr::memchr(b'\n', chunk) {
+                line.push(&chunk[..pos]);
+                line.emit(&tail, &mut diagnostics);
+                chunk = &chunk[pos + 1..];
+            }
+            line.push(chunk);
+            n
+        });
+        if !matches!(read.await, Ok(n) if n > 0) {
+            break;
         }
-        line.push(chunk);
     }
     line.emit(&tail, &mut diagnostics);
     done.send_replace(true);
