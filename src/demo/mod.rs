@@ -3,7 +3,11 @@
 //!
 //! It is behind the default feature `demo` (it costs a few hundred lines of
 //! code and no dependencies; turn default features off to leave it out).
-//! It speaks the legacy era at `"2025-11-25"` and offers:
+//! [`factory`] and [`serve_stdio`] speak the legacy era at `"2025-11-25"`;
+//! [`factory_for`] and [`serve_stdio_for`] with [`DemoEra::Modern`] speak
+//! 2026-07-28 (`server/discover`), with what of the list below needs no
+//! more than requests and their replies (see the `modern` module). It
+//! offers:
 //!
 //! - tools: `echo {message}` (text), `add {a, b}` (text and structured
 //!   content, with an output schema), `count {steps, delay_ms}` (reports
@@ -65,7 +69,21 @@ use crate::transport::memory::MemoryFactory;
 use crate::transport::{Inbound, MessageSender, Transport};
 
 mod extensions;
+mod modern;
 mod tasks;
+
+/// Which protocol era a demo server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DemoEra {
+    /// 2025-11-25: `initialize`, and everything listed in the
+    /// [module docs](self).
+    #[default]
+    Legacy,
+    /// 2026-07-28: `server/discover`, the era's `_meta` on every request,
+    /// and the tools, prompt, resources, skill and completion that need no
+    /// server-initiated messages; `initialize` is "method not found".
+    Modern,
+}
 
 /// A 1×1 transparent PNG.
 pub(crate) const TINY_PNG_BASE64: &str =
@@ -94,11 +112,12 @@ struct Peer {
     /// Whether this server runs in a process of its own (`mcp-stack-demo`),
     /// whose environment the `env` tool may read.
     own_process: bool,
+    era: DemoEra,
     tasks: crate::tasks::held::HeldTasks,
 }
 
 impl Peer {
-    fn new(sender: Arc<dyn MessageSender>, own_process: bool) -> Self {
+    fn new(sender: Arc<dyn MessageSender>, own_process: bool, era: DemoEra) -> Self {
         Peer {
             sender,
             // The reference server numbers its own requests from 0 too.
@@ -108,6 +127,7 @@ impl Peer {
             log_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),
             own_process,
+            era,
             tasks: tasks::table(),
         }
     }
@@ -168,23 +188,36 @@ pub(crate) const MAX_BIG_TEXT_BYTES: u64 = 1 << 20;
 /// The longest `sleep` accepts: one minute.
 pub(crate) const MAX_SLEEP_MS: u64 = 60_000;
 
-/// A factory whose every connection is served by a fresh demo server.
+/// A factory whose every connection is served by a fresh demo server of
+/// the legacy era.
 pub fn factory() -> MemoryFactory {
-    MemoryFactory::new("demo", |transport| {
-        tokio::spawn(serve(transport));
+    factory_for(DemoEra::Legacy)
+}
+
+/// A factory whose every connection is served by a fresh demo server of
+/// `era`.
+pub fn factory_for(era: DemoEra) -> MemoryFactory {
+    MemoryFactory::new("demo", move |transport| {
+        tokio::spawn(serve_for(transport, era));
         Ok(())
     })
 }
 
-/// Serves one connection until the client goes away, then finishes the
-/// requests already taken.
+/// Serves one connection in the legacy era until the client goes away,
+/// then finishes the requests already taken.
 pub async fn serve(transport: Transport) {
-    serve_connection(transport, false).await
+    serve_for(transport, DemoEra::Legacy).await
 }
 
-async fn serve_connection(transport: Transport, own_process: bool) {
+/// Serves one connection in `era` until the client goes away, then
+/// finishes the requests already taken.
+pub async fn serve_for(transport: Transport, era: DemoEra) {
+    serve_connection(transport, false, era).await
+}
+
+async fn serve_connection(transport: Transport, own_process: bool, era: DemoEra) {
     let Transport { sender, mut receiver } = transport;
-    let peer = Arc::new(Peer::new(sender.clone(), own_process));
+    let peer = Arc::new(Peer::new(sender.clone(), own_process, era));
     let mut in_flight = tokio::task::JoinSet::new();
     while let Ok(Some(inbound)) = receiver.recv().await {
         while in_flight.try_join_next().is_some() {}
@@ -205,7 +238,11 @@ async fn serve_connection(transport: Transport, own_process: bool) {
         let sender = sender.clone();
         let peer = peer.clone();
         in_flight.spawn(async move {
-            let response = match handle(&request, &peer).await {
+            let handled = match peer.era {
+                DemoEra::Legacy => handle(&request, &peer).await,
+                DemoEra::Modern => modern::handle(&request, &peer).await,
+            };
+            let response = match handled {
                 Ok(result) => Response::result(request.id.clone(), result),
                 Err(error) => Response::error(request.id.clone(), error),
             };
@@ -393,6 +430,15 @@ fn tools(peer: &Peer) -> Value {
             "description": "Asks the client for its roots (roots/list) and returns them",
             "inputSchema": { "type": "object" },
         }));
+    }
+    if peer.era == DemoEra::Modern {
+        list.retain(|tool| !modern::LEGACY_ONLY_TOOLS.contains(&tool["name"].as_str().unwrap_or_default()));
+        // No tasks on this era's demo.
+        for tool in list.iter_mut() {
+            if let Some(tool) = tool.as_object_mut() {
+                tool.remove("execution");
+            }
+        }
     }
     tools
 }
@@ -657,10 +703,15 @@ fn tool_error(text: &str) -> Value {
 /// The largest request the stdio demo server reads.
 pub(crate) const DEMO_MAX_FRAME_BYTES: usize = 32 << 20;
 
-/// Serves the demo server on this process's stdin and stdout until stdin
-/// ends: what the `mcp-stack-demo` binary runs, so that tests and examples
-/// have a real stdio server without installing anything.
+/// Serves the legacy demo server on this process's stdin and stdout until
+/// stdin ends: what the `mcp-stack-demo` binary runs, so that tests and
+/// examples have a real stdio server without installing anything.
 pub async fn serve_stdio() {
+    serve_stdio_for(DemoEra::Legacy).await
+}
+
+/// [`serve_stdio`] in `era` (`mcp-stack-demo --modern`).
+pub async fn serve_stdio_for(era: DemoEra) {
     use crate::transport::framing::FrameReader;
     use crate::transport::{MessageReceiver, MessageSender};
     use async_trait::async_trait;
@@ -697,5 +748,5 @@ pub async fn serve_stdio() {
         // bound (`--max-frame-bytes`) must meet that bound, not this one.
         receiver: Box::new(In(FrameReader::new(tokio::io::stdin(), DEMO_MAX_FRAME_BYTES))),
     };
-    serve_connection(transport, true).await
+    serve_connection(transport, true, era).await
 }

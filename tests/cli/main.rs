@@ -283,6 +283,17 @@ fn protocol_chooses_the_era_and_tools_json_reports_the_negotiated_version() {
     let out = mcp(&["--protocol", "1999-01-01", "tools"]);
     assert_eq!(code(&out), 2, "a usage error: {}", stderr(&out));
     assert!(stderr(&out).contains("--protocol"), "{}", stderr(&out));
+
+    // The demo of the modern era (`mcp-stack-demo --modern`): auto finds
+    // it modern, and a call goes through.
+    let modern = format!("{DEMO} --modern");
+    assert_eq!(version_of(&["--stdio", &modern, "tools", "--json"]), "2026-07-28");
+    assert_eq!(version_of(&["--stdio", &modern, "--protocol", "modern", "tools", "--json"]), "2026-07-28");
+    let out = mcp(&["--stdio", &modern, "call", "echo", r#"{"message":"both eras"}"#]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("both eras"), "{}", stdout(&out));
+    let out = mcp(&["--stdio", &modern, "--protocol", "legacy", "servers", "--json"]);
+    assert_eq!(json_of(&out)["servers"][0]["state"], "failed", "{}", stdout(&out));
 }
 
 /// A server on a thread of its own (its own runtime) whose tools quote

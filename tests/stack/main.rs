@@ -26,6 +26,7 @@
 //! - [`handlers`]: server-initiated work: elicitation, sampling, roots,
 //!   logs, subscriptions, completions.
 //! - [`demo`]: every request kind against the built-in demo server.
+//! - [`demo_modern`]: the demo server in the 2026-07-28 era.
 //! - [`tasks`]: tool calls run as tasks (2025-11-25): polled, fetched,
 //!   cancelled, taken up by id, recorded in a task store; the demo
 //!   server's tasks.
@@ -59,6 +60,7 @@ mod catalog;
 mod client_identity;
 mod deep_entries;
 mod demo;
+mod demo_modern;
 mod display_strings;
 mod engine;
 mod events;
