@@ -47,56 +47,65 @@
 //!
 //! # Figures (2026-12-03, this machine: a shared 2-core VM)
 //!
-//! One run, 7 rounds, `run.sh` pinned to CPU 1, release builds:
+//! One run, 7 rounds, `run.sh` pinned to CPU 1, release builds (rates on
+//! this VM move by a third from one day to the next; read the ratios):
 //!
 //! ```text
 //! 2025-11-25 (initialize)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      64964  52784       69449       68696    1.23          0.94
-//!   32 in flight                 calls/s      67795  77033      144538      216393    0.88          0.47
-//!   1 MiB text results           calls/s        462    352         450         520    1.31          1.03
-//!   connect to ready             ms            1.01   0.91        0.84        0.84    1.10          1.21
-//!   1,024-tool catalog to ready  ms           33.71  29.00       25.20       27.78    1.16          1.34
-//!   memory per idle connection   KiB           42.8   29.9           -           -    1.43             -
+//!   sequential tools/call        calls/s      35799  29375       42788       45190    1.22          0.84
+//!   32 in flight                 calls/s      85316  40954       70581      102055    2.08          1.21
+//!   1 MiB text results           calls/s        301    245         339         375    1.23          0.89
+//!   connect to ready             ms            1.11   1.02        0.92        0.89    1.08          1.20
+//!   1,024-tool catalog to ready  ms           42.45  36.95       37.52       37.57    1.15          1.13
+//!   memory per idle connection   KiB           30.0   29.6           -           -    1.01             -
 //!
 //! 2026-07-28 (server/discover)
-//!   sequential tools/call        calls/s      54350  46228       55138       61938    1.18          0.99
-//!   32 in flight                 calls/s      54500  60773      111810      159418    0.90          0.49
-//!   1 MiB text results           calls/s        457    345         445         515    1.32          1.03
-//!   connect to ready             ms            1.03   0.97        0.89        0.93    1.06          1.16
-//!   1,024-tool catalog to ready  ms           39.02  33.04       31.19       29.17    1.18          1.25
-//!   memory per idle connection   KiB           44.2   31.2           -           -    1.42             -
+//!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
+//!   sequential tools/call        calls/s      26647  17279       29806       38147    1.54          0.89
+//!   32 in flight                 calls/s      67812  40525       75673       85438    1.67          0.90
+//!   1 MiB text results           calls/s        284    226         325         375    1.25          0.87
+//!   connect to ready             ms            1.12   1.06        0.94        0.99    1.06          1.20
+//!   1,024-tool catalog to ready  ms           44.31  38.25       37.27       38.93    1.16          1.19
+//!   memory per idle connection   KiB           31.5   31.4           -           -    1.00             -
 //! ```
 //!
 //! Instructions (callgrind, `--only CASE CLIENT legacy`, the whole client
-//! process, runtime included): a sequential call costs mcp-stack 39,400,
-//! rmcp 79,000 and the JSON floor 21,300 (5,050 calls); a connect to ready
-//! 456,000 against rmcp's 304,000 (20 connects). On 32 calls in flight
-//! mcp-stack spends 42,000 a call; before this issue's changes a
-//! 1,024-tool catalog cost 167 million, after them about 161 million
-//! under callgrind (whose CPU has no SHA extensions: natively the digests
-//! are a small part, and the catalog case went from 1.23 to 1.16 of
-//! rmcp's time).
+//! process, runtime included): a sequential call costs mcp-stack 38,700,
+//! rmcp 77,400 and the JSON floor 20,900 (5,050 calls); with 32 in flight,
+//! 34,600, 74,900 and 20,200 (10,050 calls); a connect to ready 428,000
+//! against rmcp's 286,000 (21 connects). Under callgrind the CPU has no
+//! SHA extensions, so the catalog's digests look far larger there than
+//! they are natively (`perf`: about 3% of the catalog case's samples).
 //!
 //! What bounds the figures:
 //!
-//! - **Sequential and 1 MiB results** are bound by the server and the pipe,
-//!   not the client: mcp-stack is at 0.94 to 0.99 of the JSON floor and
-//!   1.03 of it on 1 MiB results, so no client can be twice rmcp here
-//!   (rmcp is at 0.77 of the pipe floor). By instructions, mcp-stack's call
-//!   is half of rmcp's.
-//! - **32 in flight** on one CPU falls into lock-step: `strace -f -c` shows
-//!   one `write` and one `epoll_wait` per call for mcp-stack (the client
-//!   goes idle after each request, so the server reads one at a time),
-//!   against rmcp, whose server reads about seven requests per `read`.
-//!   The writer now sends what is queued in one `write`
-//!   (`MessageSender::send_batch`), which helps only once several requests
-//!   are queued; letting the callers run first (a `yield_now` in the
-//!   writer) did not break the lock-step and cost an `epoll_wait` a call,
-//!   so it is not there.
-//! - **Memory**: an idle binding still holds its catalog and offering (a
-//!   few KiB), the reader's boxed receive future (2.5 KiB), the 4 KiB read
-//!   buffer, and its tasks (massif, `--memory stack legacy`).
+//! - **Sequential and 1 MiB results** are bound by the server and the
+//!   pipe, not the client: mcp-stack is at 0.84 to 0.89 of the JSON floor,
+//!   and the JSON floor itself is only 1.2 to 1.7 times rmcp, so no client
+//!   can be twice rmcp here. By instructions, mcp-stack's call is half of
+//!   rmcp's.
+//! - **32 in flight** is above the JSON floor on 2025-11-25: the floor
+//!   writes one request per reply, mcp-stack's writer gathers what its
+//!   callers queued while it let them run (see `connection::writer`), so
+//!   the server reads several requests per `read`. Until this change the
+//!   bench measured mcp-stack one call at a time: a binding runs one tool
+//!   call at a time unless `allow_parallel_calls` is set, and the bench did
+//!   not set it (it does now, with room for 32 requests). Three times rmcp
+//!   is above the pipe floor itself (1.9 to 2.5 times rmcp here).
+//! - **The 1,024-tool catalog**: rmcp is at the JSON floor (it lists and
+//!   keeps nothing else); mcp-stack checks every tool, names it for models,
+//!   digests the offering and each schema, and keeps the offering as text,
+//!   about 5 ms more on 37: `perf` shows the server's own work (65% of the
+//!   samples), then allocation and page faults, the canonical encoding
+//!   (4%) and the Values' drop. Reaching rmcp's time means parsing the
+//!   listing once into the specs without `Value`s, which the catalog's
+//!   checks (written over `Value`s) do not allow yet.
+//! - **Connect** is the child's spawn (0.9 ms of the JSON floor's 0.92);
+//!   mcp-stack's 140,000 more instructions are its catalog, cache
+//!   partition, tasks and digests, about 0.1 ms.
+//! - **Memory** per idle binding is at rmcp's: an idle reader holds no
+//!   buffer, the offering is kept as text, rare futures are boxed.
 
 use mcp_stack::handlers::Handlers;
 use mcp_stack::transport::stdio::StdioFactory;
