@@ -118,24 +118,16 @@ pub(super) async fn write_loop(
         // What is queued besides goes with it in one batch.
         let mut batch = Batch::default();
         let take = |text: String, id: Option<RequestId>, batch: &mut Batch| {
-            // A request nobody waits for any more is not sent at all.
-            if let Some(id) = &id {
-                match shared.upgrade() {
-                    Some(shared) if shared.mark_written(id) => {}
-                    _ => return,
-                }
+            if still_wanted(&shared, id.as_ref()) {
+                batch.bytes += text.len();
+                batch.messages.push((text, id));
             }
-            batch.bytes += text.len();
-            batch.messages.push((text, id));
         };
         match next {
             Next::Reply(text) => take(text, None, &mut batch),
             Next::Message(Outbound { text, headers, id }) if !headers.is_empty() => {
-                if let Some(id) = &id {
-                    let Some(shared) = shared.upgrade() else { return };
-                    if !shared.mark_written(id) {
-                        continue;
-                    }
+                if !still_wanted(&shared, id.as_ref()) {
+                    continue;
                 }
                 let sent = sender.send_request(text, headers).await;
                 if let Err(error) = sent {
@@ -202,15 +194,26 @@ pub(super) async fn write_loop(
     }
 }
 
+/// Whether a message is still to be written: a reply or notification
+/// always; a request while its caller waits for it, marked written now
+/// ([`Shared::mark_written`]). A request nobody waits for any more is not
+/// sent at all.
+fn still_wanted(shared: &std::sync::Weak<Shared>, id: Option<&RequestId>) -> bool {
+    match id {
+        None => true,
+        Some(id) => shared.upgrade().is_some_and(|shared| shared.mark_written(id)),
+    }
+}
+
 /// Whether requests other than the one in hand await their replies.
 fn others_in_flight(shared: &std::sync::Weak<Shared>) -> bool {
     shared.upgrade().is_some_and(|shared| shared.pending.lock().expect("pending lock").len() > 1)
 }
 
-/// A write the transport refused (boxed where it is awaited: it is rare,
-/// and inline its wait would be held by every idle writer): a notification's or reply's failure is
+/// A write the transport refused: a notification's or reply's failure is
 /// a warning (`true`: go on); a request's ends it and the connection
-/// (`false`).
+/// (`false`). Boxed where it is awaited: it is rare, and inline its wait
+/// would be held by every idle writer.
 async fn failed_write(
     shared: &std::sync::Weak<Shared>,
     e: Error,
