@@ -120,14 +120,20 @@ pub(crate) async fn read_app(
 /// raw name on the one server (or `--server`). Unlike `call`, an app-only
 /// tool is found too: its app is what is read.
 async fn app_tool(cli: &Cli, host: &Host, name: &str) -> Result<(Binding, ToolSpec), Failure> {
+    // `resolve`, not `route`: the host's model-name lookup, without the
+    // refusal of app-only tools that `route` adds for the model.
     let catalog = host.catalog();
-    let by_model = catalog
-        .catalogs()
-        .iter()
-        .find_map(|c| c.tools.iter().find(|t| t.model_name == name).map(|t| (c.binding.clone(), t.clone())));
-    if let Some((binding, tool)) = by_model {
-        let binding = host.binding(&binding).ok_or_else(|| usage(format!("no server named {binding:?}")))?;
-        return Ok((binding, tool));
+    match catalog.resolve(name) {
+        Ok((found, tool)) => {
+            let binding = &found.binding;
+            let binding =
+                host.binding(binding).ok_or_else(|| usage(format!("no server named {binding:?}")))?;
+            return Ok((binding, tool.clone()));
+        }
+        Err(e) if e.class() != FailureClass::NotFound => {
+            return Err(failure(EXIT_USAGE, &e.with_op("read_app")))
+        }
+        Err(_) => {}
     }
     let binding = one_server(cli, host).await?;
     let tool = binding.catalog().tool(name).cloned().ok_or_else(|| {
