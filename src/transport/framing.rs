@@ -168,7 +168,19 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 Some(pos) => {
                     let (start, end) = (self.start, self.start + pos);
                     self.start = end + 1;
-                    self.append(start, end);
+                    if self.is_whole_small_rest(pos) {
+                        // The line is all that is left of a small read
+                        // (a reply between idle waits, in a buffer of its
+                        // own size): it becomes the frame, not a copy.
+                        let mut line = std::mem::take(&mut self.buf);
+                        line.truncate(end);
+                        line.drain(..start);
+                        self.start = 0;
+                        self.peak = self.peak.max(line.len());
+                        self.line = line;
+                    } else {
+                        self.append(start, end);
+                    }
                     if let Some(frame) = self.finish_line() {
                         return Ok(Some(frame));
                     }
@@ -215,6 +227,19 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             self.want = MIN_READ_BUFFER_BYTES;
         }
         Ok(())
+    }
+
+    /// Whether the line just found (`pos` bytes, its newline the last byte
+    /// read) can take the read buffer itself: nothing of it is held yet,
+    /// it is within the bound, and the buffer is a small one read at rest
+    /// (a large one is kept for the next read, and must not become a
+    /// short frame's capacity).
+    fn is_whole_small_rest(&self, pos: usize) -> bool {
+        self.line.is_empty()
+            && self.overflow.is_none()
+            && self.start == self.buf.len()
+            && self.buf.capacity() <= MIN_READ_BUFFER_BYTES
+            && pos <= self.max_frame_bytes + 1
     }
 
     /// Adds `buf[from..to]` to the current line, switching to discarding it
