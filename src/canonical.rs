@@ -51,10 +51,15 @@ pub(crate) struct Encoder<'a> {
 
 /// How much the encoder gathers before hashing it.
 const CHUNK: usize = 8 << 10;
+/// What the encoder's buffer starts at.
+const START: usize = 1 << 10;
 
 impl<'a> Encoder<'a> {
     pub(crate) fn new(h: &'a mut Sha256) -> Self {
-        Encoder { h, buf: Vec::with_capacity(CHUNK) }
+        // Most values digested are small (one tool's schema, a session's
+        // names): the buffer starts small and grows to `CHUNK` only for
+        // large ones.
+        Encoder { h, buf: Vec::with_capacity(START) }
     }
 
     /// Bytes as they are (a digest already made, a domain's raw prefix).
