@@ -53,56 +53,58 @@
 //! ```text
 //! 2025-11-25 (initialize)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      35799  29375       42788       45190    1.22          0.84
-//!   32 in flight                 calls/s      85316  40954       70581      102055    2.08          1.21
-//!   1 MiB text results           calls/s        301    245         339         375    1.23          0.89
-//!   connect to ready             ms            1.11   1.02        0.92        0.89    1.08          1.20
-//!   1,024-tool catalog to ready  ms           42.45  36.95       37.52       37.57    1.15          1.13
-//!   memory per idle connection   KiB           30.0   29.6           -           -    1.01             -
+//!   sequential tools/call        calls/s      45985  33906       47308       48773    1.36          0.97
+//!   32 in flight                 calls/s     111381  56972      107450      150767    1.96          1.04
+//!   1 MiB text results           calls/s        338    274         353         403    1.23          0.96
+//!   connect to ready             ms            1.05   0.97        0.91        0.89    1.09          1.15
+//!   1,024-tool catalog to ready  ms           39.54  34.66       35.58       35.27    1.14          1.11
+//!   memory per idle connection   KiB           30.4   29.5           -           -    1.03             -
 //!
 //! 2026-07-28 (server/discover)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      26647  17279       29806       38147    1.54          0.89
-//!   32 in flight                 calls/s      67812  40525       75673       85438    1.67          0.90
-//!   1 MiB text results           calls/s        284    226         325         375    1.25          0.87
-//!   connect to ready             ms            1.12   1.06        0.94        0.99    1.06          1.20
-//!   1,024-tool catalog to ready  ms           44.31  38.25       37.27       38.93    1.16          1.19
-//!   memory per idle connection   KiB           31.5   31.4           -           -    1.00             -
+//!   sequential tools/call        calls/s      39018  24778       38600       45971    1.57          1.01
+//!   32 in flight                 calls/s      79198  47543       85199      109667    1.67          0.93
+//!   1 MiB text results           calls/s        350    281         362         402    1.25          0.97
+//!   connect to ready             ms            1.09   1.00        0.92        0.89    1.09          1.19
+//!   1,024-tool catalog to ready  ms           41.32  35.75       36.12       35.95    1.16          1.14
+//!   memory per idle connection   KiB           31.6   31.5           -           -    1.00             -
 //! ```
 //!
 //! Instructions (callgrind, `--only CASE CLIENT legacy`, the whole client
-//! process, runtime included): a sequential call costs mcp-stack 38,700,
+//! process, runtime included): a sequential call costs mcp-stack 35,900,
 //! rmcp 77,400 and the JSON floor 20,900 (5,050 calls); with 32 in flight,
-//! 34,600, 74,900 and 20,200 (10,050 calls); a connect to ready 428,000
-//! against rmcp's 286,000 (21 connects). Under callgrind the CPU has no
+//! 32,400, 74,900 and 20,200 (10,050 calls); a connect to ready 421,000
+//! against rmcp's 286,000 (21 connects). A call makes about 35
+//! allocations; the envelope read without a map of values and the reply
+//! handed over without a copy took about five of them away. Under callgrind the CPU has no
 //! SHA extensions, so the catalog's digests look far larger there than
 //! they are natively (`perf`: about 3% of the catalog case's samples).
 //!
 //! What bounds the figures:
 //!
 //! - **Sequential and 1 MiB results** are bound by the server and the
-//!   pipe, not the client: mcp-stack is at 0.84 to 0.89 of the JSON floor,
-//!   and the JSON floor itself is only 1.2 to 1.7 times rmcp, so no client
-//!   can be twice rmcp here. By instructions, mcp-stack's call is half of
-//!   rmcp's.
-//! - **32 in flight** is above the JSON floor on 2025-11-25: the floor
+//!   pipe, not the client: mcp-stack is at 0.96 to 1.01 of the JSON
+//!   floor, and the JSON floor itself is only 1.3 to 1.6 times rmcp, so no
+//!   client can be twice rmcp here. By instructions, mcp-stack's call is
+//!   under half of rmcp's.
+//! - **32 in flight** is at or above the JSON floor on 2025-11-25: the floor
 //!   writes one request per reply, mcp-stack's writer gathers what its
 //!   callers queued while it let them run (see `connection::writer`), so
 //!   the server reads several requests per `read`. Until this change the
 //!   bench measured mcp-stack one call at a time: a binding runs one tool
 //!   call at a time unless `allow_parallel_calls` is set, and the bench did
 //!   not set it (it does now, with room for 32 requests). Three times rmcp
-//!   is above the pipe floor itself (1.9 to 2.5 times rmcp here).
+//!   is above the pipe floor itself (2.3 to 2.6 times rmcp here).
 //! - **The 1,024-tool catalog**: rmcp is at the JSON floor (it lists and
 //!   keeps nothing else); mcp-stack checks every tool, names it for models,
 //!   digests the offering and each schema, and keeps the offering as text,
-//!   about 5 ms more on 37: `perf` shows the server's own work (65% of the
+//!   about 5 ms more on 35: `perf` shows the server's own work (65% of the
 //!   samples), then allocation and page faults, the canonical encoding
 //!   (4%) and the Values' drop. Reaching rmcp's time means parsing the
 //!   listing once into the specs without `Value`s, which the catalog's
 //!   checks (written over `Value`s) do not allow yet.
 //! - **Connect** is the child's spawn (0.9 ms of the JSON floor's 0.92);
-//!   mcp-stack's 140,000 more instructions are its catalog, cache
+//!   mcp-stack's 135,000 more instructions are its catalog, cache
 //!   partition, tasks and digests, about 0.1 ms.
 //! - **Memory** per idle binding is at rmcp's: an idle reader holds no
 //!   buffer, the offering is kept as text, rare futures are boxed.
