@@ -71,21 +71,27 @@ async fn prompts_resources_and_completion() {
     let b = demo().await;
     let prompts = b.list_prompts().await.unwrap();
     assert_eq!(prompts.items[0].name, "greeting");
-    let mut args = Map::new();
-    args.insert("name".into(), json!("Ada"));
-    let p = b.get_prompt("greeting", args, mcp_stack::CallOpts::default()).await.unwrap();
-    assert_eq!(p.messages[0].role, "user");
-    assert_eq!(p.messages[0].content.as_text(), Some("Say hello to Ada."));
-
     let resources = b.list_resources().await.unwrap();
     assert_eq!(resources.items[0].uri, "demo://readme");
     let templates = b.list_resource_templates().await.unwrap();
     assert_eq!(templates.items[0].uri_template, "demo://notes/{id}");
+    let p = greeting_note_and_completion(&b).await;
+    assert_eq!(p.messages[0].role, "user");
+    b.close().await;
+}
+
+/// The demo's prompt, a note read through its template, a missing
+/// resource and the prompt argument's completion, in either era; the
+/// prompt's result, for more checks.
+pub(crate) async fn greeting_note_and_completion(b: &Binding) -> mcp_stack::PromptResult {
+    let mut args = Map::new();
+    args.insert("name".into(), json!("Ada"));
+    let p = b.get_prompt("greeting", args, mcp_stack::CallOpts::default()).await.unwrap();
+    assert_eq!(p.messages[0].content.as_text(), Some("Say hello to Ada."));
     let r = b.read_resource("demo://notes/7", mcp_stack::CallOpts::default()).await.unwrap();
     assert_eq!(r.contents[0].text.as_deref(), Some("Note 7."));
     let err = b.read_resource("demo://missing", mcp_stack::CallOpts::default()).await.unwrap_err();
     assert_eq!(err.class(), mcp_stack::FailureClass::NotFound);
-
     let c = b
         .complete(
             CompletionReference::Prompt { name: "greeting".into(), title: None },
@@ -97,5 +103,5 @@ async fn prompts_resources_and_completion() {
         .await
         .unwrap();
     assert_eq!(c.completion.values, ["Ada", "Alan"]);
-    b.close().await;
+    p
 }

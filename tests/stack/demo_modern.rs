@@ -3,10 +3,9 @@
 //! era's demo serves works through it.
 
 use mcp_stack::demo::DemoEra;
-use mcp_stack::protocol::CompletionReference;
 use mcp_stack::transport::{Inbound, Transport};
-use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, FailureClass, ProtocolChoice};
-use serde_json::{json, Map, Value};
+use mcp_stack::{handlers::Handlers, Binding, CallOpts, Definition, ProtocolChoice};
+use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
 async fn modern_demo() -> Binding {
@@ -42,25 +41,7 @@ async fn tools_progress_prompts_resources_completion_and_skills_work_on_2026_07_
     assert_eq!(r.content[0].as_text(), Some("counted to 3"));
     assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0], "progress on the request's own stream");
 
-    let mut args = Map::new();
-    args.insert("name".into(), json!("Ada"));
-    let p = b.get_prompt("greeting", args, CallOpts::default()).await.unwrap();
-    assert_eq!(p.messages[0].content.as_text(), Some("Say hello to Ada."));
-    let r = b.read_resource("demo://notes/7", CallOpts::default()).await.unwrap();
-    assert_eq!(r.contents[0].text.as_deref(), Some("Note 7."));
-    let err = b.read_resource("demo://missing", CallOpts::default()).await.unwrap_err();
-    assert_eq!(err.class(), FailureClass::NotFound);
-    let c = b
-        .complete(
-            CompletionReference::Prompt { name: "greeting".into(), title: None },
-            "name",
-            "A",
-            Map::new(),
-            CallOpts::default(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(c.completion.values, ["Ada", "Alan"]);
+    crate::demo::greeting_note_and_completion(&b).await;
     let skills = b.list_skills().await.unwrap();
     assert_eq!(skills.items[0].name, "greeting-style");
     b.close().await;
