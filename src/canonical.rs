@@ -3,7 +3,7 @@
 //! sits below everything that digests, so that the compatibility profile
 //! (below the transport) and the catalog share one encoder.
 
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
 use sha2::Sha256;
 
 /// Lowercase hex of `bytes`.
@@ -45,7 +45,9 @@ pub(crate) fn canonical_number(n: &Number) -> String {
 /// piece made hashing a 1,024-tool catalog several times slower
 /// (bench/vs-rmcp, callgrind). Drop the encoder before finalizing.
 pub(crate) struct Encoder<'a> {
-    h: &'a mut Sha256,
+    /// Where the bytes go; `None` for an encoder that keeps them
+    /// ([`Encoder::keeping`]).
+    h: Option<&'a mut Sha256>,
     buf: Vec<u8>,
 }
 
@@ -59,17 +61,41 @@ impl<'a> Encoder<'a> {
         // Most values digested are small (one tool's schema, a session's
         // names): the buffer starts small and grows to `CHUNK` only for
         // large ones.
-        Encoder { h, buf: Vec::with_capacity(START) }
+        Encoder { h: Some(h), buf: Vec::with_capacity(START) }
     }
 
-    /// Bytes as they are (a digest already made, a domain's raw prefix).
+    /// An encoder that keeps every byte in `buf` (cleared first) instead
+    /// of hashing it, for an encoding that is hashed more than once in
+    /// parts (a tool entry and its schemas). Take the bytes back with
+    /// [`Encoder::into_bytes`].
+    pub(crate) fn keeping(mut buf: Vec<u8>) -> Encoder<'static> {
+        buf.clear();
+        Encoder { h: None, buf }
+    }
+
+    /// What a keeping encoder has encoded so far.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        debug_assert!(self.h.is_none(), "a hashing encoder keeps only its last chunk");
+        &self.buf
+    }
+
+    /// The bytes of a keeping encoder.
+    pub(crate) fn into_bytes(mut self) -> Vec<u8> {
+        debug_assert!(self.h.is_none(), "a hashing encoder keeps only its last chunk");
+        std::mem::take(&mut self.buf)
+    }
+
+    /// Bytes as they are (a digest already made, a domain's raw prefix,
+    /// an encoding made before).
     pub(crate) fn put(&mut self, bytes: &[u8]) {
-        if self.buf.len() + bytes.len() > CHUNK {
-            self.h.update(&self.buf);
-            self.buf.clear();
-            if bytes.len() > CHUNK {
-                self.h.update(bytes);
-                return;
+        if let Some(h) = self.h.as_deref_mut() {
+            if self.buf.len() + bytes.len() > CHUNK {
+                h.update(&self.buf);
+                self.buf.clear();
+                if bytes.len() > CHUNK {
+                    h.update(bytes);
+                    return;
+                }
             }
         }
         self.buf.extend_from_slice(bytes);
@@ -102,24 +128,33 @@ impl<'a> Encoder<'a> {
                     self.value(item);
                 }
             }
-            Value::Object(map) => {
-                self.put(b"o");
-                self.len(map.len());
-                // serde_json's map is sorted by key unless a crate in the
-                // build turns on its `preserve_order`: sort only then.
-                if map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes()) {
-                    for (k, v) in map {
-                        self.str(k);
-                        self.value(v);
-                    }
-                } else {
-                    let mut keys: Vec<&String> = map.keys().collect();
-                    keys.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-                    for k in keys {
-                        self.str(k);
-                        self.value(&map[k]);
-                    }
-                }
+            Value::Object(map) => self.object(map, |e, _, v| e.value(v)),
+        }
+    }
+
+    /// Encodes an object whose members' values `member` encodes (given
+    /// the encoder, the key and the value), in the canonical order of the
+    /// keys.
+    pub(crate) fn object(
+        &mut self,
+        map: &Map<String, Value>,
+        mut member: impl FnMut(&mut Self, &str, &Value),
+    ) {
+        self.put(b"o");
+        self.len(map.len());
+        // serde_json's map is sorted by key unless a crate in the build
+        // turns on its `preserve_order`: sort only then.
+        if map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes()) {
+            for (k, v) in map {
+                self.str(k);
+                member(self, k, v);
+            }
+        } else {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            for k in keys {
+                self.str(k);
+                member(self, k, &map[k]);
             }
         }
     }
@@ -127,7 +162,9 @@ impl<'a> Encoder<'a> {
 
 impl Drop for Encoder<'_> {
     fn drop(&mut self) {
-        self.h.update(&self.buf);
+        if let Some(h) = self.h.as_deref_mut() {
+            h.update(&self.buf);
+        }
     }
 }
 

@@ -26,17 +26,62 @@ pub(crate) fn schema_digest(schema: &Value) -> String {
     hex(&value_digest(SCHEMA_DOMAIN, schema))
 }
 
-/// The hex digest of a catalog's offering: its four families of entries, as
-/// the server sent them, in the fixed order `tools`, `prompts`, `resources`,
-/// `resourceTemplates`.
-pub(crate) fn catalog_digest(families: [(&str, &[Value]); 4]) -> String {
+/// The schema digests of one tool entry, made from the entry's own
+/// canonical encoding ([`entry_digest`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct SchemaDigests {
+    /// Of its `inputSchema`, when that is an object.
+    pub(crate) input: Option<String>,
+    /// Of its `outputSchema`, when it has one that is not null.
+    pub(crate) output: Option<String>,
+}
+
+/// The digest of one entry of an offering (SHA-256 of `"entry"` and its
+/// canonical encoding), encoded into `scratch`. For a tool entry (`tool`),
+/// its schemas' digests too, hashed from their bytes within that one
+/// encoding: a schema's encoding inside its entry is the encoding of the
+/// schema alone, so encoding it a second time for its own digest (a tenth
+/// of the build of a large catalog) would make the same bytes again.
+pub(crate) fn entry_digest(entry: &Value, tool: bool, scratch: &mut Vec<u8>) -> ([u8; 32], SchemaDigests) {
+    let mut e = Encoder::keeping(std::mem::take(scratch));
+    e.str("entry");
+    let (mut input, mut output) = (None, None);
+    match entry {
+        Value::Object(map) if tool => e.object(map, |e, key, value| {
+            let start = e.bytes().len();
+            e.value(value);
+            let range = start..e.bytes().len();
+            match (key, value) {
+                ("inputSchema", Value::Object(_)) => input = Some(range),
+                ("outputSchema", v) if !v.is_null() => output = Some(range),
+                _ => {}
+            }
+        }),
+        other => e.value(other),
+    }
+    *scratch = e.into_bytes();
+    let schema = |range: std::ops::Range<usize>| {
+        let mut h = Sha256::new();
+        let mut e = Encoder::new(&mut h);
+        e.str(SCHEMA_DOMAIN);
+        e.put(&scratch[range]);
+        drop(e);
+        hex(&h.finalize())
+    };
+    let schemas = SchemaDigests { input: input.map(schema), output: output.map(schema) };
+    (Sha256::digest(&scratch[..]).into(), schemas)
+}
+
+/// The hex digest of a catalog's offering from the digests of its entries
+/// ([`entry_digest`]): its four families, as the server sent them, in the
+/// fixed order `tools`, `prompts`, `resources`, `resourceTemplates`.
+pub(crate) fn catalog_digest(families: [(&str, Vec<[u8; 32]>); 4]) -> String {
     let mut h = Sha256::new();
     let mut e = Encoder::new(&mut h);
     e.str(CATALOG_DOMAIN);
-    for (name, entries) in families {
+    for (name, mut digests) in families {
         e.str(name);
-        e.len(entries.len());
-        let mut digests: Vec<[u8; 32]> = entries.iter().map(|v| value_digest("entry", v)).collect();
+        e.len(digests.len());
         digests.sort_unstable();
         for d in digests {
             e.put(&d);
@@ -106,28 +151,72 @@ mod tests {
         );
     }
 
+    /// The catalog digest of `tools` and `prompts`, the way an offering
+    /// makes it.
+    fn offering_digest(tools: &[Value], prompts: &[Value]) -> String {
+        let mut scratch = Vec::new();
+        let mut digests = |family: &[Value], tool: bool| -> Vec<[u8; 32]> {
+            family.iter().map(|v| entry_digest(v, tool, &mut scratch).0).collect()
+        };
+        let (tools, prompts) = (digests(tools, true), digests(prompts, false));
+        catalog_digest([
+            ("tools", tools),
+            ("prompts", prompts),
+            ("resources", vec![]),
+            ("resourceTemplates", vec![]),
+        ])
+    }
+
     #[test]
     fn catalog_digest_ignores_entry_order_not_entries() {
         let t1 = json!({"name": "a", "inputSchema": {"type": "object"}});
         let t2 = json!({"name": "b", "inputSchema": {"type": "object"}});
-        let d = |tools: &[Value]| {
-            catalog_digest([
-                ("tools", tools),
-                ("prompts", &[]),
-                ("resources", &[]),
-                ("resourceTemplates", &[]),
-            ])
-        };
+        let d = |tools: &[Value]| offering_digest(tools, &[]);
         assert_eq!(d(&[t1.clone(), t2.clone()]), d(&[t2.clone(), t1.clone()]));
         assert_ne!(d(std::slice::from_ref(&t1)), d(&[t1.clone(), t1.clone()]));
         assert_ne!(d(std::slice::from_ref(&t1)), d(&[t2]));
         // The same entry in another family is another offering.
-        let as_prompt = catalog_digest([
-            ("tools", &[]),
-            ("prompts", std::slice::from_ref(&t1)),
-            ("resources", &[]),
-            ("resourceTemplates", &[]),
-        ]);
-        assert_ne!(d(&[t1]), as_prompt);
+        assert_ne!(d(std::slice::from_ref(&t1)), offering_digest(&[], &[t1]));
+    }
+
+    #[test]
+    fn an_entry_digest_is_the_canonical_hash_of_the_entry() {
+        let mut scratch = Vec::new();
+        let entry = json!({"name": "a", "inputSchema": {"type": "object"}, "x": [1.0, "y", null, true]});
+        let mut h = Sha256::new();
+        let mut e = Encoder::new(&mut h);
+        e.str("entry");
+        e.value(&entry);
+        drop(e);
+        let expected: [u8; 32] = h.finalize().into();
+        assert_eq!(entry_digest(&entry, true, &mut scratch).0, expected);
+        assert_eq!(entry_digest(&entry, false, &mut scratch).0, expected);
+        // The scratch buffer carries nothing from one entry to the next.
+        let other = json!({"name": "b"});
+        let fresh = entry_digest(&other, false, &mut Vec::new()).0;
+        assert_eq!(entry_digest(&other, false, &mut scratch).0, fresh);
+    }
+
+    #[test]
+    fn a_tool_entry_gives_the_digests_of_its_schemas_as_schema_digest_does() {
+        let input = json!({"type": "object", "properties": {"n": {"type": "number", "maximum": 1e3}}});
+        let output = json!({"type": "object", "required": ["sum"]});
+        let tool = json!({"name": "t", "inputSchema": input, "outputSchema": output, "z": 1});
+        let (_, schemas) = entry_digest(&tool, true, &mut Vec::new());
+        assert_eq!(schemas.input, Some(schema_digest(&input)));
+        assert_eq!(schemas.output, Some(schema_digest(&output)));
+        // Not a tool: no schema digests.
+        assert_eq!(entry_digest(&tool, false, &mut Vec::new()).1, SchemaDigests::default());
+        // An input schema that is not an object, a null output schema: none.
+        let loose = json!({"name": "t", "inputSchema": null, "outputSchema": null});
+        assert_eq!(entry_digest(&loose, true, &mut Vec::new()).1, SchemaDigests::default());
+        let no_schemas = json!({"name": "t"});
+        assert_eq!(entry_digest(&no_schemas, true, &mut Vec::new()).1, SchemaDigests::default());
+        // An output schema that is not an object is still digested: the
+        // build decides what is usable.
+        let odd = json!({"name": "t", "inputSchema": {}, "outputSchema": "x"});
+        let (_, schemas) = entry_digest(&odd, true, &mut Vec::new());
+        assert_eq!(schemas.input, Some(schema_digest(&json!({}))));
+        assert_eq!(schemas.output, Some(schema_digest(&json!("x"))));
     }
 }

@@ -200,8 +200,7 @@ impl CatalogCell {
             ctx.fetch(service.clone(), family, &mut offering, BadPage::Keep).await?;
         }
         let latest = offering.keep();
-        let digest = offering.digest();
-        let catalog = Arc::new(build(&ctx, offering, digest, 1));
+        let catalog = Arc::new(build(&ctx, offering.digested(), 1));
         // What was announced before discovery began is answered by it.
         feed.settle(&Family::ALL, &snapshot);
         events.emit(Event::CatalogAdopted {
@@ -363,16 +362,16 @@ impl CatalogCell {
     }
 
     fn publish(&self, ctx: &BuildContext, offering: Offering) -> RefreshOutcome {
-        let digest = offering.digest();
+        let latest = offering.keep();
+        let digested = offering.digested();
+        let digest = digested.digest.clone();
         let needs_build = {
             let st = self.state.lock().expect("catalog lock");
             digest != st.adopted.digest && st.candidate.as_ref().is_none_or(|c| c.digest != digest)
         };
-        let latest = offering.keep();
         // Building compiles output schemas: not under the lock.
-        let mut offering = Some(offering);
-        let built =
-            needs_build.then(|| build(ctx, offering.take().expect("not yet built"), digest.clone(), 0));
+        let mut digested = Some(digested);
+        let built = needs_build.then(|| build(ctx, digested.take().expect("not yet built"), 0));
         let mut st = self.state.lock().expect("catalog lock");
         st.latest = latest;
         let binding = self.ctx.binding.clone();
@@ -389,9 +388,8 @@ impl CatalogCell {
             return RefreshOutcome::Candidate(c);
         }
         // Another refresh moved the generations on meanwhile.
-        let mut catalog = built.unwrap_or_else(|| {
-            build(ctx, offering.take().expect("built, or still here to build"), digest.clone(), 0)
-        });
+        let mut catalog =
+            built.unwrap_or_else(|| build(ctx, digested.take().expect("built, or still here to build"), 0));
         catalog.generation = st.next;
         st.next += 1;
         let catalog = Arc::new(catalog);

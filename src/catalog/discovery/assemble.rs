@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::entries::{check_prompt, check_resource, check_template, check_tool, Checked};
-use super::{q, BuildContext, Offering};
+use super::{q, BuildContext, Digested};
 use crate::catalog::names;
 use crate::catalog::{Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec};
 use crate::compat::{Profile, Tolerance};
@@ -93,12 +93,12 @@ pub(super) fn display(
 /// Groups entries by their identifier. Identical copies are kept once with
 /// a warning; an identifier listed with different content refuses every
 /// copy. Entries without an identifier are left for the caller to refuse.
-fn dedupe(
+fn dedupe<T: PartialEq>(
     ledger: &mut Ledger<'_>,
     family: &str,
-    entries: Vec<Value>,
-    id: impl Fn(&Value) -> Option<&str>,
-) -> Vec<Value> {
+    entries: Vec<T>,
+    id: impl Fn(&T) -> Option<&str>,
+) -> Vec<T> {
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     let mut keep = vec![true; entries.len()];
     for (i, e) in entries.iter().enumerate() {
@@ -133,11 +133,12 @@ pub(super) fn str_field<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// Builds generation `generation` from an offering whose digest is
-/// `digest` ([`Offering::digest`]): validates every entry, assigns model
-/// names, applies the tool filter. Takes the offering: each entry becomes
-/// its spec without being copied.
-pub(crate) fn build(ctx: &BuildContext, offering: Offering, digest: String, generation: u64) -> Catalog {
+/// Builds generation `generation` from a digested offering
+/// ([`Offering::digested`]): validates every entry, assigns model names,
+/// applies the tool filter. Takes the offering: each entry becomes its spec
+/// without being copied.
+pub(crate) fn build(ctx: &BuildContext, digested: Digested, generation: u64) -> Catalog {
+    let Digested { offering, digest, tool_schemas } = digested;
     let mut ledger = Ledger { profile: &ctx.profile, warnings: Vec::new(), applied: BTreeSet::new() };
     for w in offering
         .tools
@@ -153,9 +154,12 @@ pub(crate) fn build(ctx: &BuildContext, offering: Offering, digest: String, gene
     // is reported with the catalog's own.
     ledger.applied.extend(ctx.session.transport_tolerances.iter().copied());
 
-    let tool_entries = dedupe(&mut ledger, "tools", offering.tools.entries, |v| str_field(v, "name"));
-    let mut checked: Vec<Checked> =
-        tool_entries.into_iter().filter_map(|e| check_tool(&mut ledger, ctx, e)).collect();
+    let tool_entries = offering.tools.entries.into_iter().zip(tool_schemas).collect();
+    let tool_entries = dedupe(&mut ledger, "tools", tool_entries, |(v, _)| str_field(v, "name"));
+    let mut checked: Vec<Checked> = tool_entries
+        .into_iter()
+        .filter_map(|(e, schemas)| check_tool(&mut ledger, ctx, e, schemas))
+        .collect();
     let named = names::assign(&ctx.binding, checked.iter().map(|c| c.spec.raw_name.as_str()));
     for raw in &named.refused {
         ledger.warn(format!("tools: refused tool {}: no unique model name could be made", q(raw)));

@@ -26,7 +26,14 @@ pub(super) struct Checked {
     pub(super) spec: ToolSpec,
 }
 
-pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, mut entry: Value) -> Option<Checked> {
+/// Checks one tool entry, whose schemas' digests were made with the
+/// offering's ([`Offering::digested`](super::Offering::digested)).
+pub(super) fn check_tool(
+    ledger: &mut Ledger<'_>,
+    ctx: &BuildContext,
+    mut entry: Value,
+    schemas: digest::SchemaDigests,
+) -> Option<Checked> {
     let limits = &ctx.limits;
     let Some(name) = str_field(&entry, "name") else {
         ledger.warn("tools: dropped an entry without a string name".into());
@@ -68,13 +75,30 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, mut entry:
             return None;
         }
     }
-    let tool: Tool = match serde_json::from_value(entry) {
+    // The documents (the schemas, an object `_meta`) are moved into the
+    // tool as they are: deserializing a `Value` from a `Value` rebuilds
+    // every map in it, which was a fifth of the build of a large catalog.
+    let input_schema = obj.insert("inputSchema".into(), Value::Null).unwrap_or_default();
+    let output_schema = obj.remove("outputSchema");
+    let meta = match obj.remove("_meta") {
+        Some(Value::Object(meta)) => Some(meta),
+        Some(Value::Null) | None => None,
+        // Left for the deserializer to refuse, in its words.
+        Some(other) => {
+            obj.insert("_meta".into(), other);
+            None
+        }
+    };
+    let mut tool: Tool = match serde_json::from_value(entry) {
         Ok(t) => t,
         Err(e) => {
             ledger.warn(format!("tools: refused tool {}: {e}", q(name)));
             return None;
         }
     };
+    tool.input_schema = input_schema;
+    tool.output_schema = output_schema;
+    tool.meta = meta;
     if let Err(e) = check_bounds(&tool.input_schema, limits.max_schema_bytes, limits.max_schema_depth) {
         ledger.warn(format!("tools: refused tool {}: catalog_over_limit: its input schema {e}", q(name)));
         return None;
@@ -89,13 +113,16 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, mut entry:
     let output_schema = match tool.output_schema {
         None | Some(Value::Null) => None,
         Some(schema) => {
+            // Made with the offering's digest from every non-null output
+            // schema; the fallback is for an entry changed since.
+            let digest = schemas.output.unwrap_or_else(|| digest::schema_digest(&schema));
             let problem = check_bounds(&schema, limits.max_schema_bytes, limits.max_schema_depth)
                 .map_err(|e| format!("catalog_over_limit: its output schema {e}"))
                 .and_then(|()| {
                     check_output_schema(&schema).map(drop).map_err(|e| format!("its output schema {e}"))
                 });
             match problem {
-                Ok(()) => Some(schema),
+                Ok(()) => Some((schema, digest)),
                 Err(why) => {
                     if !ledger.bend(Tolerance::InvalidOutputSchema) {
                         ledger.warn(format!("tools: refused tool {}: {why}", q(name)));
@@ -110,6 +137,7 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, mut entry:
             }
         }
     };
+    let (output_schema, output_schema_digest) = output_schema.unzip();
     let what = |field: &str| format!("tools: {}: {field}", q(name));
     let raw_title =
         tool.title.as_deref().or_else(|| tool.annotations.as_ref().and_then(|a| a.title.as_deref()));
@@ -163,10 +191,12 @@ pub(super) fn check_tool(ledger: &mut Ledger<'_>, ctx: &BuildContext, mut entry:
             model_name: String::new(),
             title,
             description,
-            input_schema_digest: digest::schema_digest(&tool.input_schema),
-            output_schema_digest: output_schema.as_ref().map(digest::schema_digest),
+            // A schema the entry did not have as an object was put in
+            // by the build (`LooseInputSchema`): digested here.
+            input_schema_digest: schemas.input.unwrap_or_else(|| digest::schema_digest(&tool.input_schema)),
             input_schema: tool.input_schema,
             output_schema,
+            output_schema_digest,
             annotations: annotations.filter(|a| *a != Default::default()),
             task_support: task_support.clone(),
             meta,

@@ -61,13 +61,28 @@ impl Offering {
         }
     }
 
-    pub(crate) fn digest(&self) -> String {
-        digest::catalog_digest([
-            ("tools", &self.tools.entries),
-            ("prompts", &self.prompts.entries),
-            ("resources", &self.resources.entries),
-            ("resourceTemplates", &self.templates.entries),
-        ])
+    /// The offering with its digest and its tools' schema digests, all
+    /// made from one canonical encoding of each entry: what [`build`]
+    /// takes.
+    pub(crate) fn digested(self) -> Digested {
+        let mut scratch = Vec::new();
+        let mut tool_schemas = Vec::with_capacity(self.tools.entries.len());
+        let mut tools = Vec::with_capacity(self.tools.entries.len());
+        for entry in &self.tools.entries {
+            let (digest, schemas) = digest::entry_digest(entry, true, &mut scratch);
+            tools.push(digest);
+            tool_schemas.push(schemas);
+        }
+        let mut digests = |list: &RawList| {
+            list.entries.iter().map(|v| digest::entry_digest(v, false, &mut scratch).0).collect()
+        };
+        let digest = digest::catalog_digest([
+            ("tools", tools),
+            ("prompts", digests(&self.prompts)),
+            ("resources", digests(&self.resources)),
+            ("resourceTemplates", digests(&self.templates)),
+        ]);
+        Digested { offering: self, digest, tool_schemas }
     }
 
     /// The offering as kept between refreshes ([`KeptOffering`]).
@@ -83,6 +98,16 @@ impl Offering {
             templates: keep(&self.templates),
         }
     }
+}
+
+/// An offering with its digest ([`Offering::digested`]).
+#[derive(Debug)]
+pub(crate) struct Digested {
+    pub(crate) offering: Offering,
+    /// The catalog digest of the offering.
+    pub(crate) digest: String,
+    /// The schema digests of each of `offering.tools.entries`, in order.
+    pub(crate) tool_schemas: Vec<digest::SchemaDigests>,
 }
 
 /// An offering as the catalog keeps it between refreshes, for a refresh of
@@ -225,8 +250,7 @@ impl BuildContext {
     {
         let mut offering = Offering::default();
         self.fetch(service, Family::Tools, &mut offering, BadPage::Keep).await?;
-        let digest = offering.digest();
-        Ok(build(self, offering, digest, 1))
+        Ok(build(self, offering.digested(), 1))
     }
 }
 
@@ -260,6 +284,58 @@ mod tests {
             .expect("some depth is accepted")
     }
 
+    fn context(profile: Profile) -> BuildContext {
+        BuildContext {
+            binding: "b".into(),
+            session: SessionInfo {
+                protocol_version: "2025-11-25".into(),
+                server: Default::default(),
+                capabilities: Default::default(),
+                instructions: None,
+                transport_tolerances: Vec::new(),
+            },
+            profile,
+            limits: Limits::default().resolved(),
+            filter: Default::default(),
+            http: false,
+            declarations: Default::default(),
+            warned: Default::default(),
+            events: None,
+        }
+    }
+
+    #[test]
+    fn a_built_tool_carries_the_digests_of_the_schemas_it_holds() {
+        use serde_json::json;
+        let output = json!({ "type": "object", "properties": { "n": { "type": "number", "maximum": 1.0 } } });
+        let tools = vec![
+            json!({ "name": "full", "inputSchema": { "type": "object", "required": ["a"] }, "outputSchema": output }),
+            // Put in by the build under the legacy profile.
+            json!({ "name": "loose" }),
+            json!({ "name": "null_schemas", "inputSchema": null, "outputSchema": null }),
+            // Dropped by the build under the legacy profile.
+            json!({ "name": "bad_output", "inputSchema": { "type": "object" }, "outputSchema": { "type": "string" } }),
+        ];
+        let offering =
+            Offering { tools: RawList { entries: tools, warnings: vec![] }, ..Offering::default() };
+        let catalog = build(&context(Profile::legacy_v1()), offering.digested(), 1);
+        assert_eq!(catalog.tools.len(), 4, "{:?}", catalog.warnings);
+        for tool in &catalog.tools {
+            assert_eq!(
+                tool.input_schema_digest,
+                digest::schema_digest(&tool.input_schema),
+                "{}",
+                tool.raw_name
+            );
+            assert_eq!(tool.output_schema_digest, tool.output_schema.as_ref().map(digest::schema_digest));
+        }
+        let full = catalog.tools.iter().find(|t| t.raw_name == "full").expect("listed");
+        assert_eq!(full.output_schema, Some(output));
+        let loose = catalog.tools.iter().find(|t| t.raw_name == "loose").expect("listed");
+        assert_eq!(loose.input_schema, json!({ "type": "object" }));
+        assert!(catalog.tools.iter().filter(|t| t.raw_name != "full").all(|t| t.output_schema.is_none()));
+    }
+
     #[test]
     fn a_kept_offering_reads_back_as_it_was_even_at_the_deepest_accepted() {
         let tools = deepest_tools();
@@ -275,6 +351,6 @@ mod tests {
         };
         let restored = offering.keep().restore();
         assert_eq!(restored, offering);
-        assert_eq!(restored.digest(), offering.digest());
+        assert_eq!(restored.digested().digest, offering.digested().digest);
     }
 }
