@@ -1,7 +1,7 @@
 //! Raw names and model names. Documented in the [names section of the parent module](crate::catalog#names).
 
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
 /// The longest raw name accepted, in bytes.
@@ -97,61 +97,50 @@ pub(crate) fn assign<'a>(binding: &str, raw_names: impl IntoIterator<Item = &'a 
         base: String,
         hex: String,
         level: usize,
+        /// The name at `level`, case-folded: what clashes are found by.
+        folded: String,
     }
     let mut entries: Vec<Entry<'_>> = raws
         .iter()
         .map(|raw| {
             let mut base = sanitize(raw, true);
             base.truncate(budget);
+            let folded = base.to_ascii_lowercase();
             // The suffix digest only for a name that clashes (below): a
             // SHA-256 per tool was most of naming a large catalog.
-            Entry { raw, base, hex: String::new(), level: 0 }
+            Entry { raw, base, hex: String::new(), level: 0, folded }
         })
         .collect();
-
-    // Step 2: collision groups by case-folded base.
-    let mut group_sizes: BTreeMap<String, usize> = BTreeMap::new();
-    for e in &entries {
-        *group_sizes.entry(e.base.to_ascii_lowercase()).or_default() += 1;
-    }
-    for e in &mut entries {
-        if group_sizes[&e.base.to_ascii_lowercase()] > 1 {
-            e.level = 1;
+    let escalate = |e: &mut Entry<'_>| {
+        e.level += 1;
+        if e.hex.is_empty() {
             e.hex = suffix_digest(e.raw);
         }
-    }
+        e.folded = render(&e.base, &e.hex, e.level, budget).to_ascii_lowercase();
+    };
 
-    // Step 3: escalate every member of a remaining clash, all at once, so
-    // the outcome does not depend on the order of the entries.
+    // Steps 2 and 3: escalate every member of a clash of case-folded
+    // names, all at once, so the outcome does not depend on the order of
+    // the entries, until none is left. The first round is step 2 (every
+    // entry is at level 0, its base). A group's outcome does not depend on
+    // the order of the groups either, so they are found by hash.
     let mut refused = BTreeSet::new();
     loop {
-        let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        for (i, e) in entries.iter().enumerate() {
-            if !refused.contains(&i) {
-                let name = render(&e.base, &e.hex, e.level, budget);
-                by_name.entry(name.to_ascii_lowercase()).or_default().push(i);
-            }
+        let clashing = clashes(entries.iter().map(|e| e.folded.as_str()), &refused);
+        if clashing.is_empty() {
+            break;
         }
-        let mut changed = false;
-        for members in by_name.values().filter(|m| m.len() > 1) {
+        for members in clashing {
             if members.iter().any(|&i| entries[i].level < max_level) {
-                for &i in members {
-                    let e = &mut entries[i];
-                    if e.level < max_level {
-                        e.level += 1;
-                        if e.hex.is_empty() {
-                            e.hex = suffix_digest(e.raw);
-                        }
+                for &i in &members {
+                    if entries[i].level < max_level {
+                        escalate(&mut entries[i]);
                     }
                 }
             } else {
                 // Entries are in raw-name order: keep the first.
                 refused.extend(members.iter().skip(1).copied());
             }
-            changed = true;
-        }
-        if !changed {
-            break;
         }
     }
 
@@ -165,6 +154,18 @@ pub(crate) fn assign<'a>(binding: &str, raw_names: impl IntoIterator<Item = &'a 
         }
     }
     out
+}
+
+/// The groups of more than one index (in increasing order) whose `names`
+/// are equal, leaving out the indices in `left_out`.
+fn clashes<'n>(names: impl Iterator<Item = &'n str>, left_out: &BTreeSet<usize>) -> Vec<Vec<usize>> {
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, name) in names.enumerate() {
+        if !left_out.contains(&i) {
+            by_name.entry(name).or_default().push(i);
+        }
+    }
+    by_name.into_values().filter(|members| members.len() > 1).collect()
 }
 
 /// Keeps `[A-Za-z0-9_-]`, replaces each run of anything else with one `_`.

@@ -45,10 +45,11 @@ impl Ledger<'_> {
 }
 
 /// Checks and bounds one piece of display text. Returns the text to keep,
-/// or `None` when it is dropped; warnings and tolerances go to the ledger.
+/// or `None` when it is dropped; warnings and tolerances go to the ledger,
+/// named by `what` (made only for a warning: most text needs none).
 pub(super) fn display(
     ledger: &mut Ledger<'_>,
-    what: &str,
+    what: &dyn Fn() -> String,
     text: Option<&str>,
     max: usize,
     multiline: bool,
@@ -63,7 +64,8 @@ pub(super) fn display(
     let mut out = if text.chars().any(bad_char) || untidy {
         if !ledger.bend(Tolerance::DisplayNameNormalization) {
             let w = format!(
-                "{what}: dropped, it holds control or bidi formatting characters or surrounding blanks"
+                "{}: dropped, it holds control or bidi formatting characters or surrounding blanks",
+                what()
             );
             if let Some(sw) = spec_warnings {
                 push_warning(sw, w.clone());
@@ -81,7 +83,7 @@ pub(super) fn display(
         text.to_string()
     };
     if truncate_utf8(&mut out, max) {
-        let w = format!("{what}: cut to {max} bytes");
+        let w = format!("{}: cut to {max} bytes", what());
         if let Some(sw) = spec_warnings {
             push_warning(sw, w.clone());
         }
@@ -160,13 +162,13 @@ pub(crate) fn build(ctx: &BuildContext, digested: Digested, generation: u64) -> 
         .into_iter()
         .filter_map(|(e, schemas)| check_tool(&mut ledger, ctx, e, schemas))
         .collect();
-    let named = names::assign(&ctx.binding, checked.iter().map(|c| c.spec.raw_name.as_str()));
+    let mut named = names::assign(&ctx.binding, checked.iter().map(|c| c.spec.raw_name.as_str()));
     for raw in &named.refused {
         ledger.warn(format!("tools: refused tool {}: no unique model name could be made", q(raw)));
     }
-    checked.retain_mut(|c| match named.names.get(&c.spec.raw_name) {
+    checked.retain_mut(|c| match named.names.remove(&c.spec.raw_name) {
         Some(m) => {
-            c.spec.model_name = m.clone();
+            c.spec.model_name = m;
             true
         }
         None => false,

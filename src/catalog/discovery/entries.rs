@@ -141,10 +141,10 @@ pub(super) fn check_tool(
     let what = |field: &str| format!("tools: {}: {field}", q(name));
     let raw_title =
         tool.title.as_deref().or_else(|| tool.annotations.as_ref().and_then(|a| a.title.as_deref()));
-    let title = display(ledger, &what("title"), raw_title, MAX_TITLE_BYTES, false, Some(&mut warnings));
+    let title = display(ledger, &|| what("title"), raw_title, MAX_TITLE_BYTES, false, Some(&mut warnings));
     let description = display(
         ledger,
-        &what("description"),
+        &|| what("description"),
         tool.description.as_deref(),
         MAX_DESCRIPTION_BYTES,
         true,
@@ -238,10 +238,10 @@ pub(super) fn check_prompt(ledger: &mut Ledger<'_>, entry: Value) -> Option<Prom
         }
         let what = |f: &str| format!("prompts: {}: argument {}: {f}", q(name), q(&a.name));
         arguments.push(PromptArg {
-            title: display(ledger, &what("title"), a.title.as_deref(), MAX_TITLE_BYTES, false, None),
+            title: display(ledger, &|| what("title"), a.title.as_deref(), MAX_TITLE_BYTES, false, None),
             description: display(
                 ledger,
-                &what("description"),
+                &|| what("description"),
                 a.description.as_deref(),
                 MAX_DESCRIPTION_BYTES,
                 true,
@@ -253,10 +253,10 @@ pub(super) fn check_prompt(ledger: &mut Ledger<'_>, entry: Value) -> Option<Prom
     }
     let what = |f: &str| format!("prompts: {}: {f}", q(name));
     Some(PromptSpec {
-        title: display(ledger, &what("title"), prompt.title.as_deref(), MAX_TITLE_BYTES, false, None),
+        title: display(ledger, &|| what("title"), prompt.title.as_deref(), MAX_TITLE_BYTES, false, None),
         description: display(
             ledger,
-            &what("description"),
+            &|| what("description"),
             prompt.description.as_deref(),
             MAX_DESCRIPTION_BYTES,
             true,
@@ -300,7 +300,7 @@ fn describe(
     mime_type: Option<&str>,
 ) -> Option<Described> {
     let what = |f: &str| format!("{family}: {}: {f}", q(id));
-    let name = display(ledger, &what("name"), Some(name), MAX_TITLE_BYTES, false, None)?;
+    let name = display(ledger, &|| what("name"), Some(name), MAX_TITLE_BYTES, false, None)?;
     let mime_type = match mime_type {
         Some(m) if m.len() > MAX_MIME_TYPE_BYTES || m.chars().any(char::is_control) => {
             ledger.warn(what("MIME type dropped, malformed or too long"));
@@ -310,8 +310,8 @@ fn describe(
     };
     Some(Described {
         name,
-        title: display(ledger, &what("title"), title, MAX_TITLE_BYTES, false, None),
-        description: display(ledger, &what("description"), description, MAX_DESCRIPTION_BYTES, true, None),
+        title: display(ledger, &|| what("title"), title, MAX_TITLE_BYTES, false, None),
+        description: display(ledger, &|| what("description"), description, MAX_DESCRIPTION_BYTES, true, None),
         mime_type,
     })
 }
