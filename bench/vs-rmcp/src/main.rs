@@ -53,59 +53,66 @@
 //! ```text
 //! 2025-11-25 (initialize)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      45985  33906       47308       48773    1.36          0.97
-//!   32 in flight                 calls/s     111381  56972      107450      150767    1.96          1.04
-//!   1 MiB text results           calls/s        338    274         353         403    1.23          0.96
-//!   connect to ready             ms            1.05   0.97        0.91        0.89    1.09          1.15
-//!   1,024-tool catalog to ready  ms           39.54  34.66       35.58       35.27    1.14          1.11
-//!   memory per idle connection   KiB           30.4   29.5           -           -    1.03             -
+//!   sequential tools/call        calls/s      45884  32660       49430       50787    1.40          0.93
+//!   32 in flight                 calls/s     112534  59146      114013      158957    1.90          0.99
+//!   1 MiB text results           calls/s        363    287         377         411    1.27          0.96
+//!   connect to ready             ms            1.03   0.98        0.88        0.88    1.05          1.17
+//!   1,024-tool catalog to ready  ms           32.44  33.10       32.03       31.78    0.98          1.01
+//!   memory per idle connection   KiB           30.2   29.6           -           -    1.02             -
 //!
 //! 2026-07-28 (server/discover)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      39018  24778       38600       45971    1.57          1.01
-//!   32 in flight                 calls/s      79198  47543       85199      109667    1.67          0.93
-//!   1 MiB text results           calls/s        350    281         362         402    1.25          0.97
-//!   connect to ready             ms            1.09   1.00        0.92        0.89    1.09          1.19
-//!   1,024-tool catalog to ready  ms           41.32  35.75       36.12       35.95    1.16          1.14
-//!   memory per idle connection   KiB           31.6   31.5           -           -    1.00             -
+//!   sequential tools/call        calls/s      38564  27999       44729       47528    1.38          0.86
+//!   32 in flight                 calls/s      83036  48072       87862      122165    1.73          0.95
+//!   1 MiB text results           calls/s        371    289         376         414    1.28          0.99
+//!   connect to ready             ms            1.04   0.96        0.88        0.88    1.08          1.18
+//!   1,024-tool catalog to ready  ms           31.40  33.12       30.35       30.86    0.95          1.03
+//!   memory per idle connection   KiB           31.6   31.6           -           -    1.00             -
 //! ```
 //!
 //! Instructions (callgrind, `--only CASE CLIENT legacy`, the whole client
 //! process, runtime included): a sequential call costs mcp-stack 35,900,
 //! rmcp 77,400 and the JSON floor 20,900 (5,050 calls); with 32 in flight,
-//! 32,400, 74,900 and 20,200 (10,050 calls); a connect to ready 421,000
-//! against rmcp's 286,000 (21 connects). A call makes about 35
-//! allocations; the envelope read without a map of values and the reply
-//! handed over without a copy took about five of them away. Under callgrind the CPU has no
-//! SHA extensions, so the catalog's digests look far larger there than
-//! they are natively (`perf`: about 3% of the catalog case's samples).
+//! 32,400, 74,900 and 20,200 (10,050 calls); a connect to ready 420,000
+//! against rmcp's 291,000 (21 connects); a 1,024-tool catalog 125 million
+//! against rmcp's 55 and the JSON floor's 32 (10 catalogs), of which 62
+//! million are SHA-256. A call makes about 35 allocations; the envelope
+//! read without a map of values and the reply handed over without a copy
+//! took about five of them away. Under callgrind the CPU has no SHA
+//! extensions, so the digests look far larger there than they are
+//! natively (`perf`: about 5% of the catalog case's client samples).
 //!
 //! What bounds the figures:
 //!
 //! - **Sequential and 1 MiB results** are bound by the server and the
-//!   pipe, not the client: mcp-stack is at 0.96 to 1.01 of the JSON
+//!   pipe, not the client: mcp-stack is at 0.86 to 0.99 of the JSON
 //!   floor, and the JSON floor itself is only 1.3 to 1.6 times rmcp, so no
 //!   client can be twice rmcp here. By instructions, mcp-stack's call is
 //!   under half of rmcp's.
-//! - **32 in flight** is at or above the JSON floor on 2025-11-25: the floor
-//!   writes one request per reply, mcp-stack's writer gathers what its
+//! - **32 in flight** is at the JSON floor on 2025-11-25 (0.99; 1.04 in
+//!   an earlier run): the floor writes one request per reply, mcp-stack's
+//!   writer gathers what its
 //!   callers queued while it let them run (see `connection::writer`), so
 //!   the server reads several requests per `read`. Until this change the
 //!   bench measured mcp-stack one call at a time: a binding runs one tool
 //!   call at a time unless `allow_parallel_calls` is set, and the bench did
 //!   not set it (it does now, with room for 32 requests). Three times rmcp
-//!   is above the pipe floor itself (2.3 to 2.6 times rmcp here).
-//! - **The 1,024-tool catalog**: rmcp is at the JSON floor (it lists and
-//!   keeps nothing else); mcp-stack checks every tool, names it for models,
-//!   digests the offering and each schema, and keeps the offering as text,
-//!   about 5 ms more on 35: `perf` shows the server's own work (65% of the
-//!   samples), then allocation and page faults, the canonical encoding
-//!   (4%) and the Values' drop. Reaching rmcp's time means parsing the
-//!   listing once into the specs without `Value`s, which the catalog's
-//!   checks (written over `Value`s) do not allow yet.
+//!   is above the pipe floor itself (2.5 to 2.7 times rmcp here).
+//! - **The 1,024-tool catalog** is at rmcp's time, and rmcp is at the
+//!   JSON floor (it lists and keeps nothing else). mcp-stack also checks
+//!   every tool, names it for models, digests the offering and each schema
+//!   and keeps the offering as text. Each entry is encoded canonically once
+//!   (`Offering::digested`): the entry's digest and its schemas' digests
+//!   are hashed from that one encoding, and the schemas are moved into the
+//!   tool rather than deserialized again. Those two took it from 1.14 to
+//!   0.98 times rmcp's time. What is left: `perf` shows the server's own
+//!   work (about 65% of the samples), then the reply parsed into `Value`s,
+//!   allocation and page faults, the canonical encoding, and the kept
+//!   text (`Offering::keep`, about 3%).
 //! - **Connect** is the child's spawn (0.9 ms of the JSON floor's 0.92);
-//!   mcp-stack's 135,000 more instructions are its catalog, cache
-//!   partition, tasks and digests, about 0.1 ms.
+//!   mcp-stack's 129,000 more instructions (about a third of them SHA-256
+//!   in software under callgrind) are its catalog, cache partition, tasks
+//!   and digests: 0.05 to 0.08 ms.
 //! - **Memory** per idle binding is at rmcp's: an idle reader holds no
 //!   buffer, the offering is kept as text, rare futures are boxed.
 
