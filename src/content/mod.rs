@@ -574,6 +574,16 @@ impl ToolResult {
     /// when the result is not a tool result.
     pub fn from_response(mut rsp: McpResponse) -> Result<ToolResult, Error> {
         let marks = marks_of(&mut rsp);
+        // The structured result is moved over as it is, not deserialized
+        // again (which would build every map in it twice); `_meta` is not
+        // kept, so an object one is only taken out.
+        let structured = match &mut rsp.result {
+            Value::Object(members) => {
+                drop(crate::protocol::take_meta(members));
+                members.remove("structuredContent").filter(|s| !s.is_null())
+            }
+            _ => None,
+        };
         let result: crate::protocol::tools::CallToolResult = parse(&mut rsp, "tools/call")?;
         let mut warnings = rsp.warnings;
         let mut content: Vec<Content> = result
@@ -587,12 +597,7 @@ impl ToolResult {
         if let Some(dropped) = marks.dropped() {
             content.push(Content::Unsupported { kind: dropped_kind(dropped.items), bytes: dropped.bytes });
         }
-        Ok(ToolResult {
-            is_error: result.is_error.unwrap_or(false),
-            content,
-            structured: result.structured_content,
-            warnings,
-        })
+        Ok(ToolResult { is_error: result.is_error.unwrap_or(false), content, structured, warnings })
     }
 }
 

@@ -215,3 +215,21 @@ fn a_result_that_is_not_a_tool_result_is_a_protocol_error() {
     let err = ToolResult::from_response(McpResponse::new(json!({"content": 7}))).unwrap_err();
     assert_eq!(err.class(), FailureClass::ServerProtocol);
 }
+
+#[test]
+fn a_structured_result_and_its_meta_read_as_the_deserializer_reads_them() {
+    let structured = json!({"records": [{"id": 1, "score": 0.25, "tags": ["a"]}], "next": null, "n": 1.0});
+    let result = json!({"content": [], "structuredContent": structured, "_meta": {"k": {"deep": [1]}}});
+    let tool = ToolResult::from_response(McpResponse::new(result)).unwrap();
+    assert_eq!(tool.structured, Some(structured));
+    // A null structured result is none; a structured result need not be an object.
+    let null = json!({"content": [], "structuredContent": null, "_meta": null});
+    assert_eq!(ToolResult::from_response(McpResponse::new(null)).unwrap().structured, None);
+    let text = json!({"content": [], "structuredContent": "x"});
+    assert_eq!(ToolResult::from_response(McpResponse::new(text)).unwrap().structured, Some(json!("x")));
+    // A `_meta` that is not an object is refused, as before.
+    let bad_meta = json!({"content": [], "structuredContent": {"a": 1}, "_meta": "x"});
+    let err = ToolResult::from_response(McpResponse::new(bad_meta)).unwrap_err();
+    assert_eq!(err.class(), FailureClass::ServerProtocol);
+    assert!(err.message().contains("tools/call"), "{}", err.message());
+}

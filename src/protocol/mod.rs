@@ -89,3 +89,22 @@ pub(crate) const LATEST_MODERN_VERSION: &str = "2026-07-28";
 pub(crate) fn is_modern_version(version: &str) -> bool {
     MODERN_VERSIONS.contains(&version)
 }
+
+/// Takes an object `_meta` out of a message's members, for the caller to
+/// move into what the rest deserializes to: deserializing a `Value` from a
+/// `Value` builds every map in it again. A `_meta` that is not an object is
+/// left in, for the deserializer to refuse in its words; a null one is
+/// taken, as the deserializer reads it as absent.
+pub(crate) fn take_meta(
+    members: &mut serde_json::Map<String, serde_json::Value>,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    use serde_json::Value;
+    match members.remove("_meta") {
+        Some(Value::Object(meta)) => Some(meta),
+        Some(Value::Null) | None => None,
+        Some(other) => {
+            members.insert("_meta".into(), other);
+            None
+        }
+    }
+}

@@ -167,14 +167,22 @@ enum Case {
     Sequential,
     InFlight,
     Large,
+    Structured,
     Connect,
     Catalog,
     Memory,
 }
 
 impl Case {
-    const ALL: [Case; 6] =
-        [Case::Sequential, Case::InFlight, Case::Large, Case::Connect, Case::Catalog, Case::Memory];
+    const ALL: [Case; 7] = [
+        Case::Sequential,
+        Case::InFlight,
+        Case::Large,
+        Case::Structured,
+        Case::Connect,
+        Case::Catalog,
+        Case::Memory,
+    ];
 }
 
 /// How much each round does.
@@ -189,6 +197,8 @@ struct Sizes {
 
 const DEPTH: usize = 32;
 const LARGE_BYTES: u64 = 1 << 20;
+/// Records in a structured result: about 1 MiB of JSON.
+const STRUCTURED_RECORDS: u64 = 12_000;
 const CATALOG_TOOLS: usize = 1024;
 const IDLE_CONNECTIONS: usize = 32;
 
@@ -212,6 +222,7 @@ fn main() {
             "sequential" => Case::Sequential,
             "inflight" => Case::InFlight,
             "large" => Case::Large,
+            "structured" => Case::Structured,
             "connect" => Case::Connect,
             _ => Case::Catalog,
         };
@@ -277,6 +288,10 @@ async fn measure(client: Client, era: Era, case: Case, sizes: Sizes) -> Option<f
         }
         Case::Large => {
             Some(calls_per_second(client, era, sizes.large, 1, json!({ "bytes": LARGE_BYTES })).await)
+        }
+        Case::Structured => {
+            let records = json!({ "records": STRUCTURED_RECORDS });
+            Some(calls_per_second(client, era, sizes.large, 1, records).await)
         }
         Case::Connect => Some(seconds_to_ready(client, era, 1, sizes.connects).await),
         Case::Catalog => Some(seconds_to_ready(client, era, CATALOG_TOOLS, sizes.catalogs).await),
@@ -366,7 +381,7 @@ async fn calls_per_second(client: Client, era: Era, calls: usize, depth: usize, 
     let mut session = Session::open(client, era, 1).await;
     let arguments = arguments.as_object().expect("an object").clone();
     // A few calls first: what is lazily set up is not measured.
-    let warm = if arguments.contains_key("bytes") { 2 } else { 50 };
+    let warm = if arguments.contains_key("bytes") || arguments.contains_key("records") { 2 } else { 50 };
     run_calls(&mut session, client, warm, 1, &arguments).await;
     let begun = Instant::now();
     run_calls(&mut session, client, calls, depth, &arguments).await;

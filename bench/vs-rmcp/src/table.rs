@@ -37,6 +37,7 @@ fn describe(case: Case) -> (&'static str, &'static str) {
         Case::Sequential => ("sequential tools/call", "calls/s"),
         Case::InFlight => ("32 in flight", "calls/s"),
         Case::Large => ("1 MiB text results", "calls/s"),
+        Case::Structured => ("1 MiB structured results", "calls/s"),
         Case::Connect => ("connect to ready", "ms"),
         Case::Catalog => ("1,024-tool catalog to ready", "ms"),
         Case::Memory => ("memory per idle connection", "KiB"),

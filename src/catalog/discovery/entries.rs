@@ -80,15 +80,7 @@ pub(super) fn check_tool(
     // every map in it, which was a fifth of the build of a large catalog.
     let input_schema = obj.insert("inputSchema".into(), Value::Null).unwrap_or_default();
     let output_schema = obj.remove("outputSchema");
-    let meta = match obj.remove("_meta") {
-        Some(Value::Object(meta)) => Some(meta),
-        Some(Value::Null) | None => None,
-        // Left for the deserializer to refuse, in its words.
-        Some(other) => {
-            obj.insert("_meta".into(), other);
-            None
-        }
-    };
+    let meta = crate::protocol::take_meta(obj);
     let mut tool: Tool = match serde_json::from_value(entry) {
         Ok(t) => t,
         Err(e) => {

@@ -76,11 +76,35 @@ fn main() {
 }
 
 fn call(arguments: &Value) -> Value {
+    if let Some(n) = arguments.get("records").and_then(Value::as_u64) {
+        return records(n as usize);
+    }
     let text = match arguments.get("bytes").and_then(Value::as_u64) {
         Some(n) => "x".repeat((n as usize).min(MAX_BYTES)),
         None => arguments["text"].as_str().unwrap_or_default().to_string(),
     };
     json!({ "content": [{ "type": "text", "text": text }], "isError": false })
+}
+
+/// A structured result of `n` records like a data tool's (about 90
+/// bytes each), with a one-line text beside it.
+fn records(n: usize) -> Value {
+    let records: Vec<Value> = (0..n.min(MAX_BYTES / 100))
+        .map(|i| {
+            json!({
+                "id": i,
+                "name": format!("record {i}"),
+                "tags": ["alpha", "beta"],
+                "score": i as f64 * 0.25,
+                "active": i % 2 == 0,
+            })
+        })
+        .collect();
+    json!({
+        "content": [{ "type": "text", "text": format!("{} records", records.len()) }],
+        "structuredContent": { "records": records },
+        "isError": false,
+    })
 }
 
 /// `echo` and `n - 1` tools like those of a real server: a description and
