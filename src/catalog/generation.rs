@@ -114,11 +114,21 @@ struct Generations {
     adopted: Arc<Catalog>,
     candidate: Option<Arc<Catalog>>,
     /// The newest offering fetched, family by family: a refetch of one
-    /// family is combined with the others from here.
-    latest: KeptOffering,
+    /// family is combined with the others from here. Kept only when the
+    /// connection advertised more than one family ([`kept_for_refresh`]).
+    latest: Option<KeptOffering>,
     next: u64,
     /// Set when a refresh gave up; cleared by the next one that succeeds.
     failure: Option<Failure>,
+}
+
+/// What is kept of `offering` for the next refresh: all of it when the
+/// connection advertises more than one family, for a refetch of one to be
+/// combined with the others; else nothing, as a refresh then lists the one
+/// family again (kept, a large tools-only catalog's text was held for the
+/// binding's life for nothing, and writing it was 3% of its discovery).
+fn kept_for_refresh(offering: &Offering, advertised: &[Family]) -> Option<KeptOffering> {
+    (advertised.len() > 1).then(|| offering.keep())
 }
 
 /// What `Binding::status` reports about the catalog.
@@ -199,7 +209,7 @@ impl CatalogCell {
         for family in ctx.advertised() {
             ctx.fetch(service.clone(), family, &mut offering, BadPage::Keep).await?;
         }
-        let latest = offering.keep();
+        let latest = kept_for_refresh(&offering, &ctx.advertised());
         let catalog = Arc::new(build(&ctx, offering.digested(), 1));
         // What was announced before discovery began is answered by it.
         feed.settle(&Family::ALL, &snapshot);
@@ -336,15 +346,25 @@ impl CatalogCell {
     }
 
     /// Refetches `families` (`None`: every family the current connection
-    /// advertises) and publishes the result. One build context serves the
+    /// advertises; with nothing kept from the last listing, every
+    /// advertised family besides) and publishes the result. One build context serves the
     /// whole refresh, so what is listed, cleared and built describes one
     /// connection.
     async fn refresh(&self, families: Option<&[Family]>, snapshot: &Marks) -> Result<RefreshOutcome, Error> {
         let _one_at_a_time = self.refresh_lock.lock().await;
         let ctx = self.build_context();
         let advertised = ctx.advertised();
-        let families = families.unwrap_or(&advertised);
-        let mut offering = self.state.lock().expect("catalog lock").latest.restore();
+        let requested = families.unwrap_or(&advertised);
+        let kept = self.state.lock().expect("catalog lock").latest.as_ref().map(KeptOffering::restore);
+        // With nothing kept, there is nothing to combine a refetch with:
+        // every advertised family is listed again, besides those asked for.
+        let families: Vec<Family> = if kept.is_some() {
+            requested.to_vec()
+        } else {
+            Family::ALL.into_iter().filter(|f| requested.contains(f) || advertised.contains(f)).collect()
+        };
+        let families = &families[..];
+        let mut offering = kept.unwrap_or_default();
         // A family the current connection does not advertise is not on
         // offer, whatever an earlier connection listed.
         for family in Family::ALL.into_iter().filter(|f| !advertised.contains(f)) {
@@ -362,7 +382,7 @@ impl CatalogCell {
     }
 
     fn publish(&self, ctx: &BuildContext, offering: Offering) -> RefreshOutcome {
-        let latest = offering.keep();
+        let latest = kept_for_refresh(&offering, &ctx.advertised());
         let digested = offering.digested();
         let digest = digested.digest.clone();
         let needs_build = {

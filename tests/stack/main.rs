@@ -43,6 +43,8 @@
 //!   (SEP-2549), through reconnects and notifications.
 //! - [`catalog`]: discovery, model names, digests, generations, profiles,
 //!   output validation.
+//! - [`catalog_refresh`]: what a refresh lists again, and what it combines
+//!   with what was listed before.
 //! - [`deep_entries`]: an entry nested too deep costs itself alone; a
 //!   discovery whose every page failed is a connect failure.
 //! - [`display_strings`]: titles, descriptions and raw names neutralize
@@ -57,6 +59,7 @@ mod support;
 
 mod caching;
 mod catalog;
+mod catalog_refresh;
 mod client_identity;
 mod deep_entries;
 mod demo;
