@@ -53,29 +53,32 @@
 //! ```text
 //! 2025-11-25 (initialize)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      46045  34586       49815       50925    1.33          0.92
-//!   32 in flight                 calls/s     111372  58680      111998      163532    1.90          0.99
-//!   1 MiB text results           calls/s        358    292         376         411    1.23          0.95
-//!   1 MiB structured results     calls/s         26     16          21          38    1.62          1.23
-//!   connect to ready             ms            1.05   0.96        0.89        0.87    1.09          1.18
-//!   1,024-tool catalog to ready  ms           32.57  30.62       31.86       32.25    1.06          1.02
-//!   memory per idle connection   KiB           30.2   29.2           -           -    1.03             -
+//!   sequential tools/call        calls/s      46933  33878       49759       50839    1.39          0.94
+//!   32 in flight                 calls/s     112285  58627      112222      158675    1.92          1.00
+//!   1 MiB text results           calls/s        348    278         367         409    1.25          0.95
+//!   1 MiB structured results     calls/s         25     15          20          34    1.69          1.20
+//!   connect to ready             ms            1.07   0.98        0.88        0.90    1.09          1.21
+//!   1,024-tool catalog to ready  ms           34.89  34.22       34.73       35.05    1.02          1.00
+//!   memory per idle connection   KiB           30.4   29.6           -           -    1.03             -
 //!
 //! 2026-07-28 (server/discover)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      39870  29292       44015       47677    1.36          0.91
-//!   32 in flight                 calls/s      83789  47899       89426      122165    1.75          0.94
-//!   1 MiB text results           calls/s        364    289         372         416    1.26          0.98
-//!   1 MiB structured results     calls/s         26     16          21          38    1.59          1.20
-//!   connect to ready             ms            1.06   1.00        0.90        0.90    1.06          1.17
-//!   1,024-tool catalog to ready  ms           35.23  32.53       32.72       33.32    1.08          1.08
-//!   memory per idle connection   KiB           31.6   31.1           -           -    1.02             -
+//!   sequential tools/call        calls/s      38827  29031       44141       47142    1.34          0.88
+//!   32 in flight                 calls/s      82078  47976       87087      118064    1.71          0.94
+//!   1 MiB text results           calls/s        339    279         368         406    1.22          0.92
+//!   1 MiB structured results     calls/s         25     15          21          35    1.64          1.20
+//!   connect to ready             ms            1.06   1.00        0.90        0.91    1.07          1.18
+//!   1,024-tool catalog to ready  ms           36.04  33.24       33.51       34.08    1.08          1.08
+//!   memory per idle connection   KiB           31.4   31.2           -           -    1.00             -
 //! ```
 //!
-//! The catalog's ratio moves most from run to run (in this table rmcp
-//! came out below the JSON floor): five runs the same day gave 0.95 to
-//! 1.08 of rmcp's time, and 15 interleaved rounds of that case alone
-//! 0.995 (2025-11-25) and 1.01 (2026-07-28).
+//! The catalog's ratio moves most from run to run (rmcp came out at or
+//! below the JSON floor here), and it is worse in this table, where every
+//! case runs in one process one after the other, than in a process of its
+//! own (`--only catalog CLIENT ERA`): 15 interleaved rounds of that case
+//! alone, each in a fresh process, gave 0.97 (2025-11-25) and 0.94
+//! (2026-07-28) of rmcp's time; full tables the same day gave 0.95 to
+//! 1.08.
 //!
 //! Instructions (callgrind, `--only CASE CLIENT legacy`, the whole client
 //! process, runtime included): a sequential call costs mcp-stack 35,900,
@@ -101,7 +104,7 @@
 //!   floor, and the JSON floor itself is only 1.3 to 1.6 times rmcp, so no
 //!   client can be twice rmcp here. By instructions, mcp-stack's call is
 //!   under half of rmcp's.
-//! - **32 in flight** is at the JSON floor on 2025-11-25 (0.99; 1.04 in
+//! - **32 in flight** is at the JSON floor on 2025-11-25 (1.00; 1.04 in
 //!   an earlier run): the floor writes one request per reply, mcp-stack's
 //!   writer gathers what its
 //!   callers queued while it let them run (see `connection::writer`), so
@@ -110,23 +113,26 @@
 //!   call at a time unless `allow_parallel_calls` is set, and the bench did
 //!   not set it (it does now, with room for 32 requests). Three times rmcp
 //!   is above the pipe floor itself (2.5 to 2.7 times rmcp here).
-//! - **The 1,024-tool catalog** is at rmcp's time (see above), and rmcp is at the
-//!   JSON floor (it lists and keeps nothing else). mcp-stack also checks
-//!   every tool, names it for models, digests the offering and each schema
-//!   and keeps the offering as text. Each entry is encoded canonically once
+//! - **The 1,024-tool catalog** is at rmcp's time (see above), and rmcp
+//!   is at the JSON floor (it lists and keeps nothing else). mcp-stack
+//!   also checks every tool, names it for models and digests the offering
+//!   and each schema. Each entry is encoded canonically once
 //!   (`Offering::digested`): the entry's digest and its schemas' digests
 //!   are hashed from that one encoding, and the schemas are moved into the
 //!   tool rather than deserialized again. Those two took it from 1.14 to
-//!   0.98 times rmcp's time. What is left: `perf` shows the server's own
-//!   work (about 65% of the samples), then the reply parsed into `Value`s,
-//!   allocation and page faults, the canonical encoding, and the kept
-//!   text (`Offering::keep`, about 3%).
+//!   about 1.0 times rmcp's time; keeping the offering's text for a
+//!   refresh only when more than one family is advertised (this server
+//!   offers tools only) took 15 interleaved rounds of that case to 0.97 /
+//!   0.94. What is left: `perf` shows the server's own work (about 65% of
+//!   the samples), then the reply parsed into `Value`s, allocation and
+//!   page faults, and the canonical encoding.
 //! - **Connect** is the child's spawn (0.9 ms of the JSON floor's 0.92);
 //!   mcp-stack's 129,000 more instructions (about a third of them SHA-256
 //!   in software under callgrind) are its catalog, cache partition, tasks
 //!   and digests: 0.05 to 0.08 ms.
 //! - **Memory** per idle binding is at rmcp's: an idle reader holds no
-//!   buffer, the offering is kept as text, rare futures are boxed.
+//!   buffer, the offering is kept as text (and only when a refresh can
+//!   need it), rare futures are boxed.
 
 use mcp_stack::handlers::Handlers;
 use mcp_stack::transport::stdio::StdioFactory;
