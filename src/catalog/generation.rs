@@ -347,9 +347,9 @@ impl CatalogCell {
 
     /// Refetches `families` (`None`: every family the current connection
     /// advertises; with nothing kept from the last listing, every
-    /// advertised family besides) and publishes the result. One build context serves the
-    /// whole refresh, so what is listed, cleared and built describes one
-    /// connection.
+    /// advertised family besides) and publishes the result. One build
+    /// context serves the whole refresh, so what is listed, cleared and
+    /// built describes one connection.
     async fn refresh(&self, families: Option<&[Family]>, snapshot: &Marks) -> Result<RefreshOutcome, Error> {
         let _one_at_a_time = self.refresh_lock.lock().await;
         let ctx = self.build_context();
