@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
+use super::era::RequestMeta;
 use super::error::{unanswered, RpcError};
 use super::{ConnectionState, Pending, Shared, MAX_WARNING_BYTES};
 use crate::error::{normalize_message, Error, FailureClass};
@@ -35,7 +36,7 @@ impl AssignedId {
 
 impl Shared {
     /// Sends one request with a new id and waits for its reply.
-    pub(super) async fn request(self: Arc<Self>, mut req: McpRequest) -> Result<Value, Error> {
+    pub(super) async fn request(self: Arc<Self>, req: &McpRequest) -> Result<Value, Error> {
         self.check_open_to_send()?;
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
         if let Some(slot) = req.extensions.get::<AssignedId>() {
@@ -54,22 +55,20 @@ impl Shared {
         // is one, learns the id and version this send goes out with.
         let span = tracing::Span::current();
         span.record("jsonrpc.request.id", tracing::field::display(&id));
-        let headers = {
+        let (text, headers) = {
             let era = self.era.read().expect("era lock");
             if !era.protocol_version().is_empty() {
                 span.record("mcp.protocol.version", era.protocol_version());
             }
-            era.decorate(&mut req);
-            if self.sender.carries_headers() {
-                era.wire_headers(&req)
-            } else {
-                WireHeaders::default()
-            }
+            let headers =
+                if self.sender.carries_headers() { era.wire_headers(req) } else { WireHeaders::default() };
+            let method = req.method.as_str();
+            let meta = era.request_meta();
+            let params = req.params();
+            let bare_ping = params.is_empty() && meta.is_none() && method == methods::PING;
+            (request_json(&id, method, (!bare_ping).then_some(params), meta), headers)
         };
         let method = req.method.as_str();
-        let params = req.params();
-        let params = if params.is_empty() && method == methods::PING { None } else { Some(params) };
-        let text = request_json(&id, method, params);
         tracing::trace!(target: "mcp_stack::wire", %id, method, bytes = text.len(), "request sent");
         self.enqueue_with(text, headers, Some(id.clone())).await?;
         guard.sent = true;
@@ -169,15 +168,82 @@ impl Drop for PendingGuard {
 /// A JSON-RPC request's text, serialized from borrowed parts: the same text
 /// as `Message::Request(Request::new(..)).to_json()`, without building (and
 /// copying the params into) an owned [`Request`].
-pub(super) fn request_json(id: &RequestId, method: &str, params: Option<&Map<String, Value>>) -> String {
+///
+/// `meta`, the era's entries ([`Era::request_meta`](super::era::Era::request_meta)),
+/// is merged into the params' `_meta` as they are written: the era's
+/// entries replace the caller's of the same name, and a `_meta` that is not
+/// an object is replaced. With `meta`, the params are written even when
+/// `params` is `None`.
+pub(super) fn request_json(
+    id: &RequestId,
+    method: &str,
+    params: Option<&Map<String, Value>>,
+    meta: Option<&RequestMeta>,
+) -> String {
     #[derive(serde::Serialize)]
-    pub(super) struct RequestRef<'a> {
+    struct RequestRef<'a> {
         jsonrpc: &'static str,
         id: &'a RequestId,
         method: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
-        params: Option<&'a Map<String, Value>>,
+        params: Option<Params<'a>>,
     }
+    let empty = Map::new();
+    let params = match (params, meta) {
+        (None, None) => None,
+        (params, meta) => Some(Params { params: params.unwrap_or(&empty), meta }),
+    };
     let envelope = RequestRef { jsonrpc: crate::protocol::jsonrpc::JSONRPC_VERSION, id, method, params };
-    serde_json::to_string(&envelope).expect("JSON-RPC envelopes always serialize")
+    // Room for a small request and the era's entries at once, rather than
+    // growing from serde_json's 128 bytes.
+    let mut text = Vec::with_capacity(256 + meta.map_or(0, |m| m.whole().get().len()));
+    serde_json::to_writer(&mut text, &envelope).expect("JSON-RPC envelopes always serialize");
+    String::from_utf8(text).expect("serde_json writes UTF-8")
+}
+
+/// A request's params as written: the caller's, with the era's `_meta`
+/// entries merged in.
+struct Params<'a> {
+    params: &'a Map<String, Value>,
+    meta: Option<&'a RequestMeta>,
+}
+
+impl serde::Serialize for Params<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Some(meta) = self.meta else { return self.params.serialize(serializer) };
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.params {
+            if key != "_meta" {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        match self.params.get("_meta") {
+            Some(Value::Object(callers)) if !callers.is_empty() => {
+                map.serialize_entry("_meta", &MergedMeta { callers, era: meta })?
+            }
+            _ => map.serialize_entry("_meta", meta.whole())?,
+        }
+        map.end()
+    }
+}
+
+/// The caller's `_meta` entries that the era does not set, then the era's.
+struct MergedMeta<'a> {
+    callers: &'a Map<String, Value>,
+    era: &'a RequestMeta,
+}
+
+impl serde::Serialize for MergedMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.callers.iter().filter(|(key, _)| !self.era.contains(key)) {
+            map.serialize_entry(key, value)?;
+        }
+        for (key, value) in self.era.entries() {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
 }

@@ -3,6 +3,7 @@
 //! below the handshakes that choose an era ([`crate::era`]), so that the
 //! connection depends on no era.
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -33,6 +34,51 @@ pub(crate) struct InputRequired {
     pub request_state: Option<Value>,
 }
 
+/// Entries an era puts into every request's `_meta`, encoded once when the
+/// era is made: each value, for a caller's `_meta` to be merged with, and
+/// the whole object, written as it is into a request without one (most
+/// requests). An entry here replaces the caller's entry of the same name;
+/// the caller's other entries are kept.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestMeta {
+    entries: Vec<(String, Box<RawValue>)>,
+    whole: Box<RawValue>,
+}
+
+impl Default for RequestMeta {
+    fn default() -> Self {
+        RequestMeta { entries: Vec::new(), whole: RawValue::from_string("{}".into()).expect("valid JSON") }
+    }
+}
+
+impl RequestMeta {
+    /// Sets `key` to `value`, replacing an entry of that name.
+    pub(crate) fn insert(&mut self, key: &str, value: &Value) {
+        let encoded = serde_json::value::to_raw_value(value).expect("a JSON value encodes");
+        match self.entries.iter_mut().find(|(k, _)| k == key) {
+            Some((_, slot)) => *slot = encoded,
+            None => self.entries.push((key.to_string(), encoded)),
+        }
+        let whole: std::collections::BTreeMap<&str, &RawValue> = self.entries().collect();
+        self.whole = serde_json::value::to_raw_value(&whole).expect("encoded values encode");
+    }
+
+    /// Whether the era sets `key`.
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.entries.iter().any(|(k, _)| k == key)
+    }
+
+    /// The entries, in the order they were first set.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&str, &RawValue)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), &**v))
+    }
+
+    /// Every entry as one encoded object.
+    pub(crate) fn whole(&self) -> &RawValue {
+        &self.whole
+    }
+}
+
 /// How a server tells the client its lists changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ChangeStyle {
@@ -48,15 +94,16 @@ pub(crate) trait Era: Send + Sync + fmt::Debug + 'static {
     /// The negotiated protocol version.
     fn protocol_version(&self) -> &str;
 
-    /// Adds what this era requires to an outgoing request, just before it
-    /// is written.
+    /// What this era adds to every request's `_meta`, already encoded
+    /// (the default: nothing).
     ///
-    /// The request's params are shared with whoever keeps a clone (the
-    /// retry layer, to send it again): an era that adds something changes
-    /// them through [`McpRequest::params_mut`], which copies them first, and
-    /// one that adds nothing costs nothing. The default: nothing.
-    fn decorate(&self, req: &mut McpRequest) {
-        let _ = req;
+    /// The entries are merged into the request's text as it is written
+    /// ([`request_json`](super::call::request_json)), never into the
+    /// request: its params stay shared with whoever keeps a clone (the
+    /// retry layer, to send it again), and the same entries are not copied
+    /// and encoded again for every request.
+    fn request_meta(&self) -> Option<&RequestMeta> {
+        None
     }
 
     /// The message that cancels request `id`, or `None` when this era cancels

@@ -77,7 +77,7 @@ impl Shared {
     ) -> Result<Value, Error> {
         let mut reissued = 0;
         loop {
-            match self.clone().request(req.clone()).await {
+            match self.clone().request(req).await {
                 Err(e)
                     if e.class() == FailureClass::Indeterminate
                         && reissued < MAX_REISSUES

@@ -1,4 +1,5 @@
 use super::call::request_json;
+use super::era::RequestMeta;
 use super::reader::{sniff_id, sniff_reply_id};
 use super::*;
 use crate::protocol::{Request, Response};
@@ -12,30 +13,66 @@ fn borrowed_request_text_is_the_owned_requests() {
     for id in [RequestId::Number(7), RequestId::String("a\"b".into())] {
         for params in [None, Some(&params)] {
             let owned = Request::new(id.clone(), "tools/call", params.cloned().map(Value::Object));
-            assert_eq!(request_json(&id, "tools/call", params), Message::Request(owned).to_json());
+            assert_eq!(request_json(&id, "tools/call", params, None), Message::Request(owned).to_json());
         }
     }
 }
 
-/// An era that adds to every request.
+fn stamps() -> RequestMeta {
+    let mut meta = RequestMeta::default();
+    meta.insert("stamp", &Value::Bool(true));
+    meta.insert("by", &serde_json::json!({ "era": "test" }));
+    meta
+}
+
+#[test]
+fn the_eras_meta_is_merged_into_the_callers_as_the_request_is_written() {
+    use serde_json::json;
+    let id = RequestId::Number(1);
+    let meta = stamps();
+    let written = |params: Option<Value>, method: &str| {
+        let params: Option<Map<String, Value>> = params.map(|p| serde_json::from_value(p).unwrap());
+        let text = request_json(&id, method, params.as_ref(), Some(&meta));
+        let Ok(Message::Request(req)) = Message::parse(&text) else { panic!("a request: {text}") };
+        assert_eq!(req.method, method);
+        req.params.expect("params are written when the era adds to them")
+    };
+    let era = json!({ "stamp": true, "by": { "era": "test" } });
+    // No params, or no `_meta`: the era's entries alone.
+    assert_eq!(written(None, "ping"), json!({ "_meta": era }));
+    assert_eq!(written(Some(json!({ "name": "t" })), "tools/call"), json!({ "name": "t", "_meta": era }));
+    // The caller's entries are kept, except those the era sets.
+    assert_eq!(
+        written(
+            Some(json!({ "name": "t", "_meta": { "progressToken": 3, "stamp": "caller's" } })),
+            "tools/call"
+        ),
+        json!({ "name": "t", "_meta": { "progressToken": 3, "stamp": true, "by": { "era": "test" } } })
+    );
+    // A `_meta` that is empty, or not an object, is replaced.
+    assert_eq!(written(Some(json!({ "_meta": {} })), "tools/call"), json!({ "_meta": era }));
+    assert_eq!(written(Some(json!({ "_meta": [1] })), "tools/call"), json!({ "_meta": era }));
+}
+
+/// An era that adds to every request's `_meta`.
 #[derive(Debug)]
-struct Stamping;
+struct Stamping(RequestMeta);
 
 impl Era for Stamping {
     fn protocol_version(&self) -> &str {
         "test"
     }
-    fn decorate(&self, req: &mut McpRequest) {
-        req.params_mut().insert("stamp".into(), Value::Bool(true));
+    fn request_meta(&self) -> Option<&RequestMeta> {
+        Some(&self.0)
     }
 }
 
 #[tokio::test]
-async fn a_decorating_era_copies_shared_params_and_leaves_the_callers_alone() {
+async fn a_decorating_era_leaves_the_callers_request_alone() {
     use tower_service::Service;
     let (client, mut server) = crate::transport::memory::duplex(1 << 20);
     let mut connection = Connection::start(client, Arc::new(NoInbound));
-    connection.set_era(Arc::new(Stamping));
+    connection.set_era(Arc::new(Stamping(stamps())));
     // One request kept by the caller (as the retry layer keeps one to
     // send again) and sent twice.
     let kept = McpRequest::with_value("tools/call", serde_json::json!({ "name": "echo" }));
@@ -49,14 +86,17 @@ async fn a_decorating_era_copies_shared_params_and_leaves_the_callers_alone() {
             let Ok(Some(Inbound::Frame(text))) = server.receiver.recv().await else { panic!("a request") };
             let Ok(Message::Request(req)) = Message::parse(&text) else { panic!("a request: {text}") };
             let params = req.params.expect("params");
-            assert_eq!(params, serde_json::json!({ "name": "echo", "stamp": true }));
+            assert_eq!(
+                params,
+                serde_json::json!({ "name": "echo", "_meta": { "stamp": true, "by": { "era": "test" } } })
+            );
             let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
             server.sender.send(reply.to_json()).await.unwrap();
         }
     };
     let (results, ()) = tokio::join!(calls, answer);
     assert!(results.iter().all(Result::is_ok), "{results:?}");
-    assert_eq!(kept.params().get("stamp"), None, "the caller's request is not touched");
+    assert_eq!(kept.params().get("_meta"), None, "the caller's request is not touched");
 }
 
 /// A sender that holds the request `first` until released and then

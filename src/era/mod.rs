@@ -5,7 +5,7 @@
 //! An `Era` is a strategy object the connection consults at the few points
 //! where the eras differ, so that no `if modern` spreads through the code:
 //!
-//! - how a request is decorated before it is sent (`Era::decorate`);
+//! - what every request carries in its `_meta` (`Era::request_meta`);
 //! - how an abandoned request is cancelled (`Era::cancel_notice`);
 //! - how the server announces catalog changes (`ChangeStyle`);
 //! - how a JSON-RPC error becomes a classified [`Error`](crate::Error)

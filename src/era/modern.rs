@@ -5,8 +5,10 @@
 //! `io.modelcontextprotocol/clientCapabilities` (on every request: a server
 //! may not infer them from an earlier one), `io.modelcontextprotocol/clientInfo`
 //! and, when the host takes logs, `io.modelcontextprotocol/logLevel` (logs
-//! are request-scoped; there is no `logging/setLevel`). [`Modern::decorate`]
-//! adds them, keeping whatever else the caller put in `_meta`.
+//! are request-scoped; there is no `logging/setLevel`). They are encoded once,
+//! when the era is made ([`Modern::request_meta`]), and the connection
+//! merges them into each request's text, keeping whatever else the caller
+//! put in `_meta`.
 //!
 //! [`discover`] sends `server/discover`. A server that does not speak the
 //! proposed version answers -32022 with `data.supported`; the client retries
@@ -49,6 +51,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 use super::{rpc_error, supported_versions, Era, InputRequired, Reply};
+use crate::connection::era::RequestMeta;
 use crate::connection::{Connection, RpcError};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::codes;
@@ -85,7 +88,7 @@ pub(crate) struct ParamHeaders(pub Vec<(String, String)>);
 #[derive(Debug, Clone)]
 pub(crate) struct Modern {
     version: String,
-    meta: Map<String, Value>,
+    meta: RequestMeta,
     cancel_by_notice: bool,
     reissue_tool_calls: bool,
     /// Whether the client declares the Tasks extension, so a tool call may
@@ -103,18 +106,18 @@ impl Modern {
         log_level: Option<LoggingLevel>,
     ) -> Self {
         let version = version.into();
-        let mut meta = Map::new();
-        meta.insert(META_PROTOCOL_VERSION.into(), Value::String(version.clone()));
+        let mut meta = RequestMeta::default();
+        meta.insert(META_PROTOCOL_VERSION, &Value::String(version.clone()));
         // 2025-11-25's `tasks` (the requests this client runs as tasks) is
         // not this era's: its tasks are the extension's.
         let capabilities = ClientCapabilities { tasks: None, ..capabilities.clone() };
         meta.insert(
-            META_CLIENT_CAPABILITIES.into(),
-            serde_json::to_value(&capabilities).expect("capabilities serialize"),
+            META_CLIENT_CAPABILITIES,
+            &serde_json::to_value(&capabilities).expect("capabilities serialize"),
         );
-        meta.insert(META_CLIENT_INFO.into(), serde_json::to_value(client).expect("client info serializes"));
+        meta.insert(META_CLIENT_INFO, &serde_json::to_value(client).expect("client info serializes"));
         if let Some(level) = log_level {
-            meta.insert(META_LOG_LEVEL.into(), serde_json::to_value(level).expect("a level serializes"));
+            meta.insert(META_LOG_LEVEL, &serde_json::to_value(level).expect("a level serializes"));
         }
         let tasks = capabilities.declares_extension(TASKS_EXTENSION);
         Modern { version, meta, cancel_by_notice: true, reissue_tool_calls: false, tasks }
@@ -138,7 +141,7 @@ impl Modern {
     fn at(&self, version: &str) -> Modern {
         let mut era = self.clone();
         era.version = version.to_string();
-        era.meta.insert(META_PROTOCOL_VERSION.into(), Value::String(version.to_string()));
+        era.meta.insert(META_PROTOCOL_VERSION, &Value::String(version.to_string()));
         era
     }
 }
@@ -148,16 +151,8 @@ impl Era for Modern {
         &self.version
     }
 
-    fn decorate(&self, req: &mut McpRequest) {
-        let params = req.params_mut();
-        let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-        if !meta.is_object() {
-            *meta = Value::Object(Map::new());
-        }
-        let meta = meta.as_object_mut().expect("just made an object");
-        for (key, value) in &self.meta {
-            meta.insert(key.clone(), value.clone());
-        }
+    fn request_meta(&self) -> Option<&RequestMeta> {
+        Some(&self.meta)
     }
 
     fn cancel_notice(&self, id: &RequestId) -> Option<Notification> {
@@ -595,28 +590,30 @@ mod tests {
     }
 
     #[test]
-    fn every_request_carries_the_declarations_and_keeps_the_callers_meta() {
+    fn every_request_carries_the_declarations() {
         let era = Modern::new(
             "2026-07-28",
             &ClientCapabilities::default(),
             &implementation("c"),
             Some(LoggingLevel::Warning),
         );
-        let params: Map<String, Value> =
-            serde_json::from_value(json!({ "name": "t", "_meta": { "progressToken": 3 } })).unwrap();
-        let callers = McpRequest::new(methods::TOOLS_CALL, params);
-        let mut sent = callers.clone();
-        era.decorate(&mut sent);
-        let meta = &sent.params()["_meta"];
-        assert_eq!(meta["progressToken"], 3);
+        let meta: Map<String, Value> = era
+            .request_meta()
+            .expect("the modern era declares itself in every request")
+            .entries()
+            .map(|(key, value)| (key.to_string(), serde_json::from_str(value.get()).unwrap()))
+            .collect();
         assert_eq!(meta[META_PROTOCOL_VERSION], "2026-07-28");
         assert_eq!(meta[META_CLIENT_CAPABILITIES], json!({}));
         assert_eq!(meta[META_CLIENT_INFO]["name"], "c");
         assert_eq!(meta[META_LOG_LEVEL], "warning");
-        assert!(
-            callers.params()["_meta"].get(META_PROTOCOL_VERSION).is_none(),
-            "a clone that shared the params is untouched"
-        );
+        assert_eq!(meta.len(), 4);
+        // At another version, the version entry is replaced, not added.
+        let other = era.at("2026-01-01");
+        let versions: Vec<_> =
+            other.request_meta().unwrap().entries().filter(|(k, _)| *k == META_PROTOCOL_VERSION).collect();
+        assert_eq!(versions.len(), 1);
+        assert_eq!(versions[0].1.get(), "\"2026-01-01\"");
     }
 
     #[test]
