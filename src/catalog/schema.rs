@@ -32,7 +32,7 @@ pub(crate) fn depth(value: &Value) -> usize {
 }
 
 /// The length of `value`'s compact JSON text, counted without building it.
-pub(crate) fn encoded_len(value: &Value) -> usize {
+pub(crate) fn encoded_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
     struct Count(usize);
     impl io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

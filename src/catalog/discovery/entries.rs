@@ -46,13 +46,15 @@ pub(super) fn check_tool(
     // The entry becomes the tool; its name is kept apart for the warnings.
     let name = &name.to_owned();
     let obj = entry.as_object_mut()?;
+    // Whether the build puts in the default input schema (`LooseInputSchema`).
+    let mut put_in = false;
     match obj.get("inputSchema") {
         None | Some(Value::Null) => {
             if !ledger.bend(Tolerance::LooseInputSchema) {
                 ledger.warn(format!("tools: refused tool {}: it has no input schema", q(name)));
                 return None;
             }
-            obj.insert("inputSchema".into(), json!({ "type": "object" }));
+            put_in = true;
         }
         Some(Value::Object(schema)) => match schema.get("type") {
             Some(Value::String(t)) if t == "object" => {}
@@ -78,7 +80,14 @@ pub(super) fn check_tool(
     // The documents (the schemas, an object `_meta`) are moved into the
     // tool as they are: deserializing a `Value` from a `Value` rebuilds
     // every map in it, which was a fifth of the build of a large catalog.
-    let input_schema = obj.insert("inputSchema".into(), Value::Null).unwrap_or_default();
+    // A null left in its place satisfies the deserializer.
+    let input_schema = match obj.get_mut("inputSchema") {
+        Some(schema) if !put_in => std::mem::take(schema),
+        _ => {
+            obj.insert("inputSchema".into(), Value::Null);
+            json!({ "type": "object" })
+        }
+    };
     let output_schema = obj.remove("outputSchema");
     let meta = crate::protocol::take_meta(obj);
     let mut tool: Tool = match serde_json::from_value(entry) {
@@ -143,7 +152,7 @@ pub(super) fn check_tool(
         Some(&mut warnings),
     );
     let meta = match tool.meta {
-        Some(m) if encoded_len(&Value::Object(m.clone())) > MAX_META_BYTES => {
+        Some(m) if encoded_len(&m) > MAX_META_BYTES => {
             let w = format!("tools: {}: _meta dropped, over {MAX_META_BYTES} bytes", q(name));
             push_warning(&mut warnings, w.clone());
             ledger.warn(w);
