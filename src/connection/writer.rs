@@ -105,6 +105,9 @@ pub(super) async fn write_loop(
     // A request with HTTP headers taken while gathering a batch: it goes
     // on its own, next.
     let mut held: Option<Outbound> = None;
+    // Kept from batch to batch, so that writing a message allocates
+    // nothing here.
+    let mut batch = Batch::default();
     loop {
         let next = match held.take() {
             Some(outbound) => Next::Message(outbound),
@@ -116,7 +119,7 @@ pub(super) async fn write_loop(
             },
         };
         // What is queued besides goes with it in one batch.
-        let mut batch = Batch::default();
+        batch.bytes = 0;
         let take = |text: String, id: Option<RequestId>, batch: &mut Batch| {
             if still_wanted(&shared, id.as_ref()) {
                 batch.bytes += text.len();
@@ -158,9 +161,8 @@ pub(super) async fn write_loop(
                 Err(_) => break,
             }
         }
-        let mut batch = batch.messages;
-        if batch.len() == 1 {
-            let (text, id) = batch.pop().expect("one message");
+        if batch.messages.len() == 1 {
+            let (text, id) = batch.messages.pop().expect("one message");
             if let Err(error) = sender.send(text).await {
                 if !Box::pin(failed_write(&shared, error, id, &mut rx)).await {
                     return;
@@ -168,7 +170,7 @@ pub(super) async fn write_loop(
             }
             continue;
         }
-        let (texts, ids): (Vec<String>, Vec<Option<RequestId>>) = batch.into_iter().unzip();
+        let (texts, ids): (Vec<String>, Vec<Option<RequestId>>) = batch.messages.drain(..).unzip();
         let mut start = 0;
         while start < texts.len() {
             let Err(BatchError { sent, error }) = sender.send_batch(&texts[start..]).await else { break };

@@ -376,7 +376,7 @@ impl SplitCheck {
 
     /// Takes one frame; what to deliver goes to `out` (nothing while a split
     /// message is being joined, at most two items otherwise).
-    pub(crate) fn feed(&mut self, inbound: Inbound, out: &mut Vec<Inbound>) {
+    pub(crate) fn feed(&mut self, inbound: Inbound, out: &mut impl Extend<Inbound>) {
         let Inbound::Frame(line) = inbound else {
             // A damaged line inside a split message is part of it.
             if let (Some(split), Inbound::Damaged { bytes, .. }) = (&mut self.split, &inbound) {
@@ -385,13 +385,13 @@ impl SplitCheck {
                 split.lines += 1;
                 return;
             }
-            out.push(inbound);
+            out.extend([inbound]);
             return;
         };
         if self.split.is_some() {
             if is_whole_message(&line) {
                 self.abandon(out);
-                out.push(Inbound::Frame(line));
+                out.extend([Inbound::Frame(line)]);
                 return;
             }
             self.join(line, out);
@@ -402,15 +402,15 @@ impl SplitCheck {
                 Some(Split { bytes: line.len() as u64, text: line, over: false, lines: 1, brackets });
             return;
         }
-        out.push(Inbound::Frame(line));
+        out.extend([Inbound::Frame(line)]);
     }
 
     /// The stream ended: a split message still being joined is reported.
-    pub(crate) fn finish(&mut self, out: &mut Vec<Inbound>) {
+    pub(crate) fn finish(&mut self, out: &mut impl Extend<Inbound>) {
         self.abandon(out);
     }
 
-    fn join(&mut self, line: String, out: &mut Vec<Inbound>) {
+    fn join(&mut self, line: String, out: &mut impl Extend<Inbound>) {
         let Some(split) = &mut self.split else { return };
         split.bytes += 1 + line.len() as u64;
         split.lines += 1;
@@ -431,7 +431,7 @@ impl SplitCheck {
     }
 
     /// Reports what was joined as lines that form no message.
-    fn abandon(&mut self, out: &mut Vec<Inbound>) {
+    fn abandon(&mut self, out: &mut impl Extend<Inbound>) {
         if let Some(split) = self.split.take() {
             let lines = match split.lines {
                 1 => "1 line that forms".to_string(),
@@ -441,14 +441,14 @@ impl SplitCheck {
                 "{lines} no message: the start of a message split over several lines \
                  (pretty-printed JSON?) that did not end"
             );
-            out.push(Inbound::Damaged { reason, prefix: String::new(), bytes: split.bytes });
+            out.extend([Inbound::Damaged { reason, prefix: String::new(), bytes: split.bytes }]);
         }
     }
 }
 
 /// Reports a split message that ended: a warning, and for a response, the
 /// failure of its request.
-fn report(split: Split, out: &mut Vec<Inbound>) {
+fn report(split: Split, out: &mut impl Extend<Inbound>) {
     let Split { text, over, bytes, lines, .. } = split;
     let what = if over {
         None
@@ -468,25 +468,25 @@ fn report(split: Split, out: &mut Vec<Inbound>) {
     match what {
         Some(Ok(id)) => {
             let reason = format!("a reply to request {id} split over several lines ({lines} lines) {rule}");
-            out.push(Inbound::Damaged { reason, prefix: String::new(), bytes });
+            out.extend([Inbound::Damaged { reason, prefix: String::new(), bytes }]);
             let message = format!("the server split its reply over {lines} lines {rule}");
-            out.push(Inbound::RequestFailed {
+            out.extend([Inbound::RequestFailed {
                 id,
                 class: FailureClass::Framing,
                 message,
                 http_status: None,
                 retry_after: None,
-            });
+            }]);
         }
         Some(Err(kind)) => {
             let reason = format!("{kind} split over several lines ({lines} lines) {rule}; dropped");
-            out.push(Inbound::Damaged { reason, prefix: String::new(), bytes });
+            out.extend([Inbound::Damaged { reason, prefix: String::new(), bytes }]);
         }
         None => {
             let reason = format!(
                 "a message split over several lines ({lines} lines) that is no message{over_text} {rule}"
             );
-            out.push(Inbound::Damaged { reason, prefix: String::new(), bytes });
+            out.extend([Inbound::Damaged { reason, prefix: String::new(), bytes }]);
         }
     }
 }

@@ -170,23 +170,27 @@ impl<'a> Walk<'a> {
     /// the marks use the indices of what is kept.
     fn tool_content(&mut self, items: &mut Vec<Value>) {
         let max = self.bounds.max_content_items;
-        let mut kept = Vec::with_capacity(items.len().min(max));
-        for mut item in items.drain(..) {
-            if kept.len() >= max {
+        // In place: a result within its bounds (nearly all) is not copied.
+        let mut kept = 0;
+        items.retain_mut(|item| {
+            if kept >= max {
                 self.dropped_past_items += 1;
-                self.add_dropped_bytes(item_size(&item));
-                continue;
+                self.add_dropped_bytes(item_size(item));
+                return false;
             }
-            self.at = kept.len();
-            match self.block(&mut item, true) {
-                Block::Keep => kept.push(item),
+            self.at = kept;
+            match self.block(item, true) {
+                Block::Keep => {
+                    kept += 1;
+                    true
+                }
                 Block::Remove(bytes) => {
                     self.dropped_binary += 1;
                     self.add_dropped_bytes(bytes);
+                    false
                 }
             }
-        }
-        *items = kept;
+        });
     }
 
     /// Removes the items of a prompt's messages or a resource's contents

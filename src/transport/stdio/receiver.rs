@@ -29,7 +29,6 @@ pub(super) struct StdioReceiver {
 #[async_trait]
 impl MessageReceiver for StdioReceiver {
     async fn recv(&mut self) -> Result<Option<Inbound>, Error> {
-        let mut out = Vec::new();
         // Each turn delivers, or reads one frame from the child, or ends;
         // the state changes only after a read completes, so this stays
         // cancel-safe.
@@ -42,19 +41,18 @@ impl MessageReceiver for StdioReceiver {
             }
             let end = match self.reader.next_frame().await {
                 Ok(Some(inbound)) => {
-                    self.split.feed(inbound, &mut out);
-                    self.ready.extend(out.drain(..));
+                    self.split.feed(inbound, &mut self.ready);
                     continue;
                 }
                 Ok(None) => "closed its stdout".to_string(),
                 Err(err) => format!("stdout read failed: {err}"),
             };
-            // A split message cut short by the end is reported before it.
-            self.split.finish(&mut out);
-            if out.is_empty() {
+            // A split message cut short by the end is reported before it
+            // (`ready` is empty here: everything in it was delivered).
+            self.split.finish(&mut self.ready);
+            if self.ready.is_empty() {
                 break end;
             }
-            self.ready.extend(out.drain(..));
         };
         self.finished = true;
         if self.shared.closing.load(Ordering::SeqCst) {
