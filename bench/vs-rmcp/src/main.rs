@@ -53,43 +53,49 @@
 //! ```text
 //! 2025-11-25 (initialize)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      46933  33878       49759       50839    1.39          0.94
-//!   32 in flight                 calls/s     112285  58627      112222      158675    1.92          1.00
-//!   1 MiB text results           calls/s        348    278         367         409    1.25          0.95
-//!   1 MiB structured results     calls/s         25     15          20          34    1.69          1.20
-//!   connect to ready             ms            1.07   0.98        0.88        0.90    1.09          1.21
-//!   1,024-tool catalog to ready  ms           34.89  34.22       34.73       35.05    1.02          1.00
-//!   memory per idle connection   KiB           30.4   29.6           -           -    1.03             -
+//!   sequential tools/call        calls/s      45833  33038       49329       50646    1.39          0.93
+//!   32 in flight                 calls/s     108925  56974      111511      157798    1.91          0.98
+//!   1 MiB text results           calls/s        371    282         371         409    1.32          1.00
+//!   1 MiB structured results     calls/s         25     15          23          36    1.64          1.12
+//!   connect to ready             ms            1.04   0.98        0.91        0.88    1.06          1.15
+//!   1,024-tool catalog to ready  ms           34.51  33.51       34.40       35.12    1.03          1.00
+//!   memory per idle connection   KiB           30.2   29.6           -           -    1.02             -
 //!
 //! 2026-07-28 (server/discover)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      38827  29031       44141       47142    1.34          0.88
-//!   32 in flight                 calls/s      82078  47976       87087      118064    1.71          0.94
-//!   1 MiB text results           calls/s        339    279         368         406    1.22          0.92
-//!   1 MiB structured results     calls/s         25     15          21          35    1.64          1.20
-//!   connect to ready             ms            1.06   1.00        0.90        0.91    1.07          1.18
-//!   1,024-tool catalog to ready  ms           36.04  33.24       33.51       34.08    1.08          1.08
-//!   memory per idle connection   KiB           31.4   31.2           -           -    1.00             -
+//!   sequential tools/call        calls/s      41133  22500       42027       43975    1.83          0.98
+//!   32 in flight                 calls/s      85607  44400       84456      121782    1.93          1.01
+//!   1 MiB text results           calls/s        343    258         347         389    1.33          0.99
+//!   1 MiB structured results     calls/s         23     14          20          33    1.60          1.15
+//!   connect to ready             ms            1.08   1.00        0.92        0.92    1.08          1.18
+//!   1,024-tool catalog to ready  ms           37.35  36.20       36.16       36.25    1.03          1.03
+//!   memory per idle connection   KiB           30.8   31.2           -           -    0.98             -
 //! ```
 //!
-//! The catalog's ratio moves most from run to run (rmcp came out at or
-//! below the JSON floor here), and it is worse in this table, where every
-//! case runs in one process one after the other, than in a process of its
-//! own (`--only catalog CLIENT ERA`): 15 interleaved rounds of that case
+//! Ratios move from run to run on this VM, rmcp's most: another run at
+//! the same head gave 1.47 × rmcp for sequential calls on 2026-07-28
+//! (1.83 above, where rmcp's median came out low), 2.01 for 32 in
+//! flight, 1.28 to 1.32 for 1 MiB results and 1.00 for the catalog. The
+//! catalog's ratio moves most of all, and is worse where every case runs
+//! in one process one after the other than in a process of its own
+//! (`--only catalog CLIENT ERA`): 15 interleaved rounds of that case
 //! alone, each in a fresh process, gave 0.97 (2025-11-25) and 0.94
-//! (2026-07-28) of rmcp's time; full tables the same day gave 0.95 to
-//! 1.08.
+//! (2026-07-28) of rmcp's time.
 //!
-//! Instructions (callgrind, `--only CASE CLIENT legacy`, the whole client
-//! process, runtime included): a sequential call costs mcp-stack 35,900,
-//! rmcp 77,400 and the JSON floor 20,900 (5,050 calls); with 32 in flight,
-//! 32,400, 74,900 and 20,200 (10,050 calls); a connect to ready 420,000
-//! against rmcp's 291,000 (21 connects); a 1,024-tool catalog 125 million
-//! against rmcp's 55 and the JSON floor's 32 (10 catalogs), of which 62
-//! million are SHA-256. A call makes about 35 allocations; the envelope
-//! read without a map of values and the reply handed over without a copy
-//! took about five of them away. Under callgrind the CPU has no SHA
-//! extensions, so the digests look far larger there than they are
+//! Instructions (callgrind, `--only CASE CLIENT ERA`, the whole client
+//! process, runtime included; 2026-12-03): a sequential call costs
+//! mcp-stack 35,300 instructions, rmcp 79,100 and the JSON floor 21,400 on
+//! 2025-11-25 (5,050 calls), and 38,700, 95,700 and 34,600 on 2026-07-28,
+//! where every request carries the era's `_meta`: mcp-stack encodes it
+//! once per binding and writes it into each request's text, which took a
+//! 2026-07-28 call from 52,000 instructions to 39,500. With 32 in flight,
+//! 32,400 (10,050 calls). 1 MiB text results: 194 million for the run
+//! against the JSON floor's 219 and rmcp's 550; reading the rest of a
+//! large frame straight into the frame took mcp-stack's from 226. A
+//! connect to ready: 409,000 against rmcp's 291,000 (21 connects); a
+//! 1,024-tool catalog: 118 million (10 catalogs), most of it SHA-256 in
+//! software. A call makes about 33 allocations. Under callgrind the CPU has
+//! no SHA extensions, so the digests look far larger there than they are
 //! natively (`perf`: about 5% of the catalog case's client samples).
 //!
 //! What bounds the figures:
@@ -99,20 +105,25 @@
 //!   parses the bytes. The structured result is parsed once and moved into
 //!   the `ToolResult`; deserializing it again from the `Value`, as until
 //!   this case was added, cost 14% of the rate (22.3 against 26.0 calls/s).
-//! - **Sequential and 1 MiB results** are bound by the server and the
-//!   pipe, not the client: mcp-stack is at 0.86 to 0.99 of the JSON
-//!   floor, and the JSON floor itself is only 1.3 to 1.6 times rmcp, so no
-//!   client can be twice rmcp here. By instructions, mcp-stack's call is
-//!   under half of rmcp's.
-//! - **32 in flight** is at the JSON floor on 2025-11-25 (1.00; 1.04 in
-//!   an earlier run): the floor writes one request per reply, mcp-stack's
+//! - **1 MiB text results** are at the JSON floor (1.00 / 0.99; 1.03 in
+//!   the other run) and use fewer instructions than it: the rest of a
+//!   frame longer than the read buffer is read straight into the frame
+//!   (`transport::framing`), so the result is copied once from the pipe
+//!   and once into its string. What is left is the floor's own work:
+//!   scanning the 1 MiB string for escapes, and checking it is UTF-8.
+//! - **Sequential** calls are bound by the server and the pipe, not the
+//!   client: mcp-stack is at 0.93 to 0.98 of the JSON floor, and the JSON
+//!   floor itself is only 1.5 times rmcp, so no client can be twice rmcp
+//!   here. By instructions, mcp-stack's call is under half of rmcp's.
+//! - **32 in flight** is at the JSON floor (0.97 to 1.06): the floor
+//!   writes one request per reply, mcp-stack's
 //!   writer gathers what its
 //!   callers queued while it let them run (see `connection::writer`), so
 //!   the server reads several requests per `read`. Until this change the
 //!   bench measured mcp-stack one call at a time: a binding runs one tool
 //!   call at a time unless `allow_parallel_calls` is set, and the bench did
 //!   not set it (it does now, with room for 32 requests). Three times rmcp
-//!   is above the pipe floor itself (2.5 to 2.7 times rmcp here).
+//!   is above the pipe floor itself (2.5 to 2.8 times rmcp here).
 //! - **The 1,024-tool catalog** is at rmcp's time (see above), and rmcp
 //!   is at the JSON floor (it lists and keeps nothing else). mcp-stack
 //!   also checks every tool, names it for models and digests the offering
@@ -127,12 +138,13 @@
 //!   the samples), then the reply parsed into `Value`s, allocation and
 //!   page faults, and the canonical encoding.
 //! - **Connect** is the child's spawn (0.9 ms of the JSON floor's 0.92);
-//!   mcp-stack's 129,000 more instructions (about a third of them SHA-256
+//!   mcp-stack's 118,000 more instructions (about a third of them SHA-256
 //!   in software under callgrind) are its catalog, cache partition, tasks
-//!   and digests: 0.05 to 0.08 ms.
+//!   and digests: 0.06 to 0.08 ms.
 //! - **Memory** per idle binding is at rmcp's: an idle reader holds no
 //!   buffer, the offering is kept as text (and only when a refresh can
-//!   need it), rare futures are boxed.
+//!   need it), rare futures are boxed, and a 2026-07-28 binding keeps its
+//!   era's `_meta` as encoded text.
 
 use mcp_stack::handlers::Handlers;
 use mcp_stack::transport::stdio::StdioFactory;
