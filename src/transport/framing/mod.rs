@@ -268,12 +268,14 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// from the buffer into the line (a third of what a client did with a
     /// 1 MiB result: `bench/vs-rmcp`'s callgrind count). The line grows by
     /// doubling, never past the bound plus one byte (for a `\r`), and a
-    /// read takes no more than that leaves. What follows a newline in the
-    /// read (the next frames) goes to the read buffer, to be framed as
-    /// usual; a line that reaches the bound without one is read on through
-    /// the buffer, where [`FrameReader::append`] finds it over the bound.
-    /// Cancel-safe as [`FrameReader::read`] is: the line grows only when the
-    /// read completes.
+    /// read takes no more than that leaves, nor more than
+    /// [`READ_BUFFER_BYTES`] (as much as a pipe gives at once). What
+    /// follows a newline in the read (the next frames) goes to the read
+    /// buffer, to be framed as usual, and so stays within that buffer's
+    /// bound; a line that reaches the frame bound without one is read on
+    /// through the buffer, where [`FrameReader::append`] finds it over the
+    /// bound. Cancel-safe as [`FrameReader::read`] is: the line grows only
+    /// when the read completes.
     async fn read_into_line(&mut self) -> io::Result<()> {
         let bound = self.max_frame_bytes + 1;
         let len = self.line.len();
@@ -281,7 +283,9 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             let target = (len * 2).min(bound);
             self.line.reserve_exact(target - len);
         }
-        let room = self.line.capacity().min(bound) - len;
+        // At most a read buffer's worth: what follows the newline is moved
+        // to the read buffer, which stays within its bound.
+        let room = (self.line.capacity().min(bound) - len).min(READ_BUFFER_BYTES);
         let n = (&mut self.reader).take(room as u64).read_buf(&mut self.line).await?;
         if n == 0 {
             self.eof = true;

@@ -337,6 +337,7 @@ async fn check_in_pieces(
     let mut reader = reader(client);
     let mut got = Vec::new();
     while let Some(item) = reader.next_frame().await.unwrap() {
+        assert!(reader.buf.capacity() <= READ_BUFFER_BYTES, "pieces of {piece}: {}", reader.buf.capacity());
         got.push(match item {
             Inbound::Frame(text) => Ok(text),
             Inbound::Damaged { reason, .. } if reason == OVER_LIMIT_REASON => Err(OVER_LIMIT_REASON),
@@ -387,4 +388,25 @@ async fn frames_are_the_same_whatever_the_pieces_they_arrive_in() {
             .await;
         }
     }
+}
+
+/// A read into a long line takes at most a read buffer's worth, so that
+/// what follows its newline, moved to the read buffer, keeps that buffer
+/// within its bound however much the reader could give at once.
+#[tokio::test]
+async fn a_read_into_a_long_line_keeps_the_read_buffer_within_its_bound() {
+    let max = 4 * READ_BUFFER_BYTES;
+    let mut data = vec![b'a'; 2 * READ_BUFFER_BYTES + 1];
+    data.push(b'\n');
+    data.extend(std::iter::repeat_n(b'b', 3 * READ_BUFFER_BYTES));
+    data.push(b'\n');
+    // An in-memory reader gives all it has to each read.
+    let mut reader = FrameReader::new(&data[..], max);
+    let mut lengths = Vec::new();
+    while let Some(item) = reader.next_frame().await.unwrap() {
+        assert!(reader.buf.capacity() <= READ_BUFFER_BYTES, "{}", reader.buf.capacity());
+        let Inbound::Frame(text) = item else { panic!("{item:?}") };
+        lengths.push(text.len());
+    }
+    assert_eq!(lengths, [2 * READ_BUFFER_BYTES + 1, 3 * READ_BUFFER_BYTES]);
 }
