@@ -55,6 +55,7 @@ impl Shared {
         // is one, learns the id and version this send goes out with.
         let span = tracing::Span::current();
         span.record("jsonrpc.request.id", tracing::field::display(&id));
+        let method = req.method.as_str();
         let (text, headers) = {
             let era = self.era.read().expect("era lock");
             if !era.protocol_version().is_empty() {
@@ -62,13 +63,11 @@ impl Shared {
             }
             let headers =
                 if self.sender.carries_headers() { era.wire_headers(req) } else { WireHeaders::default() };
-            let method = req.method.as_str();
             let meta = era.request_meta();
             let params = req.params();
             let bare_ping = params.is_empty() && meta.is_none() && method == methods::PING;
             (request_json(&id, method, (!bare_ping).then_some(params), meta), headers)
         };
-        let method = req.method.as_str();
         tracing::trace!(target: "mcp_stack::wire", %id, method, bytes = text.len(), "request sent");
         self.enqueue_with(text, headers, Some(id.clone())).await?;
         guard.sent = true;
