@@ -58,7 +58,11 @@
 //!
 //! [`Connection::start`] spawns two tasks: a writer, which owns the transport's
 //! sending half so that a caller dropped mid-write can never leave half a
-//! message on the wire, and a reader, which dispatches. Server requests are
+//! message on the wire, and a reader, which dispatches. A lone message
+//! (nothing queued for the writer, no other request in flight) is written
+//! by its caller instead, when the transport can take all of it at once
+//! without waiting ([`MessageSender::try_send`]): that write has no await
+//! to be dropped at, and spares waking the writer. Server requests are
 //! handled on their own tasks, at most 16 at a
 //! time; beyond that the server gets an error reply at once.
 //!
@@ -93,7 +97,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicU64};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -212,6 +216,10 @@ struct Shared {
     replies: mpsc::Sender<String>,
     sender: Arc<dyn MessageSender>,
     pending: Mutex<HashMap<RequestId, Pending>>,
+    /// Messages handed to the writer (`outbound`) that it has not yet
+    /// written or dropped: while there are any, nothing is written at once
+    /// past them (`Shared::write_at_once`).
+    queued: AtomicUsize,
     next_id: AtomicI64,
     era: RwLock<Arc<dyn Era>>,
     state: watch::Sender<ConnectionState>,
@@ -271,6 +279,7 @@ impl Connection {
             replies,
             sender: transport.sender.clone(),
             pending: Mutex::new(HashMap::new()),
+            queued: AtomicUsize::new(0),
             next_id: AtomicI64::new(1),
             era: RwLock::new(Arc::new(Unnegotiated)),
             state,

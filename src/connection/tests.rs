@@ -348,3 +348,138 @@ async fn writes_for_calls_in_flight(era: Option<Arc<dyn Era>>) {
     let writes = writes.load(std::sync::atomic::Ordering::Relaxed);
     assert!(writes <= CALLERS * CALLS / 4, "{writes} writes for {} calls", CALLERS * CALLS);
 }
+
+/// How a message left: written at once by its caller, or by the writer.
+type Log = Arc<Mutex<Vec<(&'static str, String)>>>;
+
+/// A sender that logs each message (by its method; "reply" for a reply)
+/// with how it left. It takes a message at once unless it is a
+/// `notifications/slow`, whose send waits for `release`.
+struct Recording {
+    inner: Arc<dyn MessageSender>,
+    log: Log,
+    release: Arc<tokio::sync::Notify>,
+}
+
+fn method_of(text: &str) -> String {
+    match Message::parse(text) {
+        Ok(Message::Request(req)) => req.method,
+        Ok(Message::Notification(n)) => n.method,
+        _ => "reply".into(),
+    }
+}
+
+#[async_trait]
+impl MessageSender for Recording {
+    async fn send(&self, message: String) -> Result<(), Error> {
+        let method = method_of(&message);
+        if method == "notifications/slow" {
+            self.release.notified().await;
+        }
+        self.log.lock().unwrap().push(("writer", method));
+        self.inner.send(message).await
+    }
+    fn try_send(&self, message: String) -> Result<(), String> {
+        let method = method_of(&message);
+        if method == "notifications/slow" {
+            return Err(message);
+        }
+        self.inner.try_send(message)?;
+        self.log.lock().unwrap().push(("at once", method));
+        Ok(())
+    }
+    async fn close(&self) -> Result<(), Error> {
+        self.inner.close().await
+    }
+}
+
+/// A connection over a [`Recording`] sender, its log, its release, and
+/// the server's side, which answers every request with `{}` until it is
+/// aborted.
+fn recording() -> (Connection, Log, Arc<tokio::sync::Notify>, tokio::task::JoinHandle<()>) {
+    let (client, server) = crate::transport::memory::duplex(1 << 20);
+    let log = Log::default();
+    let release = Arc::new(tokio::sync::Notify::new());
+    let sender = Recording { inner: client.sender, log: log.clone(), release: release.clone() };
+    let connection = Connection::start(
+        Transport { sender: Arc::new(sender), receiver: client.receiver },
+        Arc::new(NoInbound),
+    );
+    let Transport { sender, mut receiver } = server;
+    let peer = tokio::spawn(async move {
+        while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
+            if let Ok(Message::Request(req)) = Message::parse(&text) {
+                let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
+                if sender.send(reply.to_json()).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    (connection, log, release, peer)
+}
+
+fn logged(log: &Log) -> Vec<(&'static str, String)> {
+    log.lock().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_lone_message_is_written_by_its_caller_and_one_among_others_by_the_writer() {
+    let (connection, log, _release, _peer) = recording();
+    // `first` is alone when it is sent; `second` is not, and goes to the
+    // writer, which would batch it with others.
+    let (first, second) =
+        tokio::join!(connection.request("first", Map::new()), connection.request("second", Map::new()));
+    first.expect("answered");
+    second.expect("answered");
+    // Once the writer is done, a lone message is written at once again.
+    connection.request("third", Map::new()).await.expect("answered");
+    connection.notify("notifications/alone", None).await.expect("sent");
+    let expected = [
+        ("at once", "first"),
+        ("writer", "second"),
+        ("at once", "third"),
+        ("at once", "notifications/alone"),
+    ];
+    assert_eq!(logged(&log), expected.map(|(how, method)| (how, method.to_string())));
+}
+
+#[tokio::test(start_paused = true)]
+async fn nothing_is_written_at_once_ahead_of_what_waits_for_the_writer() {
+    let (connection, log, release, _peer) = recording();
+    // The transport cannot take the notification at once: the writer has
+    // it, and its send waits.
+    connection.notify("notifications/slow", None).await.expect("queued");
+    let after = tokio::spawn({
+        let connection = connection.clone();
+        async move { connection.request("after", Map::new()).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    assert_eq!(logged(&log), [], "the request sent after the notification did not overtake it");
+    release.notify_one();
+    after.await.unwrap().expect("answered");
+    let expected = [("writer", "notifications/slow"), ("writer", "after")];
+    assert_eq!(logged(&log), expected.map(|(how, method)| (how, method.to_string())));
+}
+
+#[tokio::test]
+async fn a_request_written_at_once_and_never_answered_is_indeterminate() {
+    let (client, server) = crate::transport::memory::duplex(1 << 20);
+    let log = Log::default();
+    let sender = Recording { inner: client.sender, log: log.clone(), release: Default::default() };
+    let connection = Connection::start(
+        Transport { sender: Arc::new(sender), receiver: client.receiver },
+        Arc::new(NoInbound),
+    );
+    // The server reads the request, and goes away without a reply.
+    let Transport { sender: _server_sender, mut receiver } = server;
+    let (lost, read) = tokio::join!(connection.request("lost", Map::new()), async move {
+        let read = receiver.recv().await;
+        drop((receiver, _server_sender));
+        read
+    });
+    assert!(matches!(read, Ok(Some(Inbound::Frame(_)))), "{read:?}");
+    assert_eq!(logged(&log), [("at once", "lost".to_string())]);
+    let lost = lost.unwrap_err();
+    assert_eq!(lost.class(), FailureClass::Indeterminate, "it left, outcome unknown: {lost}");
+}

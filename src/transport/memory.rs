@@ -52,6 +52,14 @@ impl MessageSender for MemorySender {
         }
     }
 
+    /// Into the channel when it has room.
+    fn try_send(&self, message: String) -> Result<(), String> {
+        match self.tx.lock().expect("sender lock").as_ref() {
+            Some(tx) => tx.try_send(message).map_err(|e| e.into_inner()),
+            None => Err(message),
+        }
+    }
+
     async fn close(&self) -> Result<(), Error> {
         // Dropping our sender ends the peer's receiver once it drains.
         self.tx.lock().expect("sender lock").take();

@@ -260,6 +260,20 @@ pub trait MessageSender: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Sends `message` at once, from the caller's task, when the transport
+    /// can take all of it without waiting: `Ok(())` when it was delivered
+    /// whole, `Err(message)`, handed back, when nothing of it was (the
+    /// connection then sends it with [`MessageSender::send`], from its
+    /// writer). It must never deliver part of a message, and never wait.
+    ///
+    /// The connection asks this only of a lone message (nothing queued for
+    /// its writer, no other request in flight), which then costs no
+    /// wake-up of the writer's task. Declining is always correct, and is
+    /// the default; stdio takes a message that fits one atomic pipe write.
+    fn try_send(&self, message: String) -> Result<(), String> {
+        Err(message)
+    }
+
     /// Whether this transport sends [`WireHeaders`] (HTTP). The default,
     /// `false`, spares a connection building headers nobody reads for every
     /// request, and lets its requests be written in batches

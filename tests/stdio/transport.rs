@@ -322,3 +322,50 @@ async fn from_command_line_runs_the_split_words() {
     assert_eq!(recv(&mut t).await, frame("arg zero|arg one"));
     within("close", t.sender.close()).await.unwrap();
 }
+
+#[tokio::test]
+async fn a_message_sent_at_once_is_written_whole_or_not_at_all() {
+    // The child reads nothing until the file exists: its stdin pipe fills.
+    let gate = std::env::temp_dir().join(format!("mcp-stack-try-send-{}", std::process::id()));
+    let _ = std::fs::remove_file(&gate);
+    let script = r#"i=0; while [ ! -e "$0" ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done; exec cat"#;
+    let factory = sh(script).arg(&gate);
+    let mut t = connect(&factory, &ConnectConfig::new("at-once")).await;
+
+    // A send through the writer's path first: then the pipe is known to
+    // have room.
+    let first = r#"{"n":"first"}"#.to_string();
+    within("send", t.sender.send(first.clone())).await.expect("send");
+
+    // What a pipe cannot take in one atomic write (a frame over
+    // `PIPE_BUF`, 4096 bytes on Linux) is declined, untouched.
+    assert_eq!(t.sender.try_send("a\nb".into()), Err("a\nb".to_string()));
+    let long = "x".repeat(4096);
+    assert_eq!(t.sender.try_send(long.clone()), Err(long));
+    let mut taken = vec![first];
+    let mut declined = None;
+    for n in 0..200 {
+        let message = format!(r#"{{"n":{n},"pad":"{}"}}"#, "p".repeat(1000));
+        match t.sender.try_send(message.clone()) {
+            Ok(()) => taken.push(message),
+            Err(back) => {
+                assert_eq!(back, message, "a declined message comes back whole");
+                declined = Some(back);
+                break;
+            }
+        }
+    }
+    let declined = declined.expect("a full pipe declines");
+    assert!(taken.len() > 10, "the pipe took {} messages", taken.len());
+
+    // The child reads: every message taken arrives whole and in order, and
+    // nothing of the declined one, which the writer's path then sends.
+    std::fs::write(&gate, b"").expect("open the gate");
+    within("send", t.sender.send(declined.clone())).await.expect("send");
+    taken.push(declined);
+    for message in &taken {
+        assert_eq!(recv(&mut t).await, frame(message));
+    }
+    within("close", t.sender.close()).await.expect("close");
+    let _ = std::fs::remove_file(&gate);
+}

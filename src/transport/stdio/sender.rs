@@ -7,9 +7,11 @@
 
 use async_trait::async_trait;
 use nix::sys::signal::Signal;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tokio::io::AsyncWriteExt;
+use std::task::{Context, Poll, Waker};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::process::ChildStdin;
 use tokio::sync::{Mutex, OnceCell};
 use tokio::time::{timeout_at, Instant};
@@ -158,6 +160,40 @@ impl MessageSender for StdioSender {
         stdin.flush().await.map_err(|e| BatchError { sent: messages.len(), error: write_failed(e) })?;
         *dirty = false;
         Ok(())
+    }
+
+    /// A frame (the message and its newline) of at most `PIPE_BUF` bytes,
+    /// written with one non-blocking `write`: a pipe takes such a write
+    /// whole or not at all (POSIX), so the child never sees part of it. A
+    /// longer message, a pipe that is full, a send in progress (the lock is
+    /// held) or one left unfinished: declined, for the writer.
+    fn try_send(&self, message: String) -> Result<(), String> {
+        if message.len() >= nix::libc::PIPE_BUF
+            || message.contains('\n')
+            || self.shared.closing.load(Ordering::SeqCst)
+        {
+            return Err(message);
+        }
+        let Ok(mut state) = self.stdin.try_lock() else { return Err(message) };
+        let StdinState { stdin: Some(stdin), dirty } = &mut *state else { return Err(message) };
+        if *dirty {
+            return Err(message);
+        }
+        let mut frame = message.into_bytes();
+        frame.push(b'\n');
+        // Nothing waits on this waker: a pipe with no room declines, and
+        // the writer, which polls it next, registers its own.
+        let mut cx = Context::from_waker(Waker::noop());
+        match Pin::new(stdin).poll_write(&mut cx, &frame) {
+            Poll::Ready(Ok(n)) if n == frame.len() => return Ok(()),
+            // Not on a pipe (see above); should a reader of another kind
+            // take part of it, the writer ends that line first, as after a
+            // cancelled send, and sends the message whole.
+            Poll::Ready(Ok(n)) if n > 0 => *dirty = true,
+            _ => {}
+        }
+        frame.pop();
+        Err(String::from_utf8(frame).expect("it was a String"))
     }
 
     async fn close(&self) -> Result<(), Error> {
