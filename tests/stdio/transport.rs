@@ -273,6 +273,18 @@ async fn a_child_that_dies_is_explained_by_status_and_stderr() {
 }
 
 #[tokio::test]
+async fn a_child_is_explained_by_its_status_while_a_grandchild_holds_stderr() {
+    // The grandchild keeps stderr open (only stderr) after the child exits.
+    let factory = sh("echo boom >&2; sleep 1000 </dev/null >/dev/null & exit 4");
+    let mut t = connect(&factory, &ConnectConfig::new("held")).await;
+    let err = within("recv", t.receiver.recv()).await.expect_err("the end of stdout is an error");
+    let message = err.to_string();
+    assert!(message.contains("status 4"), "the exit status, not a wait for stderr's end: {message}");
+    assert!(message.contains("boom"), "{message}");
+    within("close", t.sender.close()).await.unwrap();
+}
+
+#[tokio::test]
 async fn a_program_that_cannot_start_is_a_connect_error() {
     let factory = StdioFactory::new("/nonexistent/mcp-server-binary").arg("--token=sekrit");
     let err = within("connect", factory.connect(&ConnectConfig::new("missing"))).await.unwrap_err();

@@ -336,14 +336,19 @@ impl TransportFactory for StdioFactory {
         let tail = Arc::new(StdMutex::new(VecDeque::new()));
         *self.last_stderr.lock().unwrap_or_else(|e| e.into_inner()) = Some(tail.clone());
         let (stderr_done_tx, stderr_done) = watch::channel(false);
-        tokio::spawn(drain_stderr(stderr, tail.clone(), config.diagnostics.clone(), stderr_done_tx));
+        let drain = drain_stderr(stderr, tail.clone(), config.diagnostics.clone(), stderr_done_tx);
 
         // The reaper owns the child: it records the exit status as soon as
         // there is one, and its `kill_on_drop` is the last resort.
         let (exit_tx, exit) = watch::channel(None);
-        tokio::spawn(async move {
+        let reap = async move {
             let status = child.wait().await.map_err(|e| e.to_string());
             exit_tx.send_replace(Some(status));
+        };
+        // One task for both: each goes on while the other has ended (a
+        // grandchild may hold stderr open after the child exits).
+        tokio::spawn(async move {
+            tokio::join!(drain, reap);
         });
 
         let shared = Arc::new(Shared {
