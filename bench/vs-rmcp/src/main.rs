@@ -53,50 +53,51 @@
 //! ```text
 //! 2025-11-25 (initialize)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      45833  33038       49329       50646    1.39          0.93
-//!   32 in flight                 calls/s     108925  56974      111511      157798    1.91          0.98
-//!   1 MiB text results           calls/s        371    282         371         409    1.32          1.00
-//!   1 MiB structured results     calls/s         25     15          23          36    1.64          1.12
-//!   connect to ready             ms            1.04   0.98        0.91        0.88    1.06          1.15
-//!   1,024-tool catalog to ready  ms           34.51  33.51       34.40       35.12    1.03          1.00
-//!   memory per idle connection   KiB           30.2   29.6           -           -    1.02             -
+//!   sequential tools/call        calls/s      49553  33572       49137       51218    1.48          1.01
+//!   32 in flight                 calls/s     113489  58650      114697      161652    1.94          0.99
+//!   1 MiB text results           calls/s        377    287         364         414    1.32          1.04
+//!   1 MiB structured results     calls/s         26     16          24          36    1.61          1.06
+//!   connect to ready             ms            1.04   0.98        0.90        0.88    1.06          1.15
+//!   1,024-tool catalog to ready  ms           34.11  33.02       34.32       32.89    1.03          0.99
+//!   memory per idle connection   KiB           30.6   29.2           -           -    1.05             -
 //!
 //! 2026-07-28 (server/discover)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      41133  22500       42027       43975    1.83          0.98
-//!   32 in flight                 calls/s      85607  44400       84456      121782    1.93          1.01
-//!   1 MiB text results           calls/s        343    258         347         389    1.33          0.99
-//!   1 MiB structured results     calls/s         23     14          20          33    1.60          1.15
-//!   connect to ready             ms            1.08   1.00        0.92        0.92    1.08          1.18
-//!   1,024-tool catalog to ready  ms           37.35  36.20       36.16       36.25    1.03          1.03
-//!   memory per idle connection   KiB           30.8   31.2           -           -    0.98             -
+//!   sequential tools/call        calls/s      44321  29011       44109       48004    1.53          1.00
+//!   32 in flight                 calls/s      95171  47191       90019      123811    2.02          1.06
+//!   1 MiB text results           calls/s        370    291         374         410    1.27          0.99
+//!   1 MiB structured results     calls/s         26     16          26          38    1.64          1.02
+//!   connect to ready             ms            1.06   0.98        0.89        0.91    1.08          1.19
+//!   1,024-tool catalog to ready  ms           32.24  31.73       32.56       31.82    1.02          0.99
+//!   memory per idle connection   KiB           31.1   31.2           -           -    1.00             -
 //! ```
 //!
-//! Ratios move from run to run on this VM, rmcp's most: another run at
-//! the same head gave 1.47 × rmcp for sequential calls on 2026-07-28
-//! (1.83 above, where rmcp's median came out low), 2.01 for 32 in
-//! flight, 1.28 to 1.32 for 1 MiB results and 1.00 for the catalog. The
-//! catalog's ratio moves most of all, and is worse where every case runs
-//! in one process one after the other than in a process of its own
-//! (`--only catalog CLIENT ERA`): 15 interleaved rounds of that case
-//! alone, each in a fresh process, gave 0.97 (2025-11-25) and 0.94
-//! (2026-07-28) of rmcp's time.
+//! Ratios move from run to run on this VM, rmcp's most: the run before
+//! this one, at the same code but for the stderr task (below), gave 1.44
+//! / 1.55 × rmcp for sequential calls, 1.91 / 2.00 for 32 in flight and
+//! 1.07 / 1.02 for the catalog. The catalog's ratio moves most of all,
+//! and is worse where every case runs in one process one after the other
+//! than in a process of its own (`--only catalog CLIENT ERA`): 5
+//! interleaved rounds of that case alone, each in a fresh process, gave
+//! 0.95 of rmcp's time on 2025-11-25 (34.9 against 36.7 ms).
 //!
 //! Instructions (callgrind, `--only CASE CLIENT ERA`, the whole client
 //! process, runtime included; 2026-12-03): a sequential call costs
-//! mcp-stack 35,300 instructions, rmcp 79,100 and the JSON floor 21,400 on
-//! 2025-11-25 (5,050 calls), and 38,700, 95,700 and 34,600 on 2026-07-28,
+//! mcp-stack 32,700 instructions, rmcp 79,100 and the JSON floor 21,400 on
+//! 2025-11-25 (5,050 calls), and 36,000, 95,700 and 34,600 on 2026-07-28,
 //! where every request carries the era's `_meta`: mcp-stack encodes it
 //! once per binding and writes it into each request's text, which took a
-//! 2026-07-28 call from 52,000 instructions to 39,500. With 32 in flight,
-//! 32,400 (10,050 calls). 1 MiB text results: 194 million for the run
-//! against the JSON floor's 219 and rmcp's 550; reading the rest of a
-//! large frame straight into the frame took mcp-stack's from 226. A
-//! connect to ready: 409,000 against rmcp's 291,000 (21 connects); a
-//! 1,024-tool catalog: 118 million (10 catalogs), most of it SHA-256 in
-//! software. A call makes about 33 allocations. Under callgrind the CPU has
-//! no SHA extensions, so the digests look far larger there than they are
-//! natively (`perf`: about 5% of the catalog case's client samples).
+//! 2026-07-28 call from 52,000 instructions to 39,500. A lone call's
+//! request is written by its caller (below), which took a call from
+//! 35,300 instructions to 32,700. With 32 in flight, 32,700 (10,050
+//! calls). 1 MiB text results: 194 million for the run against the JSON
+//! floor's 219 and rmcp's 550; reading the rest of a large frame straight
+//! into the frame took mcp-stack's from 226. A connect to ready: 405,000
+//! against rmcp's 291,000 (21 connects); a 1,024-tool catalog: 118
+//! million (10 catalogs), most of it SHA-256 in software. A call makes
+//! about 33 allocations. Under callgrind the CPU has no SHA extensions,
+//! so the digests look far larger there than they are natively (`perf`:
+//! about 5% of the catalog case's client samples).
 //!
 //! What bounds the figures:
 //!
@@ -112,13 +113,19 @@
 //!   and once into its string. What is left is the floor's own work:
 //!   scanning the 1 MiB string for escapes, and checking it is UTF-8.
 //! - **Sequential** calls are bound by the server and the pipe, not the
-//!   client: mcp-stack is at 0.93 to 0.98 of the JSON floor, and the JSON
+//!   client: mcp-stack is at the JSON floor (1.01 / 1.00), and the JSON
 //!   floor itself is only 1.5 times rmcp, so no client can be twice rmcp
-//!   here. By instructions, mcp-stack's call is under half of rmcp's.
+//!   here. By instructions, mcp-stack's call is under half of rmcp's. A
+//!   lone request (nothing queued for the writer, no other call in
+//!   flight) is written by its caller in one non-blocking write
+//!   (`MessageSender::try_send`; `connection::writer`), which spares the
+//!   wake-up of the writer's task: that took sequential calls from 0.93 /
+//!   0.98 of the JSON floor to where they are, and left a call with the
+//!   hops the floor has (the caller writes; the reply wakes it).
 //! - **32 in flight** is at the JSON floor (0.97 to 1.06): the floor
 //!   writes one request per reply, mcp-stack's
-//!   writer gathers what its
-//!   callers queued while it let them run (see `connection::writer`), so
+//!   writer (through which a request goes when others are in flight)
+//!   gathers what its callers queued while it let them run (see `connection::writer`), so
 //!   the server reads several requests per `read`. Until this change the
 //!   bench measured mcp-stack one call at a time: a binding runs one tool
 //!   call at a time unless `allow_parallel_calls` is set, and the bench did
@@ -137,10 +144,23 @@
 //!   0.94. What is left: `perf` shows the server's own work (about 65% of
 //!   the samples), then the reply parsed into `Value`s, allocation and
 //!   page faults, and the canonical encoding.
-//! - **Connect** is the child's spawn (0.9 ms of the JSON floor's 0.92);
-//!   mcp-stack's 118,000 more instructions (about a third of them SHA-256
-//!   in software under callgrind) are its catalog, cache partition, tasks
-//!   and digests: 0.06 to 0.08 ms.
+//! - **Connect** is the child's spawn and start (0.9 ms of the JSON
+//!   floor's 0.90); mcp-stack takes 0.06 to 0.08 ms more than rmcp. Timed
+//!   by phase (medians of 7 × 20 connects, both clients instrumented in
+//!   one build): the spawn and the handshake take the same time in both
+//!   (mcp-stack 0.87 ms, rmcp 0.86), and so does the first `tools/list`
+//!   (67 µs each). The difference is what rmcp does not do: about 8 µs
+//!   before the spawn (the definition's checks, the cache partition's
+//!   digest, the inbound handlers), 10 µs assembling the stack (the
+//!   reconnect supervisor, retry, cache), 21 µs making the catalog from
+//!   the list (each tool checked, named and digested, the generation and
+//!   its refresh task) and 5 µs the binding's front. Every connect runs
+//!   cold: the child's start, on the same CPU, evicts the client's caches,
+//!   so these are mostly cache misses of code that runs once per binding.
+//!   callgrind: 405,000 instructions per connect against 291,000, about
+//!   60,000 of the difference SHA-256 in software (valgrind's CPU has no
+//!   SHA extensions). One task now watches the child's stderr and its exit
+//!   (they were two), one spawn fewer per connect.
 //! - **Memory** per idle binding is at rmcp's: an idle reader holds no
 //!   buffer, the offering is kept as text (and only when a refresh can
 //!   need it), rare futures are boxed, and a 2026-07-28 binding keeps its
