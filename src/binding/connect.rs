@@ -97,7 +97,8 @@ impl Binding {
         // a renewed session) is read by the binding's task once the binding
         // exists (`follow_reports`); taken before the layer starts its
         // supervisor, so that none is missed.
-        let layer = ReconnectLayer::new(dialer, definition.reconnect);
+        let follower = Arc::new(Follower::default());
+        let layer = ReconnectLayer::new(dialer, definition.reconnect).on_report(follower.hook());
         let reports = layer.reports();
         let reconnect = layer.layer(connection);
         let retry = match definition.reconnect.disabled || !definition.retry_requests {
@@ -187,7 +188,7 @@ impl Binding {
                 listen_refused: Default::default(),
             }),
         };
-        tokio::spawn(follow_reports(Arc::downgrade(&binding.inner), reports));
+        follower.install(Arc::downgrade(&binding.inner), reports);
         binding.configure_session().await;
         Ok(binding)
     }
@@ -263,6 +264,67 @@ impl BindingBuilder {
     }
 }
 
+/// Starts the binding's task over its reconnect layer's reports
+/// ([`follow_reports`]) at the first report, not at connect: most
+/// connections are never lost, and spawning a task cost a connect about
+/// 12 µs on one CPU (`bench/vs-rmcp`, `connect`: a worker woken, switched
+/// to and back), and an idle binding the task's memory. A report sent while the binding
+/// is still being made starts it as soon as the binding exists.
+#[derive(Default)]
+struct Follower(std::sync::Mutex<Following>);
+
+#[derive(Default)]
+enum Following {
+    /// The binding is being made; nothing reported yet.
+    #[default]
+    Connecting,
+    /// A report came while the binding was being made.
+    Reported,
+    /// The binding exists; nothing reported yet.
+    Ready(std::sync::Weak<Inner>, broadcast::Receiver<Report>),
+    Started,
+}
+
+impl Follower {
+    /// What the reconnect layer calls after each report. It holds the
+    /// follower, which holds the binding only weakly: no cycle.
+    fn hook(self: &Arc<Self>) -> Arc<dyn Fn() + Send + Sync> {
+        let follower = self.clone();
+        Arc::new(move || follower.start(None))
+    }
+
+    /// The binding exists: the task starts now if a report came already.
+    fn install(&self, binding: std::sync::Weak<Inner>, reports: broadcast::Receiver<Report>) {
+        self.start(Some((binding, reports)));
+    }
+
+    fn start(&self, made: Option<(std::sync::Weak<Inner>, broadcast::Receiver<Report>)>) {
+        let mut state = self.0.lock().expect("follower lock");
+        let (binding, reports) = match (std::mem::take(&mut *state), made) {
+            (Following::Connecting, None) => {
+                *state = Following::Reported;
+                return;
+            }
+            (Following::Connecting, Some((binding, reports))) => {
+                *state = Following::Ready(binding, reports);
+                return;
+            }
+            (Following::Reported, Some(made)) | (Following::Ready(_, _), Some(made)) => made,
+            (Following::Ready(binding, reports), None) => (binding, reports),
+            (Following::Reported, None) => {
+                *state = Following::Reported;
+                return;
+            }
+            (Following::Started, _) => {
+                *state = Following::Started;
+                return;
+            }
+        };
+        *state = Following::Started;
+        tokio::spawn(follow_reports(binding, reports));
+    }
+}
+
 /// The binding's one task over its reconnect layer's reports: each moves
 /// the lifecycle (state, status, events) at once, in order; a new session
 /// is then made to serve as the first did (`Binding::after_new_session`),
@@ -330,4 +392,43 @@ async fn discover_at_connect(
         Err(_) => emit_state(events, name, State::Discovering, State::Failed),
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(follower: &Follower) -> &'static str {
+        match &*follower.0.lock().unwrap() {
+            Following::Connecting => "connecting",
+            Following::Reported => "reported",
+            Following::Ready(..) => "ready",
+            Following::Started => "started",
+        }
+    }
+
+    #[tokio::test]
+    async fn the_reports_task_starts_at_the_first_report_even_one_made_while_connecting() {
+        let (tx, _) = broadcast::channel::<Report>(4);
+        // A report after the binding exists, and after the connect that
+        // made the follower has returned: the hook alone holds it.
+        let follower = Arc::new(Follower::default());
+        let hook = follower.hook();
+        follower.install(std::sync::Weak::new(), tx.subscribe());
+        assert_eq!(state(&follower), "ready", "no report: no task");
+        let kept = Arc::downgrade(&follower);
+        drop(follower);
+        hook();
+        let follower = kept.upgrade().expect("the reconnect layer's hook keeps the follower");
+        assert_eq!(state(&follower), "started");
+        hook();
+        assert_eq!(state(&follower), "started");
+        // A report while the binding was being made.
+        let follower = Arc::new(Follower::default());
+        let hook = follower.hook();
+        hook();
+        assert_eq!(state(&follower), "reported");
+        follower.install(std::sync::Weak::new(), tx.subscribe());
+        assert_eq!(state(&follower), "started");
+    }
 }

@@ -6,8 +6,9 @@
 //!
 //! - [`ChangeFeed`] is what the connection's inbound handler holds. It only
 //!   records which families are stale (a counter and a flag per family) and
-//!   wakes the refresh task; it never blocks and never queues, so a burst of
-//!   notifications costs a few increments.
+//!   wakes the refresh task, which it starts at the first change; it never
+//!   blocks and never queues, so a burst of notifications costs a few
+//!   increments.
 //! - [`CatalogCell`] is what the binding holds: the generations, the service
 //!   refreshes are sent through, and the refresh task's abort handle. The
 //!   task holds only a weak reference to it, and dropping the cell ends the
@@ -47,18 +48,56 @@ impl Marks {
     }
 }
 
+/// What starts the refresh task, once ([`ChangeFeed::on_first_change`]).
+type Starter = Box<dyn FnOnce() + Send>;
+
 /// Where `list_changed` notifications land. See the module docs.
-#[derive(Debug)]
 pub(crate) struct ChangeFeed {
     binding: String,
     events: EventBus,
     marks: Mutex<Marks>,
     wake: Notify,
+    starter: Mutex<Option<Starter>>,
+}
+
+impl std::fmt::Debug for ChangeFeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChangeFeed").field("binding", &self.binding).finish_non_exhaustive()
+    }
 }
 
 impl ChangeFeed {
     pub(crate) fn new(binding: String, events: EventBus) -> Arc<Self> {
-        Arc::new(ChangeFeed { binding, events, marks: Mutex::default(), wake: Notify::new() })
+        Arc::new(ChangeFeed {
+            binding,
+            events,
+            marks: Mutex::default(),
+            wake: Notify::new(),
+            starter: Mutex::new(None),
+        })
+    }
+
+    /// Runs `start` at the first change announced from now on, or at once
+    /// when a change announced earlier is still to be read (one that came
+    /// while the catalog was being read). Whichever comes first runs it;
+    /// it never runs twice.
+    ///
+    /// The refresh task is started so, not at connect: most servers never
+    /// announce a change, and spawning a task cost a connect about 12 µs
+    /// on one CPU (`bench/vs-rmcp`, `connect`), and an idle binding the
+    /// task's memory.
+    fn on_first_change(&self, start: Starter) {
+        *self.starter.lock().expect("starter lock") = Some(start);
+        if !self.stale().is_empty() {
+            self.start();
+        }
+    }
+
+    fn start(&self) {
+        let start = self.starter.lock().expect("starter lock").take();
+        if let Some(start) = start {
+            start();
+        }
     }
 
     /// Records that the server announced a change to `family`. Never blocks.
@@ -77,6 +116,7 @@ impl ChangeFeed {
             });
         }
         self.wake.notify_one();
+        self.start();
     }
 
     fn snapshot(&self) -> Marks {
@@ -237,8 +277,13 @@ impl CatalogCell {
             validators: Mutex::default(),
             worker: Mutex::new(None),
         });
-        let task = tokio::spawn(run(Arc::downgrade(&cell), feed, refresh_policy));
-        *cell.worker.lock().expect("worker lock") = Some(task.abort_handle());
+        // Weak both: the feed holds this until a change comes.
+        let (weak_cell, weak_feed) = (Arc::downgrade(&cell), Arc::downgrade(&feed));
+        feed.on_first_change(Box::new(move || {
+            let (Some(cell), Some(feed)) = (weak_cell.upgrade(), weak_feed.upgrade()) else { return };
+            let task = tokio::spawn(run(Arc::downgrade(&cell), feed, refresh_policy));
+            *cell.worker.lock().expect("worker lock") = Some(task.abort_handle());
+        }));
         Ok(cell)
     }
 
@@ -598,4 +643,48 @@ fn server_request_hint(protocol_version: &str, result: &serde_json::Value) -> Op
         .take(4)
         .filter_map(|item| item.get("text")?.as_str())
         .find_map(crate::era::modern::server_request_hint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn counting(starts: &Arc<AtomicUsize>) -> Starter {
+        let starts = starts.clone();
+        Box::new(move || {
+            starts.fetch_add(1, Ordering::SeqCst);
+        })
+    }
+
+    #[test]
+    fn the_refresh_task_starts_at_the_first_change_and_only_once() {
+        let feed = ChangeFeed::new("b".into(), EventBus::new(None));
+        let starts = Arc::new(AtomicUsize::new(0));
+        feed.on_first_change(counting(&starts));
+        assert_eq!(starts.load(Ordering::SeqCst), 0, "no change yet: no task");
+        feed.list_changed(Family::Tools);
+        feed.list_changed(Family::Prompts);
+        assert_eq!(starts.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_change_announced_while_the_catalog_was_read_starts_it_at_once() {
+        let feed = ChangeFeed::new("b".into(), EventBus::new(None));
+        let snapshot = feed.snapshot();
+        // Announced after the snapshot, before the task could be started.
+        feed.list_changed(Family::Tools);
+        feed.settle(&Family::ALL, &snapshot);
+        let starts = Arc::new(AtomicUsize::new(0));
+        feed.on_first_change(counting(&starts));
+        assert_eq!(starts.load(Ordering::SeqCst), 1, "the change is still to be read");
+        // One answered by the reading itself starts nothing.
+        let feed = ChangeFeed::new("b".into(), EventBus::new(None));
+        feed.list_changed(Family::Tools);
+        let snapshot = feed.snapshot();
+        feed.settle(&Family::ALL, &snapshot);
+        let starts = Arc::new(AtomicUsize::new(0));
+        feed.on_first_change(counting(&starts));
+        assert_eq!(starts.load(Ordering::SeqCst), 0);
+    }
 }

@@ -56,13 +56,14 @@
 //!
 //! [`SessionExpired`]: crate::transport::SessionExpired
 //!
-//! [`Connection::start`] spawns two tasks: a writer, which owns the transport's
-//! sending half so that a caller dropped mid-write can never leave half a
-//! message on the wire, and a reader, which dispatches. A lone message
-//! (nothing queued for the writer, no other request in flight) is written
-//! by its caller instead, when the transport can take all of it at once
-//! without waiting ([`MessageSender::try_send`]): that write has no await
-//! to be dropped at, and spares waking the writer. Server requests are
+//! A connection runs two tasks: a reader, which dispatches, started with
+//! it, and a writer, which owns the transport's sending half so that a
+//! caller dropped mid-write can never leave half a message on the wire,
+//! started the first time a message waits for it. A lone message (nothing
+//! queued for the writer, no other request in flight) is written by its
+//! caller instead, when the transport can take all of it at once without
+//! waiting ([`MessageSender::try_send`]): that write has no await to be
+//! dropped at, and spares waking the writer. Server requests are
 //! handled on their own tasks, at most 16 at a
 //! time; beyond that the server gets an error reply at once.
 //!
@@ -110,7 +111,6 @@ use crate::transport::{MessageSender, Transport, WireHeaders};
 use era::{Era, Unnegotiated};
 use error::unanswered;
 use reader::read_loop;
-use writer::write_loop;
 
 pub(crate) use call::AssignedId;
 pub use error::RpcError;
@@ -210,7 +210,20 @@ struct Outbound {
     id: Option<RequestId>,
 }
 
+/// What the writer's task takes when it starts ([`Shared::start_writer`]).
+struct WriterParts {
+    sender: Arc<dyn MessageSender>,
+    outbound: mpsc::Receiver<Outbound>,
+    replies: mpsc::Receiver<String>,
+}
+
 struct Shared {
+    /// This connection, for the writer's task to hold weakly.
+    this: std::sync::Weak<Shared>,
+    /// The writer's task's parts until it starts: the first time a message
+    /// waits for it, not before (most stdio connections used one call at a
+    /// time never need it; see `Shared::write_at_once`).
+    writer: Mutex<Option<WriterParts>>,
     outbound: mpsc::Sender<Outbound>,
     /// Replies to server requests, for the writer: the bounded backlog.
     replies: mpsc::Sender<String>,
@@ -274,7 +287,11 @@ impl Connection {
         let (outbound, outbound_rx) = mpsc::channel(OUTBOUND_QUEUE);
         let (replies, replies_rx) = mpsc::channel(MAX_REPLY_BACKLOG);
         let (state, _) = watch::channel(ConnectionState::Open);
-        let shared = Arc::new(Shared {
+        let writer =
+            WriterParts { sender: transport.sender.clone(), outbound: outbound_rx, replies: replies_rx };
+        let shared = Arc::new_cyclic(|this| Shared {
+            this: this.clone(),
+            writer: Mutex::new(Some(writer)),
             outbound,
             replies,
             sender: transport.sender.clone(),
@@ -288,7 +305,6 @@ impl Connection {
             last_served: AtomicU64::new(0),
             unserved: AtomicU64::new(0),
         });
-        tokio::spawn(write_loop(Arc::downgrade(&shared), transport.sender, outbound_rx, replies_rx));
         tokio::spawn(read_loop(shared.clone(), transport.receiver));
         Connection { _life: Arc::new(LastHandle(shared.clone())), shared }
     }

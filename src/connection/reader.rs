@@ -210,6 +210,7 @@ impl Shared {
     /// to [`REPLY_STALL`]; then the connection ends with `limit_exceeded`.
     /// Returns `false` when the connection has ended.
     pub(super) async fn reply_from_reader(&self, response: Response) -> bool {
+        self.start_writer();
         let text = Message::Response(response).to_json();
         let permit = match self.replies.try_reserve() {
             Ok(permit) => permit,
@@ -241,6 +242,7 @@ impl Shared {
     /// Queues a handler's reply, waiting for room as long as the connection
     /// is open.
     pub(super) async fn reply_from_task(&self, response: Response) {
+        self.start_writer();
         let text = Message::Response(response).to_json();
         let mut state = self.state.subscribe();
         tokio::select! {

@@ -483,3 +483,16 @@ async fn a_request_written_at_once_and_never_answered_is_indeterminate() {
     let lost = lost.unwrap_err();
     assert_eq!(lost.class(), FailureClass::Indeterminate, "it left, outcome unknown: {lost}");
 }
+
+/// The writer's task starts the first time a message waits for it: here a
+/// reply to the server's `ping`, before the client sent anything.
+#[tokio::test]
+async fn a_reply_to_the_server_starts_the_writer() {
+    let (client, server) = crate::transport::memory::duplex(1 << 20);
+    let _connection = Connection::start(client, Arc::new(NoInbound));
+    let Transport { sender, mut receiver } = server;
+    sender.send(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#.into()).await.expect("sent");
+    let reply = tokio::time::timeout(std::time::Duration::from_secs(20), receiver.recv()).await;
+    let Ok(Ok(Some(Inbound::Frame(text)))) = reply else { panic!("no reply: {reply:?}") };
+    assert_eq!(text, r#"{"jsonrpc":"2.0","id":"p","result":{}}"#);
+}

@@ -2,8 +2,9 @@ use std::fmt;
 use tokio::sync::broadcast;
 use tower_layer::Layer;
 
-use super::{Dialer, Reconnect, ReconnectPolicy, Report, REPORT_BACKLOG};
+use super::{Dialer, Reconnect, ReconnectPolicy, Report, Reports};
 use crate::connection::Connection;
+use std::sync::Arc;
 
 /// Makes a [`Reconnect`] over a first [`Connection`]: the connection is the
 /// inner service, replaced through the [`Dialer`] whenever it is lost.
@@ -14,7 +15,7 @@ use crate::connection::Connection;
 pub struct ReconnectLayer {
     dialer: Dialer,
     policy: ReconnectPolicy,
-    reports: broadcast::Sender<Report>,
+    reports: Reports,
 }
 
 impl fmt::Debug for ReconnectLayer {
@@ -22,7 +23,7 @@ impl fmt::Debug for ReconnectLayer {
         f.debug_struct("ReconnectLayer")
             .field("dialer", &self.dialer)
             .field("policy", &self.policy)
-            .field("report_readers", &self.reports.receiver_count())
+            .field("report_readers", &self.reports.tx.receiver_count())
             .finish()
     }
 }
@@ -30,7 +31,15 @@ impl fmt::Debug for ReconnectLayer {
 impl ReconnectLayer {
     /// Reconnects through `dialer` under `policy`.
     pub fn new(dialer: Dialer, policy: ReconnectPolicy) -> Self {
-        ReconnectLayer { dialer, policy, reports: broadcast::channel(REPORT_BACKLOG).0 }
+        ReconnectLayer { dialer, policy, reports: Reports::new() }
+    }
+
+    /// Calls `hook` after each report is sent: for the binding to start
+    /// its task over the reports at the first, rather than at connect
+    /// (`binding::connect`).
+    pub(crate) fn on_report(mut self, hook: Arc<dyn Fn() + Send + Sync>) -> Self {
+        self.reports.on_send = Some(hook);
+        self
     }
 
     /// A receiver of every report of the services this layer makes, from

@@ -139,6 +139,32 @@ use crate::session::SessionInfo;
 /// 64 they were 4.6 KiB of an idle connection; see bench/vs-rmcp).
 pub(crate) const REPORT_BACKLOG: usize = 16;
 
+/// The report channel, and what is told of each report sent on it
+/// ([`ReconnectLayer::on_report`]).
+#[derive(Clone)]
+pub(crate) struct Reports {
+    tx: broadcast::Sender<Report>,
+    on_send: Option<Arc<dyn Fn() + Send + Sync>>,
+}
+
+impl Reports {
+    fn new() -> Self {
+        Reports { tx: broadcast::channel(REPORT_BACKLOG).0, on_send: None }
+    }
+
+    fn send(&self, report: Report) {
+        // No reader is not an error: nobody is watching.
+        let _ = self.tx.send(report);
+        if let Some(on_send) = &self.on_send {
+            on_send();
+        }
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Report> {
+        self.tx.subscribe()
+    }
+}
+
 /// What the reconnect layer reports, in order, on its channel
 /// ([`ReconnectLayer::reports`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -222,7 +248,7 @@ struct Shared {
 /// Renews forgotten sessions, one at a time.
 struct Renewal {
     dialer: Dialer,
-    reports: broadcast::Sender<Report>,
+    reports: Reports,
     /// Sessions renewed so far: a call that saw `n` before it was sent, and
     /// finds more than `n` when its session expired, was sent on a session
     /// already replaced and only needs sending again.
@@ -242,7 +268,7 @@ impl Renewal {
         let session = self.dialer.initialize(connection).await?;
         self.renewed.fetch_add(1, Ordering::Release);
         // No reader is not an error: nobody is watching.
-        let _ = self.reports.send(Report::Renewed { session: Box::new(session) });
+        self.reports.send(Report::Renewed { session: Box::new(session) });
         Ok(())
     }
 }
@@ -327,15 +353,10 @@ impl Reconnect {
     /// `dialer` under `policy`. Must be called within a tokio runtime. See
     /// [`ReconnectLayer`] to read every report from the first.
     pub fn new(first: Connection, dialer: Dialer, policy: ReconnectPolicy) -> Self {
-        Self::spawn(first, dialer, policy, broadcast::channel(REPORT_BACKLOG).0)
+        Self::spawn(first, dialer, policy, Reports::new())
     }
 
-    fn spawn(
-        first: Connection,
-        dialer: Dialer,
-        policy: ReconnectPolicy,
-        reports: broadcast::Sender<Report>,
-    ) -> Self {
+    fn spawn(first: Connection, dialer: Dialer, policy: ReconnectPolicy, reports: Reports) -> Self {
         let (link, _) = watch::channel(Link::Up(first.clone()));
         let (stopped_tx, stopped) = watch::channel(());
         let renewal = Renewal {

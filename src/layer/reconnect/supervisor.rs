@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tower::retry::backoff::Backoff;
 
@@ -14,7 +14,7 @@ pub(super) struct Supervisor {
     pub(super) shared: Arc<Shared>,
     pub(super) dialer: Dialer,
     pub(super) policy: ReconnectPolicy,
-    pub(super) reports: broadcast::Sender<Report>,
+    pub(super) reports: super::Reports,
 }
 
 impl Supervisor {
@@ -116,8 +116,7 @@ impl Supervisor {
 
     fn report(&self, report: Report) {
         tracing::debug!(target: "mcp_stack::reconnect", ?report, "reconnect");
-        // No reader is not an error: nobody is watching.
-        let _ = self.reports.send(report);
+        self.reports.send(report);
     }
 }
 
