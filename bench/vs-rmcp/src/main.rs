@@ -53,33 +53,34 @@
 //! ```text
 //! 2025-11-25 (initialize)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      49553  33572       49137       51218    1.48          1.01
-//!   32 in flight                 calls/s     113489  58650      114697      161652    1.94          0.99
-//!   1 MiB text results           calls/s        377    287         364         414    1.32          1.04
-//!   1 MiB structured results     calls/s         26     16          24          36    1.61          1.06
-//!   connect to ready             ms            1.04   0.98        0.90        0.88    1.06          1.15
-//!   1,024-tool catalog to ready  ms           34.11  33.02       34.32       32.89    1.03          0.99
-//!   memory per idle connection   KiB           30.6   29.2           -           -    1.05             -
+//!   sequential tools/call        calls/s      48791  33928       50191       51384    1.44          0.97
+//!   32 in flight                 calls/s     113279  58510      114217      164516    1.94          0.99
+//!   1 MiB text results           calls/s        374    289         371         417    1.29          1.01
+//!   1 MiB structured results     calls/s         27     17          23          39    1.62          1.18
+//!   connect to ready             ms            1.04   0.97        0.90        0.88    1.07          1.15
+//!   1,024-tool catalog to ready  ms           32.08  31.37       32.33       32.99    1.02          0.99
+//!   memory per idle connection   KiB           30.1   29.6           -           -    1.02             -
 //!
 //! 2026-07-28 (server/discover)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      44321  29011       44109       48004    1.53          1.00
-//!   32 in flight                 calls/s      95171  47191       90019      123811    2.02          1.06
-//!   1 MiB text results           calls/s        370    291         374         410    1.27          0.99
-//!   1 MiB structured results     calls/s         26     16          26          38    1.64          1.02
-//!   connect to ready             ms            1.06   0.98        0.89        0.91    1.08          1.19
-//!   1,024-tool catalog to ready  ms           32.24  31.73       32.56       31.82    1.02          0.99
-//!   memory per idle connection   KiB           31.1   31.2           -           -    1.00             -
+//!   sequential tools/call        calls/s      44855  29546       45893       48042    1.52          0.98
+//!   32 in flight                 calls/s      94349  47794       90593      128856    1.97          1.04
+//!   1 MiB text results           calls/s        376    290         376         418    1.30          1.00
+//!   1 MiB structured results     calls/s         27     16          22          39    1.64          1.23
+//!   connect to ready             ms            1.05   0.97        0.90        0.88    1.08          1.17
+//!   1,024-tool catalog to ready  ms           31.38  30.02       30.20       30.47    1.05          1.04
+//!   memory per idle connection   KiB           30.2   31.6           -           -    0.96             -
 //! ```
 //!
-//! Ratios move from run to run on this VM, rmcp's most: the run before
-//! this one, at the same code but for the stderr task (below), gave 1.44
-//! / 1.55 × rmcp for sequential calls, 1.91 / 2.00 for 32 in flight and
-//! 1.07 / 1.02 for the catalog. The catalog's ratio moves most of all,
-//! and is worse where every case runs in one process one after the other
-//! than in a process of its own (`--only catalog CLIENT ERA`): 5
-//! interleaved rounds of that case alone, each in a fresh process, gave
-//! 0.95 of rmcp's time on 2025-11-25 (34.9 against 36.7 ms).
+//! Ratios move from run to run on this VM, rmcp's most. The run before
+//! this one, before the tasks started at connect were made lazy (below),
+//! gave 1.48 / 1.53 × rmcp and 1.01 / 1.00 of the JSON floor for
+//! sequential calls, 1.94 / 2.02 for 32 in flight, 1.06 / 1.08 for
+//! connect and 1.03 / 1.02 for the catalog. The catalog's ratio moves
+//! most of all, and is worse where every case runs in one process one
+//! after the other than in a process of its own (`--only catalog CLIENT
+//! ERA`): 5 interleaved rounds of that case alone, each in a fresh
+//! process, gave 0.95 of rmcp's time on 2025-11-25 (34.9 against 36.7 ms).
 //!
 //! Instructions (callgrind, `--only CASE CLIENT ERA`, the whole client
 //! process, runtime included; 2026-12-03): a sequential call costs
@@ -159,12 +160,22 @@
 //!   so these are mostly cache misses of code that runs once per binding.
 //!   callgrind: 405,000 instructions per connect against 291,000, about
 //!   60,000 of the difference SHA-256 in software (valgrind's CPU has no
-//!   SHA extensions). One task now watches the child's stderr and its exit
-//!   (they were two), one spawn fewer per connect.
+//!   SHA extensions). Spawning a task at connect costs about 12 µs here
+//!   (a worker woken, switched to and back), so a connect now spawns only
+//!   the reader and the child's watcher (stderr and exit in one task; they
+//!   were two): the writer starts the first time a message waits for it,
+//!   the catalog's refresh task at the first change the server announces,
+//!   and the binding's task over reconnect reports at the first report.
+//!   Interleaved A/B runs of the case (7 to 11 rounds): 1.023 → 0.998 ms
+//!   without the last two, 1.038 → 1.014 ms with the writer started
+//!   lazily, rmcp 0.98; in the full table above the difference is within
+//!   its noise (1.07 / 1.08).
 //! - **Memory** per idle binding is at rmcp's: an idle reader holds no
 //!   buffer, the offering is kept as text (and only when a refresh can
-//!   need it), rare futures are boxed, and a 2026-07-28 binding keeps its
-//!   era's `_meta` as encoded text.
+//!   need it), rare futures are boxed, a 2026-07-28 binding keeps its
+//!   era's `_meta` as encoded text, and an idle stdio binding runs two
+//!   tasks (the reader and the child's watcher) until it needs more: 30.6 /
+//!   31.1 KiB before the tasks were started lazily, 30.1 / 30.2 after.
 
 use mcp_stack::handlers::Handlers;
 use mcp_stack::transport::stdio::StdioFactory;
