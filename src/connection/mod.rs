@@ -245,7 +245,13 @@ struct Shared {
     last_served: AtomicU64,
     /// Server requests dropped because the era serves none.
     unserved: AtomicU64,
+    /// What runs once when the connection ends ([`Connection::on_end`]).
+    /// Only the crate registers here, one entry per layer that watches the
+    /// connection (the reconnect layer's), so it stays as small as that.
+    on_end: Mutex<Vec<EndHook>>,
 }
+
+type EndHook = Box<dyn FnOnce() + Send>;
 
 /// The JSON-RPC engine over one transport. Cheap to clone; every clone talks
 /// over the same connection.
@@ -304,9 +310,27 @@ impl Connection {
             serving: Mutex::new(HashMap::new()),
             last_served: AtomicU64::new(0),
             unserved: AtomicU64::new(0),
+            on_end: Mutex::new(Vec::new()),
         });
         tokio::spawn(read_loop(shared.clone(), transport.receiver));
         Connection { _life: Arc::new(LastHandle(shared.clone())), shared }
+    }
+
+    /// Runs `hook` once when the connection ends, for whatever reason, or
+    /// at once if it has ended. It runs on the thread that ended the
+    /// connection, so it must not block: the reconnect layer's starts its
+    /// supervisor there, which is what lets a connection that never breaks
+    /// cost no supervisor task.
+    pub(crate) fn on_end(&self, hook: impl FnOnce() + Send + 'static) {
+        let mut hooks = self.shared.on_end.lock().expect("end hooks lock");
+        // Read under the hooks' lock: `finish` records the end before it
+        // takes that lock, so a hook is either taken by `finish` or run here.
+        if *self.shared.state.borrow() == ConnectionState::Open {
+            hooks.push(Box::new(hook));
+            return;
+        }
+        drop(hooks);
+        hook();
     }
 
     /// Installs the era the handshake chose, and tells the transport the
@@ -426,6 +450,10 @@ impl Shared {
             self.pending.lock().expect("pending lock").drain().map(|(_, pending)| pending).collect();
         for pending in drained {
             let _ = pending.tx.send(Err(unanswered(class, message, pending.written)));
+        }
+        let hooks = std::mem::take(&mut *self.on_end.lock().expect("end hooks lock"));
+        for hook in hooks {
+            hook();
         }
     }
 }

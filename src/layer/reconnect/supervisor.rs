@@ -10,11 +10,44 @@ use super::{Dialer, Link, Reason, ReconnectPolicy, Report, Shared, Unavailable};
 use crate::connection::{Connection, ConnectionState};
 use crate::error::{Error, FailureClass};
 
-pub(super) struct Supervisor {
-    pub(super) shared: Arc<Shared>,
-    pub(super) dialer: Dialer,
-    pub(super) policy: ReconnectPolicy,
-    pub(super) reports: super::Reports,
+struct Supervisor {
+    shared: Arc<Shared>,
+    dialer: Dialer,
+    policy: ReconnectPolicy,
+    reports: super::Reports,
+}
+
+/// A supervisor not yet started: what its task will take, and the runtime
+/// to start it on (its start may come from a thread outside the runtime:
+/// the drop of the service's last handle, or a connection's end).
+pub(super) struct Start {
+    first: Connection,
+    stopped: watch::Sender<()>,
+    dialer: Dialer,
+    policy: ReconnectPolicy,
+    reports: super::Reports,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Start {
+    /// Must be called within a tokio runtime.
+    pub(super) fn new(
+        first: Connection,
+        stopped: watch::Sender<()>,
+        dialer: Dialer,
+        policy: ReconnectPolicy,
+        reports: super::Reports,
+    ) -> Self {
+        let runtime = tokio::runtime::Handle::current();
+        Start { first, stopped, dialer, policy, reports, runtime }
+    }
+
+    /// Spawns the supervisor's task over `shared`.
+    pub(super) fn run(self, shared: Arc<Shared>) {
+        let Start { first, stopped, dialer, policy, reports, runtime } = self;
+        let supervisor = Supervisor { shared, dialer, policy, reports };
+        runtime.spawn(supervisor.run(first, stopped));
+    }
 }
 
 impl Supervisor {
@@ -25,7 +58,7 @@ impl Supervisor {
     /// whole dial, a transport's close) made this task 6.9 KiB, held by
     /// every idle binding for its life; boxed, they are allocated only
     /// when a connection is lost or closed (bench/vs-rmcp).
-    pub(super) async fn run(self, mut connection: Connection, _stopped: watch::Sender<()>) {
+    async fn run(self, mut connection: Connection, _stopped: watch::Sender<()>) {
         let mut link = self.shared.link.subscribe();
         let closing = async move {
             let _ = link.wait_for(Link::is_closed).await;

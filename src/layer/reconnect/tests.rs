@@ -399,6 +399,34 @@ async fn a_reserved_connection_lost_before_the_call_does_not_send_it() {
     reconnect.close().await;
 }
 
+/// A connection that never breaks costs no supervisor task: it starts at
+/// the connection's end, and follows every connection after it.
+#[tokio::test(start_paused = true)]
+async fn the_supervisor_starts_when_the_first_connection_ends() {
+    let control = Control::new(0);
+    let (reconnect, reports) = start(&control, policy(5, 100 * MS, 1000 * MS)).await;
+    let tasks = || tokio::runtime::Handle::current().metrics().num_alive_tasks();
+    let idle = tasks();
+    let mut svc = reconnect.clone();
+    for _ in 0..3 {
+        ready(&mut svc).await.unwrap();
+        svc.call(ping()).await.unwrap();
+    }
+    assert!(reconnect.life.0.supervisor.lock().unwrap().is_some(), "not started by calls");
+    assert_eq!(tasks(), idle);
+
+    // Nothing refuses: each loss is repaired within a few turns of the
+    // scheduler, on the paused clock.
+    control.kill();
+    until("reconnected", || control.dials() == 2 && reconnect.state() == LinkState::Connected).await;
+    assert!(reconnect.life.0.supervisor.lock().unwrap().is_none(), "started by the loss");
+    // The started supervisor watches the second connection too.
+    control.kill();
+    until("reconnected again", || control.dials() == 3 && reconnect.state() == LinkState::Connected).await;
+    assert_eq!(timeline(&reports, Instant::now()).len(), 4, "two losses, two restores");
+    reconnect.close().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn close_ends_pending_calls_with_shutdown_and_stops_reconnecting() {
     let control = Control::new(0);
