@@ -95,8 +95,9 @@ impl Binding {
         let lifecycle = Arc::new(Lifecycle::ready(name.clone(), events.clone(), session.clone()));
         // What the reconnect layer reports (a lost and restored connection,
         // a renewed session) is read by the binding's task once the binding
-        // exists (`follow_reports`); taken before the layer starts its
-        // supervisor, so that none is missed.
+        // exists (`follow_reports`); taken before the layer is applied to
+        // the connection (whose end starts the supervisor), so that none is
+        // missed.
         let follower = Arc::new(Follower::default());
         let layer = ReconnectLayer::new(dialer, definition.reconnect).on_report(follower.hook());
         let reports = layer.reports();

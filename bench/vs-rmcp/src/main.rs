@@ -53,30 +53,31 @@
 //! ```text
 //! 2025-11-25 (initialize)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      48791  33928       50191       51384    1.44          0.97
-//!   32 in flight                 calls/s     113279  58510      114217      164516    1.94          0.99
-//!   1 MiB text results           calls/s        374    289         371         417    1.29          1.01
-//!   1 MiB structured results     calls/s         27     17          23          39    1.62          1.18
-//!   connect to ready             ms            1.04   0.97        0.90        0.88    1.07          1.15
-//!   1,024-tool catalog to ready  ms           32.08  31.37       32.33       32.99    1.02          0.99
-//!   memory per idle connection   KiB           30.1   29.6           -           -    1.02             -
+//!   sequential tools/call        calls/s      50305  33632       49586       51712    1.50          1.01
+//!   32 in flight                 calls/s     115439  58372      115830      165710    1.98          1.00
+//!   1 MiB text results           calls/s        386    294         376         411    1.31          1.03
+//!   1 MiB structured results     calls/s         28     17          28          42    1.65          1.01
+//!   connect to ready             ms            0.99   0.94        0.87        0.87    1.05          1.14
+//!   1,024-tool catalog to ready  ms           26.27  26.31       27.62       28.30    1.00          0.95
+//!   memory per idle connection   KiB           29.5   29.6           -           -    1.00             -
 //!
 //! 2026-07-28 (server/discover)
 //!   case                         unit     mcp-stack   rmcp  JSON floor  pipe floor  / rmcp  / JSON floor
-//!   sequential tools/call        calls/s      44855  29546       45893       48042    1.52          0.98
-//!   32 in flight                 calls/s      94349  47794       90593      128856    1.97          1.04
-//!   1 MiB text results           calls/s        376    290         376         418    1.30          1.00
-//!   1 MiB structured results     calls/s         27     16          22          39    1.64          1.23
-//!   connect to ready             ms            1.05   0.97        0.90        0.88    1.08          1.17
-//!   1,024-tool catalog to ready  ms           31.38  30.02       30.20       30.47    1.05          1.04
-//!   memory per idle connection   KiB           30.2   31.6           -           -    0.96             -
+//!   sequential tools/call        calls/s      45876  28868       44892       48709    1.59          1.02
+//!   32 in flight                 calls/s      98299  47965       91705      131554    2.05          1.07
+//!   1 MiB text results           calls/s        382    294         380         421    1.30          1.01
+//!   1 MiB structured results     calls/s         28     17          23          41    1.65          1.23
+//!   connect to ready             ms            1.00   0.96        0.89        0.88    1.04          1.13
+//!   1,024-tool catalog to ready  ms           27.70  26.98       27.44       27.28    1.03          1.01
+//!   memory per idle connection   KiB           29.5   31.4           -           -    0.94             -
 //! ```
 //!
 //! Ratios move from run to run on this VM, rmcp's most. The run before
-//! this one, before the tasks started at connect were made lazy (below),
-//! gave 1.48 / 1.53 × rmcp and 1.01 / 1.00 of the JSON floor for
-//! sequential calls, 1.94 / 2.02 for 32 in flight, 1.06 / 1.08 for
-//! connect and 1.03 / 1.02 for the catalog. The catalog's ratio moves
+//! this one, before the reconnect supervisor was started lazily (below),
+//! gave 1.44 / 1.52 × rmcp and 0.97 / 0.98 of the JSON floor for
+//! sequential calls, 1.94 / 1.97 for 32 in flight, 1.07 / 1.08 for
+//! connect, 1.02 / 1.05 for the catalog and 30.1 / 30.2 KiB per idle
+//! connection. The catalog's ratio moves
 //! most of all, and is worse where every case runs in one process one
 //! after the other than in a process of its own (`--only catalog CLIENT
 //! ERA`): 5 interleaved rounds of that case alone, each in a fresh
@@ -93,8 +94,9 @@
 //! 35,300 instructions to 32,700. With 32 in flight, 32,700 (10,050
 //! calls). 1 MiB text results: 194 million for the run against the JSON
 //! floor's 219 and rmcp's 550; reading the rest of a large frame straight
-//! into the frame took mcp-stack's from 226. A connect to ready: 405,000
-//! against rmcp's 291,000 (21 connects); a 1,024-tool catalog: 118
+//! into the frame took mcp-stack's from 226. A connect to ready: 389,000
+//! against rmcp's 291,000 (21 connects; 405,000 before the reconnect
+//! supervisor started lazily); a 1,024-tool catalog: 118
 //! million (10 catalogs), most of it SHA-256 in software. A call makes
 //! about 33 allocations. Under callgrind the CPU has no SHA extensions,
 //! so the digests look far larger there than they are natively (`perf`:
@@ -145,8 +147,8 @@
 //!   0.94. What is left: `perf` shows the server's own work (about 65% of
 //!   the samples), then the reply parsed into `Value`s, allocation and
 //!   page faults, and the canonical encoding.
-//! - **Connect** is the child's spawn and start (0.9 ms of the JSON
-//!   floor's 0.90); mcp-stack takes 0.06 to 0.08 ms more than rmcp. Timed
+//! - **Connect** is the child's spawn and start (0.87 ms of the JSON
+//!   floor's 0.87); mcp-stack takes 0.04 to 0.05 ms more than rmcp. Timed
 //!   by phase (medians of 7 × 20 connects, both clients instrumented in
 //!   one build): the spawn and the handshake take the same time in both
 //!   (mcp-stack 0.87 ms, rmcp 0.86), and so does the first `tools/list`
@@ -165,17 +167,35 @@
 //!   the reader and the child's watcher (stderr and exit in one task; they
 //!   were two): the writer starts the first time a message waits for it,
 //!   the catalog's refresh task at the first change the server announces,
-//!   and the binding's task over reconnect reports at the first report.
-//!   Interleaved A/B runs of the case (7 to 11 rounds): 1.023 → 0.998 ms
-//!   without the last two, 1.038 → 1.014 ms with the writer started
-//!   lazily, rmcp 0.98; in the full table above the difference is within
-//!   its noise (1.07 / 1.08).
+//!   the binding's task over reconnect reports at the first report, and
+//!   the reconnect supervisor when the first connection ends (or the
+//!   binding is closed). Interleaved A/B runs of the case (7 to 11
+//!   rounds): 1.023 → 0.998 ms without the refresh and reports tasks,
+//!   1.038 → 1.014 ms with the writer started lazily, 0.992 → 0.973 ms
+//!   with the supervisor started lazily (rmcp 0.935 in that run).
+//!
+//!   What is left is mostly what mcp-stack does for a child that rmcp's
+//!   transport does not. mcp-stack pipes the child's stderr and drains it
+//!   (its last lines explain a failed start); rmcp leaves it inherited.
+//!   Measured on rmcp itself (a build of the bench, not kept, whose rmcp
+//!   client pipes stderr and drains it in a task, 11 interleaved rounds):
+//!   0.939 → 0.958 ms, against mcp-stack's 0.984. `strace -c` per
+//!   connect: three pipes against two, eight `epoll_ctl` against six, two
+//!   more `fcntl` and `close`. mcp-stack also starts the child with an
+//!   allowlisted environment and in a process group of its own. Against
+//!   rmcp with stderr piped, mcp-stack takes 1.03 times as long.
+//!   Boxing the dial and the discovery inside `Binding::connect` made its
+//!   future 6.7 KiB instead of 10.9 KiB (about 40 KiB fewer bytes moved
+//!   per connect) but did not move the figure (0.979 against 0.975 ms over
+//!   11 rounds), so it was not kept.
 //! - **Memory** per idle binding is at rmcp's: an idle reader holds no
 //!   buffer, the offering is kept as text (and only when a refresh can
 //!   need it), rare futures are boxed, a 2026-07-28 binding keeps its
 //!   era's `_meta` as encoded text, and an idle stdio binding runs two
 //!   tasks (the reader and the child's watcher) until it needs more: 30.6 /
-//!   31.1 KiB before the tasks were started lazily, 30.1 / 30.2 after.
+//!   31.1 KiB before the tasks were started lazily, 30.1 / 30.2 with the
+//!   writer, refresh and reports tasks started lazily, 29.5 / 29.5 with
+//!   the reconnect supervisor too.
 
 use mcp_stack::handlers::Handlers;
 use mcp_stack::transport::stdio::StdioFactory;
