@@ -178,6 +178,16 @@ fn timeline(reports: &Reports, t0: Instant) -> Vec<String> {
         .collect()
 }
 
+/// Closes the service, failing the test if the close never returns: on the
+/// paused clock an idle runtime jumps to the deadline at once, so a close
+/// that waits for a supervisor that never stops fails here instead of
+/// hanging the test.
+async fn close(reconnect: &Reconnect) {
+    tokio::time::timeout(Duration::from_secs(3600), reconnect.close())
+        .await
+        .expect("the close returns once the supervisor has stopped");
+}
+
 fn ping() -> McpRequest {
     McpRequest::new("ping", Default::default())
 }
@@ -204,7 +214,7 @@ async fn serves_over_the_live_connection() {
     reconnect.clone().oneshot(ping()).await.unwrap();
     reconnect.clone().oneshot(tool("echo")).await.unwrap();
     assert!(reports.lock().unwrap().is_empty());
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -234,7 +244,7 @@ async fn waits_while_reconnecting_then_serves() {
         ["0ns lost 0 retry_in Some(0ns)", "0ns lost 1 retry_in Some(1s)", "1s restored after 2"]
     );
     assert_eq!(reconnect.state(), LinkState::Connected);
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -265,7 +275,7 @@ async fn refused_connects_climb_with_the_policys_delays() {
         ]
     );
     assert_eq!(control.dials(), 1 + 4);
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -293,7 +303,7 @@ async fn jittered_delays_stay_within_their_bounds() {
         assert!(base <= delay && delay <= base + base / 2, "{delay:?} for base {base:?}");
     }
     assert_eq!(delays[3], None, "the last report says there is no next attempt");
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -318,7 +328,7 @@ async fn disabled_stays_unavailable_until_closed() {
         FailureClass::TransportClosed
     );
 
-    reconnect.close().await;
+    close(&reconnect).await;
     let err = ready(&mut svc).await.unwrap_err();
     assert_eq!(err.class(), FailureClass::Shutdown);
     assert_eq!(reconnect.state(), LinkState::Unavailable(unavailable(&err).clone()));
@@ -349,7 +359,7 @@ async fn a_spent_budget_is_final_and_wakes_the_waiting() {
     );
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert_eq!(control.dials(), 1 + 3);
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -367,7 +377,7 @@ async fn max_total_ends_the_loop_before_a_delay_would_pass_it() {
     assert_eq!(Instant::now(), t0 + 300 * MS);
     assert_eq!(unavailable(&err).reason, Reason::Exhausted { attempts: 3 });
     assert_eq!(timeline(&reports, t0).last().unwrap(), "300ms lost 3 retry_in None");
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -381,7 +391,7 @@ async fn a_call_lost_in_flight_ends_indeterminate_and_is_not_replayed() {
     reconnect.clone().oneshot(tool("echo")).await.unwrap();
     // `die` once, `echo` once: nothing was sent again.
     assert_eq!(control.tool_calls.load(Ordering::SeqCst), 2);
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -396,7 +406,7 @@ async fn a_reserved_connection_lost_before_the_call_does_not_send_it() {
     let err = svc.call(tool("echo")).await.unwrap_err();
     assert_eq!(err.class(), FailureClass::TransportClosed, "{err}");
     assert_eq!(control.tool_calls.load(Ordering::SeqCst), 0);
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 /// A connection that never breaks costs no supervisor task: it starts at
@@ -424,7 +434,7 @@ async fn the_supervisor_starts_when_the_first_connection_ends() {
     control.kill();
     until("reconnected again", || control.dials() == 3 && reconnect.state() == LinkState::Connected).await;
     assert_eq!(timeline(&reports, Instant::now()).len(), 4, "two losses, two restores");
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -434,11 +444,11 @@ async fn close_ends_pending_calls_with_shutdown_and_stops_reconnecting() {
     let pending = tokio::spawn(reconnect.clone().oneshot(tool("hang")));
     until("the call reached the server", || control.tool_calls.load(Ordering::SeqCst) == 1).await;
 
-    reconnect.close().await;
+    close(&reconnect).await;
     assert_eq!(pending.await.unwrap().unwrap_err().class(), FailureClass::Shutdown);
     until("the server saw the close", || control.live.load(Ordering::SeqCst) == 0).await;
     assert_eq!(ready(&mut reconnect.clone()).await.unwrap_err().class(), FailureClass::Shutdown);
-    reconnect.close().await; // idempotent
+    close(&reconnect).await; // idempotent
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(control.dials(), 1, "nothing was redialed after the close");
 }
@@ -452,7 +462,7 @@ async fn close_during_a_backoff_cuts_it_short() {
     until("attempt 1 refused", || reports.lock().unwrap().len() == 2).await;
     let waiting = tokio::spawn(ready_owned(reconnect.clone()));
     let t0 = Instant::now();
-    reconnect.close().await;
+    close(&reconnect).await;
     assert_eq!(Instant::now(), t0, "close did not wait for the backoff");
     assert_eq!(waiting.await.unwrap().unwrap_err().class(), FailureClass::Shutdown);
     tokio::time::sleep(Duration::from_secs(60)).await;
@@ -491,7 +501,7 @@ async fn a_reused_service_follows_a_reconnect() {
     svc.call(tool("echo")).await.unwrap();
     assert_eq!(control.tool_calls.load(Ordering::SeqCst), 1);
     assert_ne!(first.state(), crate::connection::ConnectionState::Open);
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 /// What a service read is current only until the next publish: once the
@@ -512,7 +522,7 @@ async fn a_reused_service_sees_a_close_before_its_connection_ends() {
     assert_eq!(open, Some(crate::connection::ConnectionState::Open));
     assert_eq!(ready(&mut svc).await.unwrap_err().class(), FailureClass::Shutdown);
     assert_eq!(control.tool_calls.load(Ordering::SeqCst), 0);
-    reconnect.close().await;
+    close(&reconnect).await;
 }
 
 /// A lost connection's transport is closed when the loss is seen, not when
@@ -531,5 +541,5 @@ async fn a_lost_connection_is_closed_though_a_service_still_holds_it() {
     until("reconnected", || control.dials() == 2 && reconnect.state() == LinkState::Connected).await;
     assert!(svc.live.is_some(), "the service still holds the lost connection");
     until("the lost connection's transport was closed", || control.live.load(Ordering::SeqCst) == 1).await;
-    reconnect.close().await;
+    close(&reconnect).await;
 }
