@@ -445,7 +445,8 @@ async fn close_ends_pending_calls_with_shutdown_and_stops_reconnecting() {
     until("the call reached the server", || control.tool_calls.load(Ordering::SeqCst) == 1).await;
 
     close(&reconnect).await;
-    assert_eq!(pending.await.unwrap().unwrap_err().class(), FailureClass::Shutdown);
+    let ended = tokio::time::timeout(Duration::from_secs(3600), pending).await.expect("the call ended");
+    assert_eq!(ended.unwrap().unwrap_err().class(), FailureClass::Shutdown);
     until("the server saw the close", || control.live.load(Ordering::SeqCst) == 0).await;
     assert_eq!(ready(&mut reconnect.clone()).await.unwrap_err().class(), FailureClass::Shutdown);
     close(&reconnect).await; // idempotent
@@ -482,6 +483,27 @@ async fn dropping_every_handle_closes_the_connection() {
     until("the server saw the close", || control.live.load(Ordering::SeqCst) == 0).await;
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(control.dials(), 1, "and nothing was redialed");
+}
+
+/// Once the supervisor runs (after a loss), it is what closes the live
+/// connection when the last handle goes, and then it ends.
+#[tokio::test(start_paused = true)]
+async fn dropping_every_handle_after_a_reconnect_closes_the_new_connection_and_ends_the_supervisor() {
+    let control = Control::new(0);
+    let (reconnect, _reports) = start(&control, policy(5, 100 * MS, 1000 * MS)).await;
+    control.kill();
+    until("reconnected", || control.dials() == 2 && reconnect.state() == LinkState::Connected).await;
+    assert!(reconnect.life.0.supervisor.lock().unwrap().is_none(), "the supervisor runs");
+    until("only the new connection is live", || control.live.load(Ordering::SeqCst) == 1).await;
+    let mut stopped = reconnect.life.0.stopped.clone();
+
+    drop(reconnect);
+    until("the server saw the close", || control.live.load(Ordering::SeqCst) == 0).await;
+    let ended =
+        tokio::time::timeout(Duration::from_secs(3600), async { while stopped.changed().await.is_ok() {} });
+    assert!(ended.await.is_ok(), "the supervisor ended");
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert_eq!(control.dials(), 2, "and nothing was redialed");
 }
 
 /// A service called many times (as the binding keeps its stack between
