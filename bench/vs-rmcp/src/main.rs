@@ -478,6 +478,7 @@ async fn run_calls(
     depth: usize,
     arguments: &Map<String, Value>,
 ) {
+    let records = arguments.get("records").and_then(Value::as_u64);
     match session {
         Session::Stack(binding) => {
             let mut tasks = tokio::task::JoinSet::new();
@@ -486,7 +487,9 @@ async fn run_calls(
                 tasks.spawn(async move {
                     for _ in 0..share {
                         let result = binding.call_tool("echo", arguments.clone(), CallOpts::default()).await;
-                        assert!(!result.expect("the call succeeds").is_error);
+                        let result = result.expect("the call succeeds");
+                        assert!(!result.is_error);
+                        assert_whole(records, result.structured.as_ref());
                     }
                 });
             }
@@ -503,6 +506,7 @@ async fn run_calls(
                         let params = CallToolRequestParams::new("echo").with_arguments(arguments.clone());
                         let result = peer.call_tool(params).await.expect("the call succeeds");
                         assert_ne!(result.is_error, Some(true));
+                        assert_whole(records, result.structured_content.as_ref());
                     }
                 });
             }
@@ -586,7 +590,7 @@ impl Floor {
     async fn request(&mut self, method: &str, params: Value) -> Value {
         let (id, message) = self.envelope(method, params);
         self.send(&message).await;
-        let reply: Value = serde_json::from_slice(self.read_line().await).expect("a JSON reply");
+        let reply = parse_reply(self.read_line().await);
         assert_eq!(reply["id"], id);
         reply
     }
@@ -594,6 +598,7 @@ impl Floor {
     /// `calls` tools/call requests, at most `depth` unanswered at once.
     async fn calls(&mut self, json: bool, calls: usize, depth: usize, arguments: &Map<String, Value>) {
         let params = json!({ "name": "echo", "arguments": arguments });
+        let records = arguments.get("records").and_then(Value::as_u64);
         // The pipe floor writes one prepared line over and over.
         let (_, prepared) = self.envelope("tools/call", params.clone());
         let mut prepared = serde_json::to_vec(&prepared).expect("serializes");
@@ -616,10 +621,11 @@ impl Floor {
             self.writer.flush().await.expect("flush");
             let line = self.read_line().await;
             if json {
-                let reply: Value = serde_json::from_slice(line).expect("a JSON reply");
+                let reply = parse_reply(line);
                 let id = reply["id"].as_u64().expect("an id");
                 assert!(outstanding.remove(&id), "an unknown id");
                 assert!(reply["result"]["content"][0]["text"].is_string());
+                assert_whole(records, reply["result"].get("structuredContent"));
             }
             answered += 1;
         }
@@ -630,6 +636,25 @@ impl Floor {
         let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
         let _ = self.child.kill().await;
     }
+}
+
+/// Checks that a structured result arrived whole: the `records` the
+/// arguments asked for, so that no client is measured receiving less (a
+/// result cut by a limit, say).
+fn assert_whole(records: Option<u64>, structured: Option<&Value>) {
+    if let Some(records) = records {
+        let got = structured.and_then(|s| s["records"].as_array()).map(Vec::len);
+        assert_eq!(got, Some(records as usize), "the structured result arrived whole");
+    }
+}
+
+/// A reply line parsed into a value, the way a client that checks a frame
+/// is UTF-8 once does (mcp-stack, rmcp): `from_slice` would check each
+/// string again as it parses it, which made this floor slower than
+/// mcp-stack on replies of many short strings.
+fn parse_reply(line: &[u8]) -> Value {
+    let text = std::str::from_utf8(line).expect("a UTF-8 reply");
+    serde_json::from_str(text).expect("a JSON reply")
 }
 
 /// Runs `--memory CLIENT ERA` as a process of its own; its bytes per idle
