@@ -22,7 +22,9 @@ use jsonschema::{Retrieve, Uri, Validator};
 pub(crate) const MAX_VALIDATION_MESSAGE_BYTES: usize = 512;
 
 /// The nesting depth of a JSON value: 0 for a scalar, 1 for a flat array or
-/// object, and so on.
+/// object, and so on. [`check_bounds`] measures it while it counts bytes;
+/// this separate walk is the fuzz target's and the tests' oracle.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn depth(value: &Value) -> usize {
     match value {
         Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
@@ -33,33 +35,81 @@ pub(crate) fn depth(value: &Value) -> usize {
 
 /// The length of `value`'s compact JSON text, counted without building it.
 pub(crate) fn encoded_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
-    struct Count(usize);
-    impl io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
     let mut c = Count(0);
     let _ = serde_json::to_writer(&mut c, value);
     c.0
 }
 
 /// Checks a schema against the byte and depth bounds; the error says which
-/// and by how much.
+/// and by how much (the byte bound first, when both are passed).
+///
+/// One pass measures both: the schema is serialized into a counter, as
+/// [`encoded_len`] does, by a formatter that writes serde_json's compact
+/// text and notes how deep its arrays and objects open. A separate
+/// [`depth`] walk after the count was a sixth of this check on a large
+/// catalog.
 pub(crate) fn check_bounds(schema: &Value, max_bytes: usize, max_depth: usize) -> Result<(), String> {
-    let bytes = encoded_len(schema);
+    let mut count = Count(0);
+    let mut deepest = 0;
+    let nesting = Nesting { open: 0, deepest: &mut deepest };
+    let mut serializer = serde_json::Serializer::with_formatter(&mut count, nesting);
+    let _ = serde::Serialize::serialize(schema, &mut serializer);
+    let bytes = count.0;
     if bytes > max_bytes {
         return Err(format!("is {bytes} bytes, over the limit of {max_bytes}"));
     }
-    let d = depth(schema);
-    if d > max_depth {
-        return Err(format!("nests {d} deep, over the limit of {max_depth}"));
+    if deepest > max_depth {
+        return Err(format!("nests {deepest} deep, over the limit of {max_depth}"));
     }
     Ok(())
+}
+
+/// Counts what is written to it.
+struct Count(usize);
+
+impl io::Write for Count {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// serde_json's compact formatting (the trait's defaults), noting the
+/// deepest nesting of arrays and objects: [`depth`]'s measure.
+struct Nesting<'a> {
+    open: usize,
+    deepest: &'a mut usize,
+}
+
+impl Nesting<'_> {
+    fn enter<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.open += 1;
+        *self.deepest = (*self.deepest).max(self.open);
+        writer.write_all(bracket)
+    }
+
+    fn leave<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
+        self.open -= 1;
+        writer.write_all(bracket)
+    }
+}
+
+impl serde_json::ser::Formatter for Nesting<'_> {
+    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.enter(writer, b"[")
+    }
+    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.leave(writer, b"]")
+    }
+    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.enter(writer, b"{")
+    }
+    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        self.leave(writer, b"}")
+    }
 }
 
 /// A retriever that refuses every URI: schemas are validated with what they
@@ -133,6 +183,32 @@ mod tests {
         assert!(check_bounds(&deep, 1 << 20, 32).unwrap_err().contains("deep"));
         assert!(check_bounds(&json!({"a": "x".repeat(100)}), 50, 32).unwrap_err().contains("bytes"));
         assert!(check_bounds(&json!({"type": "object"}), 50, 32).is_ok());
+    }
+
+    /// The one-pass check measures what `encoded_len` and `depth` measure,
+    /// exactly at each bound.
+    #[test]
+    fn check_bounds_agrees_with_the_two_measures_at_each_bound() {
+        let samples = [
+            json!(null),
+            json!("a \"quoted\" line\n"),
+            json!([]),
+            json!({}),
+            json!([[], {}, [[]]]),
+            json!({"a": [1, 2.5, {"b": {}}], "c": {"d": [[["deep"]]]}, "e": -0.0}),
+            json!({"type": "object", "properties": {"x": {"type": "array", "items": {"type": "string"}}}}),
+        ];
+        for v in &samples {
+            let (bytes, d) = (encoded_len(v), depth(v));
+            assert_eq!(bytes, serde_json::to_string(v).unwrap().len());
+            assert!(check_bounds(v, bytes, d).is_ok(), "{v}");
+            let over = check_bounds(v, bytes - 1, d).unwrap_err();
+            assert_eq!(over, format!("is {bytes} bytes, over the limit of {}", bytes - 1));
+            if d > 0 {
+                let deep = check_bounds(v, bytes, d - 1).unwrap_err();
+                assert_eq!(deep, format!("nests {d} deep, over the limit of {}", d - 1));
+            }
+        }
     }
 
     #[test]
