@@ -98,14 +98,20 @@
 //! request is written by its caller (below), which took a call from
 //! 35,300 instructions to 32,700. With 32 in flight, 32,700 (10,050
 //! calls). Where a sequential call's 33,000 go, against the floor's
-//! 21,000 (2026-12-04, inclusive counts per call): parsing the reply 5,300
-//! (the floor 5,450) and serializing the request 1,900 (the floor 1,900)
-//! are the floor's work; beyond it, the layers' calls about 1,800 and the
-//! drop of their futures about 1,900, the request's drops (the caller's
-//! and the two copies kept by the retry and reconnect layers) 1,700 and
-//! clones 500, the typed conversion of the text block 1,060, the
-//! caller's at-once write 1,040, and the reader task's waking of the
-//! caller. The floor, by contrast, spends 6,000 dropping its parsed reply. 1 MiB text results: 194 million for the run against the JSON
+//! 21,000 (2026-12-04, inclusive counts per call, which callgrind can
+//! blur where calls recurse): parsing the reply 5,300 (the floor 5,450)
+//! and serializing the request 1,900 (the floor 1,900) are the floor's
+//! work. Beyond it: turning the parsed result into a `ToolResult` 4,450
+//! (counted alone with `--toggle-collect`), most of it freeing the
+//! `Value`'s maps and keys, which the floor pays too (6,000 dropping its
+//! parsed reply); the layers' calls about 1,800 and the drop of their
+//! futures about 1,900; the request's drops (the caller's and the copies
+//! the retry and reconnect layers keep) 1,700 and clones 500; the
+//! caller's at-once write 1,040; the reader task waking the caller.
+//! Boxing the connection's call future as it is (952 bytes) rather than
+//! in an `async` block (1,056, past glibc's per-thread cache of 1,032)
+//! saved about 420 instructions a call, sequential, and 470 in flight
+//! (three callgrind runs each; `malloc_consolidate` left the profile). 1 MiB text results: 194 million for the run against the JSON
 //! floor's 219 and rmcp's 550; reading the rest of a large frame straight
 //! into the frame took mcp-stack's from 226. A connect to ready: 389,000
 //! against rmcp's 291,000 (21 connects; 405,000 before the reconnect
