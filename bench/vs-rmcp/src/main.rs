@@ -541,7 +541,9 @@ async fn run_calls(
                 done.expect("a calling task");
             }
         }
-        Session::Floor(floor) => floor.calls(client == Client::JsonFloor, calls, depth, arguments).await,
+        Session::Floor(floor) => {
+            floor.calls(client == Client::JsonFloor, calls, depth, arguments, records).await
+        }
     }
 }
 
@@ -622,10 +624,17 @@ impl Floor {
         reply
     }
 
-    /// `calls` tools/call requests, at most `depth` unanswered at once.
-    async fn calls(&mut self, json: bool, calls: usize, depth: usize, arguments: &Map<String, Value>) {
+    /// `calls` tools/call requests, at most `depth` unanswered at once;
+    /// with `records`, each reply's structured result checked whole.
+    async fn calls(
+        &mut self,
+        json: bool,
+        calls: usize,
+        depth: usize,
+        arguments: &Map<String, Value>,
+        records: Option<u64>,
+    ) {
         let params = json!({ "name": "echo", "arguments": arguments });
-        let records = arguments.get("records").and_then(Value::as_u64);
         // The pipe floor writes one prepared line over and over.
         let (_, prepared) = self.envelope("tools/call", params.clone());
         let mut prepared = serde_json::to_vec(&prepared).expect("serializes");

@@ -183,9 +183,17 @@ fn timeline(reports: &Reports, t0: Instant) -> Vec<String> {
 /// that waits for a supervisor that never stops fails here instead of
 /// hanging the test.
 async fn close(reconnect: &Reconnect) {
-    tokio::time::timeout(Duration::from_secs(3600), reconnect.close())
-        .await
-        .expect("the close returns once the supervisor has stopped");
+    within("the close returns once the supervisor has stopped", reconnect.close()).await;
+}
+
+/// Awaits `wait`, failing the test if it never ends: on the paused clock an
+/// idle runtime jumps to the hour at once, where a bare `.await` on what
+/// never comes would hang the suite.
+async fn within<F: std::future::Future>(what: &str, wait: F) -> F::Output {
+    match tokio::time::timeout(Duration::from_secs(3600), wait).await {
+        Ok(out) => out,
+        Err(_) => panic!("never happened: {what}"),
+    }
 }
 
 fn ping() -> McpRequest {
@@ -445,7 +453,7 @@ async fn close_ends_pending_calls_with_shutdown_and_stops_reconnecting() {
     until("the call reached the server", || control.tool_calls.load(Ordering::SeqCst) == 1).await;
 
     close(&reconnect).await;
-    let ended = tokio::time::timeout(Duration::from_secs(3600), pending).await.expect("the call ended");
+    let ended = within("the call ended", pending).await;
     assert_eq!(ended.unwrap().unwrap_err().class(), FailureClass::Shutdown);
     until("the server saw the close", || control.live.load(Ordering::SeqCst) == 0).await;
     assert_eq!(ready(&mut reconnect.clone()).await.unwrap_err().class(), FailureClass::Shutdown);
@@ -499,9 +507,7 @@ async fn dropping_every_handle_after_a_reconnect_closes_the_new_connection_and_e
 
     drop(reconnect);
     until("the server saw the close", || control.live.load(Ordering::SeqCst) == 0).await;
-    let ended =
-        tokio::time::timeout(Duration::from_secs(3600), async { while stopped.changed().await.is_ok() {} });
-    assert!(ended.await.is_ok(), "the supervisor ended");
+    within("the supervisor ended", async { while stopped.changed().await.is_ok() {} }).await;
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(control.dials(), 2, "and nothing was redialed");
 }
