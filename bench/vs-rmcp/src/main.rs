@@ -43,6 +43,10 @@
 //!   every case for every client, in an order that rotates from round to
 //!   round, and the table shows medians. Ratios are of medians of the same
 //!   run, never of figures from different runs.
+//! - The last column is the range of mcp-stack's ratio to rmcp round by
+//!   round (the two clients' figures of one round paired). A ratio of
+//!   medians near 1 whose range spans 1 widely is this machine's noise,
+//!   not a difference between the clients.
 //! - `run.sh` pins the bench, and so the servers it starts, to one CPU
 //!   (`taskset`): on a shared 2-core VM, wakeups across CPUs cost tens of
 //!   microseconds at random, more than a small call itself, and would

@@ -23,6 +23,22 @@ impl Results {
         self.figures.entry((case_index(case), client_index(client))).or_default().push(figure);
     }
 
+    /// The lowest and highest of mcp-stack's ratios to `other` round by
+    /// round. Each round measures every client once, so the `i`-th figure
+    /// of one client and the `i`-th of another come from the same round;
+    /// the spread shows how much of a ratio of medians is this machine's
+    /// noise.
+    fn round_ratios(&self, case: Case, other: Client) -> Option<(f64, f64)> {
+        let ours = self.figures.get(&(case_index(case), client_index(Client::Stack)))?;
+        let theirs = self.figures.get(&(case_index(case), client_index(other)))?;
+        ours.iter().zip(theirs).filter(|(_, b)| **b > 0.0).map(|(a, b)| a / b).fold(None, |range, r| {
+            Some(match range {
+                None => (r, r),
+                Some((low, high)) => (f64::min(low, r), f64::max(high, r)),
+            })
+        })
+    }
+
     fn median(&self, case: Case, client: Client) -> Option<f64> {
         let mut figures = self.figures.get(&(case_index(case), client_index(client)))?.clone();
         figures.sort_by(f64::total_cmp);
@@ -53,12 +69,23 @@ fn shown(case: Case, figure: Option<f64>) -> String {
     }
 }
 
-/// Prints the table: the medians, then mcp-stack's ratios. For a rate the
-/// ratio is mcp-stack's over the other's (above 1: faster); for a time or
-/// a size it is mcp-stack's over the other's too (below 1: less).
+/// Prints the table: the medians, then mcp-stack's ratios, and the range
+/// of its ratio to rmcp over the rounds. For a rate the ratio is
+/// mcp-stack's over the other's (above 1: faster); for a time or a size it
+/// is mcp-stack's over the other's too (below 1: less).
 pub(crate) fn print(title: &str, results: &Results) {
     println!("{title}");
-    let header = ["case", "unit", "mcp-stack", "rmcp", "JSON floor", "pipe floor", "/ rmcp", "/ JSON floor"];
+    let header = [
+        "case",
+        "unit",
+        "mcp-stack",
+        "rmcp",
+        "JSON floor",
+        "pipe floor",
+        "/ rmcp",
+        "/ JSON floor",
+        "/ rmcp by round",
+    ];
     let mut rows = vec![header.map(String::from).to_vec()];
     for case in Case::ALL {
         let (name, unit) = describe(case);
@@ -71,6 +98,10 @@ pub(crate) fn print(title: &str, results: &Results) {
         row.extend(medians.iter().map(|m| shown(case, *m)));
         row.push(ratio(medians[1]));
         row.push(ratio(medians[2]));
+        row.push(match results.round_ratios(case, Client::Rmcp) {
+            Some((low, high)) => format!("{low:.2}-{high:.2}"),
+            None => "-".into(),
+        });
         rows.push(row);
     }
     let widths: Vec<usize> =
@@ -90,4 +121,25 @@ pub(crate) fn print(title: &str, results: &Results) {
         println!("  {}", cells.join("  "));
     }
     println!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_ratios_pair_the_figures_of_one_round() {
+        let mut results = Results::default();
+        // Paired by round the ratios are 2, 1.5 and 0.25; paired any other
+        // way (sorted, say, as for the medians) they would not be.
+        for (ours, theirs) in [(2.0, 1.0), (3.0, 2.0), (1.0, 4.0)] {
+            results.add(Case::Sequential, Client::Stack, ours);
+            results.add(Case::Sequential, Client::Rmcp, theirs);
+        }
+        assert_eq!(results.round_ratios(Case::Sequential, Client::Rmcp), Some((0.25, 2.0)));
+        assert_eq!(results.median(Case::Sequential, Client::Stack), Some(2.0));
+        // A case nobody measured for the other client has no range.
+        results.add(Case::Memory, Client::Stack, 1.0);
+        assert_eq!(results.round_ratios(Case::Memory, Client::JsonFloor), None);
+    }
 }
