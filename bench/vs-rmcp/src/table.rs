@@ -23,14 +23,19 @@ impl Results {
         self.figures.entry((case_index(case), client_index(client))).or_default().push(figure);
     }
 
+    /// Every figure of `client` on `case`, in the order of the rounds.
+    fn figures(&self, case: Case, client: Client) -> Option<&Vec<f64>> {
+        self.figures.get(&(case_index(case), client_index(client)))
+    }
+
     /// The lowest and highest of mcp-stack's ratios to `other` round by
     /// round. Each round measures every client once, so the `i`-th figure
     /// of one client and the `i`-th of another come from the same round;
     /// the spread shows how much of a ratio of medians is this machine's
     /// noise.
     fn round_ratios(&self, case: Case, other: Client) -> Option<(f64, f64)> {
-        let ours = self.figures.get(&(case_index(case), client_index(Client::Stack)))?;
-        let theirs = self.figures.get(&(case_index(case), client_index(other)))?;
+        let ours = self.figures(case, Client::Stack)?;
+        let theirs = self.figures(case, other)?;
         ours.iter().zip(theirs).filter(|(_, b)| **b > 0.0).map(|(a, b)| a / b).fold(None, |range, r| {
             Some(match range {
                 None => (r, r),
@@ -40,7 +45,7 @@ impl Results {
     }
 
     fn median(&self, case: Case, client: Client) -> Option<f64> {
-        let mut figures = self.figures.get(&(case_index(case), client_index(client)))?.clone();
+        let mut figures = self.figures(case, client)?.clone();
         figures.sort_by(f64::total_cmp);
         let n = figures.len();
         (n > 0).then(|| if n % 2 == 1 { figures[n / 2] } else { (figures[n / 2 - 1] + figures[n / 2]) / 2.0 })
