@@ -151,14 +151,25 @@ async fn an_oversized_reply_ends_only_its_call() {
 
 #[tokio::test]
 async fn close_ends_pending_calls_with_shutdown_and_is_idempotent() {
-    let (factory, _rec) = scripted(|_wire, _req| {});
+    // The server never answers the call; it says when the call reached it.
+    let arrived = std::sync::Arc::new(tokio::sync::Notify::new());
+    let seen = arrived.clone();
+    let (factory, _rec) = scripted(move |_wire, req| {
+        if req.method == "tools/call" {
+            seen.notify_one();
+        }
+    });
     let binding = bind(factory).await;
     let b = binding.clone();
     let call = tokio::spawn(async move { b.call_tool("slow", json!({}), CallOpts::default()).await });
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    tokio::time::timeout(Duration::from_secs(10), arrived.notified())
+        .await
+        .expect("the call reaches the server");
     binding.close().await;
     binding.close().await;
-    let err = call.await.unwrap().unwrap_err();
+    let ended =
+        tokio::time::timeout(Duration::from_secs(10), call).await.expect("close ends the pending call");
+    let err = ended.unwrap().unwrap_err();
     assert_eq!(err.class(), FailureClass::Shutdown);
     let err = binding.ping().await.unwrap_err();
     assert_eq!(err.class(), FailureClass::Shutdown);
