@@ -433,13 +433,14 @@ impl OAuthFlags {
     }
 }
 
-/// The private key in the PEM file at `path`, for `flag`. What is wrong
-/// with it is said without any of its content.
+/// The private key in the PEM file at `path`, for `flag`, read bounded as
+/// every PEM file is ([`crate::setup::pem_file`]). What is wrong with it is
+/// said without any of its content.
 #[cfg(feature = "oauth")]
 pub(crate) fn read_key(flag: &str, path: &std::path::Path) -> Result<mcp_stack::auth::SigningKey, Failure> {
     use mcp_stack::auth::{Secret, SigningKey};
-    let pem = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("{flag} {}: cannot read it: {e}", path.display())))?;
+    let pem = String::from_utf8(crate::setup::pem_file(flag, path)?)
+        .map_err(|_| usage(format!("{flag} {}: not a PEM file (not UTF-8)", path.display())))?;
     SigningKey::from_pem(&Secret::new(pem), None)
         .map_err(|e| usage(format!("{flag} {}: {e}", path.display())))
 }
@@ -640,6 +641,22 @@ mod tests {
         assert_eq!(code, EXIT_USAGE);
         assert!(e.message.contains("--private-key"), "{}", e.message);
         assert!(!e.message.contains("SECRET-CONTENT"), "{}", e.message);
+
+        // One byte over the PEM bound is refused by its size, unread.
+        let huge = dir.path().join("huge.pem");
+        let mut body = b"-----BEGIN PRIVATE KEY-----\nSECRET-CONTENT\n".to_vec();
+        body.resize(crate::setup::MAX_PEM_BYTES as usize + 1, b'A');
+        std::fs::write(&huge, body).unwrap();
+        let (code, e) = read_key("--dpop-key", &huge).unwrap_err();
+        assert_eq!(code, EXIT_USAGE);
+        assert!(e.message.contains("--dpop-key") && e.message.contains("larger than"), "{}", e.message);
+        assert!(!e.message.contains("SECRET-CONTENT"), "{}", e.message);
+
+        let binary = dir.path().join("binary.pem");
+        std::fs::write(&binary, b"\xff\xfeSECRET-CONTENT").unwrap();
+        let (code, e) = read_key("--private-key", &binary).unwrap_err();
+        assert_eq!(code, EXIT_USAGE);
+        assert!(e.message.contains("not UTF-8") && !e.message.contains("SECRET-CONTENT"), "{}", e.message);
 
         let rsa = concat!(env!("CARGO_MANIFEST_DIR"), "/src/auth/testdata/rsa-2048.pem");
         let key = read_key("--private-key", std::path::Path::new(rsa)).unwrap();
