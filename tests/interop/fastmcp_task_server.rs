@@ -21,7 +21,7 @@
 //! venv and sets `MCP_FASTMCP_TASKS_PYTHON`. Never skipped: a missing peer
 //! is a failure.
 
-use crate::support::peers::{free_port, peer, start_listening};
+use crate::support::peers::{free_port, peer, start_listening, task_named_in};
 use mcp_stack::handlers::{ElicitRequest, ElicitResult, Handlers};
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::transport::stdio::StdioFactory;
@@ -194,12 +194,7 @@ async fn a_second_process_takes_a_fastmcp_task_up_by_id() {
         assert_eq!(code, 4, "{doc} {err}");
         assert_eq!(doc["error"]["class"], "deadline", "{doc}");
         let message = doc["error"]["message"].as_str().unwrap().to_string();
-        let id = message
-            .split("`mcp tasks result ")
-            .nth(1)
-            .and_then(|rest| rest.split('`').next())
-            .unwrap_or_else(|| panic!("the error names the task: {message}"))
-            .to_string();
+        let id = task_named_in(&message);
         let (code, status, err) = mcp(&["tasks", "get", &id]);
         assert_eq!(code, 0, "{status} {err}");
         assert_eq!(status["task"]["id"], id.as_str());

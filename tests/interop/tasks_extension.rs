@@ -7,7 +7,7 @@
 //! when the client does not declare the extension, and a task started by
 //! one `mcp` process and taken up by id by another.
 
-use crate::support::peers::{free_port, peer, start_listening, Server};
+use crate::support::peers::{free_port, peer, start_listening, task_named_in, Server};
 use mcp_stack::handlers::{ElicitRequest, ElicitResult, Handlers};
 use mcp_stack::transport::http::HttpBuilder;
 use mcp_stack::{AllowedCapabilities, Binding, CallOpts, Definition, FailureClass, ProtocolChoice};
@@ -131,12 +131,7 @@ async fn a_second_process_takes_a_task_up_by_id() {
     assert_eq!(code, 4, "{doc} {err}");
     assert_eq!(doc["error"]["class"], "deadline", "{doc}");
     let message = doc["error"]["message"].as_str().unwrap();
-    let id = message
-        .split("`mcp tasks result ")
-        .nth(1)
-        .and_then(|rest| rest.split('`').next())
-        .unwrap_or_else(|| panic!("the error names the task: {message}"))
-        .to_string();
+    let id = task_named_in(message);
 
     let second = url.clone();
     let (code, doc, err) = tokio::task::spawn_blocking(move || {

@@ -59,3 +59,15 @@ pub async fn start_listening(
     }
     server
 }
+
+/// The task id an `mcp` error names in its advice
+/// (`` `mcp tasks result <id>` ``), which a second process takes the task
+/// up by; panics with the message when it names none.
+pub fn task_named_in(message: &str) -> String {
+    message
+        .split("`mcp tasks result ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("the error names the task: {message}"))
+        .to_string()
+}
