@@ -6,6 +6,7 @@
 //! bench/vs-rmcp/run.sh                 # build (release) and run pinned to one CPU
 //! bench/vs-rmcp/run.sh --rounds 3      # fewer rounds
 //! bench/vs-rmcp/run.sh --only inflight stack legacy   # one case, for a profiler
+//! bench/vs-rmcp/run.sh --help          # every flag; a wrong one is an error, not a default
 //! ```
 //!
 //! # What is compared
@@ -255,7 +256,10 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+mod args;
 mod table;
+
+use args::Command;
 
 /// Who talks to the server.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -310,7 +314,7 @@ impl Case {
 }
 
 /// How much each round does.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Debug)]
 struct Sizes {
     sequential: usize,
     in_flight: usize,
@@ -331,51 +335,31 @@ fn echo_server() -> PathBuf {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (rounds, sizes) = match args::parse(&args) {
+        Ok(Command::Table { rounds, sizes }) => (rounds, sizes),
+        Ok(Command::Help) => {
+            println!("{}", args::USAGE);
+            return;
+        }
+        Ok(Command::Memory { client, era }) => {
+            // A process of its own per measurement.
+            let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+            println!("{}", runtime.block_on(memory_per_connection(client, era)));
+            return;
+        }
+        Ok(Command::Only { case, client, era }) => {
+            let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+            let sizes = Sizes { sequential: 5000, in_flight: 10000, large: 40, connects: 20, catalogs: 10 };
+            println!("{:?}", runtime.block_on(measure(client, era, case, sizes)));
+            return;
+        }
+        Err(e) => {
+            eprintln!("vs-rmcp: {e}\n\n{}", args::USAGE);
+            std::process::exit(2);
+        }
+    };
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    if args.get(1).map(String::as_str) == Some("--memory") {
-        // A process of its own per measurement: `--memory CLIENT ERA`.
-        let client = if args[2] == "rmcp" { Client::Rmcp } else { Client::Stack };
-        let era = if args[3] == "modern" { Era::Modern } else { Era::Legacy };
-        println!("{}", runtime.block_on(memory_per_connection(client, era)));
-        return;
-    }
-    if args.get(1).map(String::as_str) == Some("--only") {
-        // One case for one client, for a profiler: `--only CASE CLIENT ERA`.
-        let case = match args[2].as_str() {
-            "sequential" => Case::Sequential,
-            "inflight" => Case::InFlight,
-            "large" => Case::Large,
-            "structured" => Case::Structured,
-            "connect" => Case::Connect,
-            _ => Case::Catalog,
-        };
-        let client = match args[3].as_str() {
-            "rmcp" => Client::Rmcp,
-            "json" => Client::JsonFloor,
-            "pipe" => Client::PipeFloor,
-            _ => Client::Stack,
-        };
-        let era = if args[4] == "modern" { Era::Modern } else { Era::Legacy };
-        let sizes = Sizes { sequential: 5000, in_flight: 10000, large: 40, connects: 20, catalogs: 10 };
-        println!("{:?}", runtime.block_on(measure(client, era, case, sizes)));
-        return;
-    }
-    let flag = |name: &str, default: usize| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
-    let rounds = flag("--rounds", 7);
-    let sizes = Sizes {
-        sequential: flag("--calls", 2000),
-        in_flight: flag("--calls", 2000) * 2,
-        large: flag("--large-calls", 40),
-        connects: flag("--connects", 10),
-        catalogs: flag("--catalogs", 5),
-    };
     println!("CPUs allowed: {}", cpus_allowed());
     println!("{rounds} rounds; medians; ratios of medians of this run\n");
     for era in [Era::Legacy, Era::Modern] {
