@@ -124,7 +124,7 @@ impl Binding {
     /// server no longer knows is its error.
     pub async fn list_tools_page(&self, cursor: Option<&str>) -> Result<Listing<Tool>, Error> {
         let max = self.inner.limits.max_catalog_items;
-        self.list_page(methods::TOOLS_LIST, "tools", cursor, max, "list_tools_page").await
+        self.list_page(methods::TOOLS_LIST, "tools", cursor, max, "list_tools_page", deserialized).await
     }
 
     /// One page of the prompts, as [`Binding::list_tools_page`] reads tools
@@ -135,7 +135,7 @@ impl Binding {
             return Ok(Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None });
         }
         let max = self.inner.limits.max_prompt_count;
-        self.list_page(methods::PROMPTS_LIST, "prompts", cursor, max, "list_prompts_page").await
+        self.list_page(methods::PROMPTS_LIST, "prompts", cursor, max, "list_prompts_page", deserialized).await
     }
 
     /// One page of the resources, as [`Binding::list_tools_page`] reads
@@ -146,19 +146,24 @@ impl Binding {
             return Ok(Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None });
         }
         let max = self.inner.limits.max_resource_count;
-        self.list_page(methods::RESOURCES_LIST, "resources", cursor, max, "list_resources_page").await
+        self.list_page(methods::RESOURCES_LIST, "resources", cursor, max, "list_resources_page", deserialized)
+            .await
     }
 
-    /// Reads one page of a list: the cursor bounded before anything is
-    /// sent, the page's entries bounded, a malformed entry dropped with a
-    /// warning (see [`crate::catalog`]).
-    async fn list_page<T: DeserializeOwned>(
+    /// Reads one page of a list (every family the host pages by hand:
+    /// tools, prompts, resources, skills, tasks): the cursor bounded before
+    /// anything is sent, the page's entries bounded, each entry converted
+    /// by `convert`, and one it refuses dropped with a warning naming its
+    /// place and `convert`'s reason (see [`crate::catalog`]). An error is
+    /// named by the binding and `op`.
+    pub(super) async fn list_page<T>(
         &self,
         method: &str,
         key: &str,
         cursor: Option<&str>,
         max_items: usize,
         op: &'static str,
+        mut convert: impl FnMut(Value) -> Result<T, String>,
     ) -> Result<Listing<T>, Error> {
         if cursor.is_some_and(|c| c.len() > crate::catalog::MAX_CURSOR_BYTES) {
             return Err(Error::new(FailureClass::InvalidArguments, "the cursor is longer than 4096 bytes")
@@ -170,9 +175,11 @@ impl Binding {
             .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
         let mut listing = Listing { items: Vec::new(), warnings: raw.warnings, next_cursor };
         for (i, entry) in raw.entries.into_iter().enumerate() {
-            match serde_json::from_value::<T>(entry) {
+            match convert(entry) {
                 Ok(item) => listing.items.push(item),
-                Err(e) => push_warning(&mut listing.warnings, format!("{method}: dropped entry {i}: {e}")),
+                Err(why) => {
+                    push_warning(&mut listing.warnings, format!("{method}: dropped entry {i}: {why}"))
+                }
             }
         }
         Ok(listing)
@@ -390,4 +397,10 @@ pub(super) fn tool_call_params(name: &str, arguments: Value) -> Result<Map<Strin
         _ => return Err(Error::new(FailureClass::InvalidArguments, "tool arguments must be a JSON object")),
     }
     Ok(params)
+}
+
+/// An entry of a list page deserialized as it is, for
+/// [`Binding::list_page`]; why it is not one, when it is not.
+fn deserialized<T: DeserializeOwned>(entry: Value) -> Result<T, String> {
+    serde_json::from_value(entry).map_err(|e| e.to_string())
 }

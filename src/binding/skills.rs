@@ -26,42 +26,19 @@ impl Binding {
     /// server that does not declare the Skills extension is not asked (an
     /// empty listing, with a warning). Nothing of a skill is fetched.
     pub async fn list_skills_page(&self, cursor: Option<&str>) -> Result<Listing<SkillInfo>, Error> {
-        let named = |e: Error| e.with_binding(&self.inner.name).with_op("list_skills");
-        let mut listing = Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None };
         if !self.current_session().capabilities.declares_extension(SKILLS_EXTENSION) {
+            let mut listing = Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None };
             push_warning(&mut listing.warnings, format!("the server does not declare {SKILLS_EXTENSION}"));
             return Ok(listing);
-        }
-        if cursor.is_some_and(|c| c.len() > crate::catalog::MAX_CURSOR_BYTES) {
-            return Err(named(Error::new(
-                FailureClass::InvalidArguments,
-                "the cursor is longer than 4096 bytes",
-            )));
         }
         let limits = &self.inner.limits;
         let bounds =
             SkillBounds { max_files: limits.max_skill_files, max_bytes: limits.max_skill_bytes as u64 };
-        let (raw, next_cursor) = crate::catalog::one_page(
-            self.service(),
-            methods::SKILLS_LIST,
-            "skills",
-            cursor,
-            limits.max_catalog_items,
-        )
-        .await
-        .map_err(named)?;
-        listing.warnings = raw.warnings;
-        listing.next_cursor = next_cursor;
-        for (i, entry) in raw.entries.iter().enumerate() {
-            match SkillInfo::from_wire(entry, bounds) {
-                Ok(skill) => listing.items.push(skill),
-                Err(why) => push_warning(
-                    &mut listing.warnings,
-                    format!("skills/list: dropped entry {i}{}: {why}", entry_name(entry)),
-                ),
-            }
-        }
-        Ok(listing)
+        let convert = |entry: Value| {
+            SkillInfo::from_wire(&entry, bounds).map_err(|why| format!("{}{why}", entry_name(&entry)))
+        };
+        let max = limits.max_catalog_items;
+        self.list_page(methods::SKILLS_LIST, "skills", cursor, max, "list_skills", convert).await
     }
 
     /// Every skill the server lists, page after page: at most
@@ -181,6 +158,6 @@ fn file_bytes(skill: &SkillInfo, file: &SkillFile, read: ResourceResult) -> Resu
 fn entry_name(entry: &Value) -> String {
     entry["frontmatter"]["name"]
         .as_str()
-        .map(|n| format!(" ({:?})", normalize_message(n, 64)))
+        .map(|n| format!("skill {:?}: ", normalize_message(n, 64)))
         .unwrap_or_default()
 }

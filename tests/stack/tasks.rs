@@ -244,7 +244,11 @@ async fn a_page_of_tasks_keeps_the_valid_ones_and_says_what_it_dropped() {
     assert_eq!((page.items[0].id.as_str(), page.items[0].status), ("t-1", TaskStatus::Working));
     assert_eq!(page.next_cursor.as_deref(), Some("page-2"));
     assert_eq!(page.warnings.len(), 2, "{:?}", page.warnings);
-    assert!(page.warnings[0].contains("unknown status"), "{:?}", page.warnings);
+    assert!(
+        page.warnings[0].contains("tasks/list: dropped entry 1: ")
+            && page.warnings[0].contains("unknown status")
+    );
+    assert!(page.warnings[1].contains("tasks/list: dropped entry 2: not an object"), "{:?}", page.warnings);
     binding.list_tasks_page(Some("page-2")).await.unwrap();
     assert_eq!(seen.requests("tasks/list")[1]["params"]["cursor"], "page-2");
     let e = binding.list_tasks_page(Some(&"c".repeat(5_000))).await.unwrap_err();

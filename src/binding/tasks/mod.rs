@@ -453,46 +453,26 @@ impl Binding {
     /// 2026-07-28 session is `unsupported_protocol` (that era's extension
     /// has no listing).
     pub async fn list_tasks_page(&self, cursor: Option<&str>) -> Result<super::Listing<TaskInfo>, Error> {
-        let named = |e: Error| e.with_binding(&self.inner.name).with_op("list_tasks_page");
+        const OP: &str = "list_tasks_page";
         let session = self.current_session();
         if is_modern(&session) {
-            return Err(named(Error::new(
+            let e = Error::new(
                 FailureClass::UnsupportedProtocol,
                 "tasks/list is not part of 2026-07-28's Tasks extension",
-            )));
+            );
+            return Err(e.with_binding(&self.inner.name).with_op(OP));
         }
-        let mut listing = super::Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None };
         if session.capabilities.tasks.as_ref().is_none_or(|t| t.get("list").is_none()) {
+            let mut listing = super::Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None };
             crate::request::push_warning(&mut listing.warnings, "the server does not list tasks".into());
             return Ok(listing);
         }
-        if cursor.is_some_and(|c| c.len() > crate::catalog::MAX_CURSOR_BYTES) {
-            return Err(named(Error::new(
-                FailureClass::InvalidArguments,
-                "the cursor is longer than 4096 bytes",
-            )));
-        }
+        let convert = |entry: Value| match entry.as_object().map(TaskInfo::from_wire) {
+            Some(info) => info.map_err(|e| e.message().to_owned()),
+            None => Err("not an object".to_owned()),
+        };
         let max = self.inner.limits.max_catalog_items;
-        let (raw, next_cursor) =
-            crate::catalog::one_page(self.service(), methods::TASKS_LIST, "tasks", cursor, max)
-                .await
-                .map_err(named)?;
-        listing.warnings = raw.warnings;
-        listing.next_cursor = next_cursor;
-        for (i, entry) in raw.entries.iter().enumerate() {
-            match entry.as_object().map(TaskInfo::from_wire) {
-                Some(Ok(info)) => listing.items.push(info),
-                Some(Err(e)) => crate::request::push_warning(
-                    &mut listing.warnings,
-                    format!("tasks/list: dropped entry {i}: {}", e.message()),
-                ),
-                None => crate::request::push_warning(
-                    &mut listing.warnings,
-                    format!("tasks/list: dropped entry {i}: not an object"),
-                ),
-            }
-        }
-        Ok(listing)
+        self.list_page(methods::TASKS_LIST, "tasks", cursor, max, OP, convert).await
     }
 
     /// The task `id` of this binding's server, to ask after, wait for or
