@@ -163,7 +163,7 @@ impl Binding {
         cursor: Option<&str>,
         max_items: usize,
         op: &'static str,
-        mut convert: impl FnMut(Value) -> Result<T, String>,
+        convert: impl FnMut(Value) -> Result<T, String>,
     ) -> Result<Listing<T>, Error> {
         if cursor.is_some_and(|c| c.len() > crate::catalog::MAX_CURSOR_BYTES) {
             return Err(Error::new(FailureClass::InvalidArguments, "the cursor is longer than 4096 bytes")
@@ -173,16 +173,9 @@ impl Binding {
         let (raw, next_cursor) = crate::catalog::one_page(self.service(), method, key, cursor, max_items)
             .await
             .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
-        let mut listing = Listing { items: Vec::new(), warnings: raw.warnings, next_cursor };
-        for (i, entry) in raw.entries.into_iter().enumerate() {
-            match convert(entry) {
-                Ok(item) => listing.items.push(item),
-                Err(why) => {
-                    push_warning(&mut listing.warnings, format!("{method}: dropped entry {i}: {why}"))
-                }
-            }
-        }
-        Ok(listing)
+        let mut warnings = raw.warnings;
+        let items = converted(method, raw.entries, &mut warnings, convert);
+        Ok(Listing { items, warnings, next_cursor })
     }
 
     /// Pages through a list (see [`crate::catalog`] for the rules: a
@@ -207,14 +200,9 @@ impl Binding {
         )
         .await
         .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
-        let mut listing = Listing { items: Vec::new(), warnings: raw.warnings, next_cursor: None };
-        for (i, entry) in raw.entries.into_iter().enumerate() {
-            match serde_json::from_value::<T>(entry) {
-                Ok(item) => listing.items.push(item),
-                Err(e) => push_warning(&mut listing.warnings, format!("{method}: dropped entry {i}: {e}")),
-            }
-        }
-        Ok(listing)
+        let mut warnings = raw.warnings;
+        let items = converted(method, raw.entries, &mut warnings, deserialized);
+        Ok(Listing { items, warnings, next_cursor: None })
     }
 
     /// Calls the tool `name` (its raw name) with `arguments` (a JSON object,
@@ -399,8 +387,26 @@ pub(super) fn tool_call_params(name: &str, arguments: Value) -> Result<Map<Strin
     Ok(params)
 }
 
-/// An entry of a list page deserialized as it is, for
-/// [`Binding::list_page`]; why it is not one, when it is not.
+/// The entries of a list `convert` takes, in order; each it refuses is
+/// dropped with a warning naming its place and the reason.
+fn converted<T>(
+    method: &str,
+    entries: Vec<Value>,
+    warnings: &mut Vec<String>,
+    mut convert: impl FnMut(Value) -> Result<T, String>,
+) -> Vec<T> {
+    let mut items = Vec::new();
+    for (i, entry) in entries.into_iter().enumerate() {
+        match convert(entry) {
+            Ok(item) => items.push(item),
+            Err(why) => push_warning(warnings, format!("{method}: dropped entry {i}: {why}")),
+        }
+    }
+    items
+}
+
+/// An entry of a list deserialized as it is, for [`Binding::list_page`]
+/// and [`Binding::list_all`]; why it is not one, when it is not.
 fn deserialized<T: DeserializeOwned>(entry: Value) -> Result<T, String> {
     serde_json::from_value(entry).map_err(|e| e.to_string())
 }

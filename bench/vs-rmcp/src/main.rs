@@ -336,30 +336,28 @@ fn echo_server() -> PathBuf {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (rounds, sizes) = match args::parse(&args) {
-        Ok(Command::Table { rounds, sizes }) => (rounds, sizes),
-        Ok(Command::Help) => {
+    let command = args::parse(&args).unwrap_or_else(|e| {
+        eprintln!("vs-rmcp: {e}\n\n{}", args::USAGE);
+        std::process::exit(2);
+    });
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let (rounds, sizes) = match command {
+        Command::Table { rounds, sizes } => (rounds, sizes),
+        Command::Help => {
             println!("{}", args::USAGE);
             return;
         }
-        Ok(Command::Memory { client, era }) => {
+        Command::Memory { client, era } => {
             // A process of its own per measurement.
-            let runtime = tokio::runtime::Runtime::new().expect("a runtime");
             println!("{}", runtime.block_on(memory_per_connection(client, era)));
             return;
         }
-        Ok(Command::Only { case, client, era }) => {
-            let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+        Command::Only { case, client, era } => {
             let sizes = Sizes { sequential: 5000, in_flight: 10000, large: 40, connects: 20, catalogs: 10 };
             println!("{:?}", runtime.block_on(measure(client, era, case, sizes)));
             return;
         }
-        Err(e) => {
-            eprintln!("vs-rmcp: {e}\n\n{}", args::USAGE);
-            std::process::exit(2);
-        }
     };
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     println!("CPUs allowed: {}", cpus_allowed());
     println!("{rounds} rounds; medians; ratios of medians of this run\n");
     for era in [Era::Legacy, Era::Modern] {
