@@ -117,7 +117,7 @@ first_tool="$("$INSTALL_ROOT/bin/mcp" --stdio "$EVERYTHING_CMD" tools | head -n 
 log "mcp tools | head -n 1: $first_tool"
 [[ "$first_tool" == *"rc=0" ]] || die "mcp tools | head -n 1 did not exit 0"
 # The installed command with a config file of server-everything and the
-# Python server: servers, tools --json, call mcp__NAME__TOOL (the README's
+# Python server: servers, tools --json, call mcp__NAME__TOOL (docs/command.md's
 # `mcp --config mcp.json ...`), the same test as above run against DIR/bin/mcp.
 log "MCP_CLI=$INSTALL_ROOT/bin/mcp: --config FILE servers / tools --json / call mcp__py__add"
 MCP_CLI="$INSTALL_ROOT/bin/mcp" interop_tests stdio cli_with_a_config_of_server_everything_and_the_python_server
@@ -135,6 +135,9 @@ interop_tests http
 # name, refusals before any I/O, a killed server (each of the two real ones)
 # while the others serve, a removed binding, a bounded close.
 interop_tests host
+# What a model sees over the same three servers: a deferred conversation
+# that searches, loads, calls, and reads an oversized result back whole.
+interop_tests model_view
 
 # ---- 2026-07-28 interop -----------------------------------------------------
 # The Python SDK's modern server (tests/fixtures/py_modern_server.py) over
@@ -297,6 +300,22 @@ interop_tests oauth_extensions
 # second replica, which the first runs and which is ignored on its own.
 interop_tests replicas two_processes_share_one_authorization_through_redis
 interop_tests replicas the_token_store_expires_with_the_tokens_and_keeps_origins_apart
+# The Redis stores under faults (issue 43, item 18): a redis-server of each
+# fault test's own ($MCP_REDIS_SERVER, loopback, stopped at its end)
+# restarted mid-run, paused by DEBUG SLEEP and CLIENT PAUSE, and full
+# (maxmemory 1mb, noeviction); the shared one above holding records of a
+# newer version and garbage under our keys, and tokens sealed at rest; and
+# two processes refreshing the same tokens at once against a tiny
+# authorization server that revokes a reused refresh token (exactly one
+# refresh). By name: refresh_replica is the second process, ignored alone.
+for test in a_restarted_server_fails_calls_in_time_and_serves_again \
+  a_paused_server_never_holds_a_call_past_its_bound \
+  a_full_server_fails_writes_classified_and_keeps_serving_reads \
+  records_of_a_newer_version_or_garbage_are_misses_that_quote_nothing \
+  tokens_sealed_at_rest_open_only_with_their_key_under_their_name \
+  two_processes_refreshing_at_once_refresh_once; do
+  interop_tests redis_faults "$test"
+done
 trap - EXIT
 stop_server "$redis_pid"
 

@@ -124,6 +124,17 @@ failure_classes! {
     Indeterminate => "indeterminate",
     /// The binding is closing or closed.
     Shutdown => "shutdown",
+    /// The host's own layers refused the request because they are at
+    /// capacity (tower's `load_shed` answered `Overloaded`): nothing reached
+    /// the server. Trying later may pass; the binding never retries it.
+    Overloaded => "overloaded",
+    /// A failure this crate does not recognise: an error from a user layer
+    /// or another library's middleware that is neither an [`Error`] nor one
+    /// of tower's known errors anywhere in its source chain. It promises
+    /// nothing: the request may or may not have reached the server, so it
+    /// is never retried. A layer that knows better returns an [`Error`] of
+    /// the right class (or wraps one in its error's source chain).
+    Unknown => "unknown",
 }
 
 /// Serialized as its stable identifier ([`FailureClass::as_str`]).
@@ -278,21 +289,71 @@ impl Error {
     }
 
     /// Recovers an [`Error`] from a boxed error, as tower's own middleware
-    /// (for example `Buffer`) returns. Anything else becomes
-    /// `transport_closed` with the original kept as the source.
+    /// (`Buffer`, `Timeout`, `LoadShed`, a `Filter`'s predicate) and user
+    /// layers return.
+    ///
+    /// The error's whole source chain is searched, outermost first, as
+    /// tonic finds a `Status` in it: the first [`Error`] found keeps its
+    /// class (a `Buffer` error wrapping one of ours is ours); tower's
+    /// `Elapsed` is `deadline`; tower's `Overloaded` is `overloaded`.
+    /// Anything else is `unknown`, which promises nothing about whether the
+    /// request reached the server (never `transport_closed`, which promises
+    /// it did not and which the retry policy acts on). The original error is
+    /// kept as the [source](std::error::Error::source), for downcasting.
+    ///
+    /// ```
+    /// use mcp_stack::{BoxError, Error, FailureClass};
+    ///
+    /// let shed: BoxError = Box::new(tower::load_shed::error::Overloaded::new());
+    /// assert_eq!(Error::from_boxed(shed).class(), FailureClass::Overloaded);
+    /// let other: BoxError = "a user layer gave up".into();
+    /// assert_eq!(Error::from_boxed(other).class(), FailureClass::Unknown);
+    /// ```
     pub fn from_boxed(err: BoxError) -> Self {
-        match err.downcast::<Error>() {
-            Ok(e) => *e,
-            Err(other) => match other.downcast::<tower::timeout::error::Elapsed>() {
-                Ok(elapsed) => Error::new(FailureClass::Deadline, "timed out").with_source(elapsed),
-                Err(other) => {
-                    let msg = other.to_string();
-                    Error::new(FailureClass::TransportClosed, msg).with_source(other)
-                }
-            },
+        let err = match err.downcast::<Error>() {
+            Ok(ours) => return *ours,
+            Err(other) => other,
+        };
+        let mut found = None;
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*err);
+        // A chain is finite in practice; the bound keeps a cyclic one finite.
+        for _ in 0..MAX_SOURCE_CHAIN {
+            let Some(e) = cause else { break };
+            if let Some(ours) = e.downcast_ref::<Error>() {
+                found = Some(ours.copy_without_source());
+                break;
+            }
+            if e.is::<tower::timeout::error::Elapsed>() {
+                found = Some(Error::new(FailureClass::Deadline, "a layer's timeout elapsed"));
+                break;
+            }
+            if e.is::<tower::load_shed::error::Overloaded>() {
+                found = Some(Error::new(FailureClass::Overloaded, "a layer shed the request: at capacity"));
+                break;
+            }
+            cause = e.source();
+        }
+        let found = found.unwrap_or_else(|| Error::new(FailureClass::Unknown, err.to_string()));
+        found.with_source(err)
+    }
+
+    /// This error without its source (which cannot be cloned): for an
+    /// [`Error`] found inside another error's source chain.
+    fn copy_without_source(&self) -> Self {
+        Error {
+            class: self.class,
+            binding: self.binding.clone(),
+            op: self.op,
+            message: self.message.clone(),
+            http_status: self.http_status,
+            retry_after_ms: self.retry_after_ms,
+            source: None,
         }
     }
 }
+
+/// How deep [`Error::from_boxed`] looks into a source chain.
+const MAX_SOURCE_CHAIN: usize = 32;
 
 impl From<BoxError> for Error {
     fn from(err: BoxError) -> Self {
@@ -440,6 +501,33 @@ pub(crate) fn normalize_message(text: &str, max: usize) -> String {
     out
 }
 
+/// A duration as a person reads it in a message: `350 ms`, `1 s`, `2.5 s`,
+/// `2 min 5 s`; rounded (a deadline of 999.996924 ms is `1 s`).
+pub(crate) fn for_people(d: std::time::Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    if d.is_zero() {
+        return "0 ms".into();
+    }
+    if ms < 1.0 {
+        return "under 1 ms".into();
+    }
+    if ms < 999.5 {
+        return format!("{} ms", ms.round());
+    }
+    let tenths = (d.as_secs_f64() * 10.0).round() as u64;
+    if tenths < 600 {
+        return match tenths % 10 {
+            0 => format!("{} s", tenths / 10),
+            t => format!("{}.{t} s", tenths / 10),
+        };
+    }
+    let secs = d.as_secs_f64().round() as u64;
+    match (secs / 60, secs % 60) {
+        (m, 0) => format!("{m} min"),
+        (m, s) => format!("{m} min {s} s"),
+    }
+}
+
 /// Cuts `text` to at most `max` bytes at a UTF-8 boundary. Returns whether it
 /// was cut.
 pub(crate) fn truncate_utf8(text: &mut String, max: usize) -> bool {
@@ -478,7 +566,7 @@ mod tests {
 
     #[test]
     fn class_ids_round_trip_and_are_snake_case() {
-        assert_eq!(FailureClass::ALL.len(), 32);
+        assert_eq!(FailureClass::ALL.len(), 34);
         for class in FailureClass::ALL {
             let id = class.as_str();
             assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{id}");
@@ -504,6 +592,23 @@ mod tests {
     }
 
     #[test]
+    fn durations_read_as_people_say_them() {
+        use std::time::Duration;
+        let cases = [
+            (Duration::ZERO, "0 ms"),
+            (Duration::from_micros(300), "under 1 ms"),
+            (Duration::from_micros(349_600), "350 ms"),
+            (Duration::from_nanos(999_996_924), "1 s"),
+            (Duration::from_millis(2_549), "2.5 s"),
+            (Duration::from_secs(60), "1 min"),
+            (Duration::from_secs(125), "2 min 5 s"),
+        ];
+        for (d, text) in cases {
+            assert_eq!(for_people(d), text, "{d:?}");
+        }
+    }
+
+    #[test]
     fn truncate_respects_char_boundaries() {
         let mut s = "aé".to_string();
         assert!(truncate_utf8(&mut s, 2));
@@ -517,6 +622,45 @@ mod tests {
         let boxed: BoxError = Box::new(Error::new(FailureClass::Shutdown, "closed"));
         assert_eq!(Error::from_boxed(boxed).class(), FailureClass::Shutdown);
         let other: BoxError = "plain".into();
-        assert_eq!(Error::from_boxed(other).class(), FailureClass::TransportClosed);
+        let e = Error::from_boxed(other);
+        assert_eq!(e.class(), FailureClass::Unknown, "an unknown error promises nothing");
+        assert_eq!(e.message(), "plain");
+    }
+
+    /// An error that wraps another, as a user layer's or tower's `Buffer`
+    /// (`ServiceError`) does.
+    #[derive(Debug)]
+    struct Wrapping(BoxError);
+
+    impl fmt::Display for Wrapping {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("wrapped")
+        }
+    }
+
+    impl std::error::Error for Wrapping {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&*self.0)
+        }
+    }
+
+    /// Issue 43, item 2: the class comes from the first recognised error
+    /// anywhere in the chain; the original stays the source.
+    #[test]
+    fn the_source_chain_is_searched() {
+        let ours = Error::new(FailureClass::Indeterminate, "lost").with_http_status(502).with_op("call_tool");
+        let nested: BoxError = Box::new(Wrapping(Box::new(Wrapping(Box::new(ours)))));
+        let e = Error::from_boxed(nested);
+        assert_eq!(e.class(), FailureClass::Indeterminate);
+        assert_eq!((e.message(), e.http_status(), e.op()), ("lost", Some(502), "call_tool"));
+        let source = std::error::Error::source(&e).expect("the original is kept");
+        assert!(source.is::<Wrapping>());
+
+        let elapsed: BoxError = Box::new(Wrapping(Box::new(tower::timeout::error::Elapsed::new())));
+        assert_eq!(Error::from_boxed(elapsed).class(), FailureClass::Deadline);
+        let shed: BoxError = Box::new(Wrapping(Box::new(tower::load_shed::error::Overloaded::new())));
+        assert_eq!(Error::from_boxed(shed).class(), FailureClass::Overloaded);
+        let io: BoxError = Box::new(Wrapping(Box::new(std::io::Error::other("reset"))));
+        assert_eq!(Error::from_boxed(io).class(), FailureClass::Unknown);
     }
 }

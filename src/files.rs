@@ -68,3 +68,14 @@ pub(crate) fn hex_name(text: &str) -> String {
     use sha2::Digest as _;
     sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// A serde_json error, reduced to what cannot quote the input.
+pub(crate) fn json_reason(err: &serde_json::Error) -> String {
+    let category = match err.classify() {
+        serde_json::error::Category::Io => "I/O error",
+        serde_json::error::Category::Syntax => "syntax error",
+        serde_json::error::Category::Data => "wrong shape",
+        serde_json::error::Category::Eof => "unexpected end",
+    };
+    format!("{category} at line {} column {}", err.line(), err.column())
+}

@@ -21,10 +21,11 @@ pub struct ProgressUpdate {
 
 /// Receives one call's progress reports.
 ///
-/// It runs on the binding's progress delivery task, never on the task that
-/// reads from the server, so a slow sink cannot stall the connection; but a
-/// slow sink can fall behind, and then reports are dropped (see
-/// [`crate::layer::progress`]). Hand expensive work off.
+/// It runs on the binding's delivery task, never on the task that reads
+/// from the server, so a slow sink cannot stall the connection; that task
+/// feeds every call's sink and the log service in the server's order, so a
+/// slow sink delays them all and falls behind, and then reports are
+/// dropped (see [`crate::layer::progress`]). Hand expensive work off.
 #[derive(Clone)]
 pub struct ProgressSink(Arc<dyn Fn(ProgressUpdate) + Send + Sync>);
 
@@ -53,7 +54,8 @@ pub struct CallOpts {
     /// for progress: a progress token is attached only when it is set.
     /// Progress never extends the deadline.
     pub progress: Option<ProgressSink>,
-    /// An absolute deadline for this call. Nothing the server does moves it.
+    /// An absolute deadline for this call, as a [`tokio::time::Instant`].
+    /// Nothing the server does moves it.
     pub deadline: Option<Instant>,
     /// A timeout for this call, counted from the moment the call enters the
     /// stack (not from when these options were built). With neither this nor
@@ -69,9 +71,19 @@ impl CallOpts {
         self
     }
 
-    /// Options with an absolute deadline.
-    pub fn with_deadline(mut self, deadline: Instant) -> Self {
-        self.deadline = Some(deadline);
+    /// Options with an absolute deadline: a [`tokio::time::Instant`] or a
+    /// [`std::time::Instant`] (tokio's converts from std's, and the same
+    /// clock is behind both outside tests with a paused clock).
+    ///
+    /// ```
+    /// use mcp_stack::CallOpts;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let opts = CallOpts::default().with_deadline(Instant::now() + Duration::from_secs(5));
+    /// assert!(opts.deadline.is_some());
+    /// ```
+    pub fn with_deadline(mut self, deadline: impl Into<Instant>) -> Self {
+        self.deadline = Some(deadline.into());
         self
     }
 
@@ -207,9 +219,9 @@ impl McpResponse {
 /// A boxed, cloneable service of the stack's request and response: what a
 /// binding's user layers wrap (see [`Binding`](crate::Binding#user-layers)).
 ///
-/// Not `Sync` (tower's `BoxCloneService` is not): a binding keeps one behind
-/// a lock and clones it for each call.
-pub type BoxMcpService = tower::util::BoxCloneService<McpRequest, McpResponse, crate::Error>;
+/// `Sync` as well as `Clone` (tower's `BoxCloneSyncService`), so that a
+/// binding keeps one and each call clones it, without a lock.
+pub type BoxMcpService = tower::util::BoxCloneSyncService<McpRequest, McpResponse, crate::Error>;
 
 /// The most warnings one listing or result keeps.
 pub(crate) const MAX_WARNINGS: usize = 64;

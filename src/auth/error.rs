@@ -156,13 +156,5 @@ pub enum AuthError {
         reason: String,
     },
 }
-/// A serde_json error, reduced to what cannot quote the input.
-pub(crate) fn json_reason(err: &serde_json::Error) -> String {
-    let category = match err.classify() {
-        serde_json::error::Category::Io => "I/O error",
-        serde_json::error::Category::Syntax => "syntax error",
-        serde_json::error::Category::Data => "wrong shape",
-        serde_json::error::Category::Eof => "unexpected end",
-    };
-    format!("{category} at line {} column {}", err.line(), err.column())
-}
+// A serde_json error, reduced to what cannot quote the input.
+pub(crate) use crate::files::json_reason;

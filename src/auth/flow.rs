@@ -147,13 +147,21 @@ impl Authorizer {
     }
 
     /// Runs the flow `trigger` calls for; `current` is the token in use.
-    pub(crate) async fn run(&self, trigger: Trigger, current: Option<&Tokens>) -> Result<Tokens, Error> {
+    /// The tokens, and whether they are in the store already (a refresh
+    /// under the store's lock saves them itself, or found another
+    /// replica's).
+    pub(crate) async fn run(
+        &self,
+        trigger: Trigger,
+        current: Option<&Tokens>,
+    ) -> Result<(Tokens, bool), Error> {
+        let fresh = |tokens| (tokens, false);
         match trigger {
             Trigger::Expiring => self.refresh(current).await,
             Trigger::Unauthorized { challenge, had_token } => {
                 if had_token && current.is_some_and(|t| t.refresh_token.is_some()) {
                     match self.refresh(current).await {
-                        Ok(tokens) => return Ok(tokens),
+                        Ok(refreshed) => return Ok(refreshed),
                         Err(e) if !self.can_authorize() => {
                             return Err(Error::new(
                                 FailureClass::AuthExpired,
@@ -165,9 +173,9 @@ impl Authorizer {
                         }
                     }
                 }
-                self.authorize(challenge.as_ref(), false).await
+                self.authorize(challenge.as_ref(), false).await.map(fresh)
             }
-            Trigger::StepUp { challenge } => self.authorize(Some(&challenge), true).await,
+            Trigger::StepUp { challenge } => self.authorize(Some(&challenge), true).await.map(fresh),
         }
     }
 
@@ -376,11 +384,63 @@ impl Authorizer {
     }
 
     /// Refreshes `current` (RFC 6749 §6) at the authorization server that
-    /// issued it.
-    pub(crate) async fn refresh(&self, current: Option<&Tokens>) -> Result<Tokens, Error> {
+    /// issued it, once across the processes that share the token store:
+    /// under the store's refresh lock ([`TokenStore::lock_refresh`]), after
+    /// reading the stored tokens again. Tokens another replica refreshed
+    /// meanwhile are taken as they are; the token endpoint is asked only
+    /// with a refresh token nobody has used. `true` with the tokens: they
+    /// are in the store already.
+    ///
+    /// [`TokenStore::lock_refresh`]: super::TokenStore::lock_refresh
+    pub(crate) async fn refresh(&self, current: Option<&Tokens>) -> Result<(Tokens, bool), Error> {
         let Some((tokens, refresh)) = current.and_then(|t| t.refresh_token.as_ref().map(|r| (t, r))) else {
             return Err(Error::new(FailureClass::AuthExpired, "there is no refresh token"));
         };
+        let store = &self.oauth.store;
+        let lock = match store.lock_refresh(&self.server).await {
+            Ok(lock) => lock,
+            Err(e) => {
+                tracing::warn!(target: "mcp_stack::auth", "refreshing without the store's lock: {e}");
+                None
+            }
+        };
+        let Some(lock) = lock else {
+            return self.refresh_at_server(tokens, refresh).await.map(|t| (t, false));
+        };
+        // Another replica may have refreshed while this one waited: its
+        // tokens carry another refresh token (ours may be revoked now).
+        let stored = match store.load(&self.server).await {
+            Ok(stored) => stored,
+            Err(e) => {
+                tracing::warn!(target: "mcp_stack::auth", "could not read the stored tokens again: {e}");
+                None
+            }
+        };
+        if let Some(stored) =
+            stored.filter(|s| s.refresh_token.as_ref() != Some(refresh) && s.issuer == tokens.issuer)
+        {
+            tracing::debug!(target: "mcp_stack::auth", "another process refreshed the tokens; using them");
+            lock.release().await;
+            return Ok((stored, true));
+        }
+        let outcome = self.refresh_at_server(tokens, refresh).await;
+        let kept = match &outcome {
+            // Saved before the lock goes, so a waiter reads them.
+            Ok(fresh) => match store.save(&self.server, fresh).await {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::warn!(target: "mcp_stack::auth", "could not keep the refreshed tokens: {e}");
+                    false
+                }
+            },
+            Err(_) => false,
+        };
+        lock.release().await;
+        outcome.map(|t| (t, kept))
+    }
+
+    /// The refresh request itself.
+    async fn refresh_at_server(&self, tokens: &Tokens, refresh: &Secret) -> Result<Tokens, Error> {
         self.load_client_issuer().await?;
         let known = self.memory.lock().unwrap_or_else(|e| e.into_inner()).discovered.clone();
         let discovered = match known {

@@ -417,13 +417,16 @@ impl AuthShared {
                 Ok(outcome) => outcome,
                 Err(_) => Err(Error::new(
                     FailureClass::AuthFailed,
-                    format!("authorization did not finish within {timeout:?}"),
+                    format!("authorization did not finish within {}", crate::error::for_people(timeout)),
                 )),
             };
         let outcome = match outcome {
-            Ok(tokens) => {
-                if let Err(e) = self.authorizer.oauth.store.save(&self.authorizer.server, &tokens).await {
-                    tracing::warn!(target: "mcp_stack::auth", "could not keep the tokens: {e}");
+            Ok((tokens, kept)) => {
+                // Kept: saved under the refresh lock, or another replica's.
+                if !kept {
+                    if let Err(e) = self.authorizer.oauth.store.save(&self.authorizer.server, &tokens).await {
+                        tracing::warn!(target: "mcp_stack::auth", "could not keep the tokens: {e}");
+                    }
                 }
                 let mut state = self.lock();
                 state.tokens = Some(Arc::new(tokens));

@@ -63,6 +63,8 @@ mod layer;
 pub(crate) mod metadata;
 #[cfg(feature = "redis")]
 mod redis;
+#[cfg(any(test, feature = "redis"))]
+mod sealed;
 mod secret;
 mod store;
 pub(crate) mod token;
@@ -79,9 +81,9 @@ pub use handler::{AuthorizationHandler, AuthorizationRequest, LoopbackOptions};
 pub use jose::{JoseError, SigningAlgorithm, SigningKey};
 pub use layer::{AuthLayer, AuthService, AuthenticatingHook};
 #[cfg(feature = "redis")]
-pub use redis::{RedisTokenStore, DEFAULT_REFRESH_LIFETIME};
+pub use redis::{RedisTokenStore, DEFAULT_REFRESH_LIFETIME, DEFAULT_REFRESH_LOCK};
 pub use secret::Secret;
-pub use store::{FileStore, MemoryStore, TokenStore, Tokens};
+pub use store::{FileStore, MemoryStore, RefreshLock, TokenStore, Tokens};
 
 pub(crate) use challenge::BearerChallenge;
 pub(crate) use discovery::{discover, Discovered, DiscoveryOptions};

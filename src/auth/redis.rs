@@ -5,17 +5,33 @@ use async_trait::async_trait;
 use redis::aio::ConnectionManager;
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use url::Url;
 
-use super::store::{binding_key, origin, tokens_from_json, tokens_to_json, MAX_TOKEN_FILE_BYTES};
+use super::sealed::SealingKey;
+use super::store::{
+    binding_key, origin, tokens_from_json, tokens_to_json, RefreshLock, MAX_TOKEN_FILE_BYTES,
+};
 use super::{AuthError, TokenStore, Tokens};
-use crate::error::normalize_message;
+use crate::cache::redis::{bounded, now_ms, RedisFailure, DEFAULT_REDIS_TIMEOUT};
 use crate::files::hex_name;
+use crate::store_record::{self, Kind, Unreadable};
 
 /// How long tokens with a refresh token are kept after their last save
 /// when nothing says otherwise: 30 days.
 pub const DEFAULT_REFRESH_LIFETIME: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// How long a replica holds the refresh lock of an origin unless it
+/// releases it first (see [`RedisTokenStore::with_refresh_lock`]): 15 s.
+pub const DEFAULT_REFRESH_LOCK: Duration = Duration::from_secs(15);
+
+/// How often a replica waiting for another's refresh looks again.
+const LOCK_POLL: Duration = Duration::from_millis(50);
+
+/// Releases a lock only when it still holds this holder's token.
+const RELEASE: &str =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
 /// A [`TokenStore`] in a Redis server (features `oauth` and `redis`): the
 /// tokens one replica of a host was granted are the ones every replica
@@ -35,20 +51,50 @@ pub const DEFAULT_REFRESH_LIFETIME: Duration = Duration::from_secs(30 * 24 * 360
 /// `{prefix}:client-issuer:{sha256(origin, client id)}`, kept without
 /// expiry, as the file store keeps it.
 ///
-/// The values are the tokens themselves: give the Redis server the care a
-/// secret store needs (a password, TLS with `rediss://`, no persistence
-/// others can read). Errors never quote a token or the URL. Each command is
-/// bounded by 250 ms.
+/// Each value starts with a format tag (`mcs`, the format version, a kind
+/// byte). Without a key the rest is the tokens themselves: give the Redis
+/// server the care a secret store needs (a password, TLS with
+/// `rediss://`, no persistence others can read), or give the store a key
+/// ([`encrypt_with`](Self::encrypt_with)) and the values are sealed with
+/// AES-256-GCM.
 ///
-/// Two replicas that refresh the same tokens at the same moment both ask
-/// the authorization server; one rotation wins the store. An authorization
-/// server that revokes a rotated refresh token on reuse then makes the
-/// other replica authorize again.
+/// # Refreshing once across replicas
+///
+/// A refresh takes a lock first, `{prefix}:refresh-lock:{sha256(origin)}`
+/// (`SET … NX PX`, [`DEFAULT_REFRESH_LOCK`] or
+/// [`with_refresh_lock`](Self::with_refresh_lock)), released only by its
+/// holder (a Lua script compares its random token). A replica that finds
+/// it taken waits (polling, at most the lock's lifetime and a second) and
+/// then reads the tokens again: the holder's refreshed tokens are used,
+/// and the same refresh token is never sent twice, which an authorization
+/// server that revokes on reuse would answer by revoking both.
+///
+/// # Faults
+///
+/// Each command is bounded by 250 ms and each operation by
+/// [`DEFAULT_REDIS_TIMEOUT`](crate::cache::DEFAULT_REDIS_TIMEOUT) (or
+/// [`with_timeout`](Self::with_timeout)): a paused, restarting or absent
+/// server fails the call in time with [`AuthError::Store`] whose
+/// `io::ErrorKind` says why (`TimedOut`, `ConnectionAborted`, or
+/// `StorageFull` for a server at `maxmemory` with `noeviction`); tokens
+/// that cannot be written are an error of that save, never a silent loss.
+/// Errors never quote a token, a stored value or the URL.
+///
+/// Tokens read back are checked before use: a value of a newer format
+/// version, that is not this crate's, over 64 KiB, for another origin,
+/// sealed when this store has no key, not sealed when it has one, or that
+/// does not open with its key (another key, moved from another key name,
+/// tampered with) is a miss, with a `tracing` warning that names only the
+/// reason. A client's issuer binding that cannot be read so is an error
+/// instead: going on could show the client's secret to another server.
 #[derive(Clone)]
 pub struct RedisTokenStore {
     connection: ConnectionManager,
     prefix: String,
     refresh_lifetime: Duration,
+    timeout: Duration,
+    refresh_lock: Duration,
+    key: Option<Arc<SealingKey>>,
 }
 
 impl fmt::Debug for RedisTokenStore {
@@ -56,15 +102,15 @@ impl fmt::Debug for RedisTokenStore {
         f.debug_struct("RedisTokenStore")
             .field("prefix", &self.prefix)
             .field("refresh_lifetime", &self.refresh_lifetime)
+            .field("timeout", &self.timeout)
+            .field("refresh_lock", &self.refresh_lock)
+            .field("encrypted", &self.key.is_some())
             .finish_non_exhaustive()
     }
 }
 
-fn failed(e: redis::RedisError) -> AuthError {
-    AuthError::Store(io::Error::other(format!(
-        "the Redis token store failed: {}",
-        normalize_message(&e.to_string(), 256)
-    )))
+fn failed(e: RedisFailure) -> AuthError {
+    AuthError::Store(io::Error::new(e.io_kind(), format!("the Redis token store failed: {e}")))
 }
 
 impl RedisTokenStore {
@@ -75,6 +121,9 @@ impl RedisTokenStore {
             connection: crate::cache::redis::connect(url).await?,
             prefix: "mcp-stack".into(),
             refresh_lifetime: DEFAULT_REFRESH_LIFETIME,
+            timeout: DEFAULT_REDIS_TIMEOUT,
+            refresh_lock: DEFAULT_REFRESH_LOCK,
+            key: None,
         })
     }
 
@@ -91,12 +140,52 @@ impl RedisTokenStore {
         self
     }
 
+    /// Bounds each operation (default
+    /// [`DEFAULT_REDIS_TIMEOUT`](crate::cache::DEFAULT_REDIS_TIMEOUT)).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long a replica may hold the refresh lock of an origin (default
+    /// [`DEFAULT_REFRESH_LOCK`]): longer than a refresh takes (one token
+    /// request, and discovery on a replica's first), short enough that a
+    /// replica that dies holding it delays the others little.
+    pub fn with_refresh_lock(mut self, lifetime: Duration) -> Self {
+        self.refresh_lock = lifetime;
+        self
+    }
+
+    /// Encrypts tokens (and client issuer bindings) at rest with
+    /// AES-256-GCM under `key`, 32 bytes the host supplies (from its secret
+    /// manager; every replica gives the same key). Each value gets a fresh
+    /// random nonce and is bound to its key name, so a value copied under
+    /// another key does not open. Values that are not sealed, or sealed
+    /// under another key, are misses (tokens) or errors (issuer bindings),
+    /// never quoted: changing the key costs one authorization.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), mcp_stack::Error> {
+    /// use mcp_stack::auth::RedisTokenStore;
+    /// let key: [u8; 32] = [0x42; 32]; // from the host's secret manager
+    /// let store = RedisTokenStore::connect("redis://127.0.0.1:6379").await?.encrypt_with(&key);
+    /// # Ok(()) }
+    /// ```
+    pub fn encrypt_with(mut self, key: &[u8; 32]) -> Self {
+        self.key = Some(Arc::new(SealingKey::new(key)));
+        self
+    }
+
     fn key(&self, server: &Url) -> String {
         format!("{}:tokens:{}", self.prefix, hex_name(&origin(server)))
     }
 
     fn client_issuer_key(&self, server: &Url, client_id: &str) -> String {
         format!("{}:client-issuer:{}", self.prefix, hex_name(&binding_key(server, client_id)))
+    }
+
+    fn lock_key(&self, server: &Url) -> String {
+        format!("{}:refresh-lock:{}", self.prefix, hex_name(&origin(server)))
     }
 
     /// When Redis may forget `tokens` (milliseconds since the epoch).
@@ -107,60 +196,163 @@ impl RedisTokenStore {
         };
         at.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64
     }
+
+    /// The value stored under `name` for `payload`: sealed when the store
+    /// has a key.
+    fn encode(
+        &self,
+        name: &str,
+        (plain, sealed): (Kind, Kind),
+        payload: &[u8],
+    ) -> Result<Vec<u8>, AuthError> {
+        match &self.key {
+            None => Ok(store_record::wrap(plain, payload)),
+            Some(key) => {
+                let sealed_payload = key
+                    .seal(&associated(sealed, name), payload)
+                    .ok_or_else(|| AuthError::Store(io::Error::other("the system's random source failed")))?;
+                Ok(store_record::wrap(sealed, &sealed_payload))
+            }
+        }
+    }
+
+    /// The payload of the value under `name`, if this store may trust it.
+    fn decode(&self, name: &str, (plain, sealed): (Kind, Kind), value: &[u8]) -> Result<Vec<u8>, Unreadable> {
+        // A sealed value is the plaintext, a nonce and a tag.
+        let (kind, payload) = store_record::open(value, MAX_TOKEN_FILE_BYTES as usize + 64)?;
+        match (&self.key, kind) {
+            (None, k) if k == plain => Ok(payload.to_vec()),
+            (None, k) if k == sealed => Err(Unreadable::Sealed),
+            (Some(_), k) if k == plain => Err(Unreadable::NotSealed),
+            (Some(key), k) if k == sealed => key.open(&associated(sealed, name), payload),
+            _ => Err(Unreadable::OtherKind),
+        }
+    }
+}
+
+/// What a sealed value is bound to: its header and its key name.
+fn associated(kind: Kind, name: &str) -> Vec<u8> {
+    let mut aad = store_record::header(kind).to_vec();
+    aad.extend_from_slice(name.as_bytes());
+    aad
+}
+
+const TOKENS: (Kind, Kind) = (Kind::Tokens, Kind::SealedTokens);
+const CLIENT_ISSUER: (Kind, Kind) = (Kind::ClientIssuer, Kind::SealedClientIssuer);
+
+/// A refresh lock held in Redis: released by a script that deletes it only
+/// while it still holds this holder's random token.
+struct RedisRefreshLock {
+    connection: ConnectionManager,
+    key: String,
+    token: String,
+    timeout: Duration,
+}
+
+impl fmt::Debug for RedisRefreshLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisRefreshLock").finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl RefreshLock for RedisRefreshLock {
+    async fn release(self: Box<Self>) {
+        let RedisRefreshLock { mut connection, key, token, timeout } = *self;
+        let released = bounded(timeout, async {
+            redis::cmd("EVAL")
+                .arg(RELEASE)
+                .arg(1)
+                .arg(&key)
+                .arg(&token)
+                .query_async::<i64>(&mut connection)
+                .await
+        })
+        .await;
+        if let Err(e) = released {
+            // It expires on its own.
+            tracing::debug!(target: "mcp_stack::auth", "could not release the refresh lock: {e}");
+        }
+    }
 }
 
 #[async_trait]
 impl TokenStore for RedisTokenStore {
     async fn load(&self, server: &Url) -> Result<Option<Tokens>, AuthError> {
         let mut connection = self.connection.clone();
-        let body: Option<Vec<u8>> =
-            redis::cmd("GET").arg(self.key(server)).query_async(&mut connection).await.map_err(failed)?;
+        let name = self.key(server);
+        let body: Option<Vec<u8>> = match bounded(self.timeout, async {
+            redis::cmd("GET").arg(&name).query_async(&mut connection).await
+        })
+        .await
+        {
+            Ok(body) => body,
+            Err(e) if e.is_wrong_type() => {
+                store_record::skipped("token store", Unreadable::OtherKind);
+                None
+            }
+            Err(e) => return Err(failed(e)),
+        };
         let Some(body) = body else { return Ok(None) };
-        if body.len() as u64 > MAX_TOKEN_FILE_BYTES {
-            return Err(AuthError::Store(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "stored tokens too large",
-            )));
+        let tokens = self
+            .decode(&name, TOKENS, &body)
+            .and_then(|json| tokens_from_json(&json, &origin(server)).map_err(|_| Unreadable::Invalid));
+        match tokens {
+            Ok(tokens) => Ok(Some(tokens)),
+            Err(why) => {
+                store_record::skipped("token store", why);
+                Ok(None)
+            }
         }
-        tokens_from_json(&body, &origin(server)).map(Some).map_err(AuthError::Store)
     }
 
     async fn save(&self, server: &Url, tokens: &Tokens) -> Result<(), AuthError> {
-        let body = tokens_to_json(server, tokens)?;
         let expires = self.expires_ms(tokens);
-        let mut connection = self.connection.clone();
-        let now = crate::cache::redis::now_ms();
-        if expires <= now {
+        if expires <= now_ms() {
             // Already unusable: nothing to keep, nor to leave behind.
             return self.remove(server).await;
         }
-        let () = redis::cmd("SET")
-            .arg(self.key(server))
-            .arg(body)
-            .arg("PXAT")
-            .arg(expires)
-            .query_async(&mut connection)
-            .await
-            .map_err(failed)?;
-        Ok(())
+        let name = self.key(server);
+        let body = self.encode(&name, TOKENS, &tokens_to_json(server, tokens)?)?;
+        let mut connection = self.connection.clone();
+        bounded(self.timeout, async {
+            redis::cmd("SET")
+                .arg(&name)
+                .arg(body)
+                .arg("PXAT")
+                .arg(expires)
+                .query_async::<()>(&mut connection)
+                .await
+        })
+        .await
+        .map_err(failed)
     }
 
     async fn remove(&self, server: &Url) -> Result<(), AuthError> {
         let mut connection = self.connection.clone();
-        let () =
-            redis::cmd("DEL").arg(self.key(server)).query_async(&mut connection).await.map_err(failed)?;
-        Ok(())
+        let name = self.key(server);
+        bounded(self.timeout, async { redis::cmd("DEL").arg(&name).query_async::<()>(&mut connection).await })
+            .await
+            .map_err(failed)
     }
 
     async fn load_client_issuer(&self, server: &Url, client_id: &str) -> Result<Option<String>, AuthError> {
         let mut connection = self.connection.clone();
-        let key = self.client_issuer_key(server, client_id);
+        let name = self.client_issuer_key(server, client_id);
         let body: Option<Vec<u8>> =
-            redis::cmd("GET").arg(key).query_async(&mut connection).await.map_err(failed)?;
-        let Some(body) = body.filter(|b| b.len() as u64 <= MAX_TOKEN_FILE_BYTES) else { return Ok(None) };
-        let wire: serde_json::Value = serde_json::from_slice(&body).map_err(|_| {
-            AuthError::Store(io::Error::new(io::ErrorKind::InvalidData, "stored client binding"))
-        })?;
+            bounded(self.timeout, async { redis::cmd("GET").arg(&name).query_async(&mut connection).await })
+                .await
+                .map_err(failed)?;
+        let Some(body) = body else { return Ok(None) };
+        let unreadable = |why: Unreadable| {
+            AuthError::Store(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the stored client binding is {why}"),
+            ))
+        };
+        let json = self.decode(&name, CLIENT_ISSUER, &body).map_err(unreadable)?;
+        let wire: serde_json::Value =
+            serde_json::from_slice(&json).map_err(|_| unreadable(Unreadable::Invalid))?;
         if wire["origin"] != origin(server).as_str() || wire["clientId"] != client_id {
             return Err(AuthError::Store(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -171,14 +363,68 @@ impl TokenStore for RedisTokenStore {
     }
 
     async fn save_client_issuer(&self, server: &Url, client_id: &str, issuer: &str) -> Result<(), AuthError> {
-        let body = serde_json::json!({ "origin": origin(server), "clientId": client_id, "issuer": issuer });
+        let json = serde_json::json!({ "origin": origin(server), "clientId": client_id, "issuer": issuer });
+        let name = self.client_issuer_key(server, client_id);
+        let body = self.encode(&name, CLIENT_ISSUER, json.to_string().as_bytes())?;
         let mut connection = self.connection.clone();
-        let () = redis::cmd("SET")
-            .arg(self.client_issuer_key(server, client_id))
-            .arg(body.to_string())
-            .query_async(&mut connection)
+        bounded(self.timeout, async {
+            redis::cmd("SET").arg(&name).arg(body).query_async::<()>(&mut connection).await
+        })
+        .await
+        .map_err(failed)
+    }
+
+    async fn lock_refresh(&self, server: &Url) -> Result<Option<Box<dyn RefreshLock>>, AuthError> {
+        let mut random = [0u8; 16];
+        aws_lc_rs::rand::fill(&mut random)
+            .map_err(|_| AuthError::Store(io::Error::other("the system's random source failed")))?;
+        let token: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let key = self.lock_key(server);
+        let ttl_ms = self.refresh_lock.as_millis().max(1) as u64;
+        // Past the lock's lifetime a holder's lock is gone, released or not.
+        let give_up = tokio::time::Instant::now() + self.refresh_lock + Duration::from_secs(1);
+        let mut connection = self.connection.clone();
+        loop {
+            let taken: redis::Value = bounded(self.timeout, async {
+                redis::cmd("SET")
+                    .arg(&key)
+                    .arg(&token)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(ttl_ms)
+                    .query_async(&mut connection)
+                    .await
+            })
             .await
             .map_err(failed)?;
-        Ok(())
+            if matches!(taken, redis::Value::Okay) {
+                let lock = RedisRefreshLock { connection, key, token, timeout: self.timeout };
+                return Ok(Some(Box::new(lock)));
+            }
+            if tokio::time::Instant::now() + LOCK_POLL > give_up {
+                return Err(AuthError::Store(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "another replica held the refresh lock past its lifetime",
+                )));
+            }
+            tokio::time::sleep(LOCK_POLL).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealed_values_open_only_under_their_name_and_key() {
+        // The encoding alone, without a server: a store needs a connection,
+        // so these are the functions it calls.
+        let key = SealingKey::new(&[1; 32]);
+        let name = "mcp-stack:tokens:aa";
+        let sealed = key.seal(&associated(Kind::SealedTokens, name), b"{\"t\":\"SECRET\"}").unwrap();
+        assert_eq!(key.open(&associated(Kind::SealedTokens, name), &sealed).unwrap(), b"{\"t\":\"SECRET\"}");
+        assert!(key.open(&associated(Kind::SealedTokens, "mcp-stack:tokens:bb"), &sealed).is_err());
+        assert!(key.open(&associated(Kind::SealedClientIssuer, name), &sealed).is_err());
     }
 }

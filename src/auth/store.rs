@@ -93,6 +93,34 @@ pub trait TokenStore: Send + Sync + fmt::Debug {
         let _ = (server, client_id, issuer);
         Ok(())
     }
+
+    /// Waits, bounded, until this process alone may refresh `server`'s
+    /// tokens among all that share the store, and holds that until the
+    /// lock is released (or expires). After taking it, the flow reads the
+    /// tokens again: when another replica refreshed meanwhile, its tokens
+    /// are used and the token endpoint is not asked, so a refresh token is
+    /// never sent twice (an authorization server that revokes a reused
+    /// refresh token would otherwise send the loser back to a full
+    /// authorization).
+    ///
+    /// `Ok(None)`: the store needs no lock (the default, right for a store
+    /// one process owns). An error (the store unreachable, the wait over
+    /// its bound) lets the flow refresh without the lock.
+    async fn lock_refresh(&self, server: &Url) -> Result<Option<Box<dyn RefreshLock>>, AuthError> {
+        let _ = server;
+        Ok(None)
+    }
+}
+
+/// A replica's hold on refreshing one origin's tokens, from
+/// [`TokenStore::lock_refresh`]. Released explicitly after the refreshed
+/// tokens are saved; a holder that dies without releasing loses it when
+/// its store's lock expires.
+#[async_trait]
+pub trait RefreshLock: Send + Sync + fmt::Debug {
+    /// Lets other replicas refresh again, if the lock is still this one's
+    /// (a lock that expired and was taken by another is left alone).
+    async fn release(self: Box<Self>);
 }
 
 /// The key of a client binding: the origin and the client id.

@@ -7,13 +7,27 @@
 
 use mcp_stack::demo::DemoEra;
 
+const USAGE: &str = "\
+mcp-stack-demo: the built-in MCP demo server, speaking MCP on stdin and stdout.
+
+Usage: mcp-stack-demo [--modern]
+
+  --modern    speak 2026-07-28 (server/discover) instead of 2025-11-25
+  -h, --help  print this help
+
+Run it under a client, e.g. `mcp --stdio mcp-stack-demo tools`.";
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let era = match std::env::args().nth(1).as_deref() {
         None => DemoEra::Legacy,
         Some("--modern") => DemoEra::Modern,
+        Some("--help" | "-h") => {
+            println!("{USAGE}");
+            return;
+        }
         Some(other) => {
-            eprintln!("mcp-stack-demo: the one option is --modern, not {other:?}");
+            eprintln!("mcp-stack-demo: unknown option {other:?}\n\n{USAGE}");
             std::process::exit(2);
         }
     };

@@ -7,21 +7,54 @@
 //! generation it was read under; a read whose fingerprint differs carries
 //! an [`AppDrift`] and is reported as a warning event, like a tool whose
 //! schema digest changed: the host decides whether to show the new app.
+//! With an app fingerprint store on the definition, the binding's first
+//! read of an app is compared with the store's, and each new fingerprint
+//! saved there (see [`crate::catalog::apps::AppFingerprintStore`]).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
 
-use super::Binding;
-use crate::catalog::apps::{self, AppDrift, AppResource, AppResourceMeta};
+use super::{Binding, Definition};
+use crate::catalog::apps::{self, AppDrift, AppFingerprintStore, AppResource, AppResourceMeta};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::APP_MIME_TYPE;
 use crate::request::{push_warning, CallOpts};
 
 /// How many apps' fingerprints one binding remembers.
 pub(crate) const MAX_REMEMBERED_APPS: usize = 256;
+/// How long one load or save of the app fingerprint store may take: past
+/// it, the read goes on without it.
+const STORE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The fingerprints a binding remembers: (URI, generation, fingerprint),
 /// oldest first.
 pub(crate) type AppFingerprints = std::sync::Mutex<VecDeque<(String, u64, String)>>;
+
+/// The definition's app fingerprint store, with the key of this binding's
+/// server.
+#[derive(Debug)]
+pub(crate) struct AppStore {
+    store: Arc<dyn AppFingerprintStore>,
+    server: String,
+}
+
+impl AppStore {
+    /// The definition's store, unless it has none or its transport names
+    /// no endpoint (then nothing says which server the apps are of).
+    pub(crate) fn new(definition: &Definition) -> Option<AppStore> {
+        let store = definition.app_fingerprint_store.clone()?;
+        let Some(digest) = definition.transport.endpoint_digest() else {
+            tracing::warn!(
+                binding = %definition.name,
+                "the {} transport names no endpoint: app fingerprints are kept in memory only",
+                definition.transport.kind()
+            );
+            return None;
+        };
+        Some(AppStore { store, server: apps::server_key(&digest) })
+    }
+}
 
 impl Binding {
     /// Reads the app `uri` (a tool's `app.resource_uri`): `resources/read`,
@@ -30,7 +63,11 @@ impl Binding {
     /// result limits (`max_text_result_bytes`, `max_binary_item_bytes`).
     /// Its `_meta.ui` is read as data for the host (the content item's,
     /// else the catalog's `resources/list` entry's), and its fingerprint
-    /// compared with this binding's last read of the same URI.
+    /// compared with this binding's last read of the same URI, else (on
+    /// its first read) with the one kept in the definition's
+    /// [`app_fingerprint_store`](crate::Definition::app_fingerprint_store)
+    /// for this server, if any; a new fingerprint is saved there. A
+    /// difference is [`AppResource::drift`] and a warning event.
     ///
     /// Fails with `invalid_arguments` before any I/O for a URI that is not
     /// `ui://`; `verification_failed` when the server answers with no such
@@ -78,29 +115,73 @@ impl Binding {
             push_warning(&mut warnings, w);
         }
         let fingerprint = apps::fingerprint(uri, &html, &meta);
-        let drift = self.remember_app(uri, generation, &fingerprint);
+        // The binding's own last read, else the store's (an earlier run's).
+        let earlier = match self.remember_app(uri, generation, &fingerprint) {
+            Some((generation, previous)) => {
+                Some(AppDrift { previous, previous_generation: Some(generation) })
+            }
+            None => {
+                self.stored_app(uri).await.map(|previous| AppDrift { previous, previous_generation: None })
+            }
+        };
+        if earlier.as_ref().is_none_or(|e| e.previous != fingerprint) {
+            self.store_app(uri, &fingerprint).await;
+        }
+        let drift = earlier.filter(|e| e.previous != fingerprint);
         if let Some(drift) = &drift {
+            let when = match drift.previous_generation {
+                Some(generation) => format!("generation {generation}"),
+                None => "kept from an earlier read".to_string(),
+            };
             self.warn(format!(
-                "app resource {uri:?} changed: fingerprint {} (generation {}) is now {} (generation {generation})",
-                &drift.previous[..16],
-                drift.previous_generation,
+                "app resource {uri:?} changed: fingerprint {} ({when}) is now {} (generation {generation})",
+                &drift.previous[..16.min(drift.previous.len())],
                 &fingerprint[..16],
             ));
         }
         Ok(AppResource { uri: uri.to_string(), html, meta, fingerprint, generation, drift, warnings })
     }
 
-    /// Records the fingerprint of `uri`; the drift from the one before, if
-    /// it differs.
-    fn remember_app(&self, uri: &str, generation: u64, fingerprint: &str) -> Option<AppDrift> {
+    /// Records the fingerprint of `uri`; the one before (its generation and
+    /// fingerprint), if this binding read it before.
+    fn remember_app(&self, uri: &str, generation: u64, fingerprint: &str) -> Option<(u64, String)> {
         let mut seen = self.inner.app_fingerprints.lock().expect("app fingerprints lock");
         let earlier = seen.iter().position(|(u, _, _)| u == uri).and_then(|i| seen.remove(i));
         if seen.len() >= MAX_REMEMBERED_APPS {
             seen.pop_front();
         }
         seen.push_back((uri.to_string(), generation, fingerprint.to_string()));
-        earlier
-            .filter(|(_, _, f)| f != fingerprint)
-            .map(|(_, previous_generation, previous)| AppDrift { previous, previous_generation })
+        earlier.map(|(_, generation, fingerprint)| (generation, fingerprint))
+    }
+
+    /// The fingerprint of `uri` the store kept, if there is a store and it
+    /// answers in time.
+    async fn stored_app(&self, uri: &str) -> Option<String> {
+        let app_store = self.inner.app_store.as_ref()?;
+        match tokio::time::timeout(STORE_TIMEOUT, app_store.store.load(&app_store.server, uri)).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(e)) => {
+                tracing::warn!(binding = %self.inner.name, "the app fingerprint store failed: {e}");
+                None
+            }
+            Err(_) => {
+                tracing::warn!(binding = %self.inner.name, "the app fingerprint store did not answer in time");
+                None
+            }
+        }
+    }
+
+    /// Keeps `fingerprint` as the last of `uri` in the store, if there is
+    /// one; a failure costs only the record.
+    async fn store_app(&self, uri: &str, fingerprint: &str) {
+        let Some(app_store) = self.inner.app_store.as_ref() else { return };
+        let saved = app_store.store.save(&app_store.server, uri, fingerprint);
+        match tokio::time::timeout(STORE_TIMEOUT, saved).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(binding = %self.inner.name, "the app fingerprint store failed: {e}"),
+            Err(_) => {
+                tracing::warn!(binding = %self.inner.name, "the app fingerprint store did not answer in time")
+            }
+        }
     }
 }

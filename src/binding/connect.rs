@@ -9,7 +9,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::SystemTime;
 use tokio::sync::broadcast;
+use tower::layer::util::Identity;
 use tower::{Layer, ServiceBuilder};
+
+use super::builder::{CustomStack, UserLayer, UserLayers};
 
 use super::*;
 
@@ -27,10 +30,11 @@ impl Binding {
         BindingBuilder::new(definition)
     }
 
-    async fn connect_with(builder: BindingBuilder) -> Result<Binding, Error> {
+    async fn connect_with(
+        (definition, handlers, layers, custom): (Definition, Handlers, UserLayers, Option<CustomStack>),
+    ) -> Result<Binding, Error> {
         // The steps, in order: dial and handshake, the stack (with the user
         // layers), discovery through it, the front with the checks.
-        let (definition, handlers, layers, custom) = builder.into_parts();
         definition.validate()?;
         let name = definition.name.clone();
         let limits = definition.limits.resolved();
@@ -50,6 +54,7 @@ impl Binding {
             "client": [&definition.client.name, &definition.client.version],
         });
         let cache = CacheState::new(&definition.caching, definition.transport.endpoint_digest(), &declared);
+        let app_store = super::apps::AppStore::new(&definition);
         let tasks = Arc::new(crate::tasks::TaskFeed::default());
         let server_side = ServerSide {
             binding: &name,
@@ -132,7 +137,7 @@ impl Binding {
             reconnect.clone(),
             CacheLayer::new(cache.clone()),
         );
-        let entry = Entry::new(BindingBuilder::build_stack(layers, custom, parts));
+        let entry = BindingBuilder::<Identity>::build_stack(layers, custom, parts);
         // The catalog reads the server's whole offering below the filter and
         // the call checks: the digest describes the server, not this host's
         // policy, and the catalog applies the filter to what it shows.
@@ -186,6 +191,7 @@ impl Binding {
                 listen: std::sync::Mutex::new(None),
                 listened_tasks: Default::default(),
                 app_fingerprints: Default::default(),
+                app_store,
                 listen_refused: Default::default(),
             }),
         };
@@ -258,10 +264,10 @@ impl Binding {
     }
 }
 
-impl BindingBuilder {
+impl<L: UserLayer> BindingBuilder<L> {
     /// Connects (see [`Binding::connect`]).
     pub async fn connect(self) -> Result<Binding, Error> {
-        Binding::connect_with(self).await
+        Binding::connect_with(self.into_parts()).await
     }
 }
 
@@ -385,7 +391,7 @@ async fn discover_at_connect(
         Ok(outcome) => outcome,
         Err(_) => Err(Error::new(
             FailureClass::StartupTimeout,
-            format!("catalog discovery did not finish within {:?}", timeouts.startup),
+            format!("catalog discovery did not finish within {}", crate::error::for_people(timeouts.startup)),
         )),
     };
     match &outcome {

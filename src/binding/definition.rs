@@ -118,6 +118,18 @@ pub struct Definition {
     /// store that fails costs the record (a `tracing` warning), never the
     /// call.
     pub task_store: Arc<dyn crate::tasks::TaskStore>,
+    /// Where the last fingerprint of each app read with
+    /// [`Binding::read_app`](crate::Binding::read_app) is kept between
+    /// bindings, processes and runs, per server (a key derived from the
+    /// transport's [`endpoint_digest`](TransportFactory::endpoint_digest),
+    /// not the binding's name) and `ui://` URI, so that an app that
+    /// changed since an earlier run is reported as drift on the first read
+    /// too (see [`crate::catalog::apps::AppFingerprintStore`]; a
+    /// [`FileAppFingerprintStore`](crate::catalog::apps::FileAppFingerprintStore)
+    /// keeps them in one private file). `None`, the default, keeps them in
+    /// the binding's memory only; so does a transport that names no
+    /// endpoint. A store that fails costs the comparison, never the read.
+    pub app_fingerprint_store: Option<Arc<dyn crate::catalog::apps::AppFingerprintStore>>,
     /// The extensions this binding declares, with their settings
     /// (SEP-2133; see [`ClientExtensions`]): in `initialize` on the legacy
     /// era, on every request on 2026-07-28. None by default.
@@ -151,6 +163,7 @@ impl fmt::Debug for Definition {
             .field("declarations", &self.declarations)
             .field("caching", &self.caching)
             .field("task_store", &self.task_store)
+            .field("app_fingerprint_store", &self.app_fingerprint_store)
             .field("extensions", &self.extensions)
             .field("experimental", &self.experimental)
             .finish()
@@ -186,6 +199,7 @@ impl Definition {
             declarations: Default::default(),
             caching: Default::default(),
             task_store: crate::tasks::MemoryTaskStore::process_wide(),
+            app_fingerprint_store: None,
             extensions: ClientExtensions::default(),
             experimental: Default::default(),
         }

@@ -17,7 +17,7 @@ mod transitions;
 
 use crate::events::{Event, EventStream, State};
 use crate::handlers::{Handlers, MAX_RESOURCE_URI_BYTES};
-pub use builder::BindingBuilder;
+pub use builder::{BindingBuilder, UserLayer};
 pub use definition::Definition;
 pub use stack::{BindingFuture, BindingService, StackParts};
 pub use status::Status;
@@ -36,7 +36,6 @@ use crate::error::{Error, FailureClass};
 pub(crate) use crate::events::EventBus;
 use crate::handlers::inbound::{client_capabilities, BindingInbound, ServerSide};
 use crate::layer::cache::{CacheLayer, CacheState};
-use crate::layer::entry::Entry;
 use crate::layer::reconnect::{Reconnect, ReconnectLayer, Report};
 use crate::layer::trace::{ModelNames, Trace};
 use crate::layer::{
@@ -195,11 +194,13 @@ pub struct Listing<T> {
 /// # Ok(()) }
 /// ```
 ///
-/// A user layer (a rate limit, an audit log, metrics, a policy check) is
-/// any `tower::Layer` over [`BoxMcpService`](crate::request::BoxMcpService)
-/// whose service takes [`McpRequest`] to [`McpResponse`] with the crate's
-/// [`Error`]; [`BindingBuilder::layer`] says what it costs. It sits at 6, and
-/// so:
+/// A user layer (a timeout, a rate limit, load shedding, an audit log,
+/// metrics, a policy check) is any `tower::Layer` over
+/// [`BoxMcpService`](crate::request::BoxMcpService) whose service takes
+/// [`McpRequest`] to [`McpResponse`] and fails with any error that converts
+/// into a [`BoxError`](crate::BoxError): tower's own middleware fit as they
+/// are, `Clone` or not. [`BindingBuilder::layer`] says what it costs and
+/// how its errors are classified. It sits at 6, and so:
 ///
 /// - it sees every request the binding sends for the host — tool calls,
 ///   prompts, resources, completions, subscriptions, ping — and the
@@ -287,6 +288,9 @@ struct Inner {
     listen_refused: std::sync::atomic::AtomicBool,
     /// The fingerprints of the apps read, for drift (see `apps`).
     app_fingerprints: apps::AppFingerprints,
+    /// Where they are kept between runs, with this server's key (see
+    /// `Definition::app_fingerprint_store`).
+    app_store: Option<apps::AppStore>,
 }
 
 impl fmt::Debug for Binding {

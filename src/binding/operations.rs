@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use tower::ServiceExt;
 
 use super::*;
+use crate::catalog::apps::FromApp;
 use crate::protocol::methods;
 
 impl Binding {
@@ -56,7 +57,13 @@ impl Binding {
     /// `crate::catalog::mcp_header`).
     pub async fn list_tools(&self) -> Result<Listing<Tool>, Error> {
         let mut listing = self
-            .list_all(methods::TOOLS_LIST, "tools", self.inner.limits.max_catalog_items, "list_tools")
+            .list_all(
+                methods::TOOLS_LIST,
+                "tools",
+                self.inner.limits.max_catalog_items,
+                "list_tools",
+                deserialized,
+            )
             .await?;
         if self.inner.carries_headers && self.era().mirrors_tool_params() {
             let mut warnings = Vec::new();
@@ -88,8 +95,8 @@ impl Binding {
         if self.current_session().capabilities.prompts.is_none() {
             return Ok(Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None });
         }
-        self.list_all(methods::PROMPTS_LIST, "prompts", self.inner.limits.max_prompt_count, "list_prompts")
-            .await
+        let max = self.inner.limits.max_prompt_count;
+        self.list_all(methods::PROMPTS_LIST, "prompts", max, "list_prompts", deserialized).await
     }
 
     /// Lists every resource, within `Limits::max_resource_count`. A server
@@ -100,7 +107,7 @@ impl Binding {
             return Ok(Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None });
         }
         let max = self.inner.limits.max_resource_count;
-        self.list_all(methods::RESOURCES_LIST, "resources", max, "list_resources").await
+        self.list_all(methods::RESOURCES_LIST, "resources", max, "list_resources", deserialized).await
     }
 
     /// Lists every resource template, within `Limits::max_resource_count`.
@@ -111,8 +118,8 @@ impl Binding {
             return Ok(Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None });
         }
         let max = self.inner.limits.max_resource_count;
-        self.list_all(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates", max, "list_resource_templates")
-            .await
+        let (method, op) = (methods::RESOURCES_TEMPLATES_LIST, "list_resource_templates");
+        self.list_all(method, "resourceTemplates", max, op, deserialized).await
     }
 
     /// One page of the tools the binding's [`ToolFilter`](crate::ToolFilter)
@@ -178,16 +185,22 @@ impl Binding {
         Ok(Listing { items, warnings, next_cursor })
     }
 
-    /// Pages through a list (see [`crate::catalog`] for the rules: a
-    /// repeated cursor, the page bound, the item bound or a page the server
-    /// answers badly ends the listing with a warning and keeps what was
-    /// read). A malformed entry is dropped with a warning.
-    async fn list_all<T: DeserializeOwned>(
+    /// Pages through a list: every family read whole (tools, prompts,
+    /// resources, templates, skills, tasks) goes through here and the
+    /// catalog's own paging, so each has the same bounds (see
+    /// [`crate::catalog`]): a repeated cursor, `Limits::max_catalog_pages`
+    /// pages, `max_items` entries across pages (counted while each page is
+    /// parsed, so the entries past it are never built), or a page the
+    /// server answers badly ends the listing with a warning and keeps what
+    /// was read. Each entry is converted by `convert`, and one it refuses
+    /// dropped with a warning.
+    pub(super) async fn list_all<T>(
         &self,
         method: &str,
         key: &str,
         max_items: usize,
         op: &'static str,
+        convert: impl FnMut(Value) -> Result<T, String>,
     ) -> Result<Listing<T>, Error> {
         let pages = self.inner.limits.max_catalog_pages;
         let raw = crate::catalog::page_through(
@@ -201,7 +214,7 @@ impl Binding {
         .await
         .map_err(|e| e.with_binding(&self.inner.name).with_op(op))?;
         let mut warnings = raw.warnings;
-        let items = converted(method, raw.entries, &mut warnings, deserialized);
+        let items = converted(method, raw.entries, &mut warnings, convert);
         Ok(Listing { items, warnings, next_cursor: None })
     }
 
@@ -223,11 +236,54 @@ impl Binding {
     /// answers with a task (when the binding declares the Tasks extension,
     /// [`AllowedCapabilities::tasks`](crate::AllowedCapabilities::tasks)).
     pub async fn call_tool(&self, name: &str, arguments: Value, opts: CallOpts) -> Result<ToolResult, Error> {
-        let named = |e: Error| e.with_binding(&self.inner.name).with_op("call_tool");
+        self.call_tool_as(name, arguments, opts, Caller::Host).await
+    }
+
+    /// Calls the tool `name` for an app of this binding's server (MCP
+    /// Apps), as the host's app bridge does: the request is marked
+    /// [`FromApp`](crate::catalog::apps::FromApp), which lets it reach a
+    /// tool whose visibility is app only and refuses it
+    /// (`tool_unavailable`, before anything is sent) for a tool whose
+    /// visibility lacks `"app"`. Otherwise this is [`Binding::call_tool`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), mcp_stack::Error> {
+    /// use mcp_stack::{Binding, CallOpts, ClientExtensions, Definition, FailureClass};
+    ///
+    /// let mut definition = Definition::new("demo", mcp_stack::demo::factory());
+    /// definition.extensions = ClientExtensions::default().apps();
+    /// let binding = Binding::connect(definition, Default::default()).await?;
+    /// // The demo's clock app refreshes itself with a tool only it may call.
+    /// let refused = binding.call_tool("clock_refresh", serde_json::json!({}), CallOpts::default()).await;
+    /// assert_eq!(refused.unwrap_err().class(), FailureClass::ToolUnavailable);
+    /// binding.call_tool_from_app("clock_refresh", serde_json::json!({}), CallOpts::default()).await?;
+    /// # binding.close().await;
+    /// # Ok(()) }
+    /// ```
+    pub async fn call_tool_from_app(
+        &self,
+        name: &str,
+        arguments: Value,
+        opts: CallOpts,
+    ) -> Result<ToolResult, Error> {
+        self.call_tool_as(name, arguments, opts, Caller::App).await
+    }
+
+    async fn call_tool_as(
+        &self,
+        name: &str,
+        arguments: Value,
+        opts: CallOpts,
+        caller: Caller,
+    ) -> Result<ToolResult, Error> {
+        let op = caller.op();
+        let named = |e: Error| e.with_binding(&self.inner.name).with_op(op);
         if self.requires_task(name) {
             let deadline = opts.deadline_from(tokio::time::Instant::now(), self.inner.timeouts.request);
             let opts = CallOpts { deadline: Some(deadline), timeout: None, ..opts };
-            return match self.call_tool_task(name, arguments, None, opts.clone()).await.map_err(named)? {
+            let started = self.call_tool_task_as(name, arguments, None, opts.clone(), caller).await;
+            return match started.map_err(named)? {
                 super::TaskStart::Done(result) => Ok(result),
                 super::TaskStart::Task(task) => task.result(opts).await.map_err(named),
             };
@@ -241,7 +297,7 @@ impl Binding {
             timeout: None,
             ..opts
         });
-        let rsp = self.request(request, "call_tool").await?;
+        let rsp = self.request(caller.mark(request), op).await?;
         if rsp.result.get("resultType").and_then(Value::as_str) == Some("task") {
             let within = CallOpts { deadline: Some(deadline), timeout: None, progress: None };
             return match self.task_or_result(name, rsp).await.map_err(named)? {
@@ -409,4 +465,28 @@ fn converted<T>(
 /// and [`Binding::list_all`]; why it is not one, when it is not.
 fn deserialized<T: DeserializeOwned>(entry: Value) -> Result<T, String> {
     serde_json::from_value(entry).map_err(|e| e.to_string())
+}
+
+/// Who a tool call is for: the host (and its model), or an app of the
+/// binding's server (MCP Apps), whose calls carry [`FromApp`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Caller {
+    Host,
+    App,
+}
+
+impl Caller {
+    fn op(self) -> &'static str {
+        match self {
+            Caller::Host => "call_tool",
+            Caller::App => "call_tool_from_app",
+        }
+    }
+
+    pub(super) fn mark(self, mut request: McpRequest) -> McpRequest {
+        if self == Caller::App {
+            request.extensions.insert(FromApp::new());
+        }
+        request
+    }
 }

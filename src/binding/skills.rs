@@ -14,7 +14,7 @@ use crate::content::ResourceResult;
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::{methods, SKILLS_EXTENSION};
 use crate::request::{push_warning, CallOpts};
-use crate::skills::{LoadedSkill, SkillBounds, SkillFile, SkillInfo};
+use crate::skills::{duplicate_warnings, LoadedSkill, SkillBounds, SkillFile, SkillInfo};
 
 impl Binding {
     /// One page of the server's skills (`skills/list`): the first when
@@ -22,58 +22,50 @@ impl Binding {
     /// `next_cursor`; at most `Limits::max_catalog_items` entries. An entry
     /// that cannot be used (malformed, over `Limits::max_skill_files` or
     /// `Limits::max_skill_bytes`, a file under another scheme or authority
-    /// than its `SKILL.md`) is dropped with a warning, the others kept. A
-    /// server that does not declare the Skills extension is not asked (an
-    /// empty listing, with a warning). Nothing of a skill is fetched.
+    /// than its `SKILL.md`) is dropped with a warning, the others kept. Two
+    /// skills of the page with one name are both kept, with a warning (see
+    /// [`crate::skills`]). A server that does not declare the Skills
+    /// extension is not asked (an empty listing, with a warning). Nothing
+    /// of a skill is fetched.
     pub async fn list_skills_page(&self, cursor: Option<&str>) -> Result<Listing<SkillInfo>, Error> {
+        let Some(convert) = self.skill_reader() else { return Ok(undeclared()) };
+        let max = self.inner.limits.max_catalog_items;
+        let mut page =
+            self.list_page(methods::SKILLS_LIST, "skills", cursor, max, "list_skills", convert).await?;
+        for warning in duplicate_warnings(methods::SKILLS_LIST, &page.items) {
+            push_warning(&mut page.warnings, warning);
+        }
+        Ok(page)
+    }
+
+    /// Every skill the server lists, page after page, within the bounds
+    /// of every list ([`Binding::list_tools`]'s: a repeated cursor ends it,
+    /// at most `Limits::max_catalog_pages` pages and
+    /// `Limits::max_catalog_items` skills in all, counted as each page is
+    /// read; a warning says when the rest was not read). Entries are
+    /// checked as [`Binding::list_skills_page`] checks them; skills sharing
+    /// a name are all kept, with a warning naming their URIs.
+    pub async fn list_skills(&self) -> Result<Listing<SkillInfo>, Error> {
+        let Some(convert) = self.skill_reader() else { return Ok(undeclared()) };
+        let max = self.inner.limits.max_catalog_items;
+        let mut all = self.list_all(methods::SKILLS_LIST, "skills", max, "list_skills", convert).await?;
+        for warning in duplicate_warnings(methods::SKILLS_LIST, &all.items) {
+            push_warning(&mut all.warnings, warning);
+        }
+        Ok(all)
+    }
+
+    /// How a `skills/list` entry is read, if the server declares skills.
+    fn skill_reader(&self) -> Option<impl FnMut(Value) -> Result<SkillInfo, String>> {
         if !self.current_session().capabilities.declares_extension(SKILLS_EXTENSION) {
-            let mut listing = Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None };
-            push_warning(&mut listing.warnings, format!("the server does not declare {SKILLS_EXTENSION}"));
-            return Ok(listing);
+            return None;
         }
         let limits = &self.inner.limits;
         let bounds =
             SkillBounds { max_files: limits.max_skill_files, max_bytes: limits.max_skill_bytes as u64 };
-        let convert = |entry: Value| {
+        Some(move |entry: Value| {
             SkillInfo::from_wire(&entry, bounds).map_err(|why| format!("{}{why}", entry_name(&entry)))
-        };
-        let max = limits.max_catalog_items;
-        self.list_page(methods::SKILLS_LIST, "skills", cursor, max, "list_skills", convert).await
-    }
-
-    /// Every skill the server lists, page after page: at most
-    /// `Limits::max_catalog_pages` pages and `Limits::max_catalog_items`
-    /// skills in all (a warning says when the rest was not read).
-    pub async fn list_skills(&self) -> Result<Listing<SkillInfo>, Error> {
-        let limits = self.inner.limits;
-        let mut all = self.list_skills_page(None).await?;
-        let mut pages = 1;
-        while let Some(cursor) = all.next_cursor.take() {
-            if pages >= limits.max_catalog_pages || all.items.len() >= limits.max_catalog_items {
-                push_warning(
-                    &mut all.warnings,
-                    format!("skills/list: stopped after {pages} pages and {} skills", all.items.len()),
-                );
-                break;
-            }
-            let page = self.list_skills_page(Some(&cursor)).await?;
-            all.items.extend(page.items);
-            if all.items.len() > limits.max_catalog_items {
-                push_warning(
-                    &mut all.warnings,
-                    format!(
-                        "skills/list: kept the first {} skills, dropped {} (max_catalog_items)",
-                        limits.max_catalog_items,
-                        all.items.len() - limits.max_catalog_items
-                    ),
-                );
-                all.items.truncate(limits.max_catalog_items);
-            }
-            all.warnings.extend(page.warnings);
-            all.next_cursor = page.next_cursor;
-            pages += 1;
-        }
-        Ok(all)
+        })
     }
 
     /// Loads `skill`: reads its `SKILL.md`, checks it against the listing
@@ -139,6 +131,13 @@ impl Binding {
         }
         Ok(bytes)
     }
+}
+
+/// The listing of a server that does not declare skills: empty, said so.
+fn undeclared() -> Listing<SkillInfo> {
+    let mut listing = Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None };
+    push_warning(&mut listing.warnings, format!("the server does not declare {SKILLS_EXTENSION}"));
+    listing
 }
 
 /// The bytes of the one content item of `read` for `file` (see

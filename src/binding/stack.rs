@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use tower::limit::ConcurrencyLimitLayer;
 use tower::retry::RetryLayer;
-use tower::util::BoxCloneService;
 use tower::{Layer, ServiceBuilder};
 use tower_service::Service;
 
@@ -174,15 +173,22 @@ impl StackParts {
         self.reconnect.clone()
     }
 
+    /// The binding's retry policy as tower's retry layer ([`SafeRetry`]:
+    /// only what is safe to repeat; never, when the definition turns
+    /// retries off), for a custom stack that places it itself.
+    pub fn retry(&self) -> RetryLayer<SafeRetry> {
+        RetryLayer::new(self.retry.clone())
+    }
+
     /// The bottom service with the binding's retry policy above it
     /// ([`SafeRetry`]: only what is safe to repeat), as the default stack
     /// has it.
     pub fn retrying_reconnect(&self) -> BoxMcpService {
-        BoxCloneService::new(self.retrying())
+        BoxMcpService::new(self.retrying())
     }
 
     fn retrying(&self) -> tower::retry::Retry<SafeRetry, Reconnect> {
-        RetryLayer::new(self.retry.clone()).layer(self.reconnect.clone())
+        self.retry().layer(self.reconnect.clone())
     }
 
     /// The default stack: these parts in the order, and for the reasons,
@@ -195,7 +201,7 @@ impl StackParts {
             .layer(self.tool_gate())
             .layer(self.concurrency_limit())
             .service(self.retrying());
-        BoxCloneService::new(stack)
+        BoxMcpService::new(stack)
     }
 }
 

@@ -57,7 +57,7 @@ pub(crate) mod redis;
 
 pub use memory::{CacheBounds, MemoryCache};
 #[cfg(feature = "redis")]
-pub use redis::RedisCache;
+pub use redis::{RedisCache, DEFAULT_REDIS_TIMEOUT};
 
 use async_trait::async_trait;
 use std::fmt;

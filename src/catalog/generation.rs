@@ -199,6 +199,13 @@ impl CallPlan {
         let tool = &self.catalog.tools[*self.tool.as_ref().ok()?];
         tool.annotations.as_ref()?.idempotent_hint
     }
+
+    /// Who the tool is for (MCP Apps), when the adopted generation lists
+    /// it with an app declaration.
+    pub(crate) fn visibility(&self) -> Option<super::apps::Visibility> {
+        let tool = &self.catalog.tools[*self.tool.as_ref().ok()?];
+        tool.app.as_ref().map(|app| app.visibility)
+    }
 }
 
 /// A binding's generations and its refresh task. See the module docs.

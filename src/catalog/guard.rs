@@ -22,7 +22,12 @@
 //! - a call of a tool the definition says is safe to run twice
 //!   ([`RepeatableTools`](crate::RepeatableTools), by name or by its
 //!   `idempotentHint` when the definition trusts that) is marked
-//!   [`Idempotent`] for the retry layer below.
+//!   [`Idempotent`] for the retry layer below;
+//! - a call of a tool whose MCP Apps visibility lacks `"model"` is refused
+//!   (`tool_unavailable`, before any I/O) unless it is marked [`FromApp`],
+//!   and one marked [`FromApp`] of a tool whose visibility lacks `"app"` is
+//!   refused too: the one place the visibility rule is enforced, which
+//!   every path to a tool passes.
 //!
 //! Readiness passes through. Other methods pass through untouched.
 //!
@@ -38,10 +43,11 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use tower_service::Service;
 
+use super::apps::{visibility_refusal, FromApp};
 use super::generation::{CallPlan, CatalogCell};
 use super::Catalog;
 use crate::config::RepeatableTools;
-use crate::error::Error;
+use crate::error::{Error, FailureClass};
 use crate::layer::retry::Idempotent;
 use crate::request::{McpRequest, McpResponse};
 use tower::ServiceExt;
@@ -79,7 +85,15 @@ where
         let Some(name) = req.tool_name() else {
             return ResponseFuture { state: State::Passing { inner: self.inner.call(req) } };
         };
-        match self.cell.plan_call(name) {
+        let plan = self.cell.plan_call(name).and_then(|plan| {
+            let visibility = plan.visibility().unwrap_or_default();
+            let from_app = req.extensions.get::<FromApp>().is_some();
+            match visibility_refusal(name, visibility, from_app) {
+                Some(why) => Err(Error::new(FailureClass::ToolUnavailable, why)),
+                None => Ok(plan),
+            }
+        });
+        match plan {
             Ok(plan) => {
                 if self.repeatable.allows(name, plan.idempotent_hint()) {
                     req.extensions.insert(Idempotent);

@@ -12,6 +12,7 @@ use super::era::RequestMeta;
 use super::error::{unanswered, RpcError};
 use super::{ConnectionState, Pending, Shared, MAX_WARNING_BYTES};
 use crate::error::{normalize_message, Error, FailureClass};
+use crate::protocol::bounded_list::ListBound;
 use crate::protocol::{methods, Message, Outcome, RequestId, Response};
 use crate::request::McpRequest;
 use crate::transport::WireHeaders;
@@ -43,7 +44,8 @@ impl Shared {
             slot.set(&id);
         }
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().expect("pending lock").insert(id.clone(), Pending { tx, written: false });
+        let bound = req.extensions.get::<ListBound>().cloned();
+        self.pending.lock().expect("pending lock").insert(id.clone(), Pending { tx, written: false, bound });
         let mut guard = PendingGuard { shared: self.clone(), id: id.clone(), sent: false, done: false };
         // `finish` marks the state closed before it drains the table: if it
         // ran between the check above and the insert, it missed this entry,
@@ -87,6 +89,12 @@ impl Shared {
                 }
             }),
         }
+    }
+
+    /// The bound the reply to `id` is parsed within, if its request is a
+    /// bounded list request.
+    pub(super) fn bound_of(&self, id: &RequestId) -> Option<ListBound> {
+        self.pending.lock().expect("pending lock").get(id).and_then(|p| p.bound.clone())
     }
 
     pub(super) fn complete(&self, response: Response) {
@@ -142,6 +150,7 @@ impl Drop for PendingGuard {
         if !(written && self.sent) || self.shared.check_open().is_err() {
             return;
         }
+        self.shared.abandoned.store(true, std::sync::atomic::Ordering::Relaxed);
         let notice = self.shared.era.read().expect("era lock").cancel_notice(&self.id);
         let notice = notice.map(|n| Message::Notification(n).to_json());
         let shared = self.shared.clone();

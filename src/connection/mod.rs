@@ -98,7 +98,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -199,6 +199,9 @@ struct Pending {
     /// then it provably never left the client: a connection that ends
     /// meanwhile fails it `transport_closed`, not `indeterminate`.
     written: bool,
+    /// A list request's bound on its reply's entries, applied while the
+    /// reply is parsed (see `protocol::bounded_list`).
+    bound: Option<crate::protocol::bounded_list::ListBound>,
 }
 
 /// One message for the writer, with the HTTP headers that mirror it and,
@@ -229,6 +232,11 @@ struct Shared {
     replies: mpsc::Sender<String>,
     sender: Arc<dyn MessageSender>,
     pending: Mutex<HashMap<RequestId, Pending>>,
+    /// Whether a request was abandoned after it was written (its caller
+    /// dropped it, at its deadline or on purpose) without its reply: the
+    /// server may still be running it, so closing does not wait for it
+    /// ([`MessageSender::close_abandoning`]).
+    abandoned: AtomicBool,
     /// Messages handed to the writer (`outbound`) that it has not yet
     /// written or dropped: while there are any, nothing is written at once
     /// past them (`Shared::write_at_once`).
@@ -302,6 +310,7 @@ impl Connection {
             replies,
             sender: transport.sender.clone(),
             pending: Mutex::new(HashMap::new()),
+            abandoned: AtomicBool::new(false),
             queued: AtomicUsize::new(0),
             next_id: AtomicI64::new(1),
             era: RwLock::new(Arc::new(Unnegotiated)),
@@ -405,7 +414,11 @@ impl Connection {
     /// process group are ended). Idempotent.
     pub async fn close(&self) {
         self.shared.finish(FailureClass::Shutdown, "connection closed");
-        if let Err(e) = self.shared.sender.close().await {
+        let closed = match self.shared.abandoned.load(std::sync::atomic::Ordering::Relaxed) {
+            true => self.shared.sender.close_abandoning().await,
+            false => self.shared.sender.close().await,
+        };
+        if let Err(e) = closed {
             tracing::debug!(target: "mcp_stack::connection", "closing transport: {e}");
         }
     }

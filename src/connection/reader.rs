@@ -81,7 +81,7 @@ pub(super) async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::
 /// (the reply backlog stayed full). A server request's serving is boxed:
 /// inline, its future would be held by every idle reader.
 pub(super) async fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) -> bool {
-    match Message::parse(text) {
+    match Message::parse_with(text, &|id| shared.bound_of(id)) {
         Ok(Message::Response(response)) => shared.complete(response),
         Ok(Message::Notification(notification)) => {
             if notification.method == methods::NOTIFICATIONS_CANCELLED {

@@ -266,7 +266,10 @@ impl Dialer {
         let mut session = tokio::time::timeout(self.timeout, handshake).await.unwrap_or_else(|_| {
             Err(Error::new(
                 FailureClass::StartupTimeout,
-                format!("the handshake of a renewed session did not finish within {:?}", self.timeout),
+                format!(
+                    "the handshake of a renewed session did not finish within {}",
+                    crate::error::for_people(self.timeout)
+                ),
             ))
         })?;
         if self.chose_legacy_for_mrtr_less.load(Ordering::SeqCst) {
@@ -320,7 +323,10 @@ impl Dialer {
         // which closes its transport.
         let dialed =
             tokio::time::timeout(self.timeout, start).instrument(span.clone()).await.unwrap_or_else(|_| {
-                let mut message = format!("connect and handshake did not finish within {:?}", self.timeout);
+                let mut message = format!(
+                    "connect and handshake did not finish within {}",
+                    crate::error::for_people(self.timeout)
+                );
                 if let Some(hint) = self.factory.startup_hint() {
                     message.push_str("; ");
                     message.push_str(&hint);
@@ -435,7 +441,10 @@ impl Dialer {
                         timed_out = true;
                         Ok(Probe::Legacy(Error::new(
                             FailureClass::StartupTimeout,
-                            format!("server/discover had no answer within {:?}", self.discover_timeout),
+                            format!(
+                                "server/discover had no answer within {}",
+                                crate::error::for_people(self.discover_timeout)
+                            ),
                         )))
                     }
                 }

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use super::{normalize_instructions, Era};
 use crate::connection::Connection;
 use crate::error::{Error, FailureClass};
+use crate::protocol::jsonrpc::codes;
 use crate::protocol::lifecycle::{ClientCapabilities, Implementation, InitializeParams, InitializeResult};
 use crate::protocol::{is_supported_version, methods, LATEST_LEGACY_VERSION};
 use crate::session::{ServerIdentity, SessionInfo};
@@ -91,6 +92,15 @@ pub(crate) async fn initialize_version(
                 };
                 Error::new(FailureClass::UnsupportedProtocol, message).with_source(rpc).with_op("initialize")
             }
+            // A peer that answers the handshake itself with "method not
+            // found" is no MCP server at all (a program that echoes its
+            // input, another protocol's server): said in plain words.
+            None if super::rpc_error(&e).is_some_and(|rpc| rpc.code == codes::METHOD_NOT_FOUND) => Error::new(
+                FailureClass::UnsupportedProtocol,
+                "the server does not speak MCP: it answered the handshake (initialize) with \"method not found\"",
+            )
+            .with_source(e)
+            .with_op("initialize"),
             None => e.with_op("initialize"),
         }
     })?;

@@ -380,7 +380,7 @@ impl Elicitor {
         let answer = match outcome {
             Ok(Ok(answer)) => answer,
             Err(_) => {
-                let message = format!("nobody answered within {:?}", self.timeout);
+                let message = format!("nobody answered within {}", crate::error::for_people(self.timeout));
                 self.resolved(
                     mode,
                     Some(ElicitAction::Cancel),

@@ -272,8 +272,7 @@ impl BindingInbound {
     }
 
     /// The inbound side of a binding: serves exactly what
-    /// [`client_capabilities`] advertises. Must be called within a runtime
-    /// (the log pump has a task).
+    /// [`client_capabilities`] advertises.
     pub(crate) fn new(
         server: &ServerSide<'_>,
         handlers: &Handlers,
@@ -320,7 +319,7 @@ impl BindingInbound {
             .is_some()
             .then(|| Arc::new(crate::tasks::held::HeldTasks::new(held_prefix(&binding))));
         BindingInbound {
-            logs: LogPump::new(handlers.log.clone(), server.log_level),
+            logs: LogPump::new(handlers.log.clone(), server.log_level, progress.deliveries().clone()),
             binding,
             limits,
             events,
@@ -497,8 +496,9 @@ impl InboundHandler for BindingInbound {
             methods::NOTIFICATIONS_RESOURCES_UPDATED => self.resource_updated(notification.params),
             // 2025-11-25's, and the 2026-07-28 extension's on a listen stream.
             methods::NOTIFICATIONS_TASKS_STATUS | methods::NOTIFICATIONS_TASKS => {
-                if let Err(e) = self.tasks.status(notification.params.as_ref()) {
-                    self.warning(format!("dropped a task status notification: {}", e.message()));
+                match self.tasks.status(notification.params.as_ref()) {
+                    Ok(warnings) => warnings.into_iter().for_each(|w| self.warning(w)),
+                    Err(e) => self.warning(format!("dropped a task status notification: {}", e.message())),
                 }
             }
             methods::NOTIFICATIONS_ELICITATION_COMPLETE => {

@@ -3,18 +3,21 @@
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use tokio::sync::mpsc;
-use tower::ServiceExt;
 
 use crate::error::normalize_message;
 use crate::error::Error;
+use crate::layer::progress::{Deliveries, Pending};
 use crate::protocol::logging::LoggingLevel;
 use tower::util::BoxCloneSyncService;
 
-/// Receives the server's log messages, one at a time, on a task of its own.
+/// Receives the server's log messages, one at a time, on the binding's
+/// delivery task: in the order the server sent them, between the progress
+/// reports it sent (see [`crate::layer::progress`]). A slow service delays
+/// the binding's progress reports too, never the connection.
 pub type LogService = BoxCloneSyncService<LogMessage, (), Error>;
 
-/// Log records queued for the log service before new ones are dropped.
+/// Log records queued (not yet delivered) for the log service before new
+/// ones are dropped.
 pub(crate) const LOG_QUEUE: usize = 256;
 /// The longest logger name kept.
 pub(crate) const MAX_LOGGER_BYTES: usize = 128;
@@ -50,9 +53,12 @@ pub(crate) fn bound_text(text: &str, max: usize) -> (String, bool) {
     (bounded, truncated)
 }
 
-/// The hand-off from the connection's reader to the log service.
+/// The hand-off from the connection's reader to the log service, through
+/// the binding's ordered delivery queue.
 pub(crate) struct LogPump {
-    tx: Option<mpsc::Sender<LogMessage>>,
+    service: Option<LogService>,
+    deliveries: Deliveries,
+    pending: Arc<Pending>,
     dropped: Arc<AtomicU64>,
     /// The least severe level delivered, as an index into
     /// [`LoggingLevel::ALL`].
@@ -64,27 +70,21 @@ fn level_index(level: LoggingLevel) -> u8 {
 }
 
 impl LogPump {
-    /// A pump to `service` on a task of its own, or one that delivers
-    /// nothing when there is no service. Must be called within a runtime
-    /// when there is one.
-    pub(crate) fn new(service: Option<LogService>, min_level: LoggingLevel) -> Self {
-        let tx = service.map(|service| {
-            let (tx, mut rx) = mpsc::channel::<LogMessage>(LOG_QUEUE);
-            tokio::spawn(async move {
-                while let Some(record) = rx.recv().await {
-                    if let Err(e) = service.clone().oneshot(record).await {
-                        tracing::debug!(target: "mcp_stack::inbound", "the log service failed: {e}");
-                    }
-                }
-            });
-            tx
-        });
-        LogPump { tx, dropped: Arc::new(AtomicU64::new(0)), min_level: AtomicU8::new(level_index(min_level)) }
+    /// A pump to `service` through `deliveries` (the binding's progress
+    /// router's), or one that delivers nothing when there is no service.
+    pub(crate) fn new(service: Option<LogService>, min_level: LoggingLevel, deliveries: Deliveries) -> Self {
+        LogPump {
+            service,
+            deliveries,
+            pending: Arc::default(),
+            dropped: Arc::new(AtomicU64::new(0)),
+            min_level: AtomicU8::new(level_index(min_level)),
+        }
     }
 
     /// Whether a log service is installed.
     pub(crate) fn installed(&self) -> bool {
-        self.tx.is_some()
+        self.service.is_some()
     }
 
     /// Changes the least severe level delivered.
@@ -95,13 +95,23 @@ impl LogPump {
     /// Queues a record without waiting; below the level it is skipped, on a
     /// full queue dropped and counted.
     pub(crate) fn deliver(&self, record: LogMessage) {
-        let Some(tx) = &self.tx else { return };
+        let Some(service) = &self.service else { return };
         if level_index(record.level) < self.min_level.load(Ordering::Relaxed) {
             return;
         }
-        if tx.try_send(record).is_err() {
+        if !self.pending.take(LOG_QUEUE) {
             self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
         }
+        let service = service.clone();
+        let job: crate::layer::progress::Job = Box::new(move || {
+            Box::pin(async move {
+                if let Err(e) = tower::ServiceExt::oneshot(service, record).await {
+                    tracing::debug!(target: "mcp_stack::inbound", "the log service failed: {e}");
+                }
+            })
+        });
+        self.deliveries.job(job, self.pending.clone());
     }
 
     /// Records dropped because the log service fell behind.
@@ -136,7 +146,11 @@ mod tests {
                 Ok::<_, crate::Error>(())
             }
         });
-        let pump = LogPump::new(Some(tower::util::BoxCloneSyncService::new(svc)), LoggingLevel::Info);
+        let pump = LogPump::new(
+            Some(tower::util::BoxCloneSyncService::new(svc)),
+            LoggingLevel::Info,
+            Deliveries::default(),
+        );
         let record = |level| LogMessage {
             binding: "b".into(),
             level,

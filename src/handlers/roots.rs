@@ -80,7 +80,10 @@ impl RootsServer {
                 return Err(rpc_error(codes::INTERNAL_ERROR, e.class(), "the host could not list its roots"));
             }
             Err(_) => {
-                self.warn(format!("the roots service did not answer within {:?}", self.timeout));
+                self.warn(format!(
+                    "the roots service did not answer within {}",
+                    crate::error::for_people(self.timeout)
+                ));
                 return Err(rpc_error(
                     codes::INTERNAL_ERROR,
                     FailureClass::Deadline,

@@ -313,7 +313,10 @@ impl Sampler {
                 return Err(rpc_error(code, e.class(), text));
             }
             Err(_) => {
-                let message = format!("the host's model did not answer within {:?}", self.timeout);
+                let message = format!(
+                    "the host's model did not answer within {}",
+                    crate::error::for_people(self.timeout)
+                );
                 self.resolved(
                     depth,
                     granted,

@@ -78,10 +78,13 @@
 //! that wants user layers or other per-binding construction installs its
 //! own, and it applies to every binding the host connects.
 
+mod builder;
 mod catalog;
 pub mod config_file;
 mod events;
+mod search;
 
+pub use builder::HostBuilder;
 pub use catalog::{HostCatalog, Route};
 pub(crate) use events::DEFAULT_EVENT_CAPACITY;
 pub use events::{HostEvent, HostEvents};
@@ -103,6 +106,7 @@ use crate::events::{Event, Failure, State};
 use crate::handlers::Handlers;
 use crate::request::CallOpts;
 use crate::session::ServerIdentity;
+use search::ToolIndex;
 
 /// The most bindings one host holds.
 pub(crate) const MAX_BINDINGS: usize = 1024;
@@ -116,95 +120,7 @@ pub(crate) type ConnectFuture = Pin<Box<dyn Future<Output = Result<Binding, Erro
 /// [`HostBuilder::connector`].
 pub(crate) type Connector = Arc<dyn Fn(Definition, Handlers) -> ConnectFuture + Send + Sync>;
 
-type HandlersFor = Arc<dyn Fn(&Definition) -> Handlers + Send + Sync>;
-
-/// Configures a [`Host`].
-#[must_use]
-pub struct HostBuilder {
-    handlers: HandlersFor,
-    connector: Connector,
-    close_timeout: Duration,
-    event_capacity: usize,
-}
-
-impl fmt::Debug for HostBuilder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HostBuilder")
-            .field("close_timeout", &self.close_timeout)
-            .field("event_capacity", &self.event_capacity)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Default for HostBuilder {
-    fn default() -> Self {
-        HostBuilder {
-            handlers: Arc::new(|_| Handlers::default()),
-            connector: Arc::new(|definition, handlers| Box::pin(Binding::connect(definition, handlers))),
-            close_timeout: DEFAULT_CLOSE_TIMEOUT,
-            event_capacity: DEFAULT_EVENT_CAPACITY,
-        }
-    }
-}
-
-impl HostBuilder {
-    /// Serves every binding's server requests with (clones of) `handlers`.
-    pub fn handlers(self, handlers: Handlers) -> Self {
-        self.handlers_with(move |_| handlers.clone())
-    }
-
-    /// Serves each binding's server requests with the handlers `f` makes for
-    /// its definition.
-    pub fn handlers_with(mut self, f: impl Fn(&Definition) -> Handlers + Send + Sync + 'static) -> Self {
-        self.handlers = Arc::new(f);
-        self
-    }
-
-    /// Builds every binding with `connect` instead of [`Binding::connect`]:
-    /// the one place where a host decides how its bindings are made (user
-    /// layers, a wrapped transport). The host bounds it by the definition's
-    /// startup timeout and drops it past that.
-    pub fn connector<F, Fut>(mut self, connect: F) -> Self
-    where
-        F: Fn(Definition, Handlers) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Binding, Error>> + Send + 'static,
-    {
-        self.connector = Arc::new(move |definition, handlers| Box::pin(connect(definition, handlers)));
-        self
-    }
-
-    /// How long [`Host::close`] and [`Host::remove`] wait for bindings to
-    /// close (default 10 s; zero selects it).
-    pub fn close_timeout(mut self, timeout: Duration) -> Self {
-        self.close_timeout = if timeout.is_zero() { DEFAULT_CLOSE_TIMEOUT } else { timeout };
-        self
-    }
-
-    /// How many events a reader of [`Host::events`] may fall behind by
-    /// before it loses the oldest (default 1024; at
-    /// least 1).
-    pub fn event_capacity(mut self, capacity: usize) -> Self {
-        self.event_capacity = capacity.max(1);
-        self
-    }
-
-    /// The host, with no bindings yet.
-    pub fn build(self) -> Host {
-        let (events, _) = broadcast::channel(self.event_capacity);
-        let (changes, _) = watch::channel(0u64);
-        Host {
-            inner: Arc::new(Inner {
-                registry: Mutex::new(Registry::default()),
-                merged: Mutex::new(None),
-                events,
-                changes,
-                handlers: self.handlers,
-                connector: self.connector,
-                close_timeout: self.close_timeout,
-            }),
-        }
-    }
-}
+pub(crate) type HandlersFor = Arc<dyn Fn(&Definition) -> Handlers + Send + Sync>;
 
 /// Many named bindings as one. Cheap to clone; clones share the bindings.
 /// See the [module docs](self).
@@ -213,10 +129,13 @@ pub struct Host {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     registry: Mutex<Registry>,
     /// The last merged catalog, reused while no member changed.
     merged: Mutex<Option<Arc<HostCatalog>>>,
+    /// The tool index behind [`Host::search_tools`], brought in step with
+    /// the merged catalog at each search.
+    index: Mutex<ToolIndex>,
     events: broadcast::Sender<HostEvent>,
     /// Bumped on every change of a binding's slot; `settled` waits on it.
     changes: watch::Sender<u64>,
@@ -226,7 +145,7 @@ struct Inner {
 }
 
 #[derive(Default)]
-struct Registry {
+pub(crate) struct Registry {
     entries: BTreeMap<String, Entry>,
     next_id: u64,
     closed: bool,
@@ -546,7 +465,7 @@ impl Host {
                 FailureClass::ToolUnavailable,
                 format!("the tool {:?} is not for apps (its visibility lacks \"app\")", quoted()),
             ),
-            Some(_) => binding.call_tool(raw_name, arguments, opts).await,
+            Some(_) => binding.call_tool_from_app(raw_name, arguments, opts).await,
         }
     }
 

@@ -18,8 +18,11 @@
 //! caller that can use part of the result (catalog discovery reads a list
 //! entry by entry) still can.
 
+use serde::de::DeserializeSeed;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+
+use super::bounded_list::{BoundedResult, ListBound};
 use serde_json::Value;
 use std::fmt;
 
@@ -334,8 +337,18 @@ struct Members {
     error: Option<Value>,
 }
 
-impl<'de> Deserialize<'de> for Members {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+/// The bound a reply's result is parsed within, found by its id (see
+/// [`Message::parse_with`]).
+pub(crate) type BoundOf<'a> = &'a dyn Fn(&RequestId) -> Option<ListBound>;
+
+/// Reads [`Members`], parsing a reply's `result` within the [`ListBound`]
+/// `bound_of` gives for its id. A `result` met before the `id` is kept as
+/// raw text (borrowed from the frame, nothing built) until the id is known.
+struct MembersSeed<'a>(BoundOf<'a>);
+
+impl<'de> DeserializeSeed<'de> for MembersSeed<'_> {
+    type Value = Members;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Members, D::Error> {
         use serde::de::{IgnoredAny, MapAccess, Visitor};
 
         /// A member's name, told apart without allocating it.
@@ -373,21 +386,36 @@ impl<'de> Deserialize<'de> for Members {
             }
         }
 
-        struct MembersVisitor;
-        impl<'de> Visitor<'de> for MembersVisitor {
+        struct MembersVisitor<'a>(BoundOf<'a>);
+        impl<'de> Visitor<'de> for MembersVisitor<'_> {
             type Value = Members;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON-RPC message (an object)")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
                 let mut m = Members::default();
+                // A result read before its id: raw until the id says how.
+                let mut early: Option<&'de RawValue> = None;
+                let bound = |id: &Option<Value>| id.as_ref().and_then(bound_id).and_then(|id| (self.0)(&id));
                 while let Some(key) = map.next_key::<Key>()? {
                     let slot = match key {
                         Key::Jsonrpc => &mut m.jsonrpc,
                         Key::Id => &mut m.id,
                         Key::Method => &mut m.method,
                         Key::Params => &mut m.params,
-                        Key::Result => &mut m.result,
+                        Key::Result if m.id.is_none() => {
+                            early = Some(map.next_value::<&'de RawValue>()?);
+                            m.result = None;
+                            continue;
+                        }
+                        Key::Result => {
+                            early = None;
+                            m.result = Some(match bound(&m.id) {
+                                Some(bound) => map.next_value_seed(BoundedResult(&bound))?,
+                                None => map.next_value::<Value>()?,
+                            });
+                            continue;
+                        }
                         Key::Error => &mut m.error,
                         Key::Other => {
                             map.next_value::<IgnoredAny>()?;
@@ -396,10 +424,28 @@ impl<'de> Deserialize<'de> for Members {
                     };
                     *slot = Some(map.next_value::<Value>()?);
                 }
+                if let Some(raw) = early {
+                    use serde::de::Error as _;
+                    let mut de = serde_json::Deserializer::from_str(raw.get());
+                    let result = match bound(&m.id) {
+                        Some(bound) => BoundedResult(&bound).deserialize(&mut de),
+                        None => Value::deserialize(&mut de),
+                    };
+                    m.result = Some(result.map_err(A::Error::custom)?);
+                }
                 Ok(m)
             }
         }
-        d.deserialize_map(MembersVisitor)
+        d.deserialize_map(MembersVisitor(self.0))
+    }
+}
+
+/// The id a bound is looked up by: a string or an integer.
+fn bound_id(id: &Value) -> Option<RequestId> {
+    match id {
+        Value::String(s) => Some(RequestId::String(s.clone())),
+        Value::Number(n) => n.as_i64().map(RequestId::Number),
+        _ => None,
     }
 }
 
@@ -410,7 +456,16 @@ impl Message {
     /// [`EnvelopeError::TooDeep`] when its envelope is readable (see the
     /// [module docs](self)); the depth is looked at only once parsing failed.
     pub(crate) fn parse(frame: &str) -> Result<Message, EnvelopeError> {
-        let members: Members = serde_json::from_str(frame).map_err(|e| match TooDeep::of(frame) {
+        Self::parse_with(frame, &|_| None)
+    }
+
+    /// [`Message::parse`], reading a reply's `result` within the
+    /// [`ListBound`] `bound_of` gives for its id, if any (see
+    /// [`crate::protocol::bounded_list`]).
+    pub(crate) fn parse_with(frame: &str, bound_of: BoundOf<'_>) -> Result<Message, EnvelopeError> {
+        let mut de = serde_json::Deserializer::from_str(frame);
+        let members = MembersSeed(bound_of).deserialize(&mut de).and_then(|m| de.end().map(|()| m));
+        let members: Members = members.map_err(|e| match TooDeep::of(frame) {
             Some(deep) => EnvelopeError::TooDeep(deep),
             None => EnvelopeError::NotJson(e.to_string()),
         })?;
@@ -474,6 +529,26 @@ impl Message {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A reply to a bounded list request is parsed within its bound,
+    /// whether its `result` comes before or after its `id`; other replies
+    /// and the bound's count are left alone.
+    #[test]
+    fn a_bounded_reply_keeps_its_bound_while_parsed() {
+        let bound = ListBound::new("tasks", 2);
+        let of = |id: &RequestId| (*id == RequestId::Number(7)).then(|| bound.clone());
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":7,"result":{"tasks":[1,2,3,4,5],"nextCursor":"n"}}"#,
+            r#"{"result":{"tasks":[1,2,3,4,5],"nextCursor":"n"},"jsonrpc":"2.0","id":7}"#,
+        ] {
+            let Ok(Message::Response(r)) = Message::parse_with(frame, &of) else { panic!("a response") };
+            assert_eq!(r.outcome, Outcome::Result(json!({ "tasks": [1, 2], "nextCursor": "n" })), "{frame}");
+            assert_eq!(bound.dropped(), 3, "{frame}");
+        }
+        let other = r#"{"jsonrpc":"2.0","id":8,"result":{"tasks":[1,2,3]}}"#;
+        let Ok(Message::Response(r)) = Message::parse_with(other, &of) else { panic!("a response") };
+        assert_eq!(r.outcome, Outcome::Result(json!({ "tasks": [1, 2, 3] })));
+    }
 
     #[test]
     fn classifies_each_kind() {

@@ -18,6 +18,7 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod bounded_list;
 pub(crate) mod completion;
 pub(crate) mod content;
 pub(crate) mod elicitation;

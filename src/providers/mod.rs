@@ -1,5 +1,5 @@
-//! Tools for LLM providers: a catalog's tools as OpenAI and Anthropic tool
-//! definitions, a provider's tool call dispatched to [`Host::call_tool`], and
+//! Tools for LLM providers: a catalog's tools as OpenAI, Anthropic and
+//! Gemini tool definitions, a provider's tool call dispatched to [`Host::call_tool`], and
 //! a [`ToolResult`] as that provider's tool-result content.
 //!
 //! Everything here works on [`ToolSpec`]s, so the tools can come from one
@@ -51,6 +51,11 @@
 //! | no `anyOf`, `oneOf`, `allOf` at the top level | yes (also `enum`, `not`) | yes | dropped: the server still validates |
 //! | `properties` present | yes | no | an empty one added |
 //!
+//! Gemini takes an OpenAPI subset rather than JSON Schema: its rewrites
+//! (`$ref` inlined, type lists as `nullable` or `anyOf`, `const` as a
+//! one-value `enum`, unsupported keywords dropped) and the tools it cannot
+//! take are in [`gemini`].
+//!
 //! OpenAI's **strict mode** ([`openai::Options::strict`], Structured
 //! Outputs) takes a subset of JSON Schema. Per tool, the schema is rewritten
 //! when that can be done without the model losing a meaning:
@@ -96,6 +101,9 @@
 //! [`HostCatalog::tools`]: crate::host::HostCatalog::tools
 
 pub mod anthropic;
+pub mod budget;
+pub mod exposure;
+pub mod gemini;
 pub mod openai;
 mod render;
 mod schema;

@@ -30,6 +30,12 @@
 //!
 //! A failed check is a [`FailureClass::VerificationFailed`] error naming
 //! the skill and the file, never the file's content.
+//!
+//! Two skills with one name (on one server) are both listed, in server
+//! order, with a warning naming their URIs: neither is the "real" one, so
+//! the client picks none. A lookup by name ([`skill_by_name`]) refuses the
+//! name then (`invalid_arguments`, naming every URI), rather than taking
+//! the first.
 
 mod frontmatter;
 
@@ -90,6 +96,73 @@ impl LoadedSkill {
     pub fn instructions(&self) -> &str {
         self.files.first().and_then(|(_, bytes)| std::str::from_utf8(bytes).ok()).unwrap_or_default()
     }
+}
+
+/// The most URIs one duplicate warning or lookup error names.
+const MAX_NAMED_DUPLICATES: usize = 8;
+
+/// The skill called `name` among `skills` (a listing's items): `not_found`
+/// when there is none, `invalid_arguments` naming each one's URI when
+/// several share the name (see the [module docs](self)).
+pub fn skill_by_name<'a>(skills: &'a [SkillInfo], name: &str) -> Result<&'a SkillInfo, Error> {
+    let mut found = skills.iter().filter(|s| s.name == name);
+    let Some(first) = found.next() else {
+        return Err(Error::new(
+            FailureClass::NotFound,
+            format!("no skill {:?}", normalize_message(name, 128)),
+        ));
+    };
+    if found.next().is_none() {
+        return Ok(first);
+    }
+    let same: Vec<&SkillInfo> = skills.iter().filter(|s| s.name == name).collect();
+    Err(Error::new(
+        FailureClass::InvalidArguments,
+        format!(
+            "{} skills are named {:?}, so the name does not say which: {}",
+            same.len(),
+            normalize_message(name, 128),
+            uris(&same)
+        ),
+    ))
+}
+
+/// A warning for each name that several of `skills` share, naming their
+/// URIs (each name once, in the order first listed).
+pub(crate) fn duplicate_warnings(method: &str, skills: &[SkillInfo]) -> Vec<String> {
+    let mut groups: Vec<(&str, Vec<&SkillInfo>)> = Vec::new();
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for skill in skills {
+        match at.get(skill.name.as_str()) {
+            Some(&i) => groups[i].1.push(skill),
+            None => {
+                at.insert(&skill.name, groups.len());
+                groups.push((&skill.name, vec![skill]));
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, same)| same.len() > 1)
+        .map(|(name, same)| {
+            format!(
+                "{method}: {} skills are named {:?} ({}); all are listed, and the name alone does not pick one",
+                same.len(),
+                normalize_message(name, 128),
+                uris(&same)
+            )
+        })
+        .collect()
+}
+
+/// The URIs of `skills`, bounded.
+fn uris(skills: &[&SkillInfo]) -> String {
+    let mut named: Vec<String> =
+        skills.iter().take(MAX_NAMED_DUPLICATES).map(|s| normalize_message(&s.uri, 256)).collect();
+    if skills.len() > MAX_NAMED_DUPLICATES {
+        named.push(format!("and {} more", skills.len() - MAX_NAMED_DUPLICATES));
+    }
+    named.join(", ")
 }
 
 /// The bounds an entry is read within.

@@ -33,7 +33,7 @@ const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
 /// The wait between polls when the server suggests none.
 const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// The longest task id taken from a server.
-const MAX_TASK_ID_BYTES: usize = 256;
+pub(crate) const MAX_TASK_ID_BYTES: usize = 256;
 /// The longest status message kept (longer ones are cut).
 const MAX_STATUS_MESSAGE_BYTES: usize = 1024;
 
@@ -153,14 +153,122 @@ impl TaskInfo {
         })
     }
 
+    /// Reads a task object, as [`TaskInfo::from_wire`], that must also
+    /// not name another task in its `_meta` (see [`check_related`]).
+    pub(crate) fn from_wire_checked(task: &Map<String, Value>, what: &str) -> Result<TaskInfo, Error> {
+        let info = TaskInfo::from_wire(task)?;
+        check_related(task.get("_meta"), &info.id, what)?;
+        Ok(info)
+    }
+
     /// The wait before the next poll, within the client's bounds.
     pub(crate) fn next_poll(&self) -> Duration {
         self.poll_interval.unwrap_or(DEFAULT_POLL_INTERVAL).clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)
     }
 }
 
-/// What a handle listens with: the latest of its task.
-pub(crate) type TaskWatch = watch::Sender<Option<TaskInfo>>;
+/// Checks that a message of the task `id` (its result, a `tasks/get`,
+/// `tasks/cancel` or `tasks/update` answer, a status notification, in
+/// either era), whose `_meta` is `meta`, does not say it belongs to
+/// another task (`io.modelcontextprotocol/related-task`): one that names
+/// another task, or names none in a malformed way, is `server_protocol`,
+/// and nothing of it is taken. A message without the key is taken: its
+/// request, or the id it carries, says which task it is about.
+pub(crate) fn check_related(meta: Option<&Value>, id: &str, what: &str) -> Result<(), Error> {
+    let Some(related) = meta.and_then(|m| m.get(crate::protocol::tasks::RELATED_TASK_META_KEY)) else {
+        return Ok(());
+    };
+    match related.get("taskId").and_then(Value::as_str) {
+        Some(named) if named == id => Ok(()),
+        named => Err(Error::new(
+            FailureClass::ServerProtocol,
+            format!(
+                "the {what} belongs to another task ({}) than {:?}",
+                named.map_or_else(
+                    || "a malformed related-task".to_owned(),
+                    |n| format!("{:?}", normalize_message(n, 64))
+                ),
+                normalize_message(id, 64)
+            ),
+        )),
+    }
+}
+
+/// The most warnings one handle (and its clones) gives about reports that
+/// contradict its task's final status; the rest are counted, not reported.
+const MAX_CONTRADICTION_WARNINGS: u64 = 4;
+
+/// What a handle listens with: the latest of its task, and how many
+/// reports contradicted its final status.
+///
+/// A terminal status (completed, failed, cancelled) is final: once one is
+/// heard, a later report of another status (a notification, a poll, a
+/// clone's poll) is not applied, and is a warning instead (at most
+/// [`MAX_CONTRADICTION_WARNINGS`] per handle; the last says the rest go
+/// unreported). A later report of the same terminal status is applied (its
+/// message or times may be newer).
+#[derive(Debug)]
+pub(crate) struct TaskWatch {
+    latest: watch::Sender<Option<TaskInfo>>,
+    contradictions: std::sync::atomic::AtomicU64,
+}
+
+/// What became of a report given to [`TaskWatch::publish`].
+#[derive(Debug)]
+pub(crate) enum Heard {
+    /// It is now the latest.
+    Applied,
+    /// It contradicted the final status, which stays: the latest, and the
+    /// warning to give (`None` past the bound).
+    Contradicted(TaskInfo, Option<String>),
+}
+
+impl TaskWatch {
+    /// A watch whose latest is `latest`.
+    pub(crate) fn new(latest: Option<TaskInfo>) -> TaskWatch {
+        TaskWatch { latest: watch::channel(latest).0, contradictions: Default::default() }
+    }
+
+    /// The latest heard.
+    pub(crate) fn borrow(&self) -> watch::Ref<'_, Option<TaskInfo>> {
+        self.latest.borrow()
+    }
+
+    /// Every change of the latest.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Option<TaskInfo>> {
+        self.latest.subscribe()
+    }
+
+    /// Makes `info` the latest, waking receivers only when it changed,
+    /// unless the latest is terminal and `info` says otherwise (see the
+    /// type's docs); `source` names the report for the warning.
+    pub(crate) fn publish(&self, info: &TaskInfo, source: &str) -> Heard {
+        let mut kept = None;
+        self.latest.send_if_modified(|latest| match latest {
+            Some(last) if last.status.is_terminal() && last.status != info.status => {
+                kept = Some(last.clone());
+                false
+            }
+            _ => {
+                let changed = latest.as_ref() != Some(info);
+                *latest = Some(info.clone());
+                changed
+            }
+        });
+        let Some(kept) = kept else { return Heard::Applied };
+        let n = self.contradictions.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let warning = (n <= MAX_CONTRADICTION_WARNINGS).then(|| {
+            let rest = if n == MAX_CONTRADICTION_WARNINGS { "; further ones are not reported" } else { "" };
+            format!(
+                "task {:?}: ignored a {source} saying {} after it was {} (a final status){rest}",
+                normalize_message(&kept.id, 64),
+                info.status,
+                kept.status
+            )
+        });
+        Heard::Contradicted(kept, warning)
+    }
+}
 
 /// The most tasks whose status notifications are listened for at once, per
 /// binding; past it, the oldest are no longer fed (their handles still
@@ -194,34 +302,29 @@ impl TaskFeed {
 
     /// A `notifications/tasks/status`: the task it describes, to the
     /// handles listening for it. A notification that is not a valid task
-    /// is the returned error (for a warning), and feeds nobody.
-    pub(crate) fn status(&self, params: Option<&Value>) -> Result<(), Error> {
+    /// (or names another in its `_meta`) is the returned error (for a
+    /// warning), and feeds nobody; one that contradicts a handle's final
+    /// status is not applied there, and the warnings to give are returned.
+    pub(crate) fn status(&self, params: Option<&Value>) -> Result<Vec<String>, Error> {
         let Some(task) = params.and_then(Value::as_object) else {
             return Err(Error::new(
                 FailureClass::ServerProtocol,
                 "a task status notification without a task",
             ));
         };
-        let info = TaskInfo::from_wire(task)?;
+        let info = TaskInfo::from_wire_checked(task, "task status notification")?;
         let live: Vec<Arc<TaskWatch>> = {
             let mut watchers = self.watchers.lock().expect("task feed lock");
-            let Some(list) = watchers.get_mut(&info.id) else { return Ok(()) };
+            let Some(list) = watchers.get_mut(&info.id) else { return Ok(Vec::new()) };
             list.retain(|w| w.strong_count() > 0);
             list.iter().filter_map(Weak::upgrade).collect()
         };
+        let mut warnings = Vec::new();
         for watch in live {
-            publish(&watch, &info);
+            if let Heard::Contradicted(_, Some(warning)) = watch.publish(&info, "status notification") {
+                warnings.push(warning);
+            }
         }
-        Ok(())
+        Ok(warnings)
     }
-}
-
-/// Makes `info` the latest of `watch`, waking its receivers only when it
-/// changed.
-pub(crate) fn publish(watch: &TaskWatch, info: &TaskInfo) {
-    watch.send_if_modified(|latest| {
-        let changed = latest.as_ref() != Some(info);
-        *latest = Some(info.clone());
-        changed
-    });
 }

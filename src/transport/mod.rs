@@ -311,6 +311,18 @@ pub trait MessageSender: Send + Sync + 'static {
     /// it returns, the receiver yields `Ok(None)` or an error.
     async fn close(&self) -> Result<(), Error>;
 
+    /// Ends the connection without waiting for the server to finish its
+    /// work: the client abandoned requests (cancelled them at their
+    /// deadline, or dropped them) that the server may still be running, and
+    /// a polite close would wait for that work (a stdio server that exits
+    /// at the end of its input only once its requests are done). Bounded
+    /// and idempotent like [`close`](Self::close), which it defaults to; the
+    /// stdio transport gives the child a moment to exit and then signals
+    /// its process group at once instead of waiting out the grace.
+    async fn close_abandoning(&self) -> Result<(), Error> {
+        self.close().await
+    }
+
     /// The handshake settled on `protocol_version`. Transports that carry
     /// the version outside the messages record it here (streamable HTTP
     /// sends it as `MCP-Protocol-Version` on every later request); the

@@ -47,6 +47,27 @@ fn apps_lists_the_app_tools_and_read_app_prints_or_saves_the_checked_html() {
     assert!(stderr(&none).contains("not_found") && stderr(&none).contains("has no app"), "{}", stderr(&none));
 }
 
+/// Issue 43, item 6: `call` refuses an app-only tool by its raw name and by
+/// its model name, saying why; `--as-app` is the explicit way in.
+#[test]
+fn call_refuses_an_app_only_tool_unless_called_as_its_app() {
+    for name in ["clock_refresh", "mcp__server__clock_refresh"] {
+        let refused = mcp(&["call", name]);
+        assert_ne!(code(&refused), 0, "{name}: {}", stdout(&refused));
+        let err = stderr(&refused);
+        assert!(err.contains("tool_unavailable") && err.contains("app only"), "{name}: {err}");
+        assert!(stdout(&refused).trim().is_empty(), "no result printed: {}", stdout(&refused));
+
+        let as_app = mcp(&["call", name, "--as-app"]);
+        assert_eq!(code(&as_app), 0, "{name}: {}", stderr(&as_app));
+        assert!(stdout(&as_app).trim().parse::<u64>().is_ok(), "the server's clock: {}", stdout(&as_app));
+    }
+    // An app may not call a tool that is not for apps: none in the demo
+    // lacks "app", so a tool for both passes either way.
+    let both = mcp(&["call", "clock", "--as-app"]);
+    assert_eq!(code(&both), 0, "{}", stderr(&both));
+}
+
 #[test]
 fn skills_are_listed_without_fetching_and_fetched_verified_to_stdout_or_a_folder() {
     let list = mcp(&["skills", "list"]);
@@ -80,4 +101,71 @@ fn skills_are_listed_without_fetching_and_fetched_verified_to_stdout_or_a_folder
     let missing = mcp(&["skills", "get", "nope"]);
     assert_eq!(code(&missing), 2);
     assert!(stderr(&missing).contains("it has: greeting-style"), "{}", stderr(&missing));
+}
+
+/// Issue 43, item 11: `read-app` keeps each app's last fingerprint in the
+/// config directory (here `XDG_CONFIG_HOME`, a temporary one), so a run
+/// that reads an app changed since the run before warns of it. The server
+/// is `tests/fixtures/app_server.py`, which serves its app's HTML from a
+/// file the test rewrites between runs.
+#[test]
+fn read_app_reports_an_app_that_changed_since_the_last_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let config_home = dir.path().join("config");
+    let html = dir.path().join("app.html");
+    let server =
+        format!("python3 {}/tests/fixtures/app_server.py {}", env!("CARGO_MANIFEST_DIR"), html.display());
+    let read_app = |extra: &[&str]| {
+        std::process::Command::new(super::MCP)
+            .args(["--stdio", &server, "read-app", "show"])
+            .args(extra)
+            .env("XDG_CONFIG_HOME", &config_home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run mcp")
+    };
+    std::fs::write(&html, "<p>one</p>").unwrap();
+    let first = read_app(&[]);
+    assert_eq!(code(&first), 0, "{}", stderr(&first));
+    assert_eq!(stdout(&first).trim(), "<p>one</p>");
+    assert!(!stderr(&first).contains("changed"), "nothing to compare with: {}", stderr(&first));
+    let file = config_home.join("mcp-stack").join("app-fingerprints.json");
+    let kept: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let fingerprint = kept["entries"][0]["fingerprint"].as_str().unwrap().to_string();
+    assert!(stderr(&first).contains(&format!("fingerprint sha256:{fingerprint}")), "{}", stderr(&first));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    // Unchanged: no warning.
+    let same = read_app(&[]);
+    assert_eq!(code(&same), 0, "{}", stderr(&same));
+    assert!(!stderr(&same).contains("changed"), "{}", stderr(&same));
+
+    // Changed between runs: the next run warns, naming the earlier one.
+    std::fs::write(&html, "<p>two</p>").unwrap();
+    let changed = read_app(&[]);
+    assert_eq!(code(&changed), 0, "{}", stderr(&changed));
+    let err = stderr(&changed);
+    assert!(
+        err.contains(&format!(
+            "warning: the app changed since it was read in an earlier run (was sha256:{fingerprint})"
+        )),
+        "{err}"
+    );
+    let document = json_of(&read_app(&["--json"]));
+    assert_eq!(document["html"], "<p>two</p>");
+    assert!(document["drift"].is_null(), "the run before saw this one: {document}");
+
+    // A damaged file is read as empty: no failure, no drift, replaced.
+    std::fs::write(&file, "{ not json").unwrap();
+    let damaged = read_app(&["--json"]);
+    assert_eq!(code(&damaged), 0, "{}", stderr(&damaged));
+    assert!(json_of(&damaged)["drift"].is_null());
+    std::fs::write(&html, "<p>three</p>").unwrap();
+    let document = json_of(&read_app(&["--json"]));
+    assert_eq!(document["drift"]["previous"], json_of(&damaged)["fingerprint"]);
+    assert!(document["drift"]["previousGeneration"].is_null(), "{document}");
 }

@@ -52,6 +52,20 @@ impl Config {
         Config { path }
     }
 
+    /// The demo twice: `legacy` (2025-11-25) and `modern` (2026-07-28,
+    /// which lists no `touch`, `log`, `roots`, ...).
+    fn legacy_and_modern(tag: &str) -> Config {
+        let path = std::env::temp_dir().join(format!("mcp-cli-test-{}-{tag}.json", std::process::id()));
+        let text = json!({
+            "mcpServers": {
+                "legacy": { "command": DEMO },
+                "modern": { "command": DEMO, "args": ["--modern"] },
+            }
+        });
+        std::fs::File::create(&path).unwrap().write_all(text.to_string().as_bytes()).unwrap();
+        Config { path }
+    }
+
     fn arg(&self) -> &str {
         self.path.to_str().unwrap()
     }
@@ -462,7 +476,7 @@ fn tool_names_that_miss_say_which_servers_list_them_and_what_was_meant() {
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("not_found") && err.contains("servers alpha, beta") && err.contains("--server"),
+        err.contains("not_found") && err.contains("2 servers (alpha, beta)") && err.contains("--server"),
         "{err}"
     );
     assert!(err.contains("mcp__alpha__echo"), "{err}");
@@ -478,7 +492,21 @@ fn tool_names_that_miss_say_which_servers_list_them_and_what_was_meant() {
     // An unknown raw name on one server: refused, not sent.
     let out = mcp(&["--stdio", DEMO, "call", "nosuch_tool"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(stderr(&out).contains(r#"server server lists no tool "nosuch_tool""#), "{}", stderr(&out));
+    assert!(stderr(&out).contains(r#"the server "server" lists no tool "nosuch_tool""#), "{}", stderr(&out));
+}
+
+/// Issue 43, item 14: a raw name that exactly one of several servers lists
+/// is routed to it, and the command says which server answered.
+#[test]
+fn a_raw_name_one_of_several_servers_lists_is_routed_to_it() {
+    let config = Config::legacy_and_modern("routed");
+    let out = mcp(&["--config", config.arg(), "call", "touch", r#"{"uri":"demo://readme"}"#]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains(r#""touch" is served by the server "legacy""#), "{}", stderr(&out));
+    // --json keeps stderr free of it: the document is the answer.
+    let out = mcp(&["--config", config.arg(), "call", "touch", r#"{"uri":"demo://readme"}"#, "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("served by"), "{}", stderr(&out));
 }
 
 /// Each failure names itself: bad arguments, a failed prompt or resource,
@@ -754,7 +782,7 @@ fn a_call_runs_as_a_task_and_its_status_changes_are_shown() {
 }
 
 /// A wait that outlasts the request deadline ends the waiting, not the
-/// task, and the error says how to take the task up again.
+/// task, and the error says whether another run can take the task up.
 #[test]
 fn a_task_wait_past_the_deadline_says_how_to_resume() {
     let out = mcp(&[
@@ -772,8 +800,11 @@ fn a_task_wait_past_the_deadline_says_how_to_resume() {
     let error = &json_of(&out)["error"];
     assert_eq!(error["class"], "deadline");
     let message = error["message"].as_str().unwrap();
-    assert!(message.contains("`mcp tasks result demo-task-0` waits again"), "{message}");
-    assert!(message.contains("`mcp tasks cancel demo-task-0` stops it"), "{message}");
+    // Over stdio the server process ends with the command: no hint that
+    // could not work (issue 43, item 15); HTTP on 2026-07-28 gets the
+    // `mcp tasks result ID` hint (tests/interop/tasks_extension.rs).
+    assert!(message.contains("task demo-task-0 ends with the server process"), "{message}");
+    assert!(!message.contains("mcp tasks result"), "{message}");
 }
 
 /// `tasks list|get|cancel` ask the server; a fresh demo server holds no
@@ -792,4 +823,90 @@ fn tasks_commands_reach_the_servers_tasks() {
         assert_eq!(error["class"], "remote_error", "{action}: {error}");
         assert!(error["message"].as_str().unwrap().contains("no such task"), "{action}: {error}");
     }
+}
+
+/// Issue 43, item 14: what a person meeting the command trips on.
+#[test]
+fn the_command_reads_well_to_a_newcomer() {
+    // `tools` shows each tool's parameters: required first, optional marked.
+    let tools = stdout(&mcp(&["tools"]));
+    let add = tools.lines().position(|l| l.starts_with("mcp__server__add ")).expect("add listed");
+    assert_eq!(tools.lines().nth(add + 1), Some("    (a: number, b: number)"), "{tools}");
+    let count = tools.lines().position(|l| l.starts_with("mcp__server__count ")).expect("count listed");
+    assert_eq!(tools.lines().nth(count + 1), Some("    (steps: integer, delay_ms?: integer)"), "{tools}");
+    let prompts = stdout(&mcp(&["prompts"]));
+    assert!(prompts.contains("greeting") && prompts.contains("    (name)"), "{prompts}");
+
+    // `call --output` saves an image's bytes (and text when there is none).
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("tiny.png");
+    let out = mcp(&["call", "tiny_image", "--output", png.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"), "the PNG's bytes");
+    assert!(stdout(&out).contains("(image/png)"), "{}", stdout(&out));
+    let txt = dir.path().join("echo.txt");
+    let out = mcp(&["call", "echo", r#"{"message":"kept"}"#, "--output", txt.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&txt).unwrap(), "kept");
+
+    // A program that does not speak MCP is told so in plain words.
+    let out = mcp(&["--stdio", "cat", "tools"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not speak MCP"), "{}", stderr(&out));
+
+    // Roots are declared without --root: a server that asks is told there
+    // are none, not refused (issue 43, item 17); with --root, that one.
+    let out = mcp(&["call", "roots", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = json_of(&out)["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(text.contains(r#""roots":[]"#) || text.contains(r#""roots": []"#), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = mcp(&["--root", dir.path().to_str().unwrap(), "call", "roots", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("file://"), "{}", stdout(&out));
+
+    // The demo server has a help text and exits 0 with it.
+    let help = Command::new(DEMO).arg("--help").stdin(Stdio::null()).output().unwrap();
+    assert_eq!(code(&help), 0);
+    assert!(stdout(&help).contains("Usage: mcp-stack-demo"), "{}", stdout(&help));
+}
+
+/// Issue 44, item 5: `tools --search` ranks the tools for a query, and
+/// `tools --for PROVIDER` prints what that provider is sent, with its cost.
+#[test]
+fn tools_search_and_tools_for_a_provider() {
+    let out = mcp(&["tools", "--search", "add two numbers", "-k", "3", "--json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let document = json_of(&out);
+    assert!(document["formatVersion"].is_number(), "{document}");
+    let hits = document["hits"].as_array().unwrap();
+    assert!(!hits.is_empty() && hits.len() <= 3, "{document}");
+    assert_eq!(hits[0]["server"], "server");
+    assert_eq!(hits[0]["tool"], "add");
+    assert_eq!(hits[0]["modelName"], "mcp__server__add");
+    assert!(hits[0]["score"].as_f64().unwrap() > 0.0);
+    let scores: Vec<f64> = hits.iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "best first: {scores:?}");
+    let text = stdout(&mcp(&["tools", "--search", "add two numbers", "-k", "1"]));
+    assert!(text.starts_with("mcp__server__add "), "{text}");
+    assert_eq!(code(&mcp(&["tools", "--search", "x", "-k", "0"])), 2, "-k is 1 to 100");
+
+    for provider in ["openai", "anthropic", "gemini"] {
+        let out = mcp(&["tools", "--for", provider, "--json"]);
+        assert_eq!(code(&out), 0, "{provider}: {}", stderr(&out));
+        let document = json_of(&out);
+        assert!(document["estimatedTokens"].as_u64().unwrap() > 100, "{provider}: {document}");
+        let text = stdout(&mcp(&["tools", "--for", provider]));
+        assert!(text.contains("tokens"), "{provider}: {text}");
+    }
+    let gemini = json_of(&mcp(&["tools", "--for", "gemini", "--json"]));
+    assert!(gemini["tools"][0]["functionDeclarations"].is_array(), "{gemini}");
+    // Deferred: the search tool alone (the demo marks nothing always
+    // loaded), at a fraction of the tokens.
+    let all = json_of(&mcp(&["tools", "--for", "anthropic", "--json"]));
+    let deferred = json_of(&mcp(&["tools", "--for", "anthropic", "--deferred", "--json"]));
+    let names: Vec<&str> =
+        deferred["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["search_tools"], "{deferred}");
+    assert!(deferred["estimatedTokens"].as_u64() < all["estimatedTokens"].as_u64(), "{deferred}");
 }

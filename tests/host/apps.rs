@@ -13,13 +13,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_stack::catalog::apps::Visibility;
+use mcp_stack::catalog::apps::{AppFingerprintStore, FileAppFingerprintStore, Visibility};
 use mcp_stack::compat::{Profile, Tolerance};
 use mcp_stack::handlers::Handlers;
 use mcp_stack::host::Host;
 use mcp_stack::providers::{anthropic, openai};
-use mcp_stack::{Binding, CallOpts, Definition, Event, EventItem, FailureClass, ProtocolChoice};
+use mcp_stack::{Binding, CallOpts, Definition, Event, EventItem, FailureClass, McpRequest, ProtocolChoice};
 use serde_json::{json, Value};
+use tower::ServiceExt;
 
 use crate::support::modern::server;
 
@@ -108,6 +109,41 @@ async fn app_only_tools_never_reach_a_model_and_apps_reach_only_their_own_server
     let e = host.call_from_app("apps", "broken", json!({}), CallOpts::default()).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::ToolUnavailable, "visible to nobody: {e}");
     host.close().await;
+}
+
+/// Issue 43, item 6: the binding itself refuses an app-only tool on every
+/// path but an app's (its methods, its service, a task), saying why, before
+/// anything is sent; an app's call of a tool not for apps is refused too.
+#[tokio::test]
+async fn the_binding_refuses_an_app_only_tool_on_every_path_but_an_apps() {
+    let binding = Binding::connect(definition("apps"), Handlers::default()).await.unwrap();
+    let e = binding.call_tool("refresh", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ToolUnavailable, "{e}");
+    assert!(e.message().contains("for its app only"), "says why: {e}");
+    let request = McpRequest::with_value("tools/call", json!({ "name": "refresh", "arguments": {} }));
+    let e = binding.service().oneshot(request).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ToolUnavailable, "{e}");
+    let e = binding.call_tool_task("refresh", json!({}), None, CallOpts::default()).await.unwrap_err();
+    assert!(matches!(e.class(), FailureClass::ToolUnavailable | FailureClass::InvalidArguments), "{e}");
+    // "broken" is visible to nobody; "odd" is the app's.
+    for hidden in ["broken", "odd"] {
+        let e = binding.call_tool(hidden, json!({}), CallOpts::default()).await.unwrap_err();
+        assert_eq!(e.class(), FailureClass::ToolUnavailable, "{hidden}: {e}");
+    }
+
+    let ok = binding.call_tool_from_app("refresh", json!({}), CallOpts::default()).await.unwrap();
+    assert_eq!(ok.content[0].as_text(), Some("refresh"));
+    let e = binding.call_tool_from_app("summarize", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ToolUnavailable, "{e}");
+    assert!(e.message().contains("not for apps"), "{e}");
+    let e = binding.call_tool_from_app("broken", json!({}), CallOpts::default()).await.unwrap_err();
+    assert_eq!(e.class(), FailureClass::ToolUnavailable, "{e}");
+    // A tool for both, and one without an app declaration, take both paths.
+    for both in ["show", "flat"] {
+        binding.call_tool(both, json!({}), CallOpts::default()).await.unwrap();
+        binding.call_tool_from_app(both, json!({}), CallOpts::default()).await.unwrap();
+    }
+    binding.close().await;
 }
 
 #[tokio::test]
@@ -205,7 +241,7 @@ async fn an_apps_html_is_read_checked_fingerprinted_and_its_drift_reported() {
     let changed = binding.read_app("ui://show/app.html", CallOpts::default()).await.unwrap();
     assert_ne!(changed.fingerprint, show.fingerprint);
     let drift = changed.drift.expect("drift");
-    assert_eq!((drift.previous.as_str(), drift.previous_generation), (show.fingerprint.as_str(), 1));
+    assert_eq!((drift.previous.as_str(), drift.previous_generation), (show.fingerprint.as_str(), Some(1)));
     let warned = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             match events.recv().await {
@@ -245,4 +281,78 @@ async fn an_apps_html_is_read_checked_fingerprinted_and_its_drift_reported() {
     assert_eq!(e.class(), FailureClass::InvalidArguments, "{e}");
     assert_eq!(seen.requests("resources/read").len(), reads);
     binding.close().await;
+}
+
+/// Issue 43, item 11: with an app fingerprint store on the definition, a
+/// binding's first read of an app is compared with the fingerprint an
+/// earlier binding of the same server kept there. Keyed by the server (the
+/// transport's endpoint), not the binding's name: another server under the
+/// same name and URI is not compared with it. A damaged file is read as
+/// empty: no drift, no failure.
+#[tokio::test]
+async fn an_app_changed_since_an_earlier_binding_is_reported_through_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn AppFingerprintStore> =
+        Arc::new(FileAppFingerprintStore::new(dir.path().join("app-fingerprints.json")));
+    let version = Arc::new(AtomicUsize::new(1));
+    let (factory, _) = app_resources_server(version.clone());
+    let factory: Arc<dyn mcp_stack::transport::TransportFactory> = Arc::new(factory);
+    let bind = |factory: Arc<dyn mcp_stack::transport::TransportFactory>, store: Option<_>| async move {
+        let mut definition = Definition::with_factory("apps", factory);
+        definition.protocol = ProtocolChoice::Legacy;
+        definition.app_fingerprint_store = store;
+        Binding::connect(definition, Handlers::default()).await.unwrap()
+    };
+    let read = |binding: Binding| async move {
+        let app = binding.read_app("ui://show/app.html", CallOpts::default()).await.unwrap();
+        binding.close().await;
+        app
+    };
+
+    let first = read(bind(factory.clone(), Some(store.clone())).await).await;
+    assert_eq!(first.drift, None, "nothing kept yet");
+    // Unchanged: a new binding's first read finds the same fingerprint.
+    let same = read(bind(factory.clone(), Some(store.clone())).await).await;
+    assert_eq!((same.fingerprint.as_str(), same.drift), (first.fingerprint.as_str(), None));
+    // Without the store, nothing is compared across bindings.
+    version.store(2, Ordering::SeqCst);
+    assert_eq!(read(bind(factory.clone(), None).await).await.drift, None);
+    // Changed: the next binding's first read reports it, with its event.
+    let binding = bind(factory.clone(), Some(store.clone())).await;
+    let mut events = binding.events();
+    let changed = binding.read_app("ui://show/app.html", CallOpts::default()).await.unwrap();
+    let drift = changed.drift.clone().expect("drift across bindings");
+    assert_eq!((drift.previous.as_str(), drift.previous_generation), (first.fingerprint.as_str(), None));
+    let warned = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match events.recv().await {
+                Some(EventItem::Event(Event::Warning { text, .. })) if text.contains("changed") => {
+                    return text
+                }
+                Some(_) => continue,
+                None => panic!("the binding is gone"),
+            }
+        }
+    })
+    .await
+    .expect("a warning event");
+    assert!(warned.contains("earlier read") && warned.contains(&changed.fingerprint[..16]), "{warned}");
+    // Its own next read compares with its own: no drift.
+    let again = binding.read_app("ui://show/app.html", CallOpts::default()).await.unwrap();
+    assert_eq!(again.drift, None);
+    binding.close().await;
+
+    // Another server under the same binding name and URI: its own key.
+    let (other, _) = app_resources_server(Arc::new(AtomicUsize::new(9)));
+    assert_eq!(read(bind(Arc::new(other), Some(store.clone())).await).await.drift, None);
+
+    // A damaged file: read as empty, the read goes on, no drift.
+    std::fs::write(dir.path().join("app-fingerprints.json"), b"{\"entries\": [\"damaged").unwrap();
+    version.store(3, Ordering::SeqCst);
+    let after_damage = read(bind(factory.clone(), Some(store.clone())).await).await;
+    assert_eq!(after_damage.drift, None);
+    // ... and replaced: the next binding compares with what was just read.
+    version.store(4, Ordering::SeqCst);
+    let next = read(bind(factory, Some(store)).await).await;
+    assert_eq!(next.drift.map(|d| d.previous), Some(after_damage.fingerprint));
 }

@@ -24,5 +24,8 @@ mod support;
 mod apps;
 mod axum_gateway;
 mod config_file;
+mod exposure;
 mod host;
+mod provider_rules;
 mod providers;
+mod search;

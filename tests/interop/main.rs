@@ -42,6 +42,9 @@
 //!   `oidc-provider`, in front of a Python resource server.
 //! - [`oauth_extensions`]: `private_key_jwt` and DPoP with server nonces at
 //!   `oidc-provider`.
+//! - [`redis_faults`]: the Redis stores (tokens, task records, the cache)
+//!   restarted, paused, full, holding newer or garbage records; tokens
+//!   sealed at rest; two processes refreshing at once refresh once.
 //! - [`replicas`]: two processes of one host share their tokens and started
 //!   tasks through a real `redis-server`: one authorizes and starts a task,
 //!   the other never authorizes and polls the task to its result.
@@ -63,6 +66,8 @@ mod http;
 #[cfg(feature = "http")]
 mod mcp_apps;
 #[cfg(feature = "http")]
+mod model_view;
+#[cfg(feature = "http")]
 mod modern_era;
 #[cfg(feature = "http")]
 mod network;
@@ -74,5 +79,7 @@ mod tasks_extension;
 mod oauth;
 #[cfg(feature = "oauth")]
 mod oauth_extensions;
+#[cfg(feature = "oauth")]
+mod redis_faults;
 #[cfg(feature = "oauth")]
 mod replicas;

@@ -76,7 +76,7 @@ async fn keys(url: &str) -> Vec<String> {
 /// A 2026-07-28 server whose tools list is public for a minute and grows
 /// by one tool each time it is asked. When `announce`, connection 0's
 /// listen stream announces a change 1 s after it opens.
-fn server(announce: bool) -> (Arc<MemoryFactory>, Seen) {
+pub(crate) fn server(announce: bool) -> (Arc<MemoryFactory>, Seen) {
     let listed = Arc::new(AtomicUsize::new(0));
     let (factory, seen) = server_per_connection(move |connection, method, _| match method {
         "server/discover" => Some(json!({ "result": {
@@ -105,7 +105,7 @@ fn server(announce: bool) -> (Arc<MemoryFactory>, Seen) {
     (Arc::new(factory), seen)
 }
 
-fn definition(factory: Arc<MemoryFactory>, store: RedisCache) -> Definition {
+pub(crate) fn definition(factory: Arc<MemoryFactory>, store: RedisCache) -> Definition {
     let mut definition = Definition::with_factory("replica", factory);
     definition.protocol = ProtocolChoice::Modern;
     definition.caching = Caching::shared(Arc::new(store));
@@ -212,7 +212,9 @@ async fn an_expired_or_oversized_entry_is_never_served() {
         },
         other => panic!("{other:?}"),
     };
-    let mut stale = 1u64.to_be_bytes().to_vec();
+    // The format tag (`mcs`, version 1, a cached entry), then the stamp.
+    let mut stale = b"mcs\x01c".to_vec();
+    stale.extend_from_slice(&1u64.to_be_bytes());
     stale.extend_from_slice(br#"{"tools":[]}"#);
     let client = redis::Client::open(url.as_str()).unwrap();
     let mut connection = client.get_multiplexed_async_connection().await.unwrap();

@@ -9,6 +9,7 @@ use mcp_stack::{
     handlers::Handlers, Binding, CallOpts, Content, Definition, FailureClass, Limits, ToolFilter,
 };
 use serde_json::{json, Value};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -264,5 +265,100 @@ async fn a_tool_call_queued_behind_a_stuck_one_ends_at_its_deadline() {
     assert_eq!(start.elapsed(), Duration::from_secs(5));
     assert!(next_call(&mut calls).await.is_none(), "the queued call never left");
     stuck.abort();
+    binding.close().await;
+}
+
+/// Issue 43, item 16: a call's progress reaches its sink before its result
+/// does, however slow the sink: the server sends its reports and then its
+/// reply in one burst, and the sink takes a while with each report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_is_delivered_before_the_result_however_slow_the_sink() {
+    let (factory, _recorder) = crate::support::scripted::scripted(|wire, req| {
+        if req.method != "tools/call" {
+            return wire.reply(&crate::support::scripted::id_of(req), json!({}));
+        }
+        let token = req.params.as_ref().unwrap()["_meta"]["progressToken"].clone();
+        for step in 1..=3 {
+            wire.notify(
+                "notifications/progress",
+                json!({ "progressToken": token, "progress": step, "total": 3 }),
+            );
+        }
+        wire.reply(
+            &crate::support::scripted::id_of(req),
+            json!({ "content": [{ "type": "text", "text": "done" }] }),
+        );
+    });
+    let binding = Binding::connect(Definition::new("burst", factory), Default::default()).await.unwrap();
+    for round in 0..10 {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let opts = CallOpts::default().with_progress(move |p| {
+            std::thread::sleep(Duration::from_millis(2));
+            sink.lock().unwrap().push(format!("progress {}", p.progress));
+        });
+        let result = binding.call_tool("any", json!({}), opts).await.unwrap();
+        seen.lock().unwrap().push(format!("result {}", result.content[0].as_text().unwrap()));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            ["progress 1", "progress 2", "progress 3", "result done"],
+            "round {round}"
+        );
+    }
+    binding.close().await;
+}
+
+/// Issue 43, item 16: a server's log records and a call's progress reports,
+/// sent interleaved on one stream, reach the host in that order (FastMCP's
+/// `ctx.info` between `ctx.report_progress`): the log service and the
+/// progress sinks are fed from one ordered queue. Both sinks take a while,
+/// the log service asynchronously, so that two queues would reorder them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_records_and_progress_reach_the_host_in_the_servers_order() {
+    let init = json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}, "logging": {}},
+        "serverInfo": {"name": "interleaved", "version": "1"},
+    });
+    let (factory, _recorder) = crate::support::scripted::scripted_with(init, |wire, req| {
+        let id = crate::support::scripted::id_of(req);
+        if req.method != "tools/call" {
+            return wire.reply(&id, json!({}));
+        }
+        let token = req.params.as_ref().unwrap()["_meta"]["progressToken"].clone();
+        for step in 1..=5 {
+            wire.notify("notifications/message", json!({ "level": "info", "data": format!("log {step}") }));
+            wire.notify(
+                "notifications/progress",
+                json!({ "progressToken": token, "progress": step, "total": 5 }),
+            );
+        }
+        wire.reply(&id, json!({ "content": [{ "type": "text", "text": "done" }] }));
+    });
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let logged = seen.clone();
+    let handlers = mcp_stack::handlers::Handlers::default().log(move |m: mcp_stack::handlers::LogMessage| {
+        let logged = logged.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            logged.lock().unwrap().push(m.text);
+            Ok(())
+        }
+    });
+    let binding = Binding::connect(Definition::new("interleaved", factory), handlers).await.unwrap();
+    let mut expected: Vec<String> =
+        (1..=5).flat_map(|s| [format!("log {s}"), format!("progress {s}")]).collect();
+    expected.push("result done".into());
+    for round in 0..5 {
+        seen.lock().unwrap().clear();
+        let sink = seen.clone();
+        let opts = CallOpts::default().with_progress(move |p| {
+            std::thread::sleep(Duration::from_millis(1));
+            sink.lock().unwrap().push(format!("progress {}", p.progress));
+        });
+        let result = binding.call_tool("any", json!({}), opts).await.unwrap();
+        seen.lock().unwrap().push(format!("result {}", result.content[0].as_text().unwrap()));
+        assert_eq!(*seen.lock().unwrap(), expected, "round {round}");
+    }
     binding.close().await;
 }

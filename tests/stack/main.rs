@@ -21,6 +21,8 @@
 //! - [`layers`]: the tool filter, result limits and tool-call gate.
 //! - [`user_layer`]: a host's own layers inside a live binding, and the one
 //!   call path of `binding.service()`.
+//! - [`tower_layers`]: each of tower's own middleware inside a live
+//!   binding, and the classes of the errors they make.
 //! - [`result_items`]: a result with 10,000 images keeps `max_binary_items`.
 //! - [`events`]: `Binding::events`, the stream of a binding's events.
 //! - [`handlers`]: server-initiated work: elicitation, sampling, roots,
@@ -30,6 +32,8 @@
 //! - [`tasks`]: tool calls run as tasks (2025-11-25): polled, fetched,
 //!   cancelled, taken up by id, recorded in a task store; the demo
 //!   server's tasks.
+//! - [`hostile_tasks`]: tasks against servers that lie about them: another
+//!   task's messages, a final status contradicted, `tasks/list` floods.
 //! - [`held_tasks`]: the receiver side of 2025-11-25 tasks: a server's
 //!   task-augmented elicitation run as a task of the client's.
 //! - [`modern_tasks`]: the 2026-07-28 Tasks extension: a task followed to
@@ -71,6 +75,7 @@ mod extensions;
 mod fuzz_regressions;
 mod handlers;
 mod held_tasks;
+mod hostile_tasks;
 mod layers;
 mod modern_era;
 mod modern_tasks;
@@ -80,4 +85,5 @@ mod result_items;
 mod serialize;
 mod skills;
 mod tasks;
+mod tower_layers;
 mod user_layer;

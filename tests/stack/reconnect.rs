@@ -703,6 +703,29 @@ mod stdio {
         call
     }
 
+    /// Issue 43, item 4: a call cancelled at its deadline leaves the server
+    /// busy with it; closing does not wait the shutdown grace (30 s here)
+    /// for the server to finish it, and leaves no process behind.
+    #[tokio::test]
+    async fn close_is_prompt_after_a_call_cancelled_at_its_deadline() {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sleep_server.py");
+        let factory =
+            Arc::new(StdioFactory::new("python3").arg(script).shutdown_grace(Duration::from_secs(30)));
+        let recorded = Recorded::default();
+        let binding = bind(&factory, ReconnectPolicy::default(), &recorded).await;
+        let pid = factory.last_pid().unwrap();
+        let opts = CallOpts::default().with_timeout(Duration::from_millis(500));
+        let err =
+            within("the call", binding.call_tool("sleep", json!({"seconds": 60}), opts)).await.unwrap_err();
+        assert_eq!(err.class(), FailureClass::Deadline, "{err}");
+        let start = std::time::Instant::now();
+        within("close", binding.close()).await;
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(10), "close waited {took:?}, as for the 30 s grace");
+        let gone = kill(Pid::from_raw(pid as i32), None).is_err();
+        assert!(gone, "the server process is gone");
+    }
+
     fn sigkill(pid: u32) {
         kill(Pid::from_raw(pid as i32), Signal::SIGKILL).expect("kill the server");
     }

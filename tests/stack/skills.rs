@@ -99,7 +99,10 @@ async fn skills_are_listed_without_fetching_and_verified_when_loaded() {
             "skill://digest/SKILL.md"
         ]
     );
-    assert_eq!(listing.warnings.len(), 1, "{:?}", listing.warnings);
+    // Every fixture skill is named "pdf" (its SKILL.md says so): all are
+    // listed, with a warning that the name does not pick one.
+    assert_eq!(listing.warnings.len(), 2, "{:?}", listing.warnings);
+    assert!(listing.warnings[1].contains("3 skills are named \"pdf\""), "{:?}", listing.warnings);
     let dropped = &listing.warnings[0];
     assert!(
         dropped.starts_with("skills/list: dropped entry 1: ") && dropped.contains("skill://foreign"),
@@ -199,5 +202,55 @@ async fn pages_that_pass_the_bound_together_are_cut_with_a_warning() {
     assert_eq!(listing.items.len(), 1024);
     assert_eq!(listing.items[1023].uri, "skill://s1023/SKILL.md");
     assert!(listing.warnings.iter().any(|w| w.contains("dropped 76")), "{:?}", listing.warnings);
+    binding.close().await;
+}
+
+/// Two skills with one name, on one page or across two: both listed, with
+/// a warning naming their URIs; a lookup by that name names both and takes
+/// neither. A cursor the server repeats ends the listing with a warning.
+#[tokio::test(start_paused = true)]
+async fn skills_sharing_a_name_are_warned_of_and_a_lookup_by_it_takes_neither() {
+    let entry = |uri: &str, name: &str| json!({ "uri": uri, "frontmatter": { "name": name, "description": "d" }, "resources": "dynamic" });
+    let first = vec![entry("skill://a/pdf/SKILL.md", "pdf"), entry("skill://a/csv/SKILL.md", "csv")];
+    let second = vec![entry("skill://b/pdf/SKILL.md", "pdf")];
+    let (factory, seen) = server(move |method, params| match method {
+        "initialize" => Some(json!({ "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": { "resources": {}, "extensions": { "io.modelcontextprotocol/skills": {} } },
+            "serverInfo": { "name": "twins", "version": "1" }
+        }})),
+        // The second page names the cursor again: a loop.
+        "skills/list" if params["cursor"] == "2" => {
+            Some(json!({ "result": { "skills": second, "nextCursor": "2" } }))
+        }
+        "skills/list" => Some(json!({ "result": { "skills": first, "nextCursor": "2" } })),
+        _ => Some(json!({ "result": {} })),
+    });
+    let binding = connect(factory).await;
+    let listing = binding.list_skills().await.unwrap();
+    let uris: Vec<&str> = listing.items.iter().map(|s| s.uri.as_str()).collect();
+    assert_eq!(uris, ["skill://a/pdf/SKILL.md", "skill://a/csv/SKILL.md", "skill://b/pdf/SKILL.md"]);
+    assert_eq!(seen.requests("skills/list").len(), 2, "the repeated cursor was not followed");
+    assert!(listing.warnings.iter().any(|w| w.contains("repeated a cursor")), "{:?}", listing.warnings);
+    let twins: Vec<&String> = listing.warnings.iter().filter(|w| w.contains("named \"pdf\"")).collect();
+    assert_eq!(twins.len(), 1, "{:?}", listing.warnings);
+    assert!(twins[0].contains("skill://a/pdf/SKILL.md") && twins[0].contains("skill://b/pdf/SKILL.md"));
+
+    let e = mcp_stack::skills::skill_by_name(&listing.items, "pdf").unwrap_err();
+    assert_eq!(e.class(), FailureClass::InvalidArguments, "{e}");
+    assert!(e.message().contains("skill://a/pdf/SKILL.md") && e.message().contains("skill://b/pdf/SKILL.md"));
+    assert_eq!(
+        mcp_stack::skills::skill_by_name(&listing.items, "csv").unwrap().uri,
+        "skill://a/csv/SKILL.md"
+    );
+    let e = mcp_stack::skills::skill_by_name(&listing.items, "xls").unwrap_err();
+    assert_eq!(e.class(), FailureClass::NotFound, "{e}");
+
+    let page = binding.list_skills_page(None).await.unwrap();
+    assert!(
+        !page.warnings.iter().any(|w| w.contains("named")),
+        "one page without twins: {:?}",
+        page.warnings
+    );
     binding.close().await;
 }

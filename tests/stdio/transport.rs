@@ -209,7 +209,7 @@ async fn a_startup_timeout_says_what_the_server_last_wrote_and_names_env() {
     assert!(started.elapsed() < Duration::from_secs(10), "bounded: {:?}", started.elapsed());
     assert_eq!(err.class(), FailureClass::StartupTimeout);
     let message = err.message();
-    assert!(message.contains("did not finish within 1s"), "{message}");
+    assert!(message.contains("did not finish within 1 s"), "{message}");
     assert!(
         message.contains("last stderr: starting | npm error code UNABLE_TO_GET_ISSUER_CERT_LOCALLY"),
         "{message}"

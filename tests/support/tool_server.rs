@@ -51,6 +51,11 @@ impl ToolServer {
             names.iter().map(|n| json!({"name": n, "inputSchema": {"type": "object"}})).collect();
     }
 
+    /// Replaces the tools with these definitions.
+    pub fn set_tools(&self, tools: Vec<Value>) {
+        *self.tools.lock().unwrap() = tools;
+    }
+
     pub fn factory(&self, label: &'static str) -> MemoryFactory {
         let server = self.clone();
         MemoryFactory::new(label, move |transport| {

@@ -29,7 +29,7 @@ none, the built-in demo server. Timeouts and limits apply to every server.
 
 Server text is printed with escape sequences, control characters and bidi
 overrides made visible (\\u{1b}); --json output is exact, one document with
-its formatVersion (see the README).
+its formatVersion (see docs/command.md).
 
 Exit codes:
   0    ok
@@ -39,7 +39,14 @@ Exit codes:
   5    the tool returned isError
   130  interrupted (Ctrl-C): the request in flight was cancelled";
 
-pub(crate) const CALL_EXAMPLES: &str = "\
+pub(crate) const TOOLS_EXAMPLES: &str = "\
+Examples:
+  mcp tools
+  mcp tools --search \"star a repository\" -k 5
+  mcp tools --search \"send an email\" --json
+  mcp tools --for gemini";
+
+const CALL_EXAMPLES: &str = "\
 Examples:
   mcp call echo '{\"message\":\"hi\"}'                      a raw name, with one server
   mcp --config mcp.json call mcp__files__read_file '{\"path\":\"a.txt\"}'
@@ -71,6 +78,14 @@ Examples:
 pub(crate) const APPS_EXAMPLES: &str = "\
 The HTML is data: it is printed or saved, never rendered or followed. Its
 fingerprint, the origins and permissions it asks for go to stderr.
+
+The last fingerprint of each app is kept between runs, per server (its URL,
+or its command, arguments and environment) and app URI, in
+$XDG_CONFIG_HOME/mcp-stack/app-fingerprints.json, else
+~/.config/mcp-stack/app-fingerprints.json (mode 0600, beside the tokens;
+at most 512 apps): a run that reads an app that changed since the last one
+warns \"the app changed since it was read\" on stderr, and --json shows
+the earlier fingerprint as drift.previous. Delete the file to forget them.
 
 Examples:
   mcp apps                                            every server's app tools
@@ -176,7 +191,8 @@ pub(crate) struct Cli {
     /// Answer elicitation with the schema's defaults, without prompting.
     #[arg(long, global = true, hide_short_help = true)]
     pub(crate) accept_defaults: bool,
-    /// Offer this directory to the servers as a root (repeatable).
+    /// Offer this directory to the servers as a root (repeatable). Without
+    /// it, a server that asks for roots is told there are none.
     #[arg(long = "root", value_name = "DIR", global = true, hide_short_help = true)]
     pub(crate) roots: Vec<PathBuf>,
     /// Print the servers' logs at this level and above on stderr (debug,
@@ -204,8 +220,32 @@ pub(crate) enum Command {
     /// Each server's state, transport, protocol version, tool count and last
     /// failure.
     Servers,
-    /// Every server's tools, by model name.
-    Tools,
+    /// Every server's tools, by model name; or the best matches for a
+    /// query (--search); or the tools exactly as a provider is sent them
+    /// (--for).
+    #[command(after_help = TOOLS_EXAMPLES)]
+    Tools {
+        /// Rank the tools for QUERY (words as a person or a model would
+        /// ask: "bookmark a repo", "open PRs") and print the best -k, best
+        /// first, with their score and why they matched.
+        #[arg(long, value_name = "QUERY", conflicts_with = "provider")]
+        search: Option<String>,
+        /// With --search: how many hits (1 to 100).
+        #[arg(short = 'k', value_name = "N", default_value_t = 10, requires = "search",
+              value_parser = clap::value_parser!(u16).range(1..=100))]
+        k: u16,
+        /// Print the tool definitions exactly as PROVIDER's API is sent them
+        /// (openai: Chat Completions, strict where a schema allows; anthropic;
+        /// gemini: function declarations), the warnings of the conversion,
+        /// and the estimated tokens of the whole set.
+        #[arg(long = "for", value_name = "PROVIDER", value_parser = ["openai", "anthropic", "gemini"])]
+        provider: Option<String>,
+        /// With --for: what a deferred conversation's first turn sends
+        /// (the always-loaded tools, those whose _meta says
+        /// anthropic/alwaysLoad, and search_tools), to compare its cost.
+        #[arg(long, requires = "provider")]
+        deferred: bool,
+    },
     /// Call a tool with JSON arguments.
     #[command(after_help = CALL_EXAMPLES)]
     Call {
@@ -227,6 +267,17 @@ pub(crate) enum Command {
         /// 2026-07-28 server decides alone) [default: the server's].
         #[arg(long, value_name = "MS", requires = "task")]
         ttl_ms: Option<u64>,
+        /// Call the tool as an app of its server would (MCP Apps): the
+        /// only way to reach a tool whose _meta.ui.visibility is ["app"],
+        /// for a person debugging the server. Without it such a tool is
+        /// refused, as it is to a model.
+        #[arg(long, conflicts_with = "task")]
+        as_app: bool,
+        /// Save the result's first image, audio or embedded resource (its
+        /// bytes, or its text) to FILE instead of printing it; without
+        /// one, the result's text.
+        #[arg(long, value_name = "FILE", conflicts_with = "task")]
+        output: Option<PathBuf>,
     },
     /// A server's tasks: list them, see one, wait for its result, cancel
     /// it.
@@ -295,9 +346,9 @@ pub(crate) enum SkillAction {
         /// The skill's name, as `skills list` shows it.
         name: String,
         /// Write the skill's files under DIR, at their paths below
-        /// SKILL.md (created if missing).
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
+        /// SKILL.md (created if missing). (`--out` is an older spelling.)
+        #[arg(long, alias = "out", value_name = "DIR")]
+        output: Option<PathBuf>,
     },
 }
 
@@ -445,14 +496,28 @@ pub(crate) fn read_key(flag: &str, path: &std::path::Path) -> Result<mcp_stack::
         .map_err(|e| usage(format!("{flag} {}: {e}", path.display())))
 }
 
-/// `$XDG_CONFIG_HOME/mcp-stack/tokens`, else `~/.config/mcp-stack/tokens`.
-#[cfg(feature = "oauth")]
-pub(crate) fn default_token_dir() -> Option<PathBuf> {
+/// The command's own directory of state kept between runs:
+/// `$XDG_CONFIG_HOME/mcp-stack`, else `~/.config/mcp-stack`; `None` when
+/// neither variable is set.
+pub(crate) fn config_dir() -> Option<PathBuf> {
     let config =
         std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(|| {
             std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config"))
         })?;
-    Some(config.join("mcp-stack").join("tokens"))
+    Some(config.join("mcp-stack"))
+}
+
+/// `$XDG_CONFIG_HOME/mcp-stack/tokens`, else `~/.config/mcp-stack/tokens`.
+#[cfg(feature = "oauth")]
+pub(crate) fn default_token_dir() -> Option<PathBuf> {
+    Some(config_dir()?.join("tokens"))
+}
+
+/// Where `read-app` keeps the last fingerprint of each app, beside the
+/// tokens: `$XDG_CONFIG_HOME/mcp-stack/app-fingerprints.json`, else
+/// `~/.config/mcp-stack/app-fingerprints.json`.
+pub(crate) fn app_fingerprint_file() -> Option<PathBuf> {
+    Some(config_dir()?.join("app-fingerprints.json"))
 }
 
 #[derive(Args, Debug)]

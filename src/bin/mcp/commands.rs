@@ -9,7 +9,9 @@ use std::time::Duration;
 use crate::cli::{Cli, Command};
 use crate::progress::ProgressDisplay;
 use crate::terminal::{clean, clean_line};
-use crate::{failure, names, usage, Failure, EXIT_CALL, EXIT_CONNECT, EXIT_TOOL_ERROR, EXIT_USAGE};
+use crate::{
+    failure, names, signature, usage, Failure, EXIT_CALL, EXIT_CONNECT, EXIT_TOOL_ERROR, EXIT_USAGE,
+};
 
 /// What a command prints: the `--json` document, or lines of text already
 /// made safe for a terminal; and its exit code.
@@ -93,17 +95,23 @@ pub(crate) async fn command(
             }
             Output::ok(json!({ "servers": rows }), aligned(&table))
         }
-        Command::Tools => {
+        Command::Tools { search: Some(query), k, .. } => search_output(host, query, usize::from(*k)),
+        Command::Tools { provider: Some(provider), deferred, .. } => {
+            provider_output(host, provider, *deferred)
+        }
+        Command::Tools { .. } => {
             // The adopted catalogs, discovered while connecting: the tools
             // as a host shows them to a model.
             // A tool for apps only is never shown to a model: it is
             // counted here, and listed by `apps`.
             let catalog = host.catalog();
             let (for_model, for_apps): (Vec<_>, Vec<_>) = catalog.tools().partition(|t| t.visible_to_model());
-            let mut lines: Vec<String> = for_model
-                .iter()
-                .map(|t| format!("{:<48} {}", t.model_name, clean_line(first_line(t.description.as_deref()))))
-                .collect();
+            let entries = for_model.iter().map(|t| Entry {
+                name: &t.model_name,
+                description: t.description.as_deref(),
+                signature: signature::of_schema(&t.input_schema),
+            });
+            let mut lines = entry_lines(entries);
             if !for_apps.is_empty() {
                 lines.push(format!("({} more for apps only: see `mcp apps`)", for_apps.len()));
             }
@@ -126,26 +134,41 @@ pub(crate) async fn command(
             crate::extensions::read_app(cli, host, tool, output.as_deref()).await?
         }
         Command::Skills { action } => crate::extensions::skills(cli, host, action).await?,
-        Command::Call { name, .. } => {
+        Command::Call { name, as_app, output, .. } => {
             let arguments = Value::Object(arguments.unwrap_or_default());
-            let target = call_target(cli, host, name).await?;
+            let target = match (call_target(cli, host, name).await?, as_app) {
+                (None, true) => Some(model_target(host, name)?),
+                (target, _) => target,
+            };
             let progress = ProgressDisplay::new(cli.json);
             let result = match &target {
                 None => host.call_tool(name, arguments, progress.opts()).await,
+                Some((binding, raw)) if *as_app => {
+                    binding.call_tool_from_app(raw, arguments, progress.opts()).await
+                }
                 Some((binding, raw)) => binding.call_tool(raw, arguments, progress.opts()).await,
             };
             progress.finish();
-            tool_output(&result.map_err(call_failed)?)
+            let result = result.map_err(call_failed)?;
+            match output {
+                Some(path) => save_tool_result(&result, path)?,
+                None => tool_output(&result),
+            }
         }
         Command::Prompts => {
             let binding = one_server(cli, host).await?;
             let prompts = binding.list_prompts().await.map_err(call_failed)?;
-            let rows: Vec<[String; 2]> = prompts
-                .items
-                .iter()
-                .map(|p| [clean_line(&p.name), clean_line(first_line(p.description.as_deref()))])
-                .collect();
-            let mut lines = listed(&rows, binding.name(), "prompts");
+            let entries = prompts.items.iter().map(|p| Entry {
+                name: &p.name,
+                description: p.description.as_deref(),
+                signature: signature::of_prompt(
+                    p.arguments.iter().flatten().map(|a| (a.name.as_str(), a.required.unwrap_or(false))),
+                ),
+            });
+            let mut lines = match prompts.items.is_empty() {
+                true => vec![format!("server {} offers no prompts", binding.name())],
+                false => entry_lines(entries),
+            };
             lines.extend(prompts.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
             Output::ok(json!({ "prompts": prompts.items, "warnings": prompts.warnings }), lines)
         }
@@ -215,6 +238,40 @@ pub(crate) fn tool_output(result: &ToolResult) -> Output {
     Output { document: json!(result), lines, code }
 }
 
+/// `call --output FILE`: the result's first image, audio or embedded
+/// resource, else its text, written to `path`; the rest of the output says
+/// what was saved and what was not.
+fn save_tool_result(result: &ToolResult, path: &std::path::Path) -> Result<Output, Failure> {
+    let binary = result.content.iter().find_map(|c| match c {
+        Content::Image { data, mime_type, .. } | Content::Audio { data, mime_type, .. } => {
+            Some((data.clone(), Some(mime_type.clone())))
+        }
+        Content::Resource { resource, .. } => {
+            let bytes = resource.data.clone().or_else(|| resource.text.clone().map(String::into_bytes));
+            bytes.map(|b| (b, resource.mime_type.clone()))
+        }
+        _ => None,
+    });
+    let (bytes, mime) = binary.unwrap_or_else(|| {
+        let text: Vec<&str> = result
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        (text.join("\n").into_bytes(), None)
+    });
+    std::fs::write(path, &bytes).map_err(|e| usage(format!("--output {}: {e}", path.display())))?;
+    let mime = mime.map(|m| format!(" ({})", clean_line(&m))).unwrap_or_default();
+    let mut lines = vec![format!("saved {} bytes{mime} to {}", bytes.len(), path.display())];
+    lines.extend(result.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+    let code = if result.is_error { EXIT_TOOL_ERROR } else { 0 };
+    let document = json!({ "saved": { "path": path, "bytes": bytes.len() }, "isError": result.is_error, "warnings": result.warnings });
+    Ok(Output { document, lines, code })
+}
+
 /// The tool `call NAME` means (`None`: a model name the host routes),
 /// decided before anything is sent (see [`names`]). A name no catalog
 /// lists is a usage error (`not_found`, exit 2).
@@ -233,8 +290,139 @@ pub(crate) async fn call_target(
         })?;
     match target {
         names::Target::Model => Ok(None),
-        names::Target::Raw { raw_name, .. } => Ok(Some((one_server(cli, host).await?, raw_name))),
+        names::Target::Raw { binding, raw_name } => {
+            let several = cli.server.is_none() && host.names().len() > 1;
+            if several && !cli.json {
+                // The person named no server: say which one answers.
+                eprintln!("{raw_name:?} is served by the server {binding:?}");
+            }
+            let binding = host.ready(&binding).await.map_err(|e| match e.class() {
+                FailureClass::NotFound => usage(format!("no server named {:?}", clean_line(&binding))),
+                _ => failure(EXIT_CONNECT, &e),
+            })?;
+            Ok(Some((binding, raw_name)))
+        }
     }
+}
+
+/// The binding and raw name behind the model name `name` (for `--as-app`,
+/// which calls through the binding rather than the host's model routing).
+fn model_target(host: &Host, name: &str) -> Result<(Binding, String), Failure> {
+    let catalog = host.catalog();
+    let (listing, tool) = catalog.resolve(name).map_err(|e| failure(EXIT_USAGE, &e.with_op("call_tool")))?;
+    let binding = host.binding(&listing.binding).ok_or_else(|| {
+        let e = Error::new(FailureClass::NotFound, format!("server {} is not ready", listing.binding));
+        failure(EXIT_USAGE, &e.with_op("call_tool"))
+    })?;
+    Ok((binding, tool.raw_name.clone()))
+}
+
+/// `tools --search QUERY -k N`: the hits, best first.
+fn search_output(host: &Host, query: &str, k: usize) -> Output {
+    let hits = host.search_tools(query, k);
+    let document: Vec<Value> = hits
+        .iter()
+        .map(|h| {
+            json!({
+                "server": h.server,
+                "tool": h.name,
+                "modelName": h.model_name,
+                "score": h.score,
+                "why": h.why(),
+            })
+        })
+        .collect();
+    let mut lines: Vec<String> = hits
+        .iter()
+        .map(|h| format!("{:<44} {:>7.3}  {}", clean_line(&h.model_name), h.score, clean_line(&h.why())))
+        .collect();
+    if hits.is_empty() {
+        lines.push(format!("no tool matches {:?}", clean_line(query)));
+    }
+    Output::ok(json!({ "query": query, "hits": document }), lines)
+}
+
+/// `tools --for PROVIDER`: the definitions as that provider is sent them,
+/// the conversion's warnings, and the estimated tokens of the set.
+fn provider_output(host: &Host, provider: &str, deferred: bool) -> Output {
+    use mcp_stack::providers::exposure::{self, Deferral, ToolExposure, ToolSession};
+    use mcp_stack::providers::{anthropic, gemini, openai};
+    let catalog = host.catalog();
+    let exposure = match deferred {
+        true => ToolExposure::Deferred(Deferral::default()),
+        false => ToolExposure::All,
+    };
+    let session = ToolSession::new(exposure);
+    let offered = session.offered(&catalog);
+    let sent = offered.tools.iter().copied();
+    let mut converted = match provider {
+        "openai" => openai::tools(sent, &openai::Options::chat().strict(true)),
+        "anthropic" => anthropic::tools(sent),
+        _ => gemini::tools(sent),
+    };
+    if offered.search_tool {
+        converted.tools.push(match provider {
+            "openai" => exposure::openai_search_tool(),
+            "anthropic" => exposure::anthropic_search_tool(),
+            _ => exposure::gemini_search_tool(),
+        });
+        converted.warnings.push(format!("{} tools deferred behind search_tools", offered.deferred));
+    }
+    let tools = match provider {
+        "gemini" => json!([{ "functionDeclarations": converted.tools }]),
+        _ => Value::Array(converted.tools.clone()),
+    };
+    let text = serde_json::to_string_pretty(&tools).unwrap_or_default();
+    let tokens = estimated_tokens(&serde_json::to_string(&tools).unwrap_or_default());
+    let mut lines = vec![text];
+    lines.extend(converted.warnings.iter().map(|w| format!("warning: {}", clean_line(w))));
+    lines.push(format!(
+        "{} tools for {provider}: about {tokens} tokens ({} bytes of JSON, at 4 bytes a token)",
+        converted.tools.len(),
+        serde_json::to_string(&tools).map_or(0, |t| t.len())
+    ));
+    Output::ok(
+        json!({ "provider": provider, "tools": tools, "warnings": converted.warnings, "estimatedTokens": tokens }),
+        lines,
+    )
+}
+
+/// Tokens estimated from bytes: about 4 bytes of JSON a token for the
+/// providers' tokenizers on English text and JSON punctuation; an estimate
+/// for budgets, not a count.
+fn estimated_tokens(text: &str) -> usize {
+    text.len().div_ceil(4)
+}
+
+/// A tool or prompt as `tools` and `prompts` print it.
+pub(crate) struct Entry<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) description: Option<&'a str>,
+    pub(crate) signature: String,
+}
+
+/// The widest name column: a longer name puts its description on a line
+/// of its own, so that the two never run together.
+const NAME_COLUMN: usize = 40;
+
+/// Each entry as its name and the first line of its description, then its
+/// parameters on a line below, indented.
+pub(crate) fn entry_lines<'a>(entries: impl Iterator<Item = Entry<'a>>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for entry in entries {
+        let name = clean_line(entry.name);
+        let description = clean_line(first_line(entry.description));
+        if name.chars().count() <= NAME_COLUMN {
+            lines.push(format!("{name:<NAME_COLUMN$}  {description}").trim_end().to_string());
+        } else {
+            lines.push(name);
+            if !description.is_empty() {
+                lines.push(format!("{:NAME_COLUMN$}  {description}", ""));
+            }
+        }
+        lines.push(format!("    {}", clean_line(&entry.signature)));
+    }
+    lines
 }
 
 /// Rows as columns as wide as their widest cell (the last column as it

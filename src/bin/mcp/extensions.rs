@@ -4,9 +4,12 @@
 //! The CLI declares both extensions to every server, so that a server
 //! that offers apps or skills only to a client that declares them shows
 //! them here. An app's HTML is data: `read-app` prints or saves it and
-//! never renders it or fetches what it references. A skill is fetched only
+//! never renders it or fetches what it references. The last fingerprint
+//! of each app is kept between runs in the config directory, beside the
+//! tokens (`cli::app_fingerprint_file`), so that a run warns of an app
+//! that changed since the last one. A skill is fetched only
 //! by `skills get`, each file verified against the listing before it is
-//! printed or written; `--out DIR` writes the files under DIR at the paths
+//! printed or written; `--output DIR` writes the files under DIR at the paths
 //! their URIs have below the skill's `SKILL.md`, and refuses a path that
 //! would leave DIR.
 
@@ -99,7 +102,13 @@ pub(crate) async fn read_app(
             err_line(&format!("permissions asked: {}", asked.join(", ")));
         }
         if let Some(drift) = &app.drift {
-            err_line(&format!("warning: the app changed since it was read (was sha256:{})", drift.previous));
+            // No generation: the earlier fingerprint is an earlier run's,
+            // from the file kept beside the tokens (see `read-app --help`).
+            let when = if drift.previous_generation.is_some() { "" } else { " in an earlier run" };
+            err_line(&format!(
+                "warning: the app changed since it was read{when} (was sha256:{})",
+                clean_line(&drift.previous)
+            ));
         }
         for w in &app.warnings {
             err_line(&format!("warning: {}", clean_line(w)));
@@ -149,7 +158,7 @@ async fn app_tool(cli: &Cli, host: &Host, name: &str) -> Result<(Binding, ToolSp
     Ok((binding, tool))
 }
 
-/// `skills list` and `skills get NAME [--out DIR]`.
+/// `skills list` and `skills get NAME [--output DIR]`.
 pub(crate) async fn skills(cli: &Cli, host: &Host, action: &SkillAction) -> Result<Output, Failure> {
     let binding = one_server(cli, host).await?;
     let call_failed = |e: Error| failure(EXIT_CALL, &e);
@@ -171,23 +180,21 @@ pub(crate) async fn skills(cli: &Cli, host: &Host, action: &SkillAction) -> Resu
             lines.extend(warnings);
             Ok(Output::ok(json!({ "skills": listing.items, "warnings": listing.warnings }), lines))
         }
-        SkillAction::Get { name, out } => {
-            let Some(skill) = listing.items.iter().find(|s| &s.name == name) else {
-                let names: Vec<String> = listing.items.iter().map(|s| clean_line(&s.name)).collect();
-                return Err(failure(
-                    EXIT_USAGE,
-                    &Error::new(
-                        FailureClass::NotFound,
-                        format!(
-                            "no skill {:?} on {} (it has: {})",
-                            clean_line(name),
-                            binding.name(),
-                            names.join(", ")
-                        ),
-                    )
-                    .with_op("load_skill"),
-                ));
-            };
+        SkillAction::Get { name, output: out } => {
+            // Two skills with one name: the name does not say which, so
+            // neither is taken (a usage error naming both).
+            let skill = mcp_stack::skills::skill_by_name(&listing.items, name).map_err(|e| {
+                let e = match e.class() {
+                    FailureClass::NotFound => {
+                        let names: Vec<String> = listing.items.iter().map(|s| clean_line(&s.name)).collect();
+                        let message =
+                            format!("{} on {} (it has: {})", e.message(), binding.name(), names.join(", "));
+                        Error::new(FailureClass::NotFound, message)
+                    }
+                    _ => Error::new(e.class(), format!("{} on {}", e.message(), binding.name())),
+                };
+                failure(EXIT_USAGE, &e.with_op("load_skill"))
+            })?;
             let loaded = binding.load_skill(skill, CallOpts::default()).await.map_err(call_failed)?;
             let mut output = match out {
                 Some(dir) => save_skill(&loaded, dir)?,
@@ -252,9 +259,10 @@ fn save_skill(loaded: &LoadedSkill, dir: &Path) -> Result<Output, Failure> {
     let mut total = 0;
     for (target, path, file, bytes) in planned {
         if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| usage(format!("--out {}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| usage(format!("--output {}: {e}", parent.display())))?;
         }
-        std::fs::write(&target, bytes).map_err(|e| usage(format!("--out {}: {e}", target.display())))?;
+        std::fs::write(&target, bytes).map_err(|e| usage(format!("--output {}: {e}", target.display())))?;
         total += bytes.len();
         lines.push(format!("{}  {} bytes", target.display(), bytes.len()));
         saved.push(json!({ "uri": file.uri, "path": path, "size": file.size, "digest": file.digest }));

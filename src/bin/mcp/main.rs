@@ -207,6 +207,7 @@ mod extensions;
 mod names;
 mod progress;
 mod setup;
+mod signature;
 mod tasks;
 mod terminal;
 

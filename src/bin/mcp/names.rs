@@ -2,8 +2,9 @@
 //!
 //! A model name (`mcp__<binding>__<tool>`) is routed by the host. Anything
 //! else is a raw name, the server's own: with one server (or `--server`)
-//! it is looked up in that server's adopted catalog; with several, the
-//! servers that list it are named and `--server` asked for. A name no
+//! it is looked up in that server's adopted catalog; with several, the one
+//! server that lists it serves it (the command says which), and when
+//! several list it they are named and `--server` asked for. A name no
 //! catalog lists is refused before any I/O, with the closest names offered,
 //! unless the server's tool list is stale (a change notification arrived
 //! and the refetch has not finished): then the name may be new, and it is
@@ -38,7 +39,13 @@ pub(crate) fn resolve(
     name: &str,
     stale: &dyn Fn(&str) -> bool,
 ) -> Result<Target, Unknown> {
-    let routed = catalog.route(name).ok();
+    // A model name, whoever the tool is for: the binding refuses a tool
+    // that is for its app only, saying so, on every path.
+    let routed = catalog.resolve(name).ok().map(|(listing, tool)| mcp_stack::host::Route {
+        binding: listing.binding.clone(),
+        raw_name: tool.raw_name.clone(),
+        generation: listing.generation,
+    });
     let one = match server {
         Some(server) => Some(server.to_string()),
         None if routed.is_some() => return Ok(Target::Model),
@@ -59,7 +66,7 @@ pub(crate) fn resolve(
             .map(|c| c.tools.iter().map(|t| t.raw_name.as_str()).collect())
             .unwrap_or_default();
         return Err(Unknown(format!(
-            "server {binding} lists no tool {name:?}{}",
+            "the server {binding:?} lists no tool {name:?}{}",
             did_you_mean(name, &candidates)
         )));
     }
@@ -69,6 +76,9 @@ pub(crate) fn resolve(
         .filter(|c| c.tools.iter().any(|t| t.raw_name == name))
         .map(|c| c.binding.as_str())
         .collect();
+    if let [only] = listing.as_slice() {
+        return Ok(Target::Raw { binding: only.to_string(), raw_name: name.to_string() });
+    }
     if !listing.is_empty() {
         let models: Vec<&str> = catalog
             .catalogs()
@@ -78,8 +88,8 @@ pub(crate) fn resolve(
             .map(|t| t.model_name.as_str())
             .collect();
         return Err(Unknown(format!(
-            "{name:?} is a raw tool name, listed by {} {}: pass --server NAME, or call it by its model name ({})",
-            if listing.len() == 1 { "server" } else { "servers" },
+            "{name:?} is a raw tool name listed by {} servers ({}): pass --server NAME, or call it by its model name ({})",
+            listing.len(),
             listing.join(", "),
             models.join(", ")
         )));

@@ -1,6 +1,7 @@
 //! What the flags make before anything connects: the arguments read and
 //! checked, the servers' definitions and the host's handlers.
 
+use mcp_stack::catalog::apps::{AppFingerprintStore, FileAppFingerprintStore};
 use mcp_stack::handlers::{root_for_path, ElicitRequest, ElicitationModes, LogMessage};
 use mcp_stack::host::config_file;
 use mcp_stack::protocol::LoggingLevel;
@@ -175,7 +176,15 @@ pub(crate) async fn definitions(
         })?),
         None => None,
     };
+    // `read-app` reports an app that changed since an earlier run from
+    // this file. Not for an in-process server (the demo): nothing
+    // identifies it from one run to the next.
+    let app_fingerprints = crate::cli::app_fingerprint_file()
+        .map(|path| Arc::new(FileAppFingerprintStore::new(path)) as Arc<dyn AppFingerprintStore>);
     for definition in &mut definitions {
+        if definition.transport.kind() != "memory" {
+            definition.app_fingerprint_store = app_fingerprints.clone();
+        }
         cli.timeouts.apply(&mut definition.timeouts);
         if let Some(protocol) = &protocol {
             definition.protocol = protocol.clone();
@@ -203,9 +212,11 @@ pub(crate) fn handlers(cli: &Cli) -> Result<(Handlers, AllowedCapabilities), Fai
             .ok_or_else(|| usage(format!("--root {}: not a directory", dir.display())))?;
         roots.push(root_for_path(&dir).map_err(|e| usage(e.to_string()))?);
     }
-    // The command follows any task a server makes to its result.
-    let capabilities =
-        AllowedCapabilities { elicitation: true, sampling: false, roots: !roots.is_empty(), tasks: true };
+    // The command follows any task a server makes to its result. Roots
+    // are declared with or without --root: a server that asks is told what
+    // the person gave, possibly nothing, rather than refused (as the MCP
+    // Inspector answers an empty list).
+    let capabilities = AllowedCapabilities { elicitation: true, sampling: false, roots: true, tasks: true };
     let accept_defaults = cli.accept_defaults;
     // One question at a time, whatever the servers ask at once.
     let terminal = Arc::new(tokio::sync::Mutex::new(()));

@@ -26,10 +26,6 @@ use crate::commands::{aligned, one_server, tool_output, Output};
 use crate::terminal::{clean_line, err_line};
 use crate::{failure, Failure, EXIT_CALL, EXIT_CONNECT};
 
-/// The most pages of `tasks list` read (each bounded by
-/// `--max-catalog-items`).
-const MAX_TASK_PAGES: usize = 100;
-
 /// `call NAME ARGS --task`: the tool `target` names (the host routes a
 /// model name), started as a task and followed to its result; a server that
 /// answers at once is printed as a plain call.
@@ -59,7 +55,7 @@ pub(crate) async fn call(
             display.finish();
             Ok(tool_output(&result))
         }
-        TaskStart::Task(handle) => follow(display, &handle).await,
+        TaskStart::Task(handle) => follow(display, &handle, resumable(&binding)).await,
     }
 }
 
@@ -69,21 +65,10 @@ pub(crate) async fn command(cli: &Cli, host: &Host, action: &TaskAction) -> Resu
     let call_failed = |e: Error| failure(EXIT_CALL, &e);
     Ok(match action {
         TaskAction::List => {
-            let (mut tasks, mut warnings, mut cursor) = (Vec::new(), Vec::new(), None);
-            for _ in 0..MAX_TASK_PAGES {
-                let page = binding.list_tasks_page(cursor.as_deref()).await.map_err(call_failed)?;
-                tasks.extend(page.items);
-                warnings.extend(page.warnings);
-                cursor = page.next_cursor;
-                if cursor.is_none() {
-                    break;
-                }
-            }
-            if cursor.is_some() {
-                warnings.push(format!(
-                    "the server has more than {MAX_TASK_PAGES} pages of tasks; the rest were not read"
-                ));
-            }
+            // The library's listing: every page within the bounds of every
+            // list (a repeated cursor, pages, tasks in all).
+            let listing = binding.list_tasks().await.map_err(call_failed)?;
+            let (tasks, warnings) = (listing.items, listing.warnings);
             let mut lines = if tasks.is_empty() {
                 vec![format!("server {} holds no tasks for this client", binding.name())]
             } else {
@@ -106,7 +91,7 @@ pub(crate) async fn command(cli: &Cli, host: &Host, action: &TaskAction) -> Resu
             Output::ok(json!({ "task": info }), vec![status_line(&info)])
         }
         TaskAction::Result { id } => {
-            follow(Arc::new(StatusDisplay::new(cli.json)), &binding.task(id)).await?
+            follow(Arc::new(StatusDisplay::new(cli.json)), &binding.task(id), resumable(&binding)).await?
         }
         TaskAction::Cancel { id } => {
             let info = binding.task(id).cancel().await.map_err(call_failed)?;
@@ -117,7 +102,11 @@ pub(crate) async fn command(cli: &Cli, host: &Host, action: &TaskAction) -> Resu
 
 /// Shows the task's status changes while waiting for its result, within
 /// the request deadline.
-async fn follow(display: Arc<StatusDisplay>, handle: &TaskHandle) -> Result<Output, Failure> {
+async fn follow(
+    display: Arc<StatusDisplay>,
+    handle: &TaskHandle,
+    resumable: Resumable,
+) -> Result<Output, Failure> {
     display.show(handle.latest().as_ref());
     let mut updates = handle.updates();
     let shown = display.clone();
@@ -131,7 +120,7 @@ async fn follow(display: Arc<StatusDisplay>, handle: &TaskHandle) -> Result<Outp
     watcher.abort();
     display.show(handle.latest().as_ref());
     display.finish();
-    let result = outcome.map_err(|e| still_running(handle.id(), &e))?;
+    let result = outcome.map_err(|e| still_running(handle.id(), &e, resumable))?;
     let mut output = tool_output(&result);
     if let Some(document) = output.document.as_object_mut() {
         document.insert("task".into(), json!(handle.latest()));
@@ -139,16 +128,51 @@ async fn follow(display: Arc<StatusDisplay>, handle: &TaskHandle) -> Result<Outp
     Ok(output)
 }
 
+/// Whether another run of the command can take up a task of this server:
+/// only where the task outlives this run's connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resumable {
+    /// HTTP on 2026-07-28: a task is the server's, named by its id alone.
+    Yes,
+    /// stdio: the server process ends with this command, its tasks with it.
+    NotOverStdio,
+    /// HTTP before 2026-07-28: a task belongs to the session, which this
+    /// command ends when it exits (and a new run gets a new one).
+    NotInASession,
+}
+
+fn resumable(binding: &Binding) -> Resumable {
+    let status = binding.status();
+    match status.transport_kind.as_str() {
+        "stdio" => Resumable::NotOverStdio,
+        _ if status.protocol_version.as_str() >= MODERN_ERA => Resumable::Yes,
+        _ => Resumable::NotInASession,
+    }
+}
+
+/// The first version of the era whose tasks are not bound to a session.
+const MODERN_ERA: &str = "2026-07-28";
+
 /// A wait that ended before the task did: the task runs on at the server,
-/// and the message says how to take it up again.
-fn still_running(id: &str, e: &Error) -> Failure {
+/// and the message says how to take it up again, where another run can.
+fn still_running(id: &str, e: &Error, resumable: Resumable) -> Failure {
     let (code, mut report) = failure(EXIT_CALL, e);
     if e.class() == FailureClass::Deadline {
         let id = clean_line(id);
-        report.message = format!(
-            "{}: `mcp tasks result {id}` waits again, `mcp tasks cancel {id}` stops it",
-            report.message
-        );
+        let hint = match resumable {
+            Resumable::Yes => {
+                format!("`mcp tasks result {id}` waits again, `mcp tasks cancel {id}` stops it")
+            }
+            Resumable::NotOverStdio => format!(
+                "task {id} ends with the server process when this command exits (stdio); \
+                 raise --request-timeout-ms to wait longer"
+            ),
+            Resumable::NotInASession => format!(
+                "task {id} belongs to this run's HTTP session, which ends when this command exits; \
+                 another run cannot take it up: raise --request-timeout-ms to wait longer"
+            ),
+        };
+        report.message = format!("{}: {hint}", report.message);
     }
     (code, report)
 }

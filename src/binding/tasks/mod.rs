@@ -33,7 +33,7 @@ use crate::error::{normalize_message, Error, FailureClass};
 use crate::layer::progress::TaskRoute;
 use crate::protocol::{methods, TaskSupport};
 use crate::request::{CallOpts, McpRequest, McpResponse};
-use crate::tasks::{publish, TaskInfo, TaskRecord, TaskStatus, TaskWatch};
+use crate::tasks::{Heard, TaskInfo, TaskRecord, TaskStatus, TaskWatch};
 
 /// What [`Binding::call_tool_task`] started.
 #[derive(Debug)]
@@ -96,7 +96,7 @@ impl TaskHandle {
     /// A handle fed the task's status notifications too, holding the
     /// start call's progress route (if any) until the task ends.
     fn new(binding: Binding, id: &str, latest: Option<TaskInfo>, progress: Option<TaskRoute>) -> Self {
-        let latest = Arc::new(watch::channel(latest).0);
+        let latest = Arc::new(TaskWatch::new(latest));
         binding.inner.tasks.watch(id, &latest);
         TaskHandle { binding, id: id.into(), latest, progress: Arc::new(Mutex::new(progress)) }
     }
@@ -121,12 +121,25 @@ impl TaskHandle {
         self.latest.subscribe()
     }
 
-    fn heard(&self, info: &TaskInfo) {
-        publish(&self.latest, info);
+    /// Applies what a poll or a cancel (`source`) said of the task, and
+    /// returns what is known now: `info`, or the final status it
+    /// contradicted (with a warning; see `TaskWatch`).
+    fn heard(&self, info: TaskInfo, source: &str) -> TaskInfo {
+        let info = match self.latest.publish(&info, source) {
+            Heard::Applied => info,
+            Heard::Contradicted(kept, warning) => {
+                if let Some(warning) = warning {
+                    tracing::warn!(binding = %self.binding.inner.name, "{warning}");
+                    self.binding.warn(warning);
+                }
+                kept
+            }
+        };
         if info.status.is_terminal() {
             // No progress comes after the end.
             self.progress.lock().expect("progress lock").take();
         }
+        info
     }
 
     /// Asks the server where the task is (`tasks/get`).
@@ -144,7 +157,7 @@ impl TaskHandle {
         let request = McpRequest::with_value(methods::TASKS_GET, json!({ "taskId": &*self.id })).opts(opts);
         let response = self.binding.request(request, "task_status").await?;
         let info = self.read_task(response.result.as_object(), "tasks/get")?;
-        self.heard(&info);
+        let info = self.heard(info, "tasks/get answer");
         self.record_status(info.status).await;
         Ok((info, response))
     }
@@ -159,6 +172,15 @@ impl TaskHandle {
         let store = &self.binding.inner.task_store;
         let updated = async {
             match store.load(&self.binding.inner.name, &self.id).await? {
+                // A final status recorded is final here too.
+                Some(record) if record.status.is_terminal() && record.status != status => {
+                    self.binding.warn(format!(
+                        "task {:?}: its record says {}; not changed to {status} (a final status)",
+                        normalize_message(&self.id, 64),
+                        record.status
+                    ));
+                    Ok(())
+                }
                 Some(record) if record.status != status => store.save(&TaskRecord { status, ..record }).await,
                 _ => Ok(()),
             }
@@ -175,7 +197,7 @@ impl TaskHandle {
                 format!("the {method} result is not a task"),
             ));
         };
-        let info = TaskInfo::from_wire(task)?;
+        let info = TaskInfo::from_wire_checked(task, &format!("{method} result"))?;
         if info.id != *self.id {
             return Err(Error::new(
                 FailureClass::ServerProtocol,
@@ -225,6 +247,9 @@ impl TaskHandle {
         let request =
             McpRequest::with_value(methods::TASKS_RESULT, json!({ "taskId": &*self.id })).opts(within());
         let response = self.binding.request(request, "task_result").await?;
+        // The result must be this task's: another task's is never taken
+        // for it.
+        crate::tasks::check_related(response.result.get("_meta"), &self.id, "tasks/result result")?;
         let result = ToolResult::from_response(response)?;
         let ended = self.latest.borrow().as_ref().map(|info| info.status).filter(|s| s.is_terminal());
         self.record_status(ended.unwrap_or(TaskStatus::Completed)).await;
@@ -286,7 +311,7 @@ impl TaskHandle {
         let info = self
             .read_task(response.result.as_object(), "tasks/cancel")
             .map_err(|e| self.named(e, "task_cancel"))?;
-        self.heard(&info);
+        let info = self.heard(info, "tasks/cancel answer");
         self.record_status(info.status).await;
         Ok(info)
     }
@@ -330,6 +355,17 @@ impl Binding {
         ttl: Option<Duration>,
         opts: CallOpts,
     ) -> Result<TaskStart, Error> {
+        self.call_tool_task_as(name, arguments, ttl, opts, super::operations::Caller::Host).await
+    }
+
+    pub(super) async fn call_tool_task_as(
+        &self,
+        name: &str,
+        arguments: Value,
+        ttl: Option<Duration>,
+        opts: CallOpts,
+        caller: super::operations::Caller,
+    ) -> Result<TaskStart, Error> {
         let started = async {
             let modern = self.check_tasks(name)?;
             let mut params = super::operations::tool_call_params(name, arguments)?;
@@ -339,7 +375,7 @@ impl Binding {
                 let ttl = ttl.map(|t| t.as_millis().min(u128::from(u64::MAX)) as u64);
                 params.insert("task".into(), ttl.map_or_else(|| json!({}), |ttl| json!({ "ttl": ttl })));
             }
-            let request = McpRequest::new(methods::TOOLS_CALL, params).opts(opts);
+            let request = caller.mark(McpRequest::new(methods::TOOLS_CALL, params).opts(opts));
             self.request(request, "call_tool_task").await
         };
         let named = |e: Error| e.with_binding(&self.inner.name).with_op("call_tool_task");
@@ -357,7 +393,8 @@ impl Binding {
         };
         match task {
             Some(task) => {
-                let info = TaskInfo::from_wire(task)?;
+                let info = TaskInfo::from_wire_checked(task, "created task")?;
+                crate::tasks::check_related(response.result.get("_meta"), &info.id, "tools/call result")?;
                 self.record_start(tool, &info).await;
                 let id = info.id.clone();
                 let progress = response.extensions.get::<TaskRoute>().cloned();
@@ -447,32 +484,55 @@ impl Binding {
     /// One page of the tasks the server holds for this client
     /// (`tasks/list`): the first when `cursor` is `None`, else the page at
     /// a previous page's `next_cursor`; at most `Limits::max_catalog_items`
-    /// entries. An entry that is not a valid task is dropped with a
+    /// entries (those past it are counted while the page is parsed, never
+    /// built). An entry that is not a valid task is dropped with a
     /// warning, the others kept. A server that does not declare
     /// `tasks.list` is not asked (an empty listing, with a warning); a
     /// 2026-07-28 session is `unsupported_protocol` (that era's extension
     /// has no listing).
     pub async fn list_tasks_page(&self, cursor: Option<&str>) -> Result<super::Listing<TaskInfo>, Error> {
         const OP: &str = "list_tasks_page";
+        let Some(listing) = self.task_listing(OP)? else { return Ok(unlisted()) };
+        let max = self.inner.limits.max_catalog_items;
+        self.list_page(methods::TASKS_LIST, "tasks", cursor, max, OP, listing).await
+    }
+
+    /// Every task the server holds for this client (`tasks/list`), page
+    /// after page, within the bounds of every list ([`Binding::list_tools`]'s:
+    /// a repeated cursor ends it, at most `Limits::max_catalog_pages` pages
+    /// and `Limits::max_catalog_items` tasks in all, counted while each
+    /// page is parsed; a warning says when the rest was not read). Entries
+    /// and servers are taken as [`Binding::list_tasks_page`] takes them.
+    pub async fn list_tasks(&self) -> Result<super::Listing<TaskInfo>, Error> {
+        const OP: &str = "list_tasks";
+        let Some(listing) = self.task_listing(OP)? else { return Ok(unlisted()) };
+        let max = self.inner.limits.max_catalog_items;
+        self.list_all(methods::TASKS_LIST, "tasks", max, OP, listing).await
+    }
+
+    /// How a `tasks/list` entry is read, if the server lists tasks (`None`
+    /// when it does not say it does); a 2026-07-28 session's error.
+    fn task_listing(
+        &self,
+        op: &'static str,
+    ) -> Result<Option<impl FnMut(Value) -> Result<TaskInfo, String>>, Error> {
         let session = self.current_session();
         if is_modern(&session) {
             let e = Error::new(
                 FailureClass::UnsupportedProtocol,
                 "tasks/list is not part of 2026-07-28's Tasks extension",
             );
-            return Err(e.with_binding(&self.inner.name).with_op(OP));
+            return Err(e.with_binding(&self.inner.name).with_op(op));
         }
         if session.capabilities.tasks.as_ref().is_none_or(|t| t.get("list").is_none()) {
-            let mut listing = super::Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None };
-            crate::request::push_warning(&mut listing.warnings, "the server does not list tasks".into());
-            return Ok(listing);
+            return Ok(None);
         }
-        let convert = |entry: Value| match entry.as_object().map(TaskInfo::from_wire) {
-            Some(info) => info.map_err(|e| e.message().to_owned()),
-            None => Err("not an object".to_owned()),
-        };
-        let max = self.inner.limits.max_catalog_items;
-        self.list_page(methods::TASKS_LIST, "tasks", cursor, max, OP, convert).await
+        Ok(Some(|entry: Value| {
+            match entry.as_object().map(|t| TaskInfo::from_wire_checked(t, "tasks/list entry")) {
+                Some(info) => info.map_err(|e| e.message().to_owned()),
+                None => Err("not an object".to_owned()),
+            }
+        }))
     }
 
     /// The task `id` of this binding's server, to ask after, wait for or
@@ -482,6 +542,13 @@ impl Binding {
     pub fn task(&self, id: &str) -> TaskHandle {
         TaskHandle::new(self.clone(), id, None, None)
     }
+}
+
+/// The listing of a server that does not list tasks: empty, said so.
+fn unlisted() -> super::Listing<TaskInfo> {
+    let mut listing = super::Listing { items: Vec::new(), warnings: Vec::new(), next_cursor: None };
+    crate::request::push_warning(&mut listing.warnings, "the server does not list tasks".into());
+    listing
 }
 
 /// The options of a poll: within the wait's deadline, and without

@@ -65,6 +65,7 @@ impl TaskHandle {
                     let Some(outcome @ Value::Object(_)) = outcome else {
                         return Err(protocol("the completed task's tasks/get carries no result".into()));
                     };
+                    crate::tasks::check_related(outcome.get("_meta"), &self.id, "completed task's result")?;
                     response.result = outcome;
                     return ToolResult::from_response(response);
                 }
@@ -107,7 +108,8 @@ impl TaskHandle {
         let responses = crate::connection::answer_input_requests(&*inbound, fresh).await?;
         let params = json!({ "taskId": &*self.id, "inputResponses": responses });
         let request = McpRequest::with_value(methods::TASKS_UPDATE, params).opts(opts);
-        self.binding.request(request, "task_update").await?;
+        let response = self.binding.request(request, "task_update").await?;
+        crate::tasks::check_related(response.result.get("_meta"), &self.id, "tasks/update result")?;
         answered.extend(prints);
         Ok(())
     }

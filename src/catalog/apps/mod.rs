@@ -11,7 +11,14 @@
 //!   refuses it);
 //! - a call an app makes is refused unless the tool's visibility includes
 //!   `"app"` and the tool is on the app's own server
-//!   ([`Host::call_from_app`](crate::host::Host::call_from_app)).
+//!   ([`Host::call_from_app`](crate::host::Host::call_from_app));
+//! - every other call of a tool whose visibility lacks `"model"` is refused
+//!   by the binding itself, before anything is sent, on every path
+//!   ([`Binding::call_tool`](crate::Binding::call_tool), the binding's
+//!   service, a task, the host's model routing, the provider dispatch, the
+//!   `mcp` command): only a call marked [`FromApp`] — what
+//!   [`Binding::call_tool_from_app`](crate::Binding::call_tool_from_app)
+//!   sends — reaches such a tool.
 //!
 //! What the server sent is read within bounds, and a defect costs only the
 //! tool's app declaration, never a tool that would then be shown where it
@@ -28,7 +35,12 @@
 //!
 //! An app's HTML is read with [`Binding::read_app`](crate::Binding::read_app)
 //! into an [`AppResource`]: see there for what is checked, what the host
-//! is given and how the fingerprint is made.
+//! is given and how the fingerprint is made. A fingerprint that differs
+//! from the last read of the same app is reported as [`AppDrift`]: within
+//! the binding, and across bindings, processes and runs when the
+//! definition names an [`AppFingerprintStore`] (such as
+//! [`FileAppFingerprintStore`]; the `mcp` command keeps one beside its
+//! tokens, see `mcp read-app --help`).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -36,14 +48,58 @@ use serde_json::{Map, Value};
 use crate::error::normalize_message;
 
 mod resource;
+mod store;
 
 pub(crate) use resource::{fingerprint, is_app_mime, read_resource_meta};
 pub use resource::{AppCsp, AppDrift, AppPermissions, AppResource, AppResourceMeta};
+pub(crate) use store::server_key;
+pub use store::{
+    AppFingerprintStore, FileAppFingerprintStore, MAX_APP_FINGERPRINT_FILE_BYTES, MAX_STORED_APP_FINGERPRINTS,
+};
 
 /// The longest `ui://` URI taken.
 pub(crate) const MAX_APP_URI_BYTES: usize = 2048;
 /// The deprecated flat key of an app's resource URI.
 const FLAT_RESOURCE_URI: &str = "ui/resourceUri";
+
+/// Marks a `tools/call` request as an app's own (MCP Apps): made by an app
+/// of the binding's server, through the host's app bridge. A tool whose
+/// visibility lacks `"model"` is called only with this mark, and a tool
+/// whose visibility lacks `"app"` never with it; the binding's catalog
+/// checks refuse anything else with `tool_unavailable`, before anything is
+/// sent.
+///
+/// [`Binding::call_tool_from_app`](crate::Binding::call_tool_from_app) and
+/// [`Host::call_from_app`](crate::host::Host::call_from_app) set it; a
+/// host that puts it in a request's
+/// [extensions](crate::McpRequest::extensions) itself vouches that an app
+/// of that server asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct FromApp;
+
+impl FromApp {
+    /// The mark.
+    pub fn new() -> Self {
+        FromApp
+    }
+}
+
+/// Why a call of `tool` is refused by the visibility rule, if it is:
+/// `visibility` is the tool's, `from_app` whether the call is an app's.
+pub(crate) fn visibility_refusal(tool: &str, visibility: Visibility, from_app: bool) -> Option<String> {
+    let quoted = normalize_message(tool, 128);
+    match from_app {
+        false if !visibility.model => Some(format!(
+            "the tool {quoted:?} is for its app only (its _meta.ui.visibility lacks \"model\"): \
+             only an app of its server calls it, through the host's app bridge"
+        )),
+        true if !visibility.app => {
+            Some(format!("the tool {quoted:?} is not for apps (its _meta.ui.visibility lacks \"app\")"))
+        }
+        _ => None,
+    }
+}
 
 /// Who a tool is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

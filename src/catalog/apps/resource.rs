@@ -104,22 +104,29 @@ pub struct AppResource {
     pub fingerprint: String,
     /// The catalog generation in force when it was read.
     pub generation: u64,
-    /// How it differs from the last read of the same URI on this binding,
-    /// if it does.
+    /// How it differs from the last read of the same URI on this binding
+    /// (or, on its first read, the one kept in the definition's app
+    /// fingerprint store), if it does.
     pub drift: Option<AppDrift>,
     /// Defects tolerated while reading it.
     pub warnings: Vec<String>,
 }
 
-/// An app resource whose fingerprint changed since the binding last read
-/// it: the HTML or its sandbox request is not what the host saw before.
+/// An app resource whose fingerprint changed since it was last read: the
+/// HTML or its sandbox request is not what the host saw before. The
+/// earlier read is the binding's own, else (on the binding's first read of
+/// the app) the one its definition's
+/// [`AppFingerprintStore`](crate::catalog::apps::AppFingerprintStore)
+/// kept from an earlier binding, process or run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AppDrift {
     /// The earlier fingerprint.
     pub previous: String,
-    /// The catalog generation the earlier read was made under.
-    pub previous_generation: u64,
+    /// The catalog generation the earlier read was made under, when it
+    /// was this binding's; `None` when the earlier fingerprint came from
+    /// the store (another binding's generations mean nothing here).
+    pub previous_generation: Option<u64>,
 }
 
 /// Whether `mime` is `text/html;profile=mcp-app`: the type, subtype and

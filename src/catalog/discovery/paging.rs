@@ -11,6 +11,7 @@ use tower::{Service, ServiceExt};
 
 use super::{q, RawList};
 use crate::error::{normalize_message, Error, FailureClass};
+use crate::protocol::bounded_list::ListBound;
 use crate::protocol::jsonrpc::{nests_deeper_than, TooDeep, MAX_MESSAGE_DEPTH};
 use crate::request::push_warning;
 use crate::request::{McpRequest, McpResponse};
@@ -78,7 +79,12 @@ where
             Some(c) => json!({ "cursor": c }),
             None => json!({}),
         };
-        let read = match service.clone().oneshot(McpRequest::with_value(method, params)).await {
+        // The entries past what is left of the bound are never built.
+        let left = max_items - list.entries.len();
+        let bound = ListBound::new(key, left);
+        let mut request = McpRequest::with_value(method, params);
+        request.extensions.insert(bound.clone());
+        let read = match service.clone().oneshot(request).await {
             Ok(rsp) => read_page(rsp.result, key),
             Err(e) if page == 0 && e.class() == FailureClass::NotFound => {
                 push_warning(
@@ -88,7 +94,7 @@ where
                 return Ok(list);
             }
             Err(e) => match too_deep(&e) {
-                Some(raw) => salvage_page(raw, key, &mut |i, why| {
+                Some(raw) => salvage_page(raw, key, &bound, &mut |i, why| {
                     push_warning(&mut list.warnings, format!("{method}: page {page}: dropped entry {i}{why}"))
                 }),
                 None if is_bad_answer(e.class()) && bad_page == BadPage::Keep && page > 0 => {
@@ -130,14 +136,32 @@ where
                 return Err(Error::new(FailureClass::CatalogInvalid, format!("{method}: page {page} {why}")))
             }
         };
-        for entry in entries {
-            if list.entries.len() >= max_items {
-                push_warning(&mut list.warnings, format!("{method}: kept the first {max_items} entries"));
-                return Ok(list);
-            }
-            list.entries.push(entry);
+        // Past the bound: what the reader skipped, and what a page served
+        // whole (from a cache) has over it.
+        let dropped = bound.dropped() + entries.len().saturating_sub(left);
+        list.entries.extend(entries.into_iter().take(left));
+        if dropped > 0 {
+            push_warning(
+                &mut list.warnings,
+                format!("{method}: kept the first {max_items} entries, dropped {dropped} more"),
+            );
+            return Ok(list);
         }
         match next {
+            Some(Value::String(next)) if next.len() > MAX_CURSOR_BYTES => {
+                push_warning(
+                    &mut list.warnings,
+                    format!("{method}: the server gave a nextCursor over {MAX_CURSOR_BYTES} bytes; stopped paging"),
+                );
+                return Ok(list);
+            }
+            Some(Value::String(_)) if list.entries.len() >= max_items => {
+                push_warning(
+                    &mut list.warnings,
+                    format!("{method}: kept the first {max_items} entries; the pages after were not read"),
+                );
+                return Ok(list);
+            }
             Some(Value::String(next)) => {
                 if !seen_cursors.insert(next.clone()) {
                     push_warning(
@@ -177,13 +201,21 @@ where
         Some(c) => json!({ "cursor": c }),
         None => json!({}),
     };
-    let rsp = service.oneshot(McpRequest::with_value(method, params)).await?;
+    // The entries past the bound are never built.
+    let bound = ListBound::new(key, max_items);
+    let mut request = McpRequest::with_value(method, params);
+    request.extensions.insert(bound.clone());
+    let rsp = service.oneshot(request).await?;
     let mut list = RawList { entries: Vec::new(), warnings: rsp.warnings };
     let (mut entries, next) = read_page(rsp.result, key)
         .map_err(|why| Error::new(FailureClass::CatalogInvalid, format!("{method}: the page {why}")))?;
-    if entries.len() > max_items {
+    if entries.len() > max_items || bound.dropped() > 0 {
+        let dropped = bound.dropped() + entries.len().saturating_sub(max_items);
         entries.truncate(max_items);
-        push_warning(&mut list.warnings, format!("{method}: kept the first {max_items} entries of the page"));
+        push_warning(
+            &mut list.warnings,
+            format!("{method}: kept the first {max_items} entries of the page, dropped {dropped} more"),
+        );
     }
     list.entries = entries;
     let next = match next {
@@ -254,7 +286,7 @@ fn too_deep(error: &Error) -> Option<&str> {
 /// [`MAX_MESSAGE_DEPTH`] by itself) is reported to `dropped` with its index
 /// and why, and left out. Reading the raw text builds no values, so it has
 /// no depth limit.
-fn salvage_page(raw: &str, key: &str, dropped: &mut dyn FnMut(usize, String)) -> PageRead {
+fn salvage_page(raw: &str, key: &str, bound: &ListBound, dropped: &mut dyn FnMut(usize, String)) -> PageRead {
     use serde_json::value::RawValue;
     /// What an entry is called, read without building its values.
     #[derive(serde::Deserialize)]
@@ -266,7 +298,12 @@ fn salvage_page(raw: &str, key: &str, dropped: &mut dyn FnMut(usize, String)) ->
         return Err(PageError::Malformed("is not an object".into()));
     };
     let raw_entries = match result.remove(key).map(|v| serde_json::from_str::<Vec<&RawValue>>(v.get())) {
-        Some(Ok(entries)) => entries,
+        Some(Ok(mut entries)) => {
+            // Past the bound, entries are counted, never parsed.
+            bound.set_dropped(entries.len().saturating_sub(bound.max()));
+            entries.truncate(bound.max());
+            entries
+        }
         None => return Err(PageError::NoList),
         Some(Err(_)) => return Err(PageError::Malformed(format!("has a {key} member that is not a list"))),
     };

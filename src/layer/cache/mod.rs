@@ -108,6 +108,9 @@ struct Plan {
     seq: u64,
     /// A list page asked for with a cursor: an error drops the list.
     cursor: bool,
+    /// The bound the reply's entries were read within, if any: a reply
+    /// cut at it is not the server's whole page, and is not kept.
+    bound: Option<crate::protocol::bounded_list::ListBound>,
 }
 
 impl CacheState {
@@ -225,7 +228,8 @@ impl CacheState {
         let entry = hex(&h.finalize());
         let seq = self.marks.lock().expect("marks lock").seq[kind];
         let cursor = kind != READS && params.get("cursor").is_some_and(|c| !c.is_null());
-        Some(Plan { key: CacheKey::new(CacheGroup::new(partition, name), entry), kind, seq, cursor })
+        let bound = req.extensions.get::<crate::protocol::bounded_list::ListBound>().cloned();
+        Some(Plan { key: CacheKey::new(CacheGroup::new(partition, name), entry), kind, seq, cursor, bound })
     }
 
     /// Makes the pending invalidations in the shared store. Returns
@@ -303,6 +307,9 @@ impl CacheState {
     async fn keep(&self, plan: &Plan, response: &McpResponse) {
         if response.extensions.get::<InputGiven>().is_some() {
             return;
+        }
+        if plan.bound.as_ref().is_some_and(|b| b.dropped() > 0) {
+            return; // a page cut at the reader's bound
         }
         let Some(result) = response.result.as_object() else { return };
         if result.get("resultType").is_some_and(|t| t != "complete") {

@@ -18,7 +18,7 @@ pub struct Elapsed {
 
 impl fmt::Display for Elapsed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} exceeded its deadline of {:?}", self.method, self.allowed)
+        write!(f, "{} exceeded its deadline of {}", self.method, crate::error::for_people(self.allowed))
     }
 }
 

@@ -19,14 +19,18 @@
 //!   carries the route on in its extensions, and the binding's
 //!   [`TaskHandle`](crate::TaskHandle) keeps it until the task ends (or the
 //!   handle and its clones are dropped). A reply nobody follows drops it.
-//! - Delivery never blocks the connection. Each call with a sink has its own
-//!   delivery task fed by a bounded queue of 32 reports;
-//!   when a sink falls behind and its queue is full, the *newest* report is
-//!   dropped and counted ([`ProgressRouter::dropped`]). Progress is a
-//!   best-effort hint whose latest values matter, but the reports already
-//!   queued are in order and complete; keeping them and dropping the overflow
-//!   keeps the sink's view monotonic. A slow sink delays only its own call's
-//!   reports, never another call's, never the reader.
+//! - Delivery never blocks the connection. The sinks are called on one
+//!   delivery task per router (per binding), in the order the server sent
+//!   the reports, and a binding's server log records go through the same
+//!   queue to its log service, so that a host that shows both shows them
+//!   in the server's order. At most 32 reports of a call wait
+//!   there; past that, the *newest* report is dropped and counted
+//!   ([`ProgressRouter::dropped`]). Progress is a best-effort hint whose
+//!   latest values matter, but the reports already queued are in order and
+//!   complete; keeping them and dropping the overflow keeps the sink's view
+//!   monotonic. A slow sink (or log service) delays what comes after it on
+//!   that binding, never the reader; a sink that panics costs only that
+//!   report.
 //! - Message text is bounded to 1024 bytes and
 //!   normalized.
 //!
@@ -54,10 +58,12 @@
 //!
 //! [`CallOpts::progress`]: crate::request::CallOpts::progress
 
+mod delivery;
 mod future;
 mod layer;
 mod router;
 
+pub(crate) use delivery::{Deliveries, Job, Pending};
 pub use future::ResponseFuture;
 pub(crate) use future::TaskRoute;
 pub use layer::ProgressLayer;

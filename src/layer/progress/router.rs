@@ -3,13 +3,15 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
+use tokio::sync::oneshot;
 
+use super::delivery::{Deliveries, Pending};
 use crate::error::normalize_message;
 use crate::protocol::progress::{ProgressParams, ProgressToken};
 use crate::request::{ProgressSink, ProgressUpdate};
 
-/// Reports queued per call before the newest are dropped.
+/// Reports queued (not yet delivered) per call before the newest are
+/// dropped.
 pub(crate) const PROGRESS_QUEUE: usize = 32;
 /// The longest progress message kept, in bytes.
 pub(crate) const MAX_PROGRESS_MESSAGE_BYTES: usize = 1024;
@@ -24,9 +26,18 @@ pub struct ProgressRouter {
 struct RouterInner {
     binding: String,
     next: AtomicU64,
-    routes: Mutex<HashMap<String, mpsc::Sender<ProgressUpdate>>>,
+    routes: Mutex<HashMap<String, Route>>,
+    /// The binding's one ordered queue to the sinks (and its log service).
+    deliveries: Deliveries,
     dropped: AtomicU64,
     unrouted: AtomicU64,
+}
+
+/// A call's sink and how many of its reports are queued.
+#[derive(Clone)]
+struct Route {
+    sink: ProgressSink,
+    pending: Arc<Pending>,
 }
 
 impl fmt::Debug for ProgressRouter {
@@ -47,25 +58,27 @@ impl ProgressRouter {
                 binding: binding.into(),
                 next: AtomicU64::new(1),
                 routes: Mutex::new(HashMap::new()),
+                deliveries: Deliveries::default(),
                 dropped: AtomicU64::new(0),
                 unrouted: AtomicU64::new(0),
             }),
         }
     }
 
-    /// Registers a call's sink under a fresh token and starts its delivery
-    /// task. The route lives as long as the returned tracker.
+    /// Registers a call's sink under a fresh token. The route lives as
+    /// long as the returned tracker.
     pub fn register(&self, sink: ProgressSink) -> ProgressTracker {
         let n = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let token = format!("mcp-stack-{n}");
-        let (tx, mut rx) = mpsc::channel::<ProgressUpdate>(PROGRESS_QUEUE);
-        self.inner.routes.lock().expect("routes lock").insert(token.clone(), tx);
-        tokio::spawn(async move {
-            while let Some(progress) = rx.recv().await {
-                sink.deliver(progress);
-            }
-        });
+        let route = Route { sink, pending: Arc::default() };
+        self.inner.routes.lock().expect("routes lock").insert(token.clone(), route);
         ProgressTracker { router: self.clone(), token }
+    }
+
+    /// The binding's ordered delivery queue, which its log records share
+    /// so that they reach the host in the server's order with the reports.
+    pub(crate) fn deliveries(&self) -> &Deliveries {
+        &self.inner.deliveries
     }
 
     /// Routes one `notifications/progress` (its params) to its call. Never
@@ -82,8 +95,8 @@ impl ProgressRouter {
             ProgressToken::String(s) => s.clone(),
             ProgressToken::Number(n) => n.to_string(),
         };
-        let tx = self.inner.routes.lock().expect("routes lock").get(&key).cloned();
-        let Some(tx) = tx else {
+        let route = self.inner.routes.lock().expect("routes lock").get(&key).cloned();
+        let Some(route) = route else {
             self.inner.unrouted.fetch_add(1, Ordering::Relaxed);
             return None;
         };
@@ -93,13 +106,12 @@ impl ProgressRouter {
             total: params.total,
             message: params.message.map(|m| normalize_message(&m, MAX_PROGRESS_MESSAGE_BYTES)),
         };
-        match tx.try_send(progress.clone()) {
-            Ok(()) => Some(progress),
-            Err(_) => {
-                self.inner.dropped.fetch_add(1, Ordering::Relaxed);
-                None
-            }
+        if !route.pending.take(PROGRESS_QUEUE) {
+            self.inner.dropped.fetch_add(1, Ordering::Relaxed);
+            return None;
         }
+        self.inner.deliveries.progress(route.sink, progress.clone(), route.pending);
+        Some(progress)
     }
 
     /// How many calls have a live route.
@@ -123,8 +135,8 @@ impl ProgressRouter {
     }
 }
 
-/// One call's route. Dropping it removes the route; the delivery task ends
-/// once the reports already queued are delivered.
+/// One call's route. Dropping it removes the route; the reports already
+/// queued are still delivered.
 pub struct ProgressTracker {
     router: ProgressRouter,
     token: String,
@@ -134,6 +146,20 @@ impl ProgressTracker {
     /// The token sent to the server.
     pub fn token(&self) -> &str {
         &self.token
+    }
+
+    /// Removes the route and hands back a receiver answered once what the
+    /// server sent before the reply (the call's reports, the binding's log
+    /// records) has been delivered: what the call's future waits for
+    /// before its reply, so that a call's progress always comes before its
+    /// result.
+    pub(crate) fn finish(self) -> oneshot::Receiver<()> {
+        self.remove_route();
+        self.router.inner.deliveries.flush()
+    }
+
+    fn remove_route(&self) {
+        self.router.inner.routes.lock().expect("routes lock").remove(&self.token);
     }
 }
 
@@ -145,6 +171,6 @@ impl fmt::Debug for ProgressTracker {
 
 impl Drop for ProgressTracker {
     fn drop(&mut self) {
-        self.router.inner.routes.lock().expect("routes lock").remove(&self.token);
+        self.remove_route();
     }
 }

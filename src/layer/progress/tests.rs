@@ -126,5 +126,8 @@ async fn a_blocked_sink_never_blocks_routing() {
     assert_eq!(router.dropped(), 1_000 - accepted as u64);
     gate.add_permits(10_000);
     send.send_response(McpResponse::new(json!({})));
-    assert_ready!(fut.poll()).unwrap();
+    // The reply waits for the reports accepted before it to be delivered
+    // (issue 43, item 16): then it comes, with all of them delivered.
+    tokio::time::timeout(Duration::from_secs(30), fut).await.expect("the reply comes").unwrap();
+    assert_eq!(*delivered.lock().unwrap(), accepted, "every accepted report came before the reply");
 }

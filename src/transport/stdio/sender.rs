@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::process::ChildStdin;
 use tokio::sync::{Mutex, OnceCell};
@@ -27,6 +28,11 @@ pub(super) struct StdinState {
     pub(super) dirty: bool,
 }
 
+/// How long a child that was left running abandoned requests has to exit
+/// at the end of its input before its group is signalled: an idle server
+/// exits within milliseconds of it.
+const ABANDONED_EXIT_WAIT: Duration = Duration::from_millis(100);
+
 pub(super) struct StdioSender {
     pub(super) stdin: Mutex<StdinState>,
     pub(super) closed: OnceCell<()>,
@@ -39,14 +45,16 @@ impl StdioSender {
             .with_binding(&self.shared.binding)
     }
 
-    async fn shutdown(&self) {
+    /// Ends the child and its group; `polite` is how long the child has to
+    /// exit at the end of its input before the group is signalled.
+    async fn shutdown(&self, polite: Duration) {
         let shared = &*self.shared;
         shared.closing.store(true, Ordering::SeqCst);
         let grace = shared.grace;
 
         // 1. End stdin, the polite request to exit. A send stuck on a full
         // pipe holds the lock; the signals below unstick it.
-        let deadline = Instant::now() + grace;
+        let deadline = Instant::now() + polite;
         if let Ok(mut state) = timeout_at(deadline, self.stdin.lock()).await {
             if let Some(mut stdin) = state.stdin.take() {
                 let _ = timeout_at(deadline, stdin.shutdown()).await;
@@ -197,7 +205,16 @@ impl MessageSender for StdioSender {
     }
 
     async fn close(&self) -> Result<(), Error> {
-        self.closed.get_or_init(|| self.shutdown()).await;
+        self.closed.get_or_init(|| self.shutdown(self.shared.grace)).await;
+        Ok(())
+    }
+
+    /// A child still running abandoned work would not exit at the end of
+    /// its input until that work is done: it gets a moment to exit (an idle
+    /// one does, within milliseconds), then `SIGTERM`.
+    async fn close_abandoning(&self) -> Result<(), Error> {
+        let polite = self.shared.grace.min(ABANDONED_EXIT_WAIT);
+        self.closed.get_or_init(|| self.shutdown(polite)).await;
         Ok(())
     }
 }
