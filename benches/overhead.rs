@@ -166,8 +166,8 @@ impl Setup {
                 .unwrap();
 
             let mut definition = Definition::new("full", mcp_stack::demo::factory());
-            definition.allow_parallel_calls = true;
-            definition.limits = Limits { max_concurrent_requests: IN_FLIGHT, ..Limits::default() };
+            definition = definition.with_allow_parallel_calls(true);
+            definition = definition.with_limits(Limits::default().with_max_concurrent_requests(IN_FLIGHT));
             let full = Binding::connect(definition, Handlers::default()).await.unwrap();
             let default_policy =
                 Binding::connect(Definition::new("default", mcp_stack::demo::factory()), Handlers::default())

@@ -89,8 +89,8 @@ fn process_cpu() -> Duration {
 
 async fn connect(parallel: bool) -> Binding {
     let mut definition = Definition::new("demo", StdioFactory::new(env!("CARGO_BIN_EXE_mcp-stack-demo")));
-    definition.allow_parallel_calls = parallel;
-    definition.limits = Limits { max_concurrent_requests: IN_FLIGHT, ..Limits::default() };
+    definition = definition.with_allow_parallel_calls(parallel);
+    definition = definition.with_limits(Limits::default().with_max_concurrent_requests(IN_FLIGHT));
     Binding::connect(definition, Handlers::default()).await.expect("the demo server over stdio")
 }
 

@@ -89,11 +89,9 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
         StreamableHttpFactory::new(url)?
     };
     let mut definition = Definition::new("conformance", factory);
-    definition.timeouts = Timeouts {
-        startup: Duration::from_secs(10),
-        request: Duration::from_secs(10),
-        ..Timeouts::default()
-    };
+    definition = definition.with_timeouts(
+        Timeouts::default().with_startup(Duration::from_secs(10)).with_request(Duration::from_secs(10)),
+    );
     // The era the harness names: a modern version is pinned, a legacy one
     // means the initialize era (no server/discover probe first), and none
     // leaves the default, the automatic choice.
@@ -101,18 +99,20 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
     let mut modern = false;
     if let Ok(pinned @ ProtocolChoice::Pinned(_)) = ProtocolChoice::parse(&version) {
         modern = !pinned.allows_legacy();
-        definition.protocol = if modern { pinned } else { ProtocolChoice::Legacy };
+        definition = definition.with_protocol(if modern { pinned } else { ProtocolChoice::Legacy });
     }
     let handlers = match scenario {
         _ if modern => {
-            definition.capabilities.elicitation = true;
+            let capabilities = definition.capabilities().with_elicitation(true);
+            definition = definition.with_capabilities(capabilities);
             Handlers::default()
                 .elicitation(|req: ElicitRequest| async move { Ok(ElicitResult::accept(req.defaults())) })
         }
         ELICITATION_DEFAULTS => {
             // What this server may ask of the host, and what the host does:
             // a person who accepts every form as it is filled in by default.
-            definition.capabilities.elicitation = true;
+            let capabilities = definition.capabilities().with_elicitation(true);
+            definition = definition.with_capabilities(capabilities);
             Handlers::default()
                 .elicitation(|req: ElicitRequest| async move { Ok(ElicitResult::accept(req.defaults())) })
         }

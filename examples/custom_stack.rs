@@ -64,7 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         session.server.name, session.server.version, session.protocol_version
     );
 
-    let limits = Limits { max_text_result_bytes: 40, ..Limits::default() };
+    let limits = Limits::default().with_max_text_result_bytes(40);
     let mut stack = ServiceBuilder::new()
         // tower's rate limit is not Clone, and the tool-call gate clones the
         // service below it for each call, so it goes above the gate: here on
@@ -72,7 +72,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // included. (Inside a live binding, with its catalog, events and
         // reconnect, see examples/user_layer.rs.)
         .rate_limit(2, Duration::from_secs(1))
-        .layer(ToolFilterLayer::new(ToolFilter { allow: vec![], deny: vec!["add".into()] }))
+        .layer(ToolFilterLayer::new(ToolFilter::default().with_denied(["add"])))
         .layer(DeadlineLayer::new(Duration::from_secs(10)))
         .layer(ResultLimitLayer::new(limits))
         .layer(ProgressLayer::new(progress.clone()))

@@ -67,7 +67,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    let mut definition = match &stdio {
+    let definition = match &stdio {
         Some(line) => {
             let factory = env.iter().fold(StdioFactory::from_command_line(line)?, |f, (k, v)| f.env(k, v));
             Definition::with_factory("server", Arc::new(factory))
@@ -76,9 +76,9 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         None => Definition::new("demo", mcp_stack::demo::factory()),
     };
     // What this server may ask of us, and the level of logs we want.
-    definition.capabilities =
-        AllowedCapabilities { elicitation: true, roots: true, ..AllowedCapabilities::default() };
-    definition.log_level = log_level;
+    let definition = definition
+        .with_capabilities(AllowedCapabilities::default().with_elicitation(true).with_roots(true))
+        .with_log_level(log_level);
     let handlers = Handlers::default()
         .log(|m: LogMessage| async move {
             println!("  server log [{}] {}", m.level, shown(&m.text));

@@ -571,7 +571,7 @@ impl Target {
         let arguments = json!({"n": n, "fault": fault.name(), "flood": args.flood,
                                "delay_ms": delay.as_millis() as u64});
         self.in_flight.lock().unwrap().insert(n, fault);
-        let opts = CallOpts { timeout: Some(deadline), ..CallOpts::default() };
+        let opts = CallOpts::default().with_timeout(deadline);
         let start = Instant::now();
         let outer = deadline + Duration::from_millis(args.grace_ms);
         let outcome = tokio::time::timeout(outer, self.binding.call_tool("work", arguments, opts)).await;
@@ -650,10 +650,13 @@ fn definition(
     args: &Args,
 ) -> Definition {
     let mut def = Definition::with_factory(name, factory);
-    def.allow_parallel_calls = true;
-    def.limits.max_concurrent_requests = args.workers;
-    def.timeouts.request = Duration::from_millis(args.deadline_ms);
-    def.timeouts.startup = Duration::from_secs(10);
+    def = def.with_allow_parallel_calls(true);
+    let limits = def.limits().with_max_concurrent_requests(args.workers);
+    def = def.with_limits(limits);
+    let timeouts = def.timeouts().with_request(Duration::from_millis(args.deadline_ms));
+    def = def.with_timeouts(timeouts);
+    let timeouts = def.timeouts().with_startup(Duration::from_secs(10));
+    def = def.with_timeouts(timeouts);
     def
 }
 

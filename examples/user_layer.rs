@@ -55,7 +55,7 @@ impl<S: Service<McpRequest>> Service<McpRequest> for Audit<S> {
         let at = self.audit.started.map_or(0, |t| t.elapsed().as_millis());
         let name = req.tool_name().map(|n| format!(" {n}")).unwrap_or_default();
         // The deadline is fixed before a user layer sees the request.
-        let left = req.opts.deadline.map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
+        let left = req.opts.deadline().map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
         println!("  [{at:>5} ms] audit: {}{name} (deadline in {:?})", req.method, left.unwrap_or_default());
         *self.audit.counts.lock().unwrap().entry(req.method.clone()).or_insert(0) += 1;
         self.inner.call(req)

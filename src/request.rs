@@ -48,23 +48,43 @@ impl fmt::Debug for ProgressSink {
 }
 
 /// Per-call options.
+///
+/// ```
+/// use mcp_stack::CallOpts;
+/// use std::time::Duration;
+///
+/// let opts = CallOpts::default().with_timeout(Duration::from_secs(5)).with_progress(|p| println!("{}", p.progress));
+/// assert_eq!(opts.timeout(), Some(Duration::from_secs(5)));
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct CallOpts {
-    /// Receives this call's progress. Installing it is what asks the server
-    /// for progress: a progress token is attached only when it is set.
-    /// Progress never extends the deadline.
-    pub progress: Option<ProgressSink>,
-    /// An absolute deadline for this call, as a [`tokio::time::Instant`].
-    /// Nothing the server does moves it.
-    pub deadline: Option<Instant>,
-    /// A timeout for this call, counted from the moment the call enters the
-    /// stack (not from when these options were built). With neither this nor
-    /// `deadline`, the binding's `Timeouts::request` applies; with both, the
-    /// earlier instant wins.
-    pub timeout: Option<Duration>,
+    pub(crate) progress: Option<ProgressSink>,
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) timeout: Option<Duration>,
 }
 
 impl CallOpts {
+    /// Receives this call's progress. Installing it is what asks the server
+    /// for progress: a progress token is attached only when it is set.
+    /// Progress never extends the deadline.
+    pub fn progress(&self) -> Option<&ProgressSink> {
+        self.progress.as_ref()
+    }
+
+    /// An absolute deadline for this call. Nothing the server does moves it.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// A timeout for this call, counted from the moment the call enters the
+    /// stack (not from when these options were built). With neither this nor
+    /// a [`deadline`](Self::deadline), the binding's
+    /// [`Timeouts::request`](crate::Timeouts::request) applies; with both,
+    /// the earlier instant wins.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
     /// Options with a progress sink.
     pub fn with_progress(mut self, f: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
         self.progress = Some(ProgressSink::new(f));
@@ -80,7 +100,7 @@ impl CallOpts {
     /// use std::time::{Duration, Instant};
     ///
     /// let opts = CallOpts::default().with_deadline(Instant::now() + Duration::from_secs(5));
-    /// assert!(opts.deadline.is_some());
+    /// assert!(opts.deadline().is_some());
     /// ```
     pub fn with_deadline(mut self, deadline: impl Into<Instant>) -> Self {
         self.deadline = Some(deadline.into());

@@ -139,12 +139,9 @@ pub struct SessionInfo {
 /// with [`Definition::client`](crate::Definition::client).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientIdentity {
-    /// The programmatic name.
-    pub name: String,
-    /// The version.
-    pub version: String,
-    /// A display name, if any.
-    pub title: Option<String>,
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) title: Option<String>,
 }
 
 impl Default for ClientIdentity {
@@ -157,6 +154,21 @@ impl ClientIdentity {
     /// An identity with a name and version.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         ClientIdentity { name: name.into(), version: version.into(), title: None }
+    }
+
+    /// The programmatic name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The version.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// A display name, if any.
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
     }
 
     /// With a display name.

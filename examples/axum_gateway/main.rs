@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let mut demo = Definition::new("demo", mcp_stack::demo::factory());
-    demo.timeouts = Timeouts { request: Duration::from_secs(5), ..Timeouts::default() };
+    demo = demo.with_timeouts(Timeouts::default().with_request(Duration::from_secs(5)));
     let gateway = router::Gateway::new([Binding::connect(demo, Handlers::default()).await?], "demo");
 
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;

@@ -37,8 +37,8 @@ impl Binding {
         // layers), discovery through it, the front with the checks.
         definition.validate()?;
         let name = definition.name.clone();
-        let limits = definition.limits.resolved();
-        let timeouts = definition.timeouts.resolved();
+        let limits = definition.limits;
+        let timeouts = definition.timeouts;
         let events = EventBus::new(handlers.event.clone());
         let progress = ProgressRouter::new(name.clone());
         let origin = definition.transport.redacted_origin().to_string();
@@ -107,7 +107,7 @@ impl Binding {
         let layer = ReconnectLayer::new(dialer, definition.reconnect).on_report(follower.hook());
         let reports = layer.reports();
         let reconnect = layer.layer(connection);
-        let retry = match definition.reconnect.disabled || !definition.retry_requests {
+        let retry = match !definition.reconnect.enabled || !definition.retry_requests {
             true => SafeRetry::never(),
             false => {
                 let (events, binding) = (events.clone(), name.clone());
@@ -379,7 +379,7 @@ async fn discover_at_connect(
         binding: name.clone(),
         session: session.clone(),
         profile: definition.compat.clone(),
-        limits: definition.limits.resolved(),
+        limits: definition.limits,
         filter: definition.tool_filter.clone(),
         http: definition.transport.carries_headers(),
         declarations: definition.declarations.clone(),

@@ -251,8 +251,8 @@ impl Binding {
     /// # async fn main() -> Result<(), mcp_stack::Error> {
     /// use mcp_stack::{Binding, CallOpts, ClientExtensions, Definition, FailureClass};
     ///
-    /// let mut definition = Definition::new("demo", mcp_stack::demo::factory());
-    /// definition.extensions = ClientExtensions::default().apps();
+    /// let definition =
+    ///     Definition::new("demo", mcp_stack::demo::factory()).with_extensions(ClientExtensions::default().apps());
     /// let binding = Binding::connect(definition, Default::default()).await?;
     /// // The demo's clock app refreshes itself with a tool only it may call.
     /// let refused = binding.call_tool("clock_refresh", serde_json::json!({}), CallOpts::default()).await;

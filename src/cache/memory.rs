@@ -13,13 +13,45 @@ use crate::error::BoxError;
 /// The bounds of a [`MemoryCache`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CacheBounds {
+    pub(crate) max_entries: usize,
+    pub(crate) max_bytes: usize,
+    pub(crate) max_entry_bytes: usize,
+}
+
+impl CacheBounds {
     /// The most entries it holds. Default 512.
-    pub max_entries: usize,
+    pub fn max_entries(&self) -> usize {
+        self.max_entries
+    }
+
+    /// With another entry count.
+    pub fn with_max_entries(mut self, n: usize) -> Self {
+        self.max_entries = n;
+        self
+    }
+
     /// The most bytes of results it holds. Default 16 MiB.
-    pub max_bytes: usize,
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
+    /// With another byte bound.
+    pub fn with_max_bytes(mut self, n: usize) -> Self {
+        self.max_bytes = n;
+        self
+    }
+
     /// The largest one entry may be; a larger result is not stored.
     /// Default 4 MiB.
-    pub max_entry_bytes: usize,
+    pub fn max_entry_bytes(&self) -> usize {
+        self.max_entry_bytes
+    }
+
+    /// With another bound on one entry.
+    pub fn with_max_entry_bytes(mut self, n: usize) -> Self {
+        self.max_entry_bytes = n;
+        self
+    }
 }
 
 impl Default for CacheBounds {

@@ -162,15 +162,9 @@ impl fmt::Debug for CacheKey {
 /// How a binding caches responses ([`Definition::caching`](crate::Definition::caching)).
 #[derive(Clone)]
 pub struct Caching {
-    /// Whether results are cached at all. On by default; off, every
-    /// request goes to the server.
-    pub enabled: bool,
-    /// Where public-scope results are kept: by default one
-    /// [`MemoryCache`] for the whole process ([`MemoryCache::process_wide`]),
-    /// so that bindings to the same server share them.
-    pub shared: Arc<dyn ResponseCache>,
-    /// The bounds of each binding's own cache of private-scope results.
-    pub private_bounds: CacheBounds,
+    pub(crate) enabled: bool,
+    pub(crate) shared: Arc<dyn ResponseCache>,
+    pub(crate) private_bounds: CacheBounds,
 }
 
 impl Caching {
@@ -179,10 +173,41 @@ impl Caching {
         Caching { enabled: false, ..Caching::default() }
     }
 
-    /// Public-scope results kept in `shared` (a `RedisCache` shared by a
-    /// host's replicas, say).
-    pub fn shared(shared: Arc<dyn ResponseCache>) -> Self {
-        Caching { shared, ..Caching::default() }
+    /// Whether results are cached at all. On by default; off, every
+    /// request goes to the server.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// With caching on or off.
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Where public-scope results are kept: by default one
+    /// [`MemoryCache`] for the whole process ([`MemoryCache::process_wide`]),
+    /// so that bindings to the same server share them.
+    pub fn shared(&self) -> &Arc<dyn ResponseCache> {
+        &self.shared
+    }
+
+    /// With public-scope results kept in `shared` (a `RedisCache` shared by
+    /// a host's replicas, say).
+    pub fn with_shared(mut self, shared: Arc<dyn ResponseCache>) -> Self {
+        self.shared = shared;
+        self
+    }
+
+    /// The bounds of each binding's own cache of private-scope results.
+    pub fn private_bounds(&self) -> CacheBounds {
+        self.private_bounds
+    }
+
+    /// With other bounds on the private-scope cache.
+    pub fn with_private_bounds(mut self, bounds: CacheBounds) -> Self {
+        self.private_bounds = bounds;
+        self
     }
 }
 

@@ -1,8 +1,11 @@
 //! Bounds and deadlines: [`Limits`] and [`Timeouts`], with their defaults.
 //!
-//! No default means "unbounded". A field left at `0` in a definition selects
-//! its default ([`Limits::resolved`], [`Timeouts::resolved`]), so that a
-//! zero-initialised configuration is always a safe one.
+//! No default means "unbounded". Both are built the way every configuration
+//! type of the crate is (see [`Definition`](crate::Definition)): `default()`
+//! holds the real defaults, `with_*` setters change one value, a getter of
+//! the same name reads it, and a value that cannot work (a zero bound, a
+//! zero deadline) is refused by `validate` with `invalid_config` rather
+//! than read as "the default".
 
 use std::time::Duration;
 
@@ -76,53 +79,152 @@ pub(crate) const DEFAULT_MAX_SAMPLING_REQUEST_BYTES: usize = 1 << 20;
 /// The largest `instructions` text kept from a server: 16 KiB.
 pub(crate) const MAX_INSTRUCTIONS_BYTES: usize = 16 << 10;
 
-/// Per-connection deadlines. A zero field selects its default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Per-connection deadlines.
+///
+/// ```
+/// use mcp_stack::Timeouts;
+/// use std::time::Duration;
+///
+/// let t = Timeouts::default().with_request(Duration::from_secs(10));
+/// assert_eq!(t.request(), Duration::from_secs(10));
+/// assert_eq!(t.startup(), Duration::from_secs(30));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
-    /// Bounds connecting plus the handshake.
-    pub startup: Duration,
-    /// Bounds one request/response exchange when the call sets no deadline.
-    pub request: Duration,
-    /// Bounds a server-initiated elicitation round trip.
-    pub elicitation: Duration,
-    /// How long the automatic protocol choice waits for `server/discover`
-    /// before it takes the server for a legacy one (default 5 s).
-    /// Part of the startup timeout, not added to it.
-    pub discover: Duration,
+    pub(crate) startup: Duration,
+    pub(crate) request: Duration,
+    pub(crate) elicitation: Duration,
+    pub(crate) discover: Duration,
 }
 
-impl Timeouts {
-    /// This value with every zero field replaced by its default.
-    pub fn resolved(self) -> Self {
-        fn or(d: Duration, default: Duration) -> Duration {
-            if d.is_zero() {
-                default
-            } else {
-                d
-            }
-        }
+impl Default for Timeouts {
+    fn default() -> Self {
         Timeouts {
-            startup: or(self.startup, DEFAULT_STARTUP_TIMEOUT),
-            request: or(self.request, DEFAULT_REQUEST_TIMEOUT),
-            elicitation: or(self.elicitation, DEFAULT_ELICITATION_TIMEOUT),
-            discover: or(self.discover, DEFAULT_DISCOVER_TIMEOUT),
+            startup: DEFAULT_STARTUP_TIMEOUT,
+            request: DEFAULT_REQUEST_TIMEOUT,
+            elicitation: DEFAULT_ELICITATION_TIMEOUT,
+            discover: DEFAULT_DISCOVER_TIMEOUT,
         }
     }
 }
 
+impl Timeouts {
+    /// Bounds connecting plus the handshake (default 30 s).
+    pub fn startup(&self) -> Duration {
+        self.startup
+    }
+
+    /// With another startup deadline.
+    pub fn with_startup(mut self, startup: Duration) -> Self {
+        self.startup = startup;
+        self
+    }
+
+    /// Bounds one request/response exchange when the call sets no deadline
+    /// (default 60 s).
+    pub fn request(&self) -> Duration {
+        self.request
+    }
+
+    /// With another request deadline.
+    pub fn with_request(mut self, request: Duration) -> Self {
+        self.request = request;
+        self
+    }
+
+    /// Bounds a server-initiated elicitation round trip: a person answering
+    /// (default 300 s).
+    pub fn elicitation(&self) -> Duration {
+        self.elicitation
+    }
+
+    /// With another elicitation deadline.
+    pub fn with_elicitation(mut self, elicitation: Duration) -> Self {
+        self.elicitation = elicitation;
+        self
+    }
+
+    /// How long the automatic protocol choice waits for `server/discover`
+    /// before it takes the server for a legacy one (default 5 s). Part of
+    /// the startup deadline, not added to it.
+    pub fn discover(&self) -> Duration {
+        self.discover
+    }
+
+    /// With another discovery wait.
+    pub fn with_discover(mut self, discover: Duration) -> Self {
+        self.discover = discover;
+        self
+    }
+
+    /// Refuses a zero deadline (`invalid_config`): it would fail every
+    /// exchange before it started.
+    pub fn validate(&self) -> Result<(), crate::Error> {
+        for (name, d) in [
+            ("startup", self.startup),
+            ("request", self.request),
+            ("elicitation", self.elicitation),
+            ("discover", self.discover),
+        ] {
+            if d.is_zero() {
+                return Err(crate::Error::new(
+                    crate::FailureClass::InvalidConfig,
+                    format!("the {name} timeout must be longer than zero"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 macro_rules! limits {
-    ($( $(#[$doc:meta])* $field:ident = $default:ident, )*) => {
-        /// Bounds on what one binding takes from its server. A zero field
-        /// selects its default.
-        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    ($( $(#[$doc:meta])* $field:ident, $setter:ident = $default:ident, )*) => {
+        /// Bounds on what one binding takes from its server.
+        ///
+        /// ```
+        /// use mcp_stack::Limits;
+        ///
+        /// let limits = Limits::default().with_max_frame_bytes(1 << 20);
+        /// assert_eq!(limits.max_frame_bytes(), 1 << 20);
+        /// assert_eq!(limits.max_content_items(), 256);
+        /// ```
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct Limits {
-            $( $(#[$doc])* pub $field: usize, )*
+            $( pub(crate) $field: usize, )*
+        }
+
+        impl Default for Limits {
+            fn default() -> Self {
+                Limits { $( $field: $default, )* }
+            }
         }
 
         impl Limits {
-            /// This value with every zero field replaced by its default.
-            pub fn resolved(self) -> Self {
-                Limits { $( $field: if self.$field == 0 { $default } else { self.$field }, )* }
+            $(
+                $(#[$doc])*
+                pub fn $field(&self) -> usize {
+                    self.$field
+                }
+
+                #[doc = concat!("With another [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+                pub fn $setter(mut self, value: usize) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+
+            /// Refuses a zero bound (`invalid_config`): no bound of a
+            /// binding is meant to refuse everything.
+            pub fn validate(&self) -> Result<(), crate::Error> {
+                $(
+                    if self.$field == 0 {
+                        return Err(crate::Error::new(
+                            crate::FailureClass::InvalidConfig,
+                            concat!("the limit ", stringify!($field), " must be at least 1"),
+                        ));
+                    }
+                )*
+                Ok(())
             }
         }
     };
@@ -130,56 +232,56 @@ macro_rules! limits {
 
 limits! {
     /// Caps in-flight requests on one connection.
-    max_concurrent_requests = DEFAULT_MAX_CONCURRENT_REQUESTS,
+    max_concurrent_requests, with_max_concurrent_requests = DEFAULT_MAX_CONCURRENT_REQUESTS,
     /// Caps list-pagination round trips per catalog fetch.
-    max_catalog_pages = DEFAULT_MAX_CATALOG_PAGES,
+    max_catalog_pages, with_max_catalog_pages = DEFAULT_MAX_CATALOG_PAGES,
     /// Caps the tools accepted from one server.
-    max_catalog_items = DEFAULT_MAX_CATALOG_ITEMS,
+    max_catalog_items, with_max_catalog_items = DEFAULT_MAX_CATALOG_ITEMS,
     /// Caps one wire frame (one JSON-RPC message).
-    max_frame_bytes = DEFAULT_MAX_FRAME_BYTES,
+    max_frame_bytes, with_max_frame_bytes = DEFAULT_MAX_FRAME_BYTES,
     /// Caps one whole HTTP response body.
-    max_body_bytes = DEFAULT_MAX_BODY_BYTES,
+    max_body_bytes, with_max_body_bytes = DEFAULT_MAX_BODY_BYTES,
     /// Caps one tool's input or output schema document.
-    max_schema_bytes = DEFAULT_MAX_SCHEMA_BYTES,
+    max_schema_bytes, with_max_schema_bytes = DEFAULT_MAX_SCHEMA_BYTES,
     /// Caps schema nesting.
-    max_schema_depth = DEFAULT_MAX_SCHEMA_DEPTH,
+    max_schema_depth, with_max_schema_depth = DEFAULT_MAX_SCHEMA_DEPTH,
     /// Caps the text content of one result.
-    max_text_result_bytes = DEFAULT_MAX_TEXT_RESULT_BYTES,
+    max_text_result_bytes, with_max_text_result_bytes = DEFAULT_MAX_TEXT_RESULT_BYTES,
     /// Caps the structured content of one tool result.
-    max_structured_bytes = DEFAULT_MAX_STRUCTURED_BYTES,
+    max_structured_bytes, with_max_structured_bytes = DEFAULT_MAX_STRUCTURED_BYTES,
     /// Caps one binary (image, audio, blob) result item, decoded.
-    max_binary_item_bytes = DEFAULT_MAX_BINARY_ITEM_BYTES,
+    max_binary_item_bytes, with_max_binary_item_bytes = DEFAULT_MAX_BINARY_ITEM_BYTES,
     /// Caps how many binary items one result may carry.
-    max_binary_items = DEFAULT_MAX_BINARY_ITEMS,
+    max_binary_items, with_max_binary_items = DEFAULT_MAX_BINARY_ITEMS,
     /// Caps how many items one result may carry: a tool result's content
     /// blocks, a prompt's messages, a resource's contents (default
     /// 256). Items beyond it are removed, not
     /// replaced one for one.
-    max_content_items = DEFAULT_MAX_CONTENT_ITEMS,
+    max_content_items, with_max_content_items = DEFAULT_MAX_CONTENT_ITEMS,
     /// Caps one server log message.
-    max_log_message_bytes = DEFAULT_MAX_LOG_MESSAGE_BYTES,
+    max_log_message_bytes, with_max_log_message_bytes = DEFAULT_MAX_LOG_MESSAGE_BYTES,
     /// Caps one elicitation prompt (message, URL and id).
-    max_elicit_message_bytes = DEFAULT_MAX_ELICIT_MESSAGE_BYTES,
+    max_elicit_message_bytes, with_max_elicit_message_bytes = DEFAULT_MAX_ELICIT_MESSAGE_BYTES,
     /// Caps the schema an elicitation may request.
-    max_elicit_schema_bytes = DEFAULT_MAX_ELICIT_SCHEMA_BYTES,
+    max_elicit_schema_bytes, with_max_elicit_schema_bytes = DEFAULT_MAX_ELICIT_SCHEMA_BYTES,
     /// Caps the prompts accepted from one server.
-    max_prompt_count = DEFAULT_MAX_PROMPT_COUNT,
+    max_prompt_count, with_max_prompt_count = DEFAULT_MAX_PROMPT_COUNT,
     /// Caps the resources accepted from one server.
-    max_resource_count = DEFAULT_MAX_RESOURCE_COUNT,
+    max_resource_count, with_max_resource_count = DEFAULT_MAX_RESOURCE_COUNT,
     /// Caps nested sampling.
-    max_sampling_depth = DEFAULT_MAX_SAMPLING_DEPTH,
+    max_sampling_depth, with_max_sampling_depth = DEFAULT_MAX_SAMPLING_DEPTH,
     /// Caps concurrent sampling requests.
-    max_sampling_concurrency = DEFAULT_MAX_SAMPLING_CONCURRENCY,
+    max_sampling_concurrency, with_max_sampling_concurrency = DEFAULT_MAX_SAMPLING_CONCURRENCY,
     /// Caps the tokens of one sampling completion.
-    max_sampling_tokens = DEFAULT_MAX_SAMPLING_TOKENS,
+    max_sampling_tokens, with_max_sampling_tokens = DEFAULT_MAX_SAMPLING_TOKENS,
     /// Caps the messages of one sampling request.
-    max_sampling_messages = DEFAULT_MAX_SAMPLING_MESSAGES,
+    max_sampling_messages, with_max_sampling_messages = DEFAULT_MAX_SAMPLING_MESSAGES,
     /// Caps one sampling request's system prompt plus messages, as JSON.
-    max_sampling_request_bytes = DEFAULT_MAX_SAMPLING_REQUEST_BYTES,
+    max_sampling_request_bytes, with_max_sampling_request_bytes = DEFAULT_MAX_SAMPLING_REQUEST_BYTES,
     /// Caps the files of one skill, `SKILL.md` included (SEP-2640's 512).
-    max_skill_files = DEFAULT_MAX_SKILL_FILES,
+    max_skill_files, with_max_skill_files = DEFAULT_MAX_SKILL_FILES,
     /// Caps the bytes one skill's files declare in all (SEP-2640's 16 MiB).
-    max_skill_bytes = DEFAULT_MAX_SKILL_BYTES,
+    max_skill_bytes, with_max_skill_bytes = DEFAULT_MAX_SKILL_BYTES,
 }
 
 #[cfg(test)]
@@ -187,15 +289,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn zero_selects_defaults_and_set_fields_stay() {
-        let l = Limits { max_frame_bytes: 10, ..Limits::default() }.resolved();
-        assert_eq!(l.max_frame_bytes, 10);
-        assert_eq!(l.max_body_bytes, DEFAULT_MAX_BODY_BYTES);
-        assert_eq!(l.max_sampling_tokens, 8192);
-        assert_eq!(l.max_content_items, 256);
-        let t = Timeouts::default().resolved();
-        assert_eq!(t.startup, Duration::from_secs(30));
-        assert_eq!(t.request, Duration::from_secs(60));
-        assert_eq!(t.elicitation, Duration::from_secs(300));
+    fn defaults_are_real_values_and_a_setter_changes_one() {
+        let l = Limits::default().with_max_frame_bytes(10);
+        assert_eq!(l.max_frame_bytes(), 10);
+        assert_eq!(l.max_body_bytes(), DEFAULT_MAX_BODY_BYTES);
+        assert_eq!(l.max_sampling_tokens(), 8192);
+        assert_eq!(l.max_content_items(), 256);
+        assert!(l.validate().is_ok());
+        let t = Timeouts::default();
+        assert_eq!(t.startup(), Duration::from_secs(30));
+        assert_eq!(t.request(), Duration::from_secs(60));
+        assert_eq!(t.elicitation(), Duration::from_secs(300));
+        assert!(t.validate().is_ok());
+    }
+
+    #[test]
+    fn zero_is_refused_not_read_as_the_default() {
+        let err = Limits::default().with_max_skill_files(0).validate().unwrap_err();
+        assert_eq!(err.class(), crate::FailureClass::InvalidConfig);
+        assert!(err.to_string().contains("max_skill_files"), "{err}");
+        let err = Timeouts::default().with_discover(Duration::ZERO).validate().unwrap_err();
+        assert_eq!(err.class(), crate::FailureClass::InvalidConfig);
+        assert!(err.to_string().contains("discover"), "{err}");
     }
 }

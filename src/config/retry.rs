@@ -18,85 +18,145 @@ const DEFAULT_RETRY_MAX_TOTAL: Duration = Duration::from_secs(60);
 const DEFAULT_RETRY_JITTER: f64 = 0.2;
 
 /// Bounds a retry loop: how many tries, how long between them, how long in
-/// all. A zero field (or `None` jitter) selects its default, so the zero
-/// value is a safe, bounded policy.
+/// all.
 ///
 /// The delay before try `n` (`n >= 2`) is `base_delay × 2^(n-2)`, cut to
 /// `max_delay`, plus a random extra of up to `jitter × that`, never past
 /// `max_delay`. The first try is never delayed. This is tower's
 /// [`ExponentialBackoff`], which the policy builds ([`RetryPolicy::backoff`]).
 ///
-/// | field | default |
+/// | value | default |
 /// | --- | --- |
-/// | `attempts` | 5 |
-/// | `base_delay` | 200 ms |
-/// | `max_delay` | 5 s |
-/// | `max_total` | 60 s |
-/// | `jitter` | 0.2 |
+/// | [`attempts`](Self::attempts) | 5 |
+/// | [`base_delay`](Self::base_delay) | 200 ms |
+/// | [`max_delay`](Self::max_delay) | 5 s |
+/// | [`max_total`](Self::max_total) | 60 s |
+/// | [`jitter`](Self::jitter) | 0.2 |
 ///
 /// With the defaults the delays are 200, 400, 800 and 1600 ms (each plus up
 /// to 20 %).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+///
+/// ```
+/// use mcp_stack::RetryPolicy;
+/// use std::time::Duration;
+///
+/// let p = RetryPolicy::default().with_attempts(3).with_jitter(0.0);
+/// assert_eq!(p.attempts(), 3);
+/// assert_eq!(p.base_delay(), Duration::from_millis(200));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
-    /// The total number of tries, including the first. 1 means try once and
-    /// do not retry. Zero means 5.
-    pub attempts: u32,
-    /// The delay before the second try. Zero means
-    /// 200 ms. A base above `max_delay` is cut to it.
-    pub base_delay: Duration,
-    /// Caps one delay. Zero means 5 s.
-    pub max_delay: Duration,
-    /// Caps the loop's total span, from the first failure: no delay is
-    /// started that would end past it. Zero means 60 s.
-    pub max_total: Duration,
-    /// The largest random extra added to a delay, as a fraction of it, in
-    /// `0.0..=1.0`; `Some(0.0)` makes the delays exact. `None` means
-    /// 0.2. Jitter spreads out the clients of one server
-    /// that lost it at the same moment.
-    pub jitter: Option<f64>,
+    pub(crate) attempts: u32,
+    pub(crate) base_delay: Duration,
+    pub(crate) max_delay: Duration,
+    pub(crate) max_total: Duration,
+    pub(crate) jitter: f64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            attempts: DEFAULT_RETRY_ATTEMPTS,
+            base_delay: DEFAULT_RETRY_BASE_DELAY,
+            max_delay: DEFAULT_RETRY_MAX_DELAY,
+            max_total: DEFAULT_RETRY_MAX_TOTAL,
+            jitter: DEFAULT_RETRY_JITTER,
+        }
+    }
 }
 
 impl RetryPolicy {
-    /// This policy with every zero field replaced by its default, the base
-    /// delay cut to the maximum, and the jitter within `0.0..=1.0`.
-    pub fn resolved(self) -> Self {
-        fn or(d: Duration, default: Duration) -> Duration {
+    /// The total number of tries, including the first: 1 tries once and
+    /// does not retry. At least 1.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// With another number of tries.
+    pub fn with_attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts;
+        self
+    }
+
+    /// The delay before the second try; a base above
+    /// [`max_delay`](Self::max_delay) is cut to it.
+    pub fn base_delay(&self) -> Duration {
+        self.base_delay
+    }
+
+    /// With another base delay.
+    pub fn with_base_delay(mut self, base_delay: Duration) -> Self {
+        self.base_delay = base_delay;
+        self
+    }
+
+    /// Caps one delay.
+    pub fn max_delay(&self) -> Duration {
+        self.max_delay
+    }
+
+    /// With another cap on one delay.
+    pub fn with_max_delay(mut self, max_delay: Duration) -> Self {
+        self.max_delay = max_delay;
+        self
+    }
+
+    /// Caps the loop's total span, from the first failure: no delay is
+    /// started that would end past it.
+    pub fn max_total(&self) -> Duration {
+        self.max_total
+    }
+
+    /// With another cap on the whole loop.
+    pub fn with_max_total(mut self, max_total: Duration) -> Self {
+        self.max_total = max_total;
+        self
+    }
+
+    /// The largest random extra added to a delay, as a fraction of it, in
+    /// `0.0..=1.0`; 0 makes the delays exact. Jitter spreads out the
+    /// clients of one server that lost it at the same moment.
+    pub fn jitter(&self) -> f64 {
+        self.jitter
+    }
+
+    /// With another jitter.
+    pub fn with_jitter(mut self, jitter: f64) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// This policy with the base delay cut to the maximum, as it is applied.
+    pub(crate) fn resolved(self) -> Self {
+        RetryPolicy { base_delay: self.base_delay.min(self.max_delay), ..self }
+    }
+
+    /// Refuses what cannot be a bounded retry loop (`invalid_config`): no
+    /// try at all, a zero delay or span, a jitter outside `0.0..=1.0`.
+    pub fn validate(&self) -> Result<(), Error> {
+        let refuse = |what: String| Err(Error::new(FailureClass::InvalidConfig, what));
+        if self.attempts == 0 {
+            return refuse("retry attempts must be at least 1 (1 is a single try)".into());
+        }
+        for (name, d) in
+            [("base_delay", self.base_delay), ("max_delay", self.max_delay), ("max_total", self.max_total)]
+        {
             if d.is_zero() {
-                default
-            } else {
-                d
+                return refuse(format!("retry {name} must be longer than zero"));
             }
         }
-        let max_delay = or(self.max_delay, DEFAULT_RETRY_MAX_DELAY);
-        let jitter = self.jitter.unwrap_or(DEFAULT_RETRY_JITTER);
-        RetryPolicy {
-            attempts: if self.attempts == 0 { DEFAULT_RETRY_ATTEMPTS } else { self.attempts },
-            base_delay: or(self.base_delay, DEFAULT_RETRY_BASE_DELAY).min(max_delay),
-            max_delay,
-            max_total: or(self.max_total, DEFAULT_RETRY_MAX_TOTAL),
-            jitter: Some(if jitter.is_finite() { jitter.clamp(0.0, 1.0) } else { 0.0 }),
+        if !(0.0..=1.0).contains(&self.jitter) {
+            return refuse(format!("retry jitter {} must be within 0.0..=1.0", self.jitter));
         }
+        Ok(())
     }
 
-    /// Checks the fields [`RetryPolicy::resolved`] would otherwise have to
-    /// correct silently: a jitter outside `0.0..=1.0` is `invalid_config`.
-    pub fn validate(&self) -> Result<(), Error> {
-        match self.jitter {
-            Some(j) if !(0.0..=1.0).contains(&j) => Err(Error::new(
-                FailureClass::InvalidConfig,
-                format!("retry jitter {j} must be within 0.0..=1.0"),
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    /// The delays between tries, as tower's backoff: its first
-    /// `next_backoff` is the delay before the second try.
+    /// tower's exponential backoff for this policy. A policy that does not
+    /// [`validate`](Self::validate) gets the default's delays.
     pub fn backoff(&self) -> ExponentialBackoff {
-        let p = self.resolved();
-        let jitter = p.jitter.unwrap_or(DEFAULT_RETRY_JITTER);
-        ExponentialBackoffMaker::new(p.base_delay, p.max_delay, jitter, HasherRng::default())
-            .expect("a resolved policy is a valid backoff: 0 < base <= max, jitter within 0..=1")
+        let p = if self.validate().is_ok() { self.resolved() } else { RetryPolicy::default() };
+        ExponentialBackoffMaker::new(p.base_delay, p.max_delay, p.jitter, HasherRng::default())
+            .expect("a valid policy is a valid backoff: 0 < base <= max, jitter within 0..=1")
             .make_backoff()
     }
 }
@@ -107,38 +167,42 @@ mod tests {
     use tower::retry::backoff::Backoff;
 
     #[test]
-    fn zero_selects_the_defaults() {
-        let p = RetryPolicy::default().resolved();
-        assert_eq!(p.attempts, 5);
-        assert_eq!(p.base_delay, Duration::from_millis(200));
-        assert_eq!(p.max_delay, Duration::from_secs(5));
-        assert_eq!(p.max_total, Duration::from_secs(60));
-        assert_eq!(p.jitter, Some(0.2));
+    fn the_default_holds_the_documented_values() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.attempts(), 5);
+        assert_eq!(p.base_delay(), Duration::from_millis(200));
+        assert_eq!(p.max_delay(), Duration::from_secs(5));
+        assert_eq!(p.max_total(), Duration::from_secs(60));
+        assert_eq!(p.jitter(), 0.2);
+        assert!(p.validate().is_ok());
     }
 
     #[test]
     fn base_is_cut_to_max_and_bad_jitter_is_refused() {
-        let p = RetryPolicy {
-            base_delay: Duration::from_secs(9),
-            max_delay: Duration::from_secs(2),
-            ..Default::default()
-        };
+        let p = RetryPolicy::default()
+            .with_base_delay(Duration::from_secs(9))
+            .with_max_delay(Duration::from_secs(2));
         assert_eq!(p.resolved().base_delay, Duration::from_secs(2));
         for j in [-0.1, 1.5, f64::NAN] {
-            let p = RetryPolicy { jitter: Some(j), ..Default::default() };
+            let p = RetryPolicy::default().with_jitter(j);
             assert_eq!(p.validate().unwrap_err().class(), FailureClass::InvalidConfig);
         }
-        assert!(RetryPolicy { jitter: Some(1.0), ..Default::default() }.validate().is_ok());
+        assert!(RetryPolicy::default().with_jitter(1.0).validate().is_ok());
+        for bad in [
+            RetryPolicy::default().with_attempts(0),
+            RetryPolicy::default().with_max_total(Duration::ZERO),
+            RetryPolicy::default().with_base_delay(Duration::ZERO),
+        ] {
+            assert_eq!(bad.validate().unwrap_err().class(), FailureClass::InvalidConfig);
+        }
     }
 
     #[tokio::test(start_paused = true)]
     async fn backoff_doubles_up_to_the_max_without_jitter() {
-        let p = RetryPolicy {
-            base_delay: Duration::from_millis(100),
-            max_delay: Duration::from_millis(350),
-            jitter: Some(0.0),
-            ..Default::default()
-        };
+        let p = RetryPolicy::default()
+            .with_base_delay(Duration::from_millis(100))
+            .with_max_delay(Duration::from_millis(350))
+            .with_jitter(0.0);
         let mut backoff = p.backoff();
         let start = tokio::time::Instant::now();
         let delays: Vec<_> = (0..4).map(|_| backoff.next_backoff().deadline() - start).collect();
@@ -148,12 +212,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn jitter_stays_within_its_fraction_and_the_max() {
-        let p = RetryPolicy {
-            base_delay: Duration::from_millis(100),
-            max_delay: Duration::from_millis(300),
-            jitter: Some(0.5),
-            ..Default::default()
-        };
+        let p = RetryPolicy::default()
+            .with_base_delay(Duration::from_millis(100))
+            .with_max_delay(Duration::from_millis(300))
+            .with_jitter(0.5);
         let start = tokio::time::Instant::now();
         for _ in 0..50 {
             let mut backoff = p.backoff();
@@ -179,18 +241,44 @@ mod tests {
 /// // `search` and `lookup` are safe to run twice; so is any tool the
 /// // server annotates with `idempotentHint: true` (trust that only for a
 /// // server you trust: annotations are its word, not a guarantee).
-/// let tools = RepeatableTools { names: vec!["search".into(), "lookup".into()], trust_idempotent_hint: true };
-/// # let _ = tools;
+/// let tools = RepeatableTools::default().with_names(["search", "lookup"]).with_trust_idempotent_hint(true);
+/// assert!(tools.trust_idempotent_hint());
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RepeatableTools {
-    /// Tools safe to run twice, by raw name.
-    pub names: Vec<String>,
-    /// Also the tools whose annotations say `idempotentHint: true`.
-    pub trust_idempotent_hint: bool,
+    pub(crate) names: Vec<String>,
+    pub(crate) trust_idempotent_hint: bool,
 }
 
 impl RepeatableTools {
+    /// Tools safe to run twice, by raw name.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// With these tools (by raw name) safe to run twice, in place of any
+    /// named before.
+    pub fn with_names<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.names = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether the tools whose annotations say `idempotentHint: true` are
+    /// repeatable too.
+    pub fn trust_idempotent_hint(&self) -> bool {
+        self.trust_idempotent_hint
+    }
+
+    /// Whether to trust the servers' `idempotentHint: true`.
+    pub fn with_trust_idempotent_hint(mut self, trust: bool) -> Self {
+        self.trust_idempotent_hint = trust;
+        self
+    }
+
     /// Whether a call of the tool `raw_name`, whose annotations say
     /// `idempotent_hint`, may be sent again after it may have run.
     pub(crate) fn allows(&self, raw_name: &str, idempotent_hint: Option<bool>) -> bool {

@@ -449,7 +449,7 @@ pub enum Event {
 /// | discovering | ready | the first catalog generation was adopted |
 /// | discovering | failed | discovery failed or took longer than `Timeouts::startup` (`connect` returns the error) |
 /// | ready | reconnecting | the connection was lost ([`Event::ConnectionLost`], `retrying`) |
-/// | ready | degraded | it was lost and [`ReconnectPolicy::disabled`] ([`Event::ConnectionLost`], not `retrying`): calls fail fast with `transport_closed` until the binding is closed |
+/// | ready | degraded | it was lost and reconnection is off ([`ReconnectPolicy::never`]) ([`Event::ConnectionLost`], not `retrying`): calls fail fast with `transport_closed` until the binding is closed |
 /// | reconnecting | ready | an attempt succeeded and the catalog has looked at the new connection's offering ([`Event::ConnectionRestored`]; calls already go through meanwhile) |
 /// | reconnecting | failed | the policy's attempts or total time are spent (the last [`Event::ConnectionLost`] is not `retrying`): calls fail fast with `transport_closed` |
 /// | any but closing, closed | closing | [`Binding::close`] begins |
@@ -464,7 +464,7 @@ pub enum Event {
 /// [`Event::ConnectionRestored`]: crate::Event::ConnectionRestored
 /// [`Binding::connect`]: crate::Binding::connect
 /// [`Binding::close`]: crate::Binding::close
-/// [`ReconnectPolicy::disabled`]: crate::config::ReconnectPolicy::disabled
+/// [`ReconnectPolicy::never`]: crate::config::ReconnectPolicy::never
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
     /// Defined, not yet started.

@@ -45,7 +45,7 @@ where
         declarations: Default::default(),
         warned: Default::default(),
         events: None,
-        limits: limits.resolved(),
+        limits,
     };
     ctx.discover_tools(service).await
 }

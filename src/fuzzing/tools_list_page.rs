@@ -34,13 +34,11 @@ impl InboundHandler for Quiet {
 pub fn run(data: &[u8]) {
     let pages: Vec<String> =
         data.split(|b| *b == 0).take(8).map(|p| String::from_utf8_lossy(p).into_owned()).collect();
-    let limits = Limits {
-        max_catalog_pages: 8,
-        max_catalog_items: 32,
-        max_schema_depth: 8,
-        max_schema_bytes: 4096,
-        ..Limits::default()
-    };
+    let limits = Limits::default()
+        .with_max_catalog_pages(8)
+        .with_max_catalog_items(32)
+        .with_max_schema_depth(8)
+        .with_max_schema_bytes(4096);
     runtime().block_on(async move {
         let (client, mut server) = duplex(1 << 20);
         let connection = Connection::start(client, Arc::new(Quiet));

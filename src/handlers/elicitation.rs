@@ -531,13 +531,13 @@ mod tests {
 
     #[test]
     fn schemas_are_bounded_shaped_and_never_fetched() {
-        let limits = Limits::default().resolved();
+        let limits = Limits::default();
         assert!(requested_schema(&form_schema(), &limits).is_ok());
         assert!(requested_schema(&json!({"type": "string"}), &limits).is_err());
         assert!(requested_schema(&json!([]), &limits).is_err());
         let remote = json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}});
         assert!(requested_schema(&remote, &limits).unwrap_err().contains("does not compile"));
-        let small = Limits { max_elicit_schema_bytes: 10, ..Limits::default() }.resolved();
+        let small = Limits::default().with_max_elicit_schema_bytes(10);
         assert!(requested_schema(&form_schema(), &small).unwrap_err().contains("bound"));
         let mut deep = json!("x");
         for _ in 0..40 {

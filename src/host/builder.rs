@@ -72,9 +72,10 @@ impl HostBuilder {
     }
 
     /// How long [`Host::close`] and [`Host::remove`] wait for bindings to
-    /// close (default 10 s; zero selects it).
+    /// close (default 10 s; zero does not wait: every binding is dropped
+    /// at once).
     pub fn close_timeout(mut self, timeout: Duration) -> Self {
-        self.close_timeout = if timeout.is_zero() { DEFAULT_CLOSE_TIMEOUT } else { timeout };
+        self.close_timeout = timeout;
         self
     }
 

@@ -205,7 +205,7 @@ impl Host {
 
     /// Adds a binding and starts connecting it on a task of its own;
     /// returns at once. Its state is `starting` until the connect ends,
-    /// within `definition.timeouts.startup` (see [`Host::settled`]).
+    /// within the definition's startup timeout (see [`Host::settled`]).
     ///
     /// Fails, adding nothing, with `invalid_config` when the definition is
     /// invalid ([`Definition::validate`]), the name is taken, or there is no
@@ -219,7 +219,7 @@ impl Host {
                 .with_binding(&name)
                 .with_op("add")
         })?;
-        let startup = definition.timeouts.resolved().startup;
+        let startup = definition.timeouts.startup;
         let handlers = self.handlers_for(&definition);
         let mut registry = self.inner.registry.lock().expect("host registry lock");
         let problem = if registry.closed {

@@ -597,7 +597,8 @@ async fn a_person_slower_than_the_probe_is_asked_once() {
             .handler(slow);
         let factory = HttpBuilder::new(&url).listen(false).oauth(oauth).build().unwrap();
         let mut definition = Definition::new("slow", factory);
-        definition.timeouts.discover = Duration::from_millis(200);
+        let timeouts = definition.timeouts().with_discover(Duration::from_millis(200));
+        definition = definition.with_timeouts(timeouts);
         let connected = within("connect", Binding::connect(definition, Handlers::default())).await;
         assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 1, "approve={approve}: asked once");
         match connected {

@@ -155,8 +155,10 @@ async fn reflected_headers_leave_no_trace(modern: bool) {
             async { Ok(ElicitResult::decline()) }
         });
     let mut definition = Definition::new("reflect", factory);
-    definition.protocol = if modern { ProtocolChoice::Modern } else { ProtocolChoice::Legacy };
-    definition.capabilities.elicitation = true;
+    definition =
+        definition.with_protocol(if modern { ProtocolChoice::Modern } else { ProtocolChoice::Legacy });
+    let capabilities = definition.capabilities().with_elicitation(true);
+    definition = definition.with_capabilities(capabilities);
     let binding = tokio::time::timeout(LIMIT, Binding::connect(definition, handlers)).await.unwrap().unwrap();
     let call = |name: &'static str| {
         let binding = binding.clone();
@@ -268,7 +270,8 @@ async fn a_secret_quoted_by_a_server_is_scrubbed_on_any_transport() {
             async { Ok(ElicitResult::decline()) }
         });
     let mut definition = Definition::new("memory", factory);
-    definition.capabilities.elicitation = true;
+    let capabilities = definition.capabilities().with_elicitation(true);
+    definition = definition.with_capabilities(capabilities);
     let binding = tokio::time::timeout(LIMIT, Binding::connect(definition, handlers)).await.unwrap().unwrap();
     let e = binding.call_tool("x", json!({}), CallOpts::default()).await.unwrap_err();
     let text = shown(&e);

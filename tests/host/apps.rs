@@ -54,7 +54,7 @@ fn apps_server() -> mcp_stack::transport::memory::MemoryFactory {
 
 fn definition(name: &str) -> Definition {
     let mut definition = Definition::new(name, apps_server());
-    definition.protocol = ProtocolChoice::Legacy;
+    definition = definition.with_protocol(ProtocolChoice::Legacy);
     definition
 }
 
@@ -149,7 +149,7 @@ async fn the_binding_refuses_an_app_only_tool_on_every_path_but_an_apps() {
 #[tokio::test]
 async fn without_the_tolerance_the_deprecated_flat_key_is_ignored() {
     let mut definition = definition("strict");
-    definition.compat = Profile::strict_v1();
+    definition = definition.with_compat(Profile::strict_v1());
     let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
     let catalog = binding.catalog();
     let flat = catalog.tool("flat").unwrap();
@@ -219,8 +219,9 @@ async fn an_apps_html_is_read_checked_fingerprinted_and_its_drift_reported() {
     let version = Arc::new(AtomicUsize::new(1));
     let (factory, seen) = app_resources_server(version.clone());
     let mut definition = Definition::new("apps", factory);
-    definition.protocol = ProtocolChoice::Legacy;
-    definition.limits.max_text_result_bytes = 16 * 1024;
+    definition = definition.with_protocol(ProtocolChoice::Legacy);
+    let limits = definition.limits().with_max_text_result_bytes(16 * 1024);
+    definition = definition.with_limits(limits);
     let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
     let mut events = binding.events();
     let listed =
@@ -299,8 +300,10 @@ async fn an_app_changed_since_an_earlier_binding_is_reported_through_the_store()
     let factory: Arc<dyn mcp_stack::transport::TransportFactory> = Arc::new(factory);
     let bind = |factory: Arc<dyn mcp_stack::transport::TransportFactory>, store: Option<_>| async move {
         let mut definition = Definition::with_factory("apps", factory);
-        definition.protocol = ProtocolChoice::Legacy;
-        definition.app_fingerprint_store = store;
+        definition = definition.with_protocol(ProtocolChoice::Legacy);
+        if let Some(store) = store {
+            definition = definition.with_app_fingerprint_store(store);
+        }
         Binding::connect(definition, Handlers::default()).await.unwrap()
     };
     let read = |binding: Binding| async move {

@@ -18,7 +18,7 @@ async fn serve(gateway: router::Gateway) -> (String, tokio::task::JoinHandle<std
 #[tokio::test]
 async fn post_tools_name_calls_the_tool_and_answers_json() {
     let mut definition = Definition::new("demo", mcp_stack::demo::factory());
-    definition.tool_filter = ToolFilter { allow: vec![], deny: vec!["add".into()] };
+    definition = definition.with_tool_filter(ToolFilter::default().with_denied(["add"]));
     let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
     let gateway = router::Gateway::new([binding], "demo");
     let (base, server) = serve(gateway.clone()).await;

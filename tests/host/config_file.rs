@@ -3,8 +3,8 @@
 //! shapes, with variables and bad entries.
 
 use mcp_stack::host::config_file::{self, Issue, Loaded};
-use mcp_stack::ProtocolChoice;
 use mcp_stack::{host::Host, CallOpts, FailureClass};
+use mcp_stack::{Limits, ProtocolChoice, Timeouts};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Opt
 }
 
 fn names(loaded: &Loaded) -> Vec<&str> {
-    loaded.definitions.iter().map(|d| d.name.as_str()).collect()
+    loaded.definitions.iter().map(|d| d.name()).collect()
 }
 
 fn error_for<'a>(loaded: &'a Loaded, entry: &str) -> &'a Issue {
@@ -50,9 +50,9 @@ fn claude_desktop_stdio_entries_load_and_a_bad_entry_does_not_stop_the_others() 
     let loaded = config_file::load_with(fixture("claude_desktop.json"), &env).unwrap();
     assert_eq!(names(&loaded), ["filesystem", "github"]);
     for d in &loaded.definitions {
-        assert_eq!(d.transport.kind(), "stdio");
+        assert_eq!(d.transport().kind(), "stdio");
     }
-    assert_eq!(loaded.definitions[1].transport.redacted_origin().as_str(), "stdio:docker");
+    assert_eq!(loaded.definitions[1].transport().redacted_origin().as_str(), "stdio:docker");
 
     let sqlite = error_for(&loaded, "sqlite");
     assert_eq!(sqlite.field.as_deref(), Some("args"));
@@ -70,26 +70,26 @@ fn cursor_remote_entries_and_our_own_keys() {
     let env = env_of(&[("CONTEXT7_API_KEY", "c7-s3cret"), ("DOCS_TOKEN", "docs-s3cret")]);
     let loaded = config_file::load_with(fixture("cursor.json"), &env).unwrap();
     assert_eq!(names(&loaded), ["linear", "context7", "internal-docs", "tickets"]);
-    let kinds: Vec<&str> = loaded.definitions.iter().map(|d| d.transport.kind()).collect();
+    let kinds: Vec<&str> = loaded.definitions.iter().map(|d| d.transport().kind()).collect();
     // No `type` with a `url`: streamable HTTP with the HTTP+SSE fallback.
     assert_eq!(kinds, ["sse", "http", "streamable_http", "stdio"]);
-    assert_eq!(loaded.definitions[2].transport.redacted_origin().as_str(), "https://docs.internal.example");
+    assert_eq!(loaded.definitions[2].transport().redacted_origin().as_str(), "https://docs.internal.example");
 
     let docs = &loaded.definitions[2];
-    assert_eq!(docs.timeouts.startup, Duration::from_secs(10));
-    assert_eq!(docs.timeouts.request, Duration::from_secs(120));
-    assert_eq!(docs.timeouts.elicitation, Duration::ZERO, "left out: the default");
-    assert_eq!(docs.limits.max_concurrent_requests, 2);
-    assert_eq!(docs.limits.max_text_result_bytes, 65536);
-    assert_eq!(docs.limits.max_frame_bytes, 0, "left out: the default");
-    assert_eq!(docs.tool_filter.allow, ["search", "read_page"]);
-    assert_eq!(docs.tool_filter.deny, ["delete_page"]);
-    assert_eq!(docs.compat.id(), "strict/v1");
-    assert!(docs.allow_parallel_calls);
-    assert_eq!(docs.log_level.as_str(), "warning");
-    assert_eq!(docs.protocol, ProtocolChoice::Pinned("2026-07-28".into()), "x-mcp-stack.protocol applied");
+    assert_eq!(docs.timeouts().startup(), Duration::from_secs(10));
+    assert_eq!(docs.timeouts().request(), Duration::from_secs(120));
+    assert_eq!(docs.timeouts().elicitation(), Timeouts::default().elicitation(), "left out: the default");
+    assert_eq!(docs.limits().max_concurrent_requests(), 2);
+    assert_eq!(docs.limits().max_text_result_bytes(), 65536);
+    assert_eq!(docs.limits().max_frame_bytes(), Limits::default().max_frame_bytes(), "left out: the default");
+    assert_eq!(docs.tool_filter().allowed(), Some(&["search".to_string(), "read_page".to_string()][..]));
+    assert_eq!(docs.tool_filter().denied(), ["delete_page"]);
+    assert_eq!(docs.compat().id(), "strict/v1");
+    assert!(docs.allow_parallel_calls());
+    assert_eq!(docs.log_level().as_str(), "warning");
+    assert_eq!(docs.protocol(), &ProtocolChoice::Pinned("2026-07-28".into()), "x-mcp-stack.protocol applied");
     assert!(!has_warning(&loaded, Some("internal-docs"), "x-mcp-stack.protocol"));
-    assert_eq!(loaded.definitions[0].protocol, ProtocolChoice::Auto, "left out: the default");
+    assert_eq!(loaded.definitions[0].protocol(), &ProtocolChoice::Auto, "left out: the default");
     assert!(has_warning(&loaded, Some("internal-docs"), "x-mcp-stack.colour"), "unknown: a warning");
 
     let notion = error_for(&loaded, "notion");
@@ -106,7 +106,7 @@ fn vscode_servers_with_comments_inputs_and_editor_variables() {
     let env = env_of(&[("HOME", "/home/me"), ("GH_TOKEN", "ghp_s3cret")]);
     let loaded = config_file::load_with(fixture("vscode.json"), &env).unwrap();
     assert_eq!(names(&loaded), ["memory", "github", "legacy"]);
-    let kinds: Vec<&str> = loaded.definitions.iter().map(|d| d.transport.kind()).collect();
+    let kinds: Vec<&str> = loaded.definitions.iter().map(|d| d.transport().kind()).collect();
     assert_eq!(kinds, ["stdio", "http", "sse"], "\"http\" falls back to HTTP+SSE, as VS Code does");
 
     assert!(loaded.warnings.iter().any(|w| w.entry.is_none() && w.message.contains("inputs")));
@@ -175,10 +175,10 @@ fn a_strict_profile_turns_the_http_sse_fallback_off_instead_of_failing() {
     let loaded = config_file::parse(text, &|_| None).unwrap();
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     let d = &loaded.definitions[0];
-    assert!(d.transport.tolerances().is_empty());
+    assert!(d.transport().tolerances().is_empty());
     let text = r#"{"mcpServers": {"r": {"url": "https://example.com/mcp"}}}"#;
     let loaded = config_file::parse(text, &|_| None).unwrap();
-    assert_eq!(loaded.definitions[0].transport.tolerances().len(), 1);
+    assert_eq!(loaded.definitions[0].transport().tolerances().len(), 1);
 }
 
 #[test]
@@ -188,15 +188,15 @@ fn every_shipped_profile_is_named_and_the_default_is_default_v3() {
             format!(r#"{{"mcpServers": {{"s": {{"command": "x", "x-mcp-stack": {{"profile": "{id}"}}}}}}}}"#);
         let loaded = config_file::parse(&text, &|_| None).unwrap();
         assert!(loaded.errors.is_empty(), "{id}: {:?}", loaded.errors);
-        assert_eq!(loaded.definitions[0].compat.id(), id);
+        assert_eq!(loaded.definitions[0].compat().id(), id);
     }
     let loaded = config_file::parse(r#"{"mcpServers": {"s": {"command": "x"}}}"#, &|_| None).unwrap();
-    assert_eq!(loaded.definitions[0].compat.id(), "default/v3");
+    assert_eq!(loaded.definitions[0].compat().id(), "default/v3");
     // The one line for a server whose tools ask through server-initiated
     // requests and that the default profile does not recognize.
     let text = r#"{"mcpServers": {"s": {"command": "x", "x-mcp-stack": {"protocol": "legacy"}}}}"#;
     let loaded = config_file::parse(text, &|_| None).unwrap();
-    assert_eq!(loaded.definitions[0].protocol, mcp_stack::ProtocolChoice::Legacy);
+    assert_eq!(loaded.definitions[0].protocol(), &mcp_stack::ProtocolChoice::Legacy);
 }
 
 #[test]
@@ -259,9 +259,9 @@ fn the_protocol_key_chooses_the_era_and_a_bad_one_is_an_error_for_its_entry() {
     } }"#;
     let loaded = config_file::parse(text, &|_| None).unwrap();
     assert_eq!(names(&loaded), ["legacy", "modern"]);
-    assert_eq!(loaded.definitions[0].protocol, ProtocolChoice::Legacy);
-    assert_eq!(loaded.definitions[0].timeouts.discover, Duration::from_millis(250));
-    assert_eq!(loaded.definitions[1].protocol, ProtocolChoice::Modern);
+    assert_eq!(loaded.definitions[0].protocol(), &ProtocolChoice::Legacy);
+    assert_eq!(loaded.definitions[0].timeouts().discover(), Duration::from_millis(250));
+    assert_eq!(loaded.definitions[1].protocol(), &ProtocolChoice::Modern);
     let typo = error_for(&loaded, "typo");
     assert_eq!(typo.field.as_deref(), Some("x-mcp-stack.protocol"));
     assert!(typo.message.contains("auto"), "{typo}");
@@ -339,13 +339,13 @@ fn retry_keys_set_the_definitions_retries() {
         "c": {"url": "https://example.com/mcp", "x-mcp-stack": {"repeatableTools": {"names": "search"}}}
     }}"#;
     let loaded = config_file::parse(text, &|_| None).unwrap();
-    let a = loaded.definitions.iter().find(|d| d.name == "a").unwrap();
-    assert!(!a.retry_requests);
-    let b = loaded.definitions.iter().find(|d| d.name == "b").unwrap();
-    assert!(b.retry_requests, "left out: the default");
+    let a = loaded.definitions.iter().find(|d| d.name() == "a").unwrap();
+    assert!(!a.retry_requests());
+    let b = loaded.definitions.iter().find(|d| d.name() == "b").unwrap();
+    assert!(b.retry_requests(), "left out: the default");
     assert_eq!(
-        b.repeatable_tools,
-        mcp_stack::RepeatableTools { names: vec!["search".into()], trust_idempotent_hint: true }
+        b.repeatable_tools(),
+        &mcp_stack::RepeatableTools::default().with_names(["search"]).with_trust_idempotent_hint(true)
     );
     assert!(has_warning(&loaded, Some("b"), "x-mcp-stack.repeatableTools.also"));
     assert_eq!(error_for(&loaded, "c").field.as_deref(), Some("x-mcp-stack.repeatableTools.names"));
@@ -359,9 +359,9 @@ fn cache_responses_turns_the_response_cache_off() {
         "c": {"url": "https://example.com/mcp", "x-mcp-stack": {"cacheResponses": "no"}}
     }}"#;
     let loaded = config_file::parse(text, &|_| None).unwrap();
-    let a = loaded.definitions.iter().find(|d| d.name == "a").unwrap();
-    assert!(!a.caching.enabled);
-    let b = loaded.definitions.iter().find(|d| d.name == "b").unwrap();
-    assert!(b.caching.enabled, "left out: the default");
+    let a = loaded.definitions.iter().find(|d| d.name() == "a").unwrap();
+    assert!(!a.caching().enabled());
+    let b = loaded.definitions.iter().find(|d| d.name() == "b").unwrap();
+    assert!(b.caching().enabled(), "left out: the default");
     assert_eq!(error_for(&loaded, "c").field.as_deref(), Some("x-mcp-stack.cacheResponses"));
 }

@@ -210,7 +210,8 @@ async fn a_hanging_connect_delays_nobody_but_itself() {
     let mut events = host.events();
     let start = Instant::now();
     let mut hangs = Definition::new("hangs", Hangs);
-    hangs.timeouts.startup = Duration::from_secs(5);
+    let timeouts = hangs.timeouts().with_startup(Duration::from_secs(5));
+    hangs = hangs.with_timeouts(timeouts);
     host.add(hangs).unwrap();
     host.add(Definition::new("a", mcp_stack::demo::factory())).unwrap();
     host.add(Definition::new("b", mcp_stack::demo::factory())).unwrap();
@@ -280,7 +281,8 @@ async fn close_is_bounded_even_when_a_binding_never_finishes_closing() {
     let host = Host::builder().close_timeout(Duration::from_secs(2)).build();
     let stuck = Demo { inner: mcp_stack::demo::factory(), calls: Calls::default(), stuck_close: true };
     let mut hangs = Definition::new("hangs", Hangs);
-    hangs.timeouts.startup = Duration::from_secs(600);
+    let timeouts = hangs.timeouts().with_startup(Duration::from_secs(600));
+    hangs = hangs.with_timeouts(timeouts);
     host.add(hangs).unwrap();
     host.add(Definition::new("fine", mcp_stack::demo::factory())).unwrap();
     host.add(Definition::new("stuck", stuck)).unwrap();
@@ -402,8 +404,8 @@ async fn each_binding_is_made_by_the_hosts_connector() {
     let log = made.clone();
     let host = Host::builder()
         .connector(move |mut definition, handlers| {
-            log.lock().unwrap().push(definition.name.clone());
-            definition.allow_parallel_calls = true;
+            log.lock().unwrap().push(definition.name().to_string());
+            definition = definition.with_allow_parallel_calls(true);
             mcp_stack::Binding::connect(definition, handlers)
         })
         .build();
@@ -439,7 +441,7 @@ async fn user_layers_apply_per_binding() {
     let log = seen.clone();
     let host = Host::builder()
         .connector(move |definition, handlers| {
-            let (log, name) = (log.clone(), definition.name.clone());
+            let (log, name) = (log.clone(), definition.name().to_string());
             let layer = tower::util::MapRequestLayer::new(move |req: mcp_stack::McpRequest| {
                 if let Some(tool) = req.tool_name() {
                     log.lock().unwrap().push((name.clone(), tool.to_string()));

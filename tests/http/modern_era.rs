@@ -112,7 +112,7 @@ async fn stateless_posts_carry_the_mirrored_headers_and_a_dropped_call_closes_it
     let mock = Mock::default();
     let url = serve(mock.clone()).await;
     let mut definition = Definition::new("httpmodern", StreamableHttpFactory::new(&url).unwrap());
-    definition.protocol = ProtocolChoice::Auto;
+    definition = definition.with_protocol(ProtocolChoice::Auto);
     let binding = tokio::time::timeout(LIMIT, Binding::connect(definition, Handlers::default()))
         .await
         .unwrap()
@@ -391,7 +391,7 @@ async fn responses_on_another_stream_end_no_call(on_listen: bool) {
     let url = http_server::serve_mcp(router).await;
     let events = Events::default();
     let mut definition = Definition::new("strays", StreamableHttpFactory::new(&url).unwrap());
-    definition.allow_parallel_calls = true;
+    definition = definition.with_allow_parallel_calls(true);
     let binding =
         tokio::time::timeout(LIMIT, Binding::connect(definition, events.handlers())).await.unwrap().unwrap();
     assert_eq!(binding.session().protocol_version, "2026-07-28");

@@ -253,12 +253,13 @@ async fn setup() -> Setup {
 async fn connect(url: &str, startup: Duration) -> Result<Binding, mcp_stack::Error> {
     let factory = HttpBuilder::new(url).listen(false).build().unwrap();
     let mut def = Definition::new("netfaults", factory);
-    def.timeouts.startup = startup;
+    let timeouts = def.timeouts().with_startup(startup);
+    def = def.with_timeouts(timeouts);
     Binding::connect(def, Handlers::default()).await
 }
 
 fn opts(timeout: Duration) -> CallOpts {
-    CallOpts { timeout: Some(timeout), ..CallOpts::default() }
+    CallOpts::default().with_timeout(timeout)
 }
 
 async fn call(b: &Binding, args: Value, timeout: Duration) -> (Result<usize, mcp_stack::Error>, Duration) {

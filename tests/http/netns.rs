@@ -78,7 +78,7 @@ impl Server {
 
 async fn call(b: &Binding, n: u64, timeout: Duration) -> (Result<String, mcp_stack::Error>, Duration) {
     let start = Instant::now();
-    let opts = CallOpts { timeout: Some(timeout), ..CallOpts::default() };
+    let opts = CallOpts::default().with_timeout(timeout);
     let r = b.call_tool("work", json!({"n": n, "fault": "none"}), opts).await;
     (r.map(|r| r.content[0].as_text().unwrap_or_default().to_string()), start.elapsed())
 }
@@ -108,7 +108,8 @@ async fn partitions_heal(modern: bool) {
         let server = Server::start_era(modern).await;
         let factory = HttpBuilder::new(&url).listen(false).build().unwrap();
         let mut def = Definition::new("netns", factory);
-        def.timeouts.startup = Duration::from_secs(10);
+        let timeouts = def.timeouts().with_startup(Duration::from_secs(10));
+        def = def.with_timeouts(timeouts);
         let binding = Binding::connect(def, Handlers::default()).await.expect("connects across the veth");
         let version = binding.session().protocol_version.clone();
         assert_eq!(version, if modern { "2026-07-28" } else { "2025-11-25" });
@@ -171,7 +172,8 @@ async fn a_server_restarted_during_a_partition_is_reconnected_to_once_it_heals()
         let handlers = Handlers::default().with_events(move |e| sink.lock().unwrap().push(e));
         let factory = HttpBuilder::new(&url).listen(false).build().unwrap();
         let mut def = Definition::new("netns", factory);
-        def.timeouts.startup = Duration::from_secs(10);
+        let timeouts = def.timeouts().with_startup(Duration::from_secs(10));
+        def = def.with_timeouts(timeouts);
         let binding = Binding::connect(def, handlers).await.expect("connects across the veth");
         let (r, _) = call(&binding, 1, Duration::from_secs(5)).await;
         assert_eq!(r.unwrap(), "ok 1");

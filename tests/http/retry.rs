@@ -60,7 +60,7 @@ async fn mcp(State(script): State<Script>, Json(body): Json<Value>) -> Response 
 /// says; `configure` adjusts the definition.
 async fn binding(
     script: Vec<(u16, Option<&'static str>)>,
-    configure: impl FnOnce(&mut Definition),
+    configure: impl FnOnce(Definition) -> Definition,
 ) -> (Binding, Script, Arc<Mutex<Vec<Event>>>) {
     let script: Script = Arc::new(Mutex::new(script));
     let router = Router::new()
@@ -69,7 +69,7 @@ async fn binding(
     let url = serve_mcp(router).await;
     let mut definition =
         Definition::new("gw", HttpBuilder::new(&url).no_proxy().listen(false).build().unwrap());
-    configure(&mut definition);
+    definition = configure(definition);
     let events = Arc::new(Mutex::new(Vec::new()));
     let seen = events.clone();
     let handlers = Handlers::default().with_events(move |e: Event| seen.lock().unwrap().push(e));
@@ -93,7 +93,7 @@ fn retried(events: &Mutex<Vec<Event>>) -> Vec<(String, u32, Option<u16>, u64)> {
 
 #[tokio::test]
 async fn a_503_and_a_429_are_retried_after_their_retry_after_and_reported() {
-    let (b, script, events) = binding(vec![(503, Some("0")), (429, Some("0"))], |_| {}).await;
+    let (b, script, events) = binding(vec![(503, Some("0")), (429, Some("0"))], |d| d).await;
     let result = b.call_tool("send", json!({}), CallOpts::default()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("done"));
     assert!(script.lock().unwrap().is_empty());
@@ -112,7 +112,7 @@ async fn a_503_and_a_429_are_retried_after_their_retry_after_and_reported() {
 
 #[tokio::test]
 async fn a_retry_after_past_the_deadline_fails_the_call_at_once_saying_so() {
-    let (b, _, _) = binding(vec![(429, Some("120"))], |_| {}).await;
+    let (b, _, _) = binding(vec![(429, Some("120"))], |d| d).await;
     let started = Instant::now();
     let opts = CallOpts::default().with_timeout(Duration::from_secs(20));
     let e = b.call_tool("send", json!({}), opts).await.unwrap_err();
@@ -129,7 +129,7 @@ async fn a_retry_after_past_the_deadline_fails_the_call_at_once_saying_so() {
 #[tokio::test]
 async fn a_500_is_retried_only_for_a_tool_safe_to_run_twice() {
     // Neither tool is safe by default.
-    let (b, script, _) = binding(vec![(500, None), (500, None)], |_| {}).await;
+    let (b, script, _) = binding(vec![(500, None), (500, None)], |d| d).await;
     for tool in ["send", "search"] {
         let e = b.call_tool(tool, json!({}), CallOpts::default()).await.unwrap_err();
         assert_eq!(e.http_status(), Some(500), "{tool}: {e}");
@@ -139,15 +139,15 @@ async fn a_500_is_retried_only_for_a_tool_safe_to_run_twice() {
 
     // Trusting the annotations: `search` (idempotentHint) is retried,
     // `send` is not; `send` named explicitly is.
-    let trust = RepeatableTools { trust_idempotent_hint: true, ..Default::default() };
-    let (b, script, _) = binding(vec![(500, None), (500, None)], |d| d.repeatable_tools = trust).await;
+    let trust = RepeatableTools::default().with_trust_idempotent_hint(true);
+    let (b, script, _) = binding(vec![(500, None), (500, None)], |d| d.with_repeatable_tools(trust)).await;
     let result = b.call_tool("search", json!({}), CallOpts::default()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("done"));
     assert_eq!(script.lock().unwrap().len(), 0, "search took the 500 and was retried");
     b.close().await;
 
-    let named = RepeatableTools { names: vec!["send".into()], ..Default::default() };
-    let (b, _, _) = binding(vec![(502, None)], |d| d.repeatable_tools = named).await;
+    let named = RepeatableTools::default().with_names(["send"]);
+    let (b, _, _) = binding(vec![(502, None)], |d| d.with_repeatable_tools(named)).await;
     let result = b.call_tool("send", json!({}), CallOpts::default()).await.unwrap();
     assert_eq!(result.content[0].as_text(), Some("done"));
     b.close().await;
@@ -155,7 +155,7 @@ async fn a_500_is_retried_only_for_a_tool_safe_to_run_twice() {
 
 #[tokio::test]
 async fn retry_requests_off_is_one_try() {
-    let (b, script, events) = binding(vec![(503, Some("0"))], |d| d.retry_requests = false).await;
+    let (b, script, events) = binding(vec![(503, Some("0"))], |d| d.with_retry_requests(false)).await;
     let e = b.call_tool("send", json!({}), CallOpts::default()).await.unwrap_err();
     assert_eq!(e.http_status(), Some(503), "{e}");
     assert!(script.lock().unwrap().is_empty());

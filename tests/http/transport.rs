@@ -549,8 +549,10 @@ fn counting_body(
 
 async fn bounded_binding(url: &str, max_body: usize, max_frame: usize) -> Binding {
     let mut def = Definition::new("bounded", no_listen(url));
-    def.limits.max_body_bytes = max_body;
-    def.limits.max_frame_bytes = max_frame;
+    let limits = def.limits().with_max_body_bytes(max_body);
+    def = def.with_limits(limits);
+    let limits = def.limits().with_max_frame_bytes(max_frame);
+    def = def.with_limits(limits);
     within("connect", Binding::connect(def, Handlers::default())).await.unwrap()
 }
 
@@ -632,7 +634,8 @@ async fn an_event_over_the_frame_bound_is_skipped_and_the_connection_survives() 
     });
     let events = Events::default();
     let mut def = Definition::new("frames", no_listen(&url));
-    def.limits.max_frame_bytes = 64 << 10;
+    let limits = def.limits().with_max_frame_bytes(64 << 10);
+    def = def.with_limits(limits);
     let b = within("connect", Binding::connect(def, events.handlers())).await.unwrap();
     let e = within("call", b.call_tool("echo", json!({}), CallOpts::default())).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::LimitExceeded, "{e}");
@@ -967,7 +970,7 @@ async fn the_profile_decides_whether_an_auto_factory_may_fall_back() {
     // strict/v1 forbids legacy_sse: a factory that may fall back is refused
     // before anything is sent.
     let mut definition = Definition::new("strict", HttpFactory::new(&url, true).unwrap());
-    definition.compat = Profile::strict_v1();
+    definition = definition.with_compat(Profile::strict_v1());
     let e = within("connect", Binding::connect(definition, Handlers::default())).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::InvalidConfig, "{e}");
     assert!(e.message().contains("legacy_sse") && e.message().contains("strict/v1"), "{e}");
@@ -976,13 +979,13 @@ async fn the_profile_decides_whether_an_auto_factory_may_fall_back() {
 
     // strict/v1 with the fallback off: allowed, and the refusal is an error.
     let mut definition = Definition::new("strict", HttpFactory::new(&url, false).unwrap());
-    definition.compat = Profile::strict_v1();
+    definition = definition.with_compat(Profile::strict_v1());
     let e = within("connect", Binding::connect(definition, Handlers::default())).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::RemoteHttp, "{e}");
 
     // legacy/v1 allows it, like default/v1.
     let mut definition = Definition::new("legacy", HttpFactory::new(&url, true).unwrap());
-    definition.compat = Profile::legacy_v1();
+    definition = definition.with_compat(Profile::legacy_v1());
     let b = within("connect", Binding::connect(definition, Handlers::default())).await.unwrap();
     assert_eq!(b.catalog().applied_tolerances, [Tolerance::LegacySse]);
     assert_eq!(b.status().compat_profile, "legacy/v1");
@@ -1106,7 +1109,7 @@ async fn a_notification_post_that_fails_is_a_warning_and_the_connection_goes_on(
 async fn a_refused_call_carries_its_http_status() {
     let (mock, url) = mock_server().await;
     let mut definition = Definition::new("http", HttpBuilder::new(&url).build().unwrap());
-    definition.retry_requests = false;
+    definition = definition.with_retry_requests(false);
     let b = within("connect", Binding::connect(definition, Events::default().handlers())).await.unwrap();
     for status in
         [StatusCode::TOO_MANY_REQUESTS, StatusCode::SERVICE_UNAVAILABLE, StatusCode::INTERNAL_SERVER_ERROR]

@@ -45,10 +45,11 @@ fn stdio() -> StdioFactory {
 /// `name` tells the transports apart in the process-wide task store.
 async fn connect(name: &str, factory: impl TransportFactory, tasks: bool) -> Binding {
     let mut definition = Definition::new(name, factory);
-    definition.protocol = ProtocolChoice::Modern;
-    definition.timeouts.startup = LIMIT;
-    definition.capabilities =
-        AllowedCapabilities { tasks, elicitation: true, ..AllowedCapabilities::default() };
+    definition = definition.with_protocol(ProtocolChoice::Modern);
+    let timeouts = definition.timeouts().with_startup(LIMIT);
+    definition = definition.with_timeouts(timeouts);
+    definition =
+        definition.with_capabilities(AllowedCapabilities::default().with_tasks(tasks).with_elicitation(true));
     let handlers = Handlers::default().elicitation(|req: ElicitRequest| async move {
         assert_eq!(req.message, "Your name?");
         Ok(ElicitResult::accept(json!({ "name": "Ada" }).as_object().unwrap().clone()))

@@ -26,7 +26,7 @@ use tokio::time::Instant;
 
 fn definition(capabilities: AllowedCapabilities) -> Definition {
     let mut def = Definition::new("everything", everything());
-    def.capabilities = capabilities;
+    def = def.with_capabilities(capabilities);
     def
 }
 
@@ -38,8 +38,7 @@ fn text_of(result: &ToolResult) -> String {
     result.content.iter().filter_map(Content::as_text).collect::<Vec<_>>().join("\n")
 }
 
-const ELICITATION: AllowedCapabilities =
-    AllowedCapabilities { elicitation: true, sampling: false, roots: false, tasks: false };
+const ELICITATION: AllowedCapabilities = AllowedCapabilities::none().with_elicitation(true);
 
 #[tokio::test]
 async fn everything_elicitation_is_answered_through_a_handler() {
@@ -135,8 +134,8 @@ async fn everything_sampling_is_served_with_the_token_cap_applied() {
         *slot.lock().unwrap() = Some(req);
         async move { Ok(SampleResult::text("interop-model", reply)) }
     }));
-    let mut def = definition(AllowedCapabilities { sampling: true, ..Default::default() });
-    def.limits = Limits { max_sampling_tokens: 64, ..Limits::default() };
+    let mut def = definition(AllowedCapabilities::default().with_sampling(true));
+    def = def.with_limits(Limits::default().with_max_sampling_tokens(64));
     let b = connect(def, handlers).await;
     let r = b
         .call_tool(
@@ -174,7 +173,7 @@ async fn everything_roots_list_returns_the_given_roots_and_follows_changes() {
         let roots = current.lock().unwrap().clone();
         async move { Ok(roots) }
     });
-    let b = connect(definition(AllowedCapabilities { roots: true, ..Default::default() }), handlers).await;
+    let b = connect(definition(AllowedCapabilities::default().with_roots(true)), handlers).await;
     let r = b.call_tool("get-roots-list", json!({}), CallOpts::default()).await.unwrap();
     let text = text_of(&r);
     assert!(text.contains("Current MCP Roots (1 total)") && text.contains("URI: file:///tmp"), "{text}");
@@ -210,8 +209,8 @@ async fn everything_simulated_logging_delivers_bounded_records_at_the_requested_
         async { Ok(()) }
     }));
     let mut def = definition(AllowedCapabilities::default());
-    def.log_level = LoggingLevel::Notice;
-    def.limits = Limits { max_log_message_bytes: BOUND, ..Limits::default() };
+    def = def.with_log_level(LoggingLevel::Notice);
+    def = def.with_limits(Limits::default().with_max_log_message_bytes(BOUND));
     let b = connect(def, handlers).await;
     b.call_tool("toggle-simulated-logging", json!({}), CallOpts::default()).await.unwrap();
     // One random-level record at once, then one every 5 s; 3 of 8 levels are

@@ -114,16 +114,15 @@ impl TransportFactory for SharedStdio {
 
 /// Reconnects quickly and for long enough to outlast a restarted server.
 fn quick_reconnect(mut definition: Definition) -> Definition {
-    definition.reconnect = ReconnectPolicy {
-        disabled: false,
-        retry: RetryPolicy {
-            attempts: 100,
-            base_delay: Duration::from_millis(100),
-            max_delay: Duration::from_millis(500),
-            max_total: LIMIT,
-            jitter: None,
-        },
-    };
+    definition = definition.with_reconnect(
+        ReconnectPolicy::default().with_retry(
+            RetryPolicy::default()
+                .with_attempts(100)
+                .with_base_delay(Duration::from_millis(100))
+                .with_max_delay(Duration::from_millis(500))
+                .with_max_total(LIMIT),
+        ),
+    );
     definition
 }
 

@@ -191,7 +191,7 @@ async fn python_over_streamable_http_survives_a_forgotten_session() {
     // prefers: stateless, no session to forget. A session is of the
     // initialize era, so this binding speaks only that.
     let mut definition = Definition::new("python", StreamableHttpFactory::new(&url).unwrap());
-    definition.protocol = mcp_stack::ProtocolChoice::Legacy;
+    definition = definition.with_protocol(mcp_stack::ProtocolChoice::Legacy);
     let connecting = Binding::connect(definition, events.handlers());
     let b = tokio::time::timeout(LIMIT, connecting).await.expect("connect in time").expect("connect");
     assert_eq!(b.session().server.name, "py-test-server");
@@ -243,7 +243,7 @@ async fn python_resumes_a_session_kept_on_close() {
     let connect = |builder: mcp_stack::transport::http::HttpBuilder, events: &Events| {
         let mut definition = Definition::new("python", builder.listen(false).build().unwrap());
         // Sessions are of the initialize era.
-        definition.protocol = mcp_stack::ProtocolChoice::Legacy;
+        definition = definition.with_protocol(mcp_stack::ProtocolChoice::Legacy);
         let connecting = Binding::connect(definition, events.handlers());
         async move { tokio::time::timeout(LIMIT, connecting).await.expect("connect in time").expect("connect") }
     };

@@ -60,8 +60,9 @@ fn monitor() -> StdioFactory {
 
 fn definition(name: &str, factory: impl TransportFactory + 'static) -> Definition {
     let mut definition = Definition::new(name, factory);
-    definition.extensions = ClientExtensions::default().apps();
-    definition.timeouts.startup = LIMIT;
+    definition = definition.with_extensions(ClientExtensions::default().apps());
+    let timeouts = definition.timeouts().with_startup(LIMIT);
+    definition = definition.with_timeouts(timeouts);
     definition
 }
 
@@ -94,7 +95,7 @@ async fn exercise(binding: &Binding) -> String {
 
 /// The host's rules with the server's one tool, for the model and its app.
 async fn host_rules(definition: Definition) {
-    let name = definition.name.clone();
+    let name = definition.name().to_string();
     let host = Host::new();
     host.add(definition).unwrap();
     host.ready(&name).await.expect("connects");

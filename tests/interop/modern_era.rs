@@ -65,9 +65,11 @@ fn handlers() -> Handlers {
 async fn connect(factory: impl TransportFactory) -> Binding {
     // The default protocol choice, auto: nothing to set.
     let mut definition = Definition::new("pymodern", factory);
-    assert_eq!(definition.protocol, ProtocolChoice::Auto);
-    definition.capabilities.elicitation = true;
-    definition.capabilities.roots = true;
+    assert_eq!(definition.protocol(), &ProtocolChoice::Auto);
+    let capabilities = definition.capabilities().with_elicitation(true);
+    definition = definition.with_capabilities(capabilities);
+    let capabilities = definition.capabilities().with_roots(true);
+    definition = definition.with_capabilities(capabilities);
     tokio::time::timeout(LIMIT, Binding::connect(definition, handlers()))
         .await
         .expect("in time")
@@ -171,9 +173,11 @@ async fn connect_ts(
     protocol: ProtocolChoice,
 ) -> Result<Binding, mcp_stack::Error> {
     let mut definition = Definition::new("tsmodern", factory);
-    definition.protocol = protocol;
-    definition.capabilities.elicitation = true;
-    definition.capabilities.roots = true;
+    definition = definition.with_protocol(protocol);
+    let capabilities = definition.capabilities().with_elicitation(true);
+    definition = definition.with_capabilities(capabilities);
+    let capabilities = definition.capabilities().with_roots(true);
+    definition = definition.with_capabilities(capabilities);
     tokio::time::timeout(LIMIT, Binding::connect(definition, ts_handlers())).await.expect("in time")
 }
 
@@ -285,8 +289,10 @@ async fn connect_recording(
     let updates = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let sink = updates.clone();
     let mut definition = Definition::new(name, factory);
-    definition.capabilities.elicitation = true;
-    definition.capabilities.roots = true;
+    let capabilities = definition.capabilities().with_elicitation(true);
+    definition = definition.with_capabilities(capabilities);
+    let capabilities = definition.capabilities().with_roots(true);
+    definition = definition.with_capabilities(capabilities);
     let handlers = handlers.with_events(move |e| {
         if let mcp_stack::Event::ResourceUpdated { uri, .. } = e {
             sink.lock().unwrap().push(uri);

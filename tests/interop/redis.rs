@@ -107,8 +107,8 @@ pub(crate) fn server(announce: bool) -> (Arc<MemoryFactory>, Seen) {
 
 pub(crate) fn definition(factory: Arc<MemoryFactory>, store: RedisCache) -> Definition {
     let mut definition = Definition::with_factory("replica", factory);
-    definition.protocol = ProtocolChoice::Modern;
-    definition.caching = Caching::shared(Arc::new(store));
+    definition = definition.with_protocol(ProtocolChoice::Modern);
+    definition = definition.with_caching(Caching::default().with_shared(Arc::new(store)));
     definition
 }
 

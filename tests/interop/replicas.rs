@@ -41,8 +41,8 @@ async fn whoami(binding: &Binding) -> String {
 fn definition(resource: &str, oauth: OAuth, tasks: Arc<dyn TaskStore>) -> Definition {
     let factory = HttpBuilder::new(resource).listen(false).oauth(oauth).build().unwrap();
     let mut definition = Definition::new("protected", factory);
-    definition.capabilities = AllowedCapabilities { tasks: true, ..AllowedCapabilities::default() };
-    definition.task_store = tasks;
+    definition = definition.with_capabilities(AllowedCapabilities::default().with_tasks(true));
+    definition = definition.with_task_store(tasks);
     definition
 }
 

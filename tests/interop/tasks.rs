@@ -29,7 +29,7 @@ fn within(seconds: u64) -> CallOpts {
 
 async fn connect(handlers: Handlers, elicitation: bool) -> Binding {
     let mut definition = Definition::new("everything", everything());
-    definition.capabilities = AllowedCapabilities { elicitation, ..AllowedCapabilities::default() };
+    definition = definition.with_capabilities(AllowedCapabilities::default().with_elicitation(elicitation));
     Binding::connect(definition, handlers).await.expect("connect")
 }
 
@@ -158,8 +158,9 @@ async fn the_server_runs_its_elicitation_and_sampling_as_the_clients_tasks() {
         })
         .sampling(|_req| async move { Ok(SampleResult::text("test-model", "a sampled answer")) });
     let mut definition = Definition::new("everything", everything());
-    definition.capabilities =
-        AllowedCapabilities { elicitation: true, sampling: true, roots: false, tasks: true };
+    definition = definition.with_capabilities(
+        AllowedCapabilities::default().with_elicitation(true).with_sampling(true).with_tasks(true),
+    );
     let binding = Binding::connect(definition, handlers).await.expect("connect");
 
     let result = binding.call_tool("trigger-elicitation-request-async", json!({}), within(60)).await.unwrap();

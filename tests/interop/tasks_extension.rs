@@ -30,9 +30,9 @@ async fn tasks_server() -> (Server, String) {
 async fn connect(url: &str, tasks: bool, handlers: Handlers) -> Binding {
     let factory = HttpBuilder::new(url).build().unwrap();
     let mut definition = Definition::new("tasks", factory);
-    definition.protocol = ProtocolChoice::Modern;
-    definition.capabilities =
-        AllowedCapabilities { elicitation: true, tasks, ..AllowedCapabilities::default() };
+    definition = definition.with_protocol(ProtocolChoice::Modern);
+    definition =
+        definition.with_capabilities(AllowedCapabilities::default().with_elicitation(true).with_tasks(tasks));
     tokio::time::timeout(Duration::from_secs(60), Binding::connect(definition, handlers))
         .await
         .expect("connect ends in time")

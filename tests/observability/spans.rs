@@ -168,8 +168,8 @@ async fn on_2026_07_28_an_opted_in_definition_sends_the_span_context_as_tracepar
     let (_capture, _guard) = capture("mcp_stack::request=info");
     let (factory, seen) = modern_server();
     let mut definition = Definition::new("modern", factory);
-    definition.protocol = ProtocolChoice::Modern;
-    definition.trace_context = Some(inside_the_request_span());
+    definition = definition.with_protocol(ProtocolChoice::Modern);
+    definition = definition.with_trace_context(inside_the_request_span());
     let b = Binding::connect(definition, Handlers::default()).await.unwrap();
     assert_eq!(b.session().protocol_version, "2026-07-28");
     let mut params = serde_json::Map::new();
@@ -193,7 +193,7 @@ async fn without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too()
     let (_capture, _guard) = capture("mcp_stack=trace");
     let (factory, seen) = modern_server();
     let mut definition = Definition::new("modern", factory);
-    definition.protocol = ProtocolChoice::Modern;
+    definition = definition.with_protocol(ProtocolChoice::Modern);
     let b = Binding::connect(definition, Handlers::default()).await.unwrap();
     b.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
     b.close().await;
@@ -207,8 +207,8 @@ async fn without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too()
     // The `initialize` era, opted in: the same keys, as SEP-414 has them.
     let (factory, seen) = modern_server();
     let mut definition = Definition::new("legacy", factory);
-    definition.protocol = ProtocolChoice::Legacy;
-    definition.trace_context = Some(Arc::new(|| TraceContext::parse(PARENT).ok()));
+    definition = definition.with_protocol(ProtocolChoice::Legacy);
+    definition = definition.with_trace_context(Arc::new(|| TraceContext::parse(PARENT).ok()));
     let b = Binding::connect(definition, Handlers::default()).await.unwrap();
     assert_eq!(b.session().protocol_version, "2025-11-25");
     b.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
@@ -224,9 +224,9 @@ async fn without_opting_in_nothing_is_sent_and_the_initialize_era_sends_it_too()
 async fn a_source_that_cannot_answer_sends_nothing_and_the_call_still_goes() {
     let (factory, seen) = modern_server();
     let mut definition = Definition::new("modern", factory);
-    definition.protocol = ProtocolChoice::Modern;
+    definition = definition.with_protocol(ProtocolChoice::Modern);
     // No subscriber: the request span is off, so this source never answers.
-    definition.trace_context = Some(inside_the_request_span());
+    definition = definition.with_trace_context(inside_the_request_span());
     let b = Binding::connect(definition, Handlers::default()).await.unwrap();
     b.call_tool("t", json!({}), CallOpts::default()).await.unwrap();
     b.close().await;

@@ -62,15 +62,15 @@ fn cached_server(
 
 fn definition(factory: Arc<mcp_stack::transport::memory::MemoryFactory>, caching: Caching) -> Definition {
     let mut definition = Definition::with_factory("cached", factory);
-    definition.protocol = ProtocolChoice::Modern;
-    definition.caching = caching;
+    definition = definition.with_protocol(ProtocolChoice::Modern);
+    definition = definition.with_caching(caching);
     definition
 }
 
 /// A shared cache of the test's own, so that tests do not meet in the
 /// process-wide one.
 fn own_cache() -> Caching {
-    Caching::shared(Arc::new(MemoryCache::default()))
+    Caching::default().with_shared(Arc::new(MemoryCache::default()))
 }
 
 #[tokio::test(start_paused = true)]

@@ -131,7 +131,8 @@ async fn a_server_repeating_its_cursor_forever_ends_discovery_with_a_warning() {
         }
     });
     let mut def = Definition::new("loop", factory);
-    def.limits.max_catalog_pages = 10;
+    let limits = def.limits().with_max_catalog_pages(10);
+    def = def.with_limits(limits);
     let binding = Binding::connect(def, Handlers::default()).await.unwrap();
     let catalog = binding.catalog();
     assert!(catalog.warnings.iter().any(|w| w.contains("repeated a cursor")), "{:?}", catalog.warnings);
@@ -153,7 +154,8 @@ async fn a_server_with_endless_pages_is_cut_at_the_page_limit() {
         }
     });
     let mut def = Definition::new("endless", factory);
-    def.limits.max_catalog_pages = 5;
+    let limits = def.limits().with_max_catalog_pages(5);
+    def = def.with_limits(limits);
     let binding = Binding::connect(def, Handlers::default()).await.unwrap();
     let catalog = binding.catalog();
     assert_eq!(rec.find("tools/list").len(), 5);
@@ -413,8 +415,8 @@ async fn a_failed_refresh_keeps_the_adopted_generation_and_retries_under_the_pol
     });
     let (handlers, events) = recorder();
     let mut def = Definition::new("r", factory);
-    def.refresh =
-        RetryPolicy { attempts: 3, base_delay: Duration::from_millis(100), ..RetryPolicy::default() };
+    def =
+        def.with_refresh(RetryPolicy::default().with_attempts(3).with_base_delay(Duration::from_millis(100)));
     let binding = Binding::connect(def, handlers).await.unwrap();
     let adopted = binding.catalog();
 
@@ -489,7 +491,7 @@ async fn profiles_decide_unusable_output_schemas_and_report_what_was_applied() {
     assert_eq!(c.applied_tolerances, [Tolerance::InvalidOutputSchema]);
 
     let mut def = Definition::new("s", imperfect_server());
-    def.compat = Profile::strict_v1();
+    def = def.with_compat(Profile::strict_v1());
     let strict = Binding::connect(def, Handlers::default()).await.unwrap();
     let c = strict.catalog();
     assert!(c.tool("remote_ref").is_none(), "refused under strict/v1");
@@ -536,7 +538,7 @@ async fn structured_content_is_validated_and_a_failure_follows_the_profile() {
     assert!(r.is_error && r.warnings.is_empty());
 
     let mut def = Definition::new("s", imperfect_server());
-    def.compat = Profile::strict_v1();
+    def = def.with_compat(Profile::strict_v1());
     let strict = Binding::connect(def, Handlers::default()).await.unwrap();
     assert!(call(&strict, "good").await.is_ok());
     let err = call(&strict, "bad").await.unwrap_err();
@@ -580,10 +582,14 @@ async fn bounds_drop_entries_and_cut_lists_with_warnings() {
         _ => {}
     });
     let mut def = Definition::new("bounds", factory);
-    def.limits.max_schema_depth = 8;
-    def.limits.max_schema_bytes = 4096;
-    def.limits.max_catalog_items = 11;
-    def.limits.max_prompt_count = 3;
+    let limits = def.limits().with_max_schema_depth(8);
+    def = def.with_limits(limits);
+    let limits = def.limits().with_max_schema_bytes(4096);
+    def = def.with_limits(limits);
+    let limits = def.limits().with_max_catalog_items(11);
+    def = def.with_limits(limits);
+    let limits = def.limits().with_max_prompt_count(3);
+    def = def.with_limits(limits);
     let binding = Binding::connect(def, Handlers::default()).await.unwrap();
     let c = binding.catalog();
     let names: Vec<&str> = c.tools.iter().map(|t| t.raw_name.as_str()).collect();
@@ -666,7 +672,8 @@ async fn the_tool_filter_shapes_the_tools_but_not_the_digest_or_the_names() {
         .await
         .unwrap();
     let mut def = Definition::new("f", tool_server(tools, 10));
-    def.tool_filter.deny = vec!["Search".into()];
+    let tool_filter = def.tool_filter().clone().with_denied(["Search"]);
+    def = def.with_tool_filter(tool_filter);
     let filtered = Binding::connect(def, Handlers::default()).await.unwrap();
     let (a, f) = (all.catalog(), filtered.catalog());
     assert_eq!(a.digest, f.digest);
@@ -712,7 +719,8 @@ async fn registered_declarations_are_read_at_ingest_and_a_bad_field_warns_once()
     let factory = tool_server(tools.clone(), 10);
     let (handlers, events) = recorder();
     let mut definition = Definition::new("decl", factory);
-    definition.declarations = DeclarationSet::default().with::<ToolExtras>().with::<ToolExtras>();
+    definition =
+        definition.with_declarations(DeclarationSet::default().with::<ToolExtras>().with::<ToolExtras>());
     let binding = Binding::connect(definition, handlers).await.unwrap();
 
     let catalog = binding.catalog();
@@ -758,7 +766,7 @@ async fn registered_declarations_are_read_at_ingest_and_a_bad_field_warns_once()
 async fn tools_are_listed_one_page_at_a_time_with_the_next_cursor() {
     let tools = Arc::new(Mutex::new((0..5).map(|i| tool(&format!("t{i}"))).collect::<Vec<_>>()));
     let mut definition = Definition::new("paged", tool_server(tools, 2));
-    definition.tool_filter = mcp_stack::ToolFilter { allow: vec![], deny: vec!["t3".into()] };
+    definition = definition.with_tool_filter(mcp_stack::ToolFilter::default().with_denied(["t3"]));
     let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
     let mut pages = Vec::new();
     let mut cursor: Option<String> = None;

@@ -49,7 +49,7 @@ fn recording_server(seen: Arc<Mutex<Vec<Value>>>) -> MemoryFactory {
 async fn the_definitions_client_identity_is_sent_in_every_handshake() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut definition = Definition::new("recorded", recording_server(seen.clone()));
-    definition.client = ClientIdentity::new("my-agent", "4.2.0").with_title("My Agent");
+    definition = definition.with_client(ClientIdentity::new("my-agent", "4.2.0").with_title("My Agent"));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let handlers = Handlers::default().with_events(move |e| {
         let _ = tx.send(e);
@@ -77,10 +77,10 @@ async fn the_definitions_client_identity_is_sent_in_every_handshake() {
 #[tokio::test]
 async fn by_default_the_client_is_mcp_stack() {
     let identity = ClientIdentity::default();
-    assert_eq!(identity.name, "mcp-stack");
-    assert_eq!(identity.version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(identity.name(), "mcp-stack");
+    assert_eq!(identity.version(), env!("CARGO_PKG_VERSION"));
     let mut definition = Definition::new("x", mcp_stack::demo::factory());
-    definition.client = ClientIdentity::new("", "1");
+    definition = definition.with_client(ClientIdentity::new("", "1"));
     let err = Binding::connect(definition, Handlers::default()).await.unwrap_err();
     assert_eq!(err.class(), FailureClass::InvalidConfig);
 }

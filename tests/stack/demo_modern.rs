@@ -50,7 +50,7 @@ async fn tools_progress_prompts_resources_completion_and_skills_work_on_2026_07_
 #[tokio::test]
 async fn a_binding_held_to_the_legacy_era_is_refused_at_once() {
     let mut definition = Definition::new("demo", mcp_stack::demo::factory_for(DemoEra::Modern));
-    definition.protocol = ProtocolChoice::Legacy;
+    definition = definition.with_protocol(ProtocolChoice::Legacy);
     let started = std::time::Instant::now();
     let err = Binding::connect(definition, Handlers::default()).await.unwrap_err();
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "not at a deadline: {err}");

@@ -42,7 +42,7 @@ async fn connect(profile: Option<Profile>) -> Binding {
     .0;
     let mut def = Definition::new("display", factory);
     if let Some(profile) = profile {
-        def.compat = profile;
+        def = def.with_compat(profile);
     }
     Binding::connect(def, Handlers::default()).await.unwrap()
 }

@@ -141,7 +141,8 @@ async fn an_oversized_reply_ends_only_its_call() {
         }
     });
     let mut def = Definition::new("t", factory);
-    def.limits.max_frame_bytes = 1 << 20;
+    let limits = def.limits().with_max_frame_bytes(1 << 20);
+    def = def.with_limits(limits);
     let binding = Binding::connect(def, Handlers::default()).await.unwrap();
     let err = binding.call_tool("big", json!({}), CallOpts::default()).await.unwrap_err();
     assert_eq!(err.class(), FailureClass::LimitExceeded);
@@ -205,7 +206,8 @@ async fn a_silent_server_fails_startup_within_the_startup_timeout() {
         Ok(())
     });
     let mut def = Definition::new("t", factory);
-    def.timeouts.startup = Duration::from_secs(3);
+    let timeouts = def.timeouts().with_startup(Duration::from_secs(3));
+    def = def.with_timeouts(timeouts);
     let started = tokio::time::Instant::now();
     let err = Binding::connect(def, Handlers::default()).await.unwrap_err();
     assert_eq!(err.class(), FailureClass::StartupTimeout);

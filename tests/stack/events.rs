@@ -8,7 +8,7 @@ use serde_json::json;
 #[tokio::test]
 async fn a_stream_sees_the_warnings_and_state_changes_of_a_demo_binding() {
     let mut definition = Definition::new("demo", mcp_stack::demo::factory());
-    definition.capabilities = AllowedCapabilities { roots: true, ..AllowedCapabilities::default() };
+    definition = definition.with_capabilities(AllowedCapabilities::default().with_roots(true));
     let handlers =
         Handlers::default().with_roots(vec![Root::new("file:///tmp"), Root::new("https://x.test/")]);
     let binding = Binding::connect(definition, handlers).await.unwrap();

@@ -36,10 +36,12 @@ fn declaring_server() -> (mcp_stack::transport::memory::MemoryFactory, crate::su
 
 fn definition(factory: mcp_stack::transport::memory::MemoryFactory, protocol: ProtocolChoice) -> Definition {
     let mut definition = Definition::new("ext", factory);
-    definition.protocol = protocol;
-    definition.extensions = ClientExtensions::default().apps().skills();
-    definition.experimental = json!({ "x-trace": { "level": 2 } }).as_object().unwrap().clone();
-    definition.capabilities.sampling = true;
+    definition = definition.with_protocol(protocol);
+    definition = definition.with_extensions(ClientExtensions::default().apps().skills());
+    definition =
+        definition.with_experimental(json!({ "x-trace": { "level": 2 } }).as_object().unwrap().clone());
+    let capabilities = definition.capabilities().with_sampling(true);
+    definition = definition.with_capabilities(capabilities);
     definition
 }
 
@@ -86,7 +88,7 @@ async fn a_bad_declaration_fails_the_connect_before_anything_is_sent() {
     ] {
         let (factory, seen) = declaring_server();
         let mut definition = definition(factory, ProtocolChoice::Legacy);
-        definition.extensions = extensions;
+        definition = definition.with_extensions(extensions);
         let e = Binding::connect(definition, handlers()).await.unwrap_err();
         assert_eq!(e.class(), FailureClass::InvalidConfig, "{e}");
         assert!(seen.methods().is_empty(), "nothing sent: {:?}", seen.methods());

@@ -32,11 +32,11 @@ const LOG_QUEUE: usize = 256;
 const WAIT: Duration = Duration::from_secs(10);
 
 const ALL_CAPS: AllowedCapabilities =
-    AllowedCapabilities { elicitation: true, sampling: true, roots: true, tasks: false };
+    AllowedCapabilities::none().with_elicitation(true).with_sampling(true).with_roots(true);
 
 fn demo_definition() -> Definition {
     let mut def = Definition::new("demo", mcp_stack::demo::factory());
-    def.capabilities = ALL_CAPS;
+    def = def.with_capabilities(ALL_CAPS);
     def
 }
 
@@ -71,7 +71,7 @@ fn form_schema() -> Value {
 async fn advertised(def_caps: AllowedCapabilities, handlers: Handlers) -> Value {
     let (factory, rec) = scripted(|_w, _r| {});
     let mut def = Definition::new("t", factory);
-    def.capabilities = def_caps;
+    def = def.with_capabilities(def_caps);
     let b = connect(def, handlers).await;
     b.close().await;
     rec.find("initialize")[0]["params"]["capabilities"].clone()
@@ -98,7 +98,7 @@ async fn a_capability_is_advertised_only_with_its_handler_and_the_definitions_co
         advertised(ALL_CAPS, with_url_and_tools).await,
         json!({"elicitation": {"form": {}, "url": {}}, "sampling": {"tools": {}}, "roots": {"listChanged": true}})
     );
-    let only_sampling = AllowedCapabilities { sampling: true, ..Default::default() };
+    let only_sampling = AllowedCapabilities::default().with_sampling(true);
     assert_eq!(advertised(only_sampling, all_handlers()).await, json!({"sampling": {}}));
 }
 
@@ -129,7 +129,7 @@ async fn an_elicitation_message_one_byte_over_its_bound_is_refused_not_trimmed()
         async move { Ok(ElicitResult::accept(Map::from_iter([("name".into(), json!("Ada"))]))) }
     }));
     let mut def = demo_definition();
-    def.limits = Limits { max_elicit_message_bytes: BOUND, ..Limits::default() };
+    def = def.with_limits(Limits::default().with_max_elicit_message_bytes(BOUND));
     let b = connect(def, handlers).await;
     let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
 
@@ -187,7 +187,7 @@ async fn an_answer_that_breaks_the_schema_is_not_sent() {
         Ok(ElicitResult::accept(answer.as_object().unwrap().clone()))
     }));
     let mut def = Definition::new("t", factory);
-    def.capabilities = ALL_CAPS;
+    def = def.with_capabilities(ALL_CAPS);
     let b = connect(def, handlers).await;
     b.call_tool("go", json!({}), CallOpts::default()).await.unwrap();
 
@@ -289,11 +289,9 @@ async fn an_unanswered_elicitation_times_out_as_cancel() {
         unreachable!()
     }));
     let mut def = demo_definition();
-    def.timeouts = Timeouts {
-        elicitation: Duration::from_secs(30),
-        request: Duration::from_secs(120),
-        ..Default::default()
-    };
+    def = def.with_timeouts(
+        Timeouts::default().with_elicitation(Duration::from_secs(30)).with_request(Duration::from_secs(120)),
+    );
     let b = connect(def, handlers).await;
     let started = Instant::now();
     let r = b.call_tool("elicit", json!({"message": "anyone?"}), CallOpts::default()).await.unwrap();
@@ -383,7 +381,7 @@ async fn url_mode_is_refused_before_2025_11_25_even_when_declared() {
         .elicitation(|_req| async { Ok(ElicitResult::accept_url()) })
         .elicitation_modes(ElicitationModes { form: true, url: true });
     let mut def = Definition::new("t", factory);
-    def.capabilities = ALL_CAPS;
+    def = def.with_capabilities(ALL_CAPS);
     let b = connect(def, handlers).await;
     assert_eq!(b.session().protocol_version, "2025-06-18");
     b.call_tool("go", json!({}), CallOpts::default()).await.unwrap();
@@ -433,7 +431,7 @@ async fn max_tokens_is_capped_never_raised() {
         async move { Ok(SampleResult::text("test-model", format!("echo: {text}"))) }
     }));
     let mut def = demo_definition();
-    def.limits = Limits { max_sampling_tokens: 50, ..Limits::default() };
+    def = def.with_limits(Limits::default().with_max_sampling_tokens(50));
     let b = connect(def, handlers).await;
     let r = b
         .call_tool("sample", json!({"prompt": "hi", "max_tokens": 100000}), CallOpts::default())
@@ -484,7 +482,7 @@ async fn a_sampling_request_at_depth_three_with_limit_two_is_refused_over_budget
         }
     }));
     let mut def = demo_definition();
-    def.limits = Limits { max_sampling_depth: 2, max_sampling_concurrency: 8, ..Limits::default() };
+    def = def.with_limits(Limits::default().with_max_sampling_depth(2).with_max_sampling_concurrency(8));
     let b = connect(def, handlers).await;
     slot.set(b.clone()).unwrap();
 
@@ -525,8 +523,8 @@ async fn sampling_concurrency_over_its_cap_is_refused_at_once() {
         }
     });
     let mut def = demo_definition();
-    def.limits = Limits { max_sampling_concurrency: 1, ..Limits::default() };
-    def.allow_parallel_calls = true;
+    def = def.with_limits(Limits::default().with_max_sampling_concurrency(1));
+    def = def.with_allow_parallel_calls(true);
     let b = connect(def, handlers).await;
     let first = {
         let b = b.clone();
@@ -601,7 +599,7 @@ async fn roots_are_served_and_changes_announced() {
 async fn roots_list_changed_reaches_the_server() {
     let (factory, rec) = scripted(|_w, _r| {});
     let mut def = Definition::new("t", factory);
-    def.capabilities = ALL_CAPS;
+    def = def.with_capabilities(ALL_CAPS);
     let b = connect(def, Handlers::default().with_roots(vec![Root::new("file:///x")])).await;
     b.notify_roots_changed().await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -633,7 +631,7 @@ async fn set_level_is_sent_only_with_a_log_handler_and_a_logging_server() {
 
     let (factory, rec) = scripted_with(logging_server.clone(), answer);
     let mut def = Definition::new("t", factory);
-    def.log_level = LoggingLevel::Warning;
+    def = def.with_log_level(LoggingLevel::Warning);
     let b = connect(def, collecting_log_handler(records.clone())).await;
     assert_eq!(rec.find("logging/setLevel")[0]["params"], json!({"level": "warning"}));
     b.close().await;
@@ -655,8 +653,8 @@ async fn set_level_is_sent_only_with_a_log_handler_and_a_logging_server() {
 async fn log_records_are_bounded_and_at_the_requested_level() {
     let records = Arc::new(Mutex::new(Vec::new()));
     let mut def = demo_definition();
-    def.log_level = LoggingLevel::Warning;
-    def.limits = Limits { max_log_message_bytes: 32, ..Limits::default() };
+    def = def.with_log_level(LoggingLevel::Warning);
+    def = def.with_limits(Limits::default().with_max_log_message_bytes(32));
     let b = connect(def, collecting_log_handler(records.clone())).await;
     // The demo honours setLevel: info is below warning, nothing is sent.
     let r = b.call_tool("log", json!({"count": 3, "level": "info"}), CallOpts::default()).await.unwrap();
@@ -700,8 +698,8 @@ async fn a_log_flood_with_a_slow_handler_does_not_delay_a_concurrent_call() {
         }
     });
     let mut def = demo_definition();
-    def.log_level = LoggingLevel::Debug;
-    def.allow_parallel_calls = true;
+    def = def.with_log_level(LoggingLevel::Debug);
+    def = def.with_allow_parallel_calls(true);
     let b = connect(def, handlers).await;
 
     let started = Instant::now();

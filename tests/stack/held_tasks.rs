@@ -47,8 +47,8 @@ fn ask(id: u64, method: &str, params: Value) -> String {
 async fn a_task_augmented_elicitation_runs_as_a_task_the_server_can_follow() {
     let (factory, rec, slot) = server();
     let mut definition = Definition::new("held", factory);
-    definition.capabilities =
-        AllowedCapabilities { elicitation: true, tasks: true, ..AllowedCapabilities::default() };
+    definition =
+        definition.with_capabilities(AllowedCapabilities::default().with_elicitation(true).with_tasks(true));
     // The person answers when the test says so.
     let release = Arc::new(tokio::sync::Semaphore::new(0));
     let gate = release.clone();
@@ -109,8 +109,8 @@ async fn a_task_augmented_elicitation_runs_as_a_task_the_server_can_follow() {
 async fn the_client_holds_at_most_64_tasks_and_declares_none_unless_allowed() {
     let (factory, rec, slot) = server();
     let mut definition = Definition::new("held", factory);
-    definition.capabilities =
-        AllowedCapabilities { elicitation: true, tasks: true, ..AllowedCapabilities::default() };
+    definition =
+        definition.with_capabilities(AllowedCapabilities::default().with_elicitation(true).with_tasks(true));
     // Never answers: every task stays working.
     let handlers = Handlers::default().elicitation(|_req: ElicitRequest| async move {
         std::future::pending::<()>().await;
@@ -133,7 +133,7 @@ async fn the_client_holds_at_most_64_tasks_and_declares_none_unless_allowed() {
     // Not allowed: nothing declared, and the request is served as itself.
     let (factory, rec, slot) = server();
     let mut definition = Definition::new("plain", factory);
-    definition.capabilities = AllowedCapabilities { elicitation: true, ..AllowedCapabilities::default() };
+    definition = definition.with_capabilities(AllowedCapabilities::default().with_elicitation(true));
     let handlers = Handlers::default()
         .elicitation(|req: ElicitRequest| async move { Ok(ElicitResult::accept(req.defaults())) });
     let binding = Binding::connect(definition, handlers).await.unwrap();

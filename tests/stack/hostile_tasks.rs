@@ -68,8 +68,8 @@ fn legacy(
 
 async fn connect(factory: mcp_stack::transport::memory::MemoryFactory, limits: Limits) -> Binding {
     let mut definition = Definition::new("liar", factory);
-    definition.protocol = ProtocolChoice::Legacy;
-    definition.limits = limits;
+    definition = definition.with_protocol(ProtocolChoice::Legacy);
+    definition = definition.with_limits(limits);
     Binding::connect(definition, Handlers::default()).await.unwrap()
 }
 
@@ -178,8 +178,8 @@ async fn a_modern_outcome_that_names_another_task_is_a_protocol_error() {
             _ => Some(json!({ "result": { "resultType": "complete" } })),
         });
         let mut definition = Definition::new("modern", factory);
-        definition.protocol = ProtocolChoice::Modern;
-        definition.capabilities = AllowedCapabilities { tasks: true, ..AllowedCapabilities::default() };
+        definition = definition.with_protocol(ProtocolChoice::Modern);
+        definition = definition.with_capabilities(AllowedCapabilities::default().with_tasks(true));
         let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
         let e = binding.call_tool("slow", json!({}), CallOpts::default()).await.unwrap_err();
         assert_eq!(e.class(), FailureClass::ServerProtocol, "{lie}: {e}");
@@ -251,7 +251,7 @@ fn flood(n: usize, from: usize) -> Vec<Value> {
 async fn one_page_of_100000_tasks_keeps_the_bound_and_says_how_many_it_dropped() {
     let page = json!({ "tasks": flood(100_000, 0) });
     let (factory, _) = legacy(vec![task("t-1", "working")], json!({}), move |_| page.clone());
-    let binding = connect(factory, Limits { max_frame_bytes: 64 << 20, ..Limits::default() }).await;
+    let binding = connect(factory, Limits::default().with_max_frame_bytes(64 << 20)).await;
     for listing in [binding.list_tasks().await.unwrap(), binding.list_tasks_page(None).await.unwrap()] {
         assert_eq!(listing.items.len(), 1024);
         assert_eq!(listing.items[1023].id, "t-1023");
@@ -281,7 +281,7 @@ async fn task_pages_are_bounded_in_number_and_in_entries_across_them() {
         let n = cursor.as_str().map_or(0, |c| c.parse::<usize>().unwrap());
         json!({ "tasks": flood(1, n), "nextCursor": (n + 1).to_string() })
     });
-    let binding = connect(factory, Limits { max_catalog_pages: 5, ..Limits::default() }).await;
+    let binding = connect(factory, Limits::default().with_max_catalog_pages(5)).await;
     let listing = binding.list_tasks().await.unwrap();
     assert_eq!(seen.requests("tasks/list").len(), 5);
     assert_eq!(listing.items.len(), 5);

@@ -15,9 +15,12 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 fn filter(allow: &[&str], deny: &[&str]) -> ToolFilter {
-    ToolFilter {
-        allow: allow.iter().map(|s| s.to_string()).collect(),
-        deny: deny.iter().map(|s| s.to_string()).collect(),
+    let filter = ToolFilter::default().with_denied(deny.iter().copied());
+    // An empty `allow` here means "no allow list", as the tests read.
+    if allow.is_empty() {
+        filter
+    } else {
+        filter.with_allowed(allow.iter().copied())
     }
 }
 
@@ -47,7 +50,7 @@ fn two_tool_server() -> (MemoryFactory, Recorder) {
 async fn a_filtered_tool_is_refused_and_the_server_receives_nothing() {
     let (factory, recorder) = two_tool_server();
     let mut definition = Definition::new("filtered", factory);
-    definition.tool_filter = filter(&[], &["secret"]);
+    definition = definition.with_tool_filter(filter(&[], &["secret"]));
     let binding = connect(definition).await;
 
     let err = binding.call_tool("secret", json!({}), CallOpts::default()).await.unwrap_err();
@@ -77,7 +80,7 @@ async fn a_filtered_tool_is_refused_and_the_server_receives_nothing() {
 #[tokio::test]
 async fn filtered_tools_are_absent_from_list_tools() {
     let mut definition = demo();
-    definition.tool_filter = filter(&["echo", "big_text", "sleep"], &["sleep"]);
+    definition = definition.with_tool_filter(filter(&["echo", "big_text", "sleep"], &["sleep"]));
     let binding = connect(definition).await;
     let listed = binding.list_tools().await.unwrap();
     assert_eq!(listed.items.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["echo", "big_text"]);
@@ -93,12 +96,12 @@ async fn filtered_tools_are_absent_from_list_tools() {
 #[tokio::test]
 async fn result_limits_are_visible_on_the_tool_result() {
     let mut definition = demo();
-    definition.limits = Limits {
-        max_text_result_bytes: 100,
-        max_structured_bytes: 5,
-        max_binary_item_bytes: 10,
-        ..Limits::default()
-    };
+    definition = definition.with_limits(
+        Limits::default()
+            .with_max_text_result_bytes(100)
+            .with_max_structured_bytes(5)
+            .with_max_binary_item_bytes(10),
+    );
     let binding = connect(definition).await;
 
     let cut = binding.call_tool("big_text", json!({"bytes": 1000}), CallOpts::default()).await.unwrap();
@@ -229,7 +232,7 @@ async fn two_tool_calls_serialize_and_others_pass_meanwhile() {
 async fn tool_calls_run_together_when_parallel_calls_are_allowed() {
     let (factory, mut calls) = held_calls_server();
     let mut definition = Definition::new("parallel", factory);
-    definition.allow_parallel_calls = true;
+    definition = definition.with_allow_parallel_calls(true);
     let binding = connect(definition).await;
     let call = |name: &'static str| {
         let binding = binding.clone();

@@ -52,7 +52,7 @@ fn both(
 
 fn definition(factory: MemoryFactory, protocol: ProtocolChoice) -> Definition {
     let mut definition = Definition::new("modern", factory);
-    definition.protocol = protocol;
+    definition = definition.with_protocol(protocol);
     definition
 }
 
@@ -74,7 +74,7 @@ async fn auto_falls_back_to_initialize_when_discover_is_never_answered() {
         Binding::connect(definition(factory, ProtocolChoice::Auto), Handlers::default()).await.unwrap();
     let waited = start.elapsed();
     assert_eq!(binding.session().protocol_version, "2025-11-25");
-    assert!(waited >= mcp_stack::Timeouts::default().resolved().discover, "waited {waited:?}");
+    assert!(waited >= mcp_stack::Timeouts::default().discover(), "waited {waited:?}");
     assert!(waited < Duration::from_secs(30), "within the startup timeout: {waited:?}");
     assert_eq!(&seen.methods()[..2], ["server/discover", "initialize"]);
     // The legacy era sends no `_meta` of the modern one.
@@ -284,7 +284,8 @@ async fn input_required_is_fulfilled_and_resent_with_the_state_verbatim() {
         },
     );
     let mut def = definition(factory, ProtocolChoice::Modern);
-    def.capabilities.elicitation = true;
+    let capabilities = def.capabilities().with_elicitation(true);
+    def = def.with_capabilities(capabilities);
     let binding = Binding::connect(def, accepting()).await.unwrap();
     let result = binding.call_tool("t", json!({ "state": true }), CallOpts::default()).await.unwrap();
     assert!(!result.is_error);
@@ -305,7 +306,8 @@ async fn input_required_is_fulfilled_and_resent_with_the_state_verbatim() {
 async fn input_rounds_are_bounded() {
     let (factory, seen) = both(|_| Some(discover_result()), |_| Some(elicit_input(Some("again"))));
     let mut def = definition(factory, ProtocolChoice::Modern);
-    def.capabilities.elicitation = true;
+    let capabilities = def.capabilities().with_elicitation(true);
+    def = def.with_capabilities(capabilities);
     let binding = Binding::connect(def, accepting()).await.unwrap();
     let e = binding.call_tool("t", json!({}), CallOpts::default()).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::LimitExceeded, "{e}");
@@ -321,14 +323,15 @@ async fn input_rounds_never_outlive_the_deadline() {
     // The server takes no time; the host's elicitation takes 4 s a round.
     let (factory, _seen) = both(|_| Some(discover_result()), |_| Some(elicit_input(Some("again"))));
     let mut def = definition(factory, ProtocolChoice::Modern);
-    def.capabilities.elicitation = true;
+    let capabilities = def.capabilities().with_elicitation(true);
+    def = def.with_capabilities(capabilities);
     let slow = Handlers::default().elicitation(|req: ElicitRequest| async move {
         tokio::time::sleep(Duration::from_secs(4)).await;
         Ok(ElicitResult::accept(req.defaults()))
     });
     let binding = Binding::connect(def, slow).await.unwrap();
     let start = Instant::now();
-    let opts = CallOpts { timeout: Some(Duration::from_secs(10)), ..CallOpts::default() };
+    let opts = CallOpts::default().with_timeout(Duration::from_secs(10));
     let e = binding.call_tool("t", json!({}), opts).await.unwrap_err();
     assert_eq!(e.class(), FailureClass::Deadline, "{e}");
     assert!(start.elapsed() <= Duration::from_secs(10) + Duration::from_millis(10), "{:?}", start.elapsed());
@@ -348,8 +351,9 @@ async fn parallel_input_rounds_keep_their_own_state() {
         },
     );
     let mut def = definition(factory, ProtocolChoice::Modern);
-    def.capabilities.elicitation = true;
-    def.allow_parallel_calls = true;
+    let capabilities = def.capabilities().with_elicitation(true);
+    def = def.with_capabilities(capabilities);
+    def = def.with_allow_parallel_calls(true);
     let binding = Binding::connect(def, accepting()).await.unwrap();
     let (a, b) = tokio::join!(
         binding.call_tool("t", json!({ "who": "a" }), CallOpts::default()),
@@ -682,7 +686,7 @@ async fn a_lost_read_is_reissued_and_a_lost_tool_call_is_indeterminate() {
     });
     let factory = Lossy { inner, lose: &["resources/read", "tools/call"] };
     let mut def = Definition::new("lossy", factory);
-    def.protocol = ProtocolChoice::Modern;
+    def = def.with_protocol(ProtocolChoice::Modern);
     let binding = Binding::connect(def, Handlers::default()).await.unwrap();
     binding.read_resource("demo://a", CallOpts::default()).await.expect("re-issued with a new id");
     assert_eq!(seen.requests("resources/read").len(), 1, "the lost one never reached the server");
@@ -696,7 +700,8 @@ async fn a_lost_read_is_reissued_and_a_lost_tool_call_is_indeterminate() {
 async fn roots_changes_send_nothing_on_the_modern_era() {
     let (factory, seen) = both(|_| Some(discover_result()), |_| done());
     let mut def = definition(factory, ProtocolChoice::Modern);
-    def.capabilities.roots = true;
+    let capabilities = def.capabilities().with_roots(true);
+    def = def.with_capabilities(capabilities);
     let handlers = Handlers::default().roots(|_| async move { Ok(Vec::new()) });
     let binding = Binding::connect(def, handlers).await.unwrap();
     binding.notify_roots_changed().await.unwrap();
@@ -728,8 +733,8 @@ async fn a_lost_tool_call_is_reissued_only_when_the_definition_opts_in() {
     });
     let factory = Lossy { inner, lose: &["tools/call"] };
     let mut def = Definition::new("lossy", factory);
-    def.protocol = ProtocolChoice::Modern;
-    def.reissue_lost_tool_calls = true;
+    def = def.with_protocol(ProtocolChoice::Modern);
+    def = def.with_reissue_lost_tool_calls(true);
     let binding = Binding::connect(def, Handlers::default()).await.unwrap();
     let result = binding.call_tool("t", json!({}), CallOpts::default()).await.expect("re-issued");
     assert!(!result.is_error);
@@ -807,7 +812,7 @@ async fn a_header_mismatch_resend_ends_at_the_calls_original_deadline() {
     let binding =
         Binding::connect(definition(factory, ProtocolChoice::Modern), Handlers::default()).await.unwrap();
     let start = Instant::now();
-    let opts = CallOpts { timeout: Some(Duration::from_secs(5)), ..CallOpts::default() };
+    let opts = CallOpts::default().with_timeout(Duration::from_secs(5));
     let e = binding.call_tool("t", json!({}), opts).await.unwrap_err();
     let took = start.elapsed();
     assert_eq!(e.class(), FailureClass::Deadline, "{e}");
@@ -849,7 +854,8 @@ async fn a_url_elicitation_through_input_required_is_consent_only() {
             }
         });
     let mut def = definition(factory, ProtocolChoice::Modern);
-    def.capabilities.elicitation = true;
+    let capabilities = def.capabilities().with_elicitation(true);
+    def = def.with_capabilities(capabilities);
     let binding = Binding::connect(def, handlers).await.unwrap();
     binding.call_tool("t", json!({}), CallOpts::default()).await.expect("consented");
     let asked = asked.lock().unwrap().clone();
@@ -994,7 +1000,7 @@ async fn a_pinned_choice_or_a_profile_without_the_tolerance_keeps_fastmcp_modern
     ] {
         let (factory, seen) = both(|_| Some(fastmcp_discover("4.1.6")), |_| done());
         let mut definition = definition(factory, protocol.clone());
-        definition.compat = profile.clone();
+        definition = definition.with_compat(profile.clone());
         let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
         assert_eq!(binding.session().protocol_version, "2026-07-28", "{protocol} {}", profile.id());
         assert!(binding.catalog().applied_tolerances.is_empty());

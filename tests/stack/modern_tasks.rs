@@ -88,9 +88,9 @@ fn task_server(gets: Vec<Value>) -> (mcp_stack::transport::memory::MemoryFactory
 
 fn definition(factory: mcp_stack::transport::memory::MemoryFactory, tasks: bool) -> Definition {
     let mut definition = Definition::new("modern", factory);
-    definition.protocol = ProtocolChoice::Modern;
-    definition.capabilities =
-        AllowedCapabilities { elicitation: true, tasks, ..AllowedCapabilities::default() };
+    definition = definition.with_protocol(ProtocolChoice::Modern);
+    definition =
+        definition.with_capabilities(AllowedCapabilities::default().with_elicitation(true).with_tasks(tasks));
     definition
 }
 

@@ -202,21 +202,18 @@ impl Recorded {
 }
 
 fn policy(attempts: u32, base: Duration, max: Duration) -> ReconnectPolicy {
-    ReconnectPolicy {
-        disabled: false,
-        retry: RetryPolicy {
-            attempts,
-            base_delay: base,
-            max_delay: max,
-            jitter: Some(0.0),
-            ..Default::default()
-        },
-    }
+    ReconnectPolicy::default().with_retry(
+        RetryPolicy::default()
+            .with_attempts(attempts)
+            .with_base_delay(base)
+            .with_max_delay(max)
+            .with_jitter(0.0),
+    )
 }
 
 async fn bind(control: &Arc<Control>, reconnect: ReconnectPolicy, recorded: &Recorded) -> Binding {
     let mut definition = Definition::new("flaky", control.factory());
-    definition.reconnect = reconnect;
+    definition = definition.with_reconnect(reconnect);
     Binding::connect(definition, recorded.handlers()).await.expect("connect")
 }
 
@@ -376,7 +373,8 @@ async fn a_catalog_that_cannot_be_read_after_a_restore_is_reported_as_generation
     let control = Control::new();
     let recorded = Recorded::default();
     let mut definition = Definition::new("flaky", control.factory());
-    definition.timeouts.startup = Duration::from_secs(2);
+    let timeouts = definition.timeouts().with_startup(Duration::from_secs(2));
+    definition = definition.with_timeouts(timeouts);
     let binding = Binding::connect(definition, recorded.handlers()).await.expect("connect");
     control.hang_on_list.store(1, Ordering::SeqCst);
     let t0 = Instant::now();
@@ -527,7 +525,7 @@ async fn a_spent_budget_leaves_the_binding_failed() {
 async fn with_reconnect_disabled_the_binding_stays_degraded_until_closed() {
     let control = Control::new();
     let recorded = Recorded::default();
-    let binding = bind(&control, ReconnectPolicy::disabled(), &recorded).await;
+    let binding = bind(&control, ReconnectPolicy::never(), &recorded).await;
     kill(&control, &binding).await;
 
     let status = binding.status();
@@ -619,7 +617,8 @@ async fn startup_still_fails_fast_and_within_its_timeout() {
         Ok(())
     });
     let mut definition = Definition::new("silent", silent);
-    definition.timeouts.startup = Duration::from_secs(3);
+    let timeouts = definition.timeouts().with_startup(Duration::from_secs(3));
+    definition = definition.with_timeouts(timeouts);
     let t0 = Instant::now();
     let err = Binding::connect(definition, Handlers::default()).await.unwrap_err();
     assert_eq!(err.class(), FailureClass::StartupTimeout);
@@ -677,7 +676,7 @@ mod stdio {
 
     async fn bind(factory: &Arc<StdioFactory>, reconnect: ReconnectPolicy, recorded: &Recorded) -> Binding {
         let mut definition = Definition::with_factory("py", factory.clone() as Arc<dyn TransportFactory>);
-        definition.reconnect = reconnect;
+        definition = definition.with_reconnect(reconnect);
         within("connect", Binding::connect(definition, recorded.handlers())).await.expect("connect")
     }
 
@@ -784,7 +783,7 @@ mod stdio {
     #[tokio::test]
     async fn with_reconnect_disabled_a_killed_stdio_server_leaves_the_binding_degraded_until_closed() {
         let (factory, recorded) = (python(), Recorded::default());
-        let (binding, pid) = killed_mid_call(&factory, ReconnectPolicy::disabled(), &recorded).await;
+        let (binding, pid) = killed_mid_call(&factory, ReconnectPolicy::never(), &recorded).await;
         eventually("degraded", || binding.status().state == State::Degraded).await;
 
         let err = within("echo", binding.call_tool("echo", json!({"text": "x"}), CallOpts::default()))
@@ -810,7 +809,7 @@ async fn the_legacy_verdict_of_the_automatic_choice_is_kept_for_reconnects() {
     let recorded = Recorded::default();
     let t0 = Instant::now();
     let binding = bind(&control, ReconnectPolicy::default(), &recorded).await;
-    assert!(t0.elapsed() >= mcp_stack::Timeouts::default().resolved().discover, "{:?}", t0.elapsed());
+    assert!(t0.elapsed() >= mcp_stack::Timeouts::default().discover(), "{:?}", t0.elapsed());
     assert_eq!(binding.session().protocol_version, "2025-11-25");
     assert_eq!(control.discovers.load(Ordering::SeqCst), 1);
 
@@ -820,11 +819,7 @@ async fn the_legacy_verdict_of_the_automatic_choice_is_kept_for_reconnects() {
     let lifecycle = recorded.lifecycle(None);
     assert!(lifecycle.iter().any(|l| l.starts_with("restored flaky")), "{lifecycle:?}");
     assert_eq!(echo(&binding).await.unwrap(), "echo");
-    assert!(
-        t1.elapsed() < mcp_stack::Timeouts::default().resolved().discover,
-        "no second wait: {:?}",
-        t1.elapsed()
-    );
+    assert!(t1.elapsed() < mcp_stack::Timeouts::default().discover(), "no second wait: {:?}", t1.elapsed());
     assert_eq!(control.dials(), 2);
     assert_eq!(control.discovers.load(Ordering::SeqCst), 1, "the reconnect did not probe again");
     binding.close().await;
@@ -839,7 +834,7 @@ async fn a_dropped_declaration_warns_once_across_reconnects() {
     let (control, recorded) = (Control::new(), Recorded::default());
     control.bad_declaration.store(true, Ordering::SeqCst);
     let mut definition = Definition::new("flaky", control.factory());
-    definition.declarations = DeclarationSet::default().with::<ToolExtras>();
+    definition = definition.with_declarations(DeclarationSet::default().with::<ToolExtras>());
     let binding = Binding::connect(definition, recorded.handlers()).await.expect("connect");
     control.more_tools.store(true, Ordering::SeqCst);
     control.kill();

@@ -46,7 +46,7 @@ async fn ten_thousand_images_become_sixteen_and_one_stand_in() {
         })
         .0,
     );
-    def.limits = Limits { max_content_items: 100, ..Limits::default() };
+    def = def.with_limits(Limits::default().with_max_content_items(100));
     let b2 = Binding::connect(def, Handlers::default()).await.unwrap();
     let r = b2.call_tool("many", json!({}), CallOpts::default()).await.unwrap();
     assert_eq!(r.content.len(), 101);
@@ -74,7 +74,7 @@ async fn a_data_url_image_is_decoded_and_one_over_its_bound_dropped_with_a_warni
     })
     .0;
     let mut definition = Definition::new("data_url", factory);
-    definition.limits = Limits { max_binary_item_bytes: 1024, ..Limits::default() };
+    definition = definition.with_limits(Limits::default().with_max_binary_item_bytes(1024));
     let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
     let result = binding.call_tool("draw", json!({}), CallOpts::default()).await.unwrap();
     assert_eq!(

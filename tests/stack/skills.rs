@@ -80,7 +80,7 @@ fn reads(seen: &Seen) -> Vec<String> {
 
 async fn connect(factory: mcp_stack::transport::memory::MemoryFactory) -> Binding {
     let mut definition = Definition::new("skills", factory);
-    definition.protocol = ProtocolChoice::Legacy;
+    definition = definition.with_protocol(ProtocolChoice::Legacy);
     Binding::connect(definition, Handlers::default()).await.unwrap()
 }
 
@@ -158,8 +158,8 @@ async fn a_flood_of_skills_is_cut_to_the_bound_and_an_undeclared_server_is_not_a
         _ => Some(json!({ "result": {} })),
     });
     let mut definition = Definition::new("flood", factory);
-    definition.protocol = ProtocolChoice::Legacy;
-    definition.limits = Limits { max_frame_bytes: 64 << 20, ..Limits::default() };
+    definition = definition.with_protocol(ProtocolChoice::Legacy);
+    definition = definition.with_limits(Limits::default().with_max_frame_bytes(64 << 20));
     let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
     let listing = binding.list_skills().await.unwrap();
     assert_eq!(listing.items.len(), 1024);

@@ -95,7 +95,7 @@ fn task_server(
 
 fn definition(factory: mcp_stack::transport::memory::MemoryFactory) -> Definition {
     let mut definition = Definition::new("tasks", factory);
-    definition.protocol = ProtocolChoice::Legacy;
+    definition = definition.with_protocol(ProtocolChoice::Legacy);
     definition
 }
 
@@ -393,7 +393,7 @@ async fn started_tasks_are_recorded_and_found_again_after_a_restart() {
         Arc::new(mcp_stack::tasks::FileTaskStore::new(dir.path()));
     let definition = |store: &Arc<dyn mcp_stack::tasks::TaskStore>| {
         let mut definition = Definition::new("demo", mcp_stack::demo::factory());
-        definition.task_store = store.clone();
+        definition = definition.with_task_store(store.clone());
         definition
     };
     let binding = Binding::connect(definition(&store), Handlers::default()).await.unwrap();
@@ -425,7 +425,7 @@ async fn started_tasks_are_recorded_and_found_again_after_a_restart() {
     let other_store: Arc<dyn mcp_stack::tasks::TaskStore> =
         Arc::new(mcp_stack::tasks::FileTaskStore::new(dir.path()));
     let mut other = definition(&other_store);
-    other.name = "other".into();
+    other = other.with_name("other");
     let stranger = Binding::connect(other, Handlers::default()).await.unwrap();
     assert!(stranger.started_tasks().await.unwrap().is_empty(), "another binding's records are not its own");
     stranger.close().await;
@@ -454,7 +454,8 @@ async fn a_failing_task_store_costs_the_record_not_the_call() {
     let blocked = dir.path().join("a-file");
     std::fs::write(&blocked, b"not a directory").unwrap();
     let mut definition = Definition::new("demo", mcp_stack::demo::factory());
-    definition.task_store = Arc::new(mcp_stack::tasks::FileTaskStore::new(blocked.join("tasks")));
+    definition =
+        definition.with_task_store(Arc::new(mcp_stack::tasks::FileTaskStore::new(blocked.join("tasks"))));
     let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
     let TaskStart::Task(count) =
         binding.call_tool_task("count", json!({ "steps": 1 }), None, CallOpts::default()).await.unwrap()

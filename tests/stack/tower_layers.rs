@@ -232,7 +232,7 @@ fn counting_server() -> (mcp_stack::transport::memory::MemoryFactory, Arc<Atomic
 async fn an_unknown_error_below_the_retry_is_never_resent() {
     let (factory, calls) = counting_server();
     let definition = Definition::new("counted", factory);
-    assert!(definition.retry_requests, "retries are on");
+    assert!(definition.retry_requests(), "retries are on");
     let binding = Binding::builder(definition)
         .stack(|parts| {
             let stack = ServiceBuilder::new()

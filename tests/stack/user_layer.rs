@@ -65,7 +65,7 @@ impl<S: Service<McpRequest>> Service<McpRequest> for Audit<S> {
 
     fn call(&mut self, req: McpRequest) -> S::Future {
         // What a user layer sees: the deadline is already fixed.
-        assert!(req.opts.deadline.is_some(), "{} reached a user layer without its deadline", req.method);
+        assert!(req.opts.deadline().is_some(), "{} reached a user layer without its deadline", req.method);
         self.seen.0.lock().unwrap().push(req.method.clone());
         self.inner.call(req)
     }
@@ -171,7 +171,7 @@ async fn a_user_layer_can_refuse_and_its_wait_counts_against_the_deadline() {
 async fn a_filtered_tool_is_refused_alike_through_call_tool_and_the_service() {
     let seen = Seen::default();
     let mut definition = Definition::new("demo", mcp_stack::demo::factory());
-    definition.tool_filter = ToolFilter { allow: vec![], deny: vec!["add".into()] };
+    definition = definition.with_tool_filter(ToolFilter::default().with_denied(["add"]));
     let binding = Binding::builder(definition).layer(AuditLayer(seen.clone())).connect().await.unwrap();
     let before = seen.all().len();
 
@@ -240,7 +240,7 @@ async fn output_validation_applies_alike_through_call_tool_and_the_service() {
 
     // A strict profile refuses the result, on both paths.
     let mut definition = Definition::new("liar", lying_server());
-    definition.compat = Profile::strict_v1();
+    definition = definition.with_compat(Profile::strict_v1());
     let binding = Binding::connect(definition, Default::default()).await.unwrap();
     let through_method = binding.call_tool("sum", json!({}), CallOpts::default()).await.unwrap_err();
     let request = McpRequest::with_value("tools/call", json!({ "name": "sum", "arguments": {} }));

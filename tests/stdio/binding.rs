@@ -21,7 +21,7 @@ fn sh(script: &str) -> Arc<StdioFactory> {
 
 async fn connect(factory: Arc<StdioFactory>, limits: mcp_stack::Limits) -> Binding {
     let mut def = Definition::with_factory("demo", factory as Arc<dyn TransportFactory>);
-    def.limits = limits;
+    def = def.with_limits(limits);
     Binding::connect(def, Handlers::default()).await.expect("connect")
 }
 
@@ -76,7 +76,7 @@ async fn a_64_mib_line_is_dropped_and_the_connection_survives() {
     // 1 MiB frame bound it is skipped while reading (the framing tests bound
     // the bytes held) and the handshake that follows succeeds.
     let factory = sh(&format!("head -c 67108864 /dev/zero | tr '\\0' x; echo; exec {DEMO}"));
-    let limits = mcp_stack::Limits { max_frame_bytes: 1 << 20, ..Default::default() };
+    let limits = mcp_stack::Limits::default().with_max_frame_bytes(1 << 20);
     let b = connect(factory, limits).await;
     let r = b.call_tool("echo", json!({"message": "after"}), CallOpts::default()).await.unwrap();
     assert_eq!(r.content[0].as_text(), Some("after"));

@@ -41,8 +41,9 @@ impl Asked {
     /// the server what it asks, recording events into `events`; `definition`
     /// is made to allow both.
     pub fn handlers(&self, events: &Events, definition: &mut Definition) -> Handlers {
-        definition.capabilities =
-            AllowedCapabilities { elicitation: true, roots: true, ..AllowedCapabilities::default() };
+        *definition = definition
+            .clone()
+            .with_capabilities(AllowedCapabilities::default().with_elicitation(true).with_roots(true));
         let (elicited, listed) = (self.0.clone(), self.0.clone());
         events.install(
             Handlers::default()

@@ -424,17 +424,19 @@ impl Session {
                 let factory =
                     StdioFactory::new(echo_server()).arg(era.arg()).env("ECHO_TOOLS", tools.to_string());
                 let mut definition = Definition::new("bench", factory);
-                definition.protocol = match era {
+                definition = definition.with_protocol(match era {
                     Era::Legacy => ProtocolChoice::Legacy,
                     Era::Modern => ProtocolChoice::Modern,
-                };
-                definition.limits.max_text_result_bytes = 2 << 20;
+                });
+                let limits = definition.limits().with_max_text_result_bytes(2 << 20);
+                definition = definition.with_limits(limits);
                 // By default a binding runs one tool call at a time, and at
                 // most 8 requests at once: the safe policy for a model's
                 // calls. A host that wants 32 calls in flight says so, as
                 // here; rmcp has no such gate.
-                definition.allow_parallel_calls = true;
-                definition.limits.max_concurrent_requests = 32;
+                definition = definition.with_allow_parallel_calls(true);
+                let limits = definition.limits().with_max_concurrent_requests(32);
+                definition = definition.with_limits(limits);
                 let binding =
                     Binding::connect(definition, Handlers::default()).await.expect("mcp-stack connects");
                 assert_eq!(binding.catalog().tools.len(), tools);

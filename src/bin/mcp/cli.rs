@@ -523,30 +523,36 @@ pub(crate) fn app_fingerprint_file() -> Option<PathBuf> {
 #[derive(Args, Debug)]
 pub(crate) struct TimeoutFlags {
     #[arg(long, global = true, value_name = "MS", help_heading = TIMEOUTS, hide_short_help = true,
-          help = millis_help("How long connecting may take (connect, handshake, catalog)", Timeouts::default().resolved().startup))]
+          help = millis_help("How long connecting may take (connect, handshake, catalog)", Timeouts::default().startup()))]
     pub(crate) startup_timeout_ms: Option<u64>,
     #[arg(long, global = true, value_name = "MS", help_heading = TIMEOUTS, hide_short_help = true,
-          help = millis_help("How long one request may take", Timeouts::default().resolved().request))]
+          help = millis_help("How long one request may take", Timeouts::default().request()))]
     pub(crate) request_timeout_ms: Option<u64>,
     #[arg(long, global = true, value_name = "MS", help_heading = TIMEOUTS, hide_short_help = true,
-          help = millis_help("How long a question to you may wait for an answer", Timeouts::default().resolved().elicitation))]
+          help = millis_help("How long a question to you may wait for an answer", Timeouts::default().elicitation()))]
     pub(crate) elicitation_timeout_ms: Option<u64>,
     #[arg(long, global = true, value_name = "MS", help_heading = TIMEOUTS, hide_short_help = true,
-          help = millis_help("With --protocol auto: how long server/discover may go unanswered before the server is taken for a pre-2026 one", Timeouts::default().resolved().discover))]
+          help = millis_help("With --protocol auto: how long server/discover may go unanswered before the server is taken for a pre-2026 one", Timeouts::default().discover()))]
     pub(crate) discover_timeout_ms: Option<u64>,
 }
 
 impl TimeoutFlags {
-    pub(crate) fn apply(&self, timeouts: &mut Timeouts) {
-        let set = |field: &mut Duration, flag: Option<u64>| {
-            if let Some(ms) = flag {
-                *field = Duration::from_millis(ms);
-            }
-        };
-        set(&mut timeouts.startup, self.startup_timeout_ms);
-        set(&mut timeouts.request, self.request_timeout_ms);
-        set(&mut timeouts.elicitation, self.elicitation_timeout_ms);
-        set(&mut timeouts.discover, self.discover_timeout_ms);
+    /// `timeouts` with each deadline given on the command line.
+    pub(crate) fn apply(&self, mut timeouts: Timeouts) -> Timeouts {
+        let ms = Duration::from_millis;
+        if let Some(n) = self.startup_timeout_ms {
+            timeouts = timeouts.with_startup(ms(n));
+        }
+        if let Some(n) = self.request_timeout_ms {
+            timeouts = timeouts.with_request(ms(n));
+        }
+        if let Some(n) = self.elicitation_timeout_ms {
+            timeouts = timeouts.with_elicitation(ms(n));
+        }
+        if let Some(n) = self.discover_timeout_ms {
+            timeouts = timeouts.with_discover(ms(n));
+        }
+        timeouts
     }
 }
 
@@ -561,47 +567,49 @@ pub(crate) fn limit_help(what: &str, field: &str, default: usize) -> String {
 }
 
 macro_rules! limit_flags {
-    ($($field:ident: $what:literal),* $(,)?) => {
+    ($($field:ident / $setter:ident: $what:literal),* $(,)?) => {
         #[derive(Args, Debug)]
         pub(crate) struct LimitFlags {
             $(
                 #[arg(long, global = true, value_name = "N", help_heading = LIMITS, hide_short_help = true,
-                      help = limit_help($what, stringify!($field), Limits::default().resolved().$field))]
+                      help = limit_help($what, stringify!($field), Limits::default().$field()))]
                 pub(crate) $field: Option<usize>,
             )*
         }
 
         impl LimitFlags {
-            pub(crate) fn apply(&self, limits: &mut Limits) {
-                $( if let Some(n) = self.$field { limits.$field = n; } )*
+            /// `limits` with each bound given on the command line.
+            pub(crate) fn apply(&self, mut limits: Limits) -> Limits {
+                $( if let Some(n) = self.$field { limits = limits.$setter(n); } )*
+                limits
             }
         }
     };
 }
 
 limit_flags!(
-    max_concurrent_requests: "Requests in flight at once, per server",
-    max_catalog_pages: "Pages read of one list (tools, prompts, resources)",
-    max_catalog_items: "Tools taken from one server",
-    max_frame_bytes: "The largest message sent or read, in bytes (arguments included)",
-    max_body_bytes: "The largest HTTP response body, in bytes",
-    max_schema_bytes: "The largest tool schema, in bytes",
-    max_schema_depth: "The deepest tool schema nesting",
-    max_text_result_bytes: "The text of one result, in bytes (more is cut and marked)",
-    max_structured_bytes: "The structured content of one tool result, in bytes",
-    max_binary_item_bytes: "One image, audio or blob item, in bytes",
-    max_binary_items: "Binary items in one result",
-    max_content_items: "Items in one result (content blocks, prompt messages, resource contents)",
-    max_log_message_bytes: "One server log message, in bytes",
-    max_elicit_message_bytes: "One question a server asks you, in bytes",
-    max_elicit_schema_bytes: "The form a question asks for, in bytes",
-    max_prompt_count: "Prompts taken from one server",
-    max_resource_count: "Resources taken from one server",
-    max_sampling_depth: "Nested sampling requests",
-    max_sampling_concurrency: "Sampling requests at once",
-    max_sampling_tokens: "Tokens of one sampling completion",
-    max_sampling_messages: "Messages of one sampling request",
-    max_sampling_request_bytes: "One sampling request, in bytes",
+    max_concurrent_requests / with_max_concurrent_requests: "Requests in flight at once, per server",
+    max_catalog_pages / with_max_catalog_pages: "Pages read of one list (tools, prompts, resources)",
+    max_catalog_items / with_max_catalog_items: "Tools taken from one server",
+    max_frame_bytes / with_max_frame_bytes: "The largest message sent or read, in bytes (arguments included)",
+    max_body_bytes / with_max_body_bytes: "The largest HTTP response body, in bytes",
+    max_schema_bytes / with_max_schema_bytes: "The largest tool schema, in bytes",
+    max_schema_depth / with_max_schema_depth: "The deepest tool schema nesting",
+    max_text_result_bytes / with_max_text_result_bytes: "The text of one result, in bytes (more is cut and marked)",
+    max_structured_bytes / with_max_structured_bytes: "The structured content of one tool result, in bytes",
+    max_binary_item_bytes / with_max_binary_item_bytes: "One image, audio or blob item, in bytes",
+    max_binary_items / with_max_binary_items: "Binary items in one result",
+    max_content_items / with_max_content_items: "Items in one result (content blocks, prompt messages, resource contents)",
+    max_log_message_bytes / with_max_log_message_bytes: "One server log message, in bytes",
+    max_elicit_message_bytes / with_max_elicit_message_bytes: "One question a server asks you, in bytes",
+    max_elicit_schema_bytes / with_max_elicit_schema_bytes: "The form a question asks for, in bytes",
+    max_prompt_count / with_max_prompt_count: "Prompts taken from one server",
+    max_resource_count / with_max_resource_count: "Resources taken from one server",
+    max_sampling_depth / with_max_sampling_depth: "Nested sampling requests",
+    max_sampling_concurrency / with_max_sampling_concurrency: "Sampling requests at once",
+    max_sampling_tokens / with_max_sampling_tokens: "Tokens of one sampling completion",
+    max_sampling_messages / with_max_sampling_messages: "Messages of one sampling request",
+    max_sampling_request_bytes / with_max_sampling_request_bytes: "One sampling request, in bytes",
 );
 
 /// A `--env` value: `KEY=VALUE`. Its `Debug` shows the key only; it is

@@ -21,7 +21,7 @@ use crate::{args, bad_arguments, elicit, failure, usage, Failure, EXIT_USAGE};
 /// The arguments of `call` and `get-prompt`, read and checked before
 /// anything connects.
 pub(crate) fn read_arguments(cli: &Cli) -> Result<Option<Map<String, Value>>, Failure> {
-    let limit = cli.limits.max_frame_bytes.unwrap_or(Limits::default().resolved().max_frame_bytes);
+    let limit = cli.limits.max_frame_bytes.unwrap_or(Limits::default().max_frame_bytes());
     let spec = match &cli.command {
         Command::Call { arguments, .. } | Command::GetPrompt { arguments, .. } => arguments,
         _ => return Ok(None),
@@ -181,24 +181,31 @@ pub(crate) async fn definitions(
     // identifies it from one run to the next.
     let app_fingerprints = crate::cli::app_fingerprint_file()
         .map(|path| Arc::new(FileAppFingerprintStore::new(path)) as Arc<dyn AppFingerprintStore>);
-    for definition in &mut definitions {
-        if definition.transport.kind() != "memory" {
-            definition.app_fingerprint_store = app_fingerprints.clone();
-        }
-        cli.timeouts.apply(&mut definition.timeouts);
-        if let Some(protocol) = &protocol {
-            definition.protocol = protocol.clone();
-        }
-        cli.limits.apply(&mut definition.limits);
-        definition.capabilities = capabilities;
-        // The CLI shows apps and skills, so it declares both extensions.
-        definition.extensions = std::mem::take(&mut definition.extensions).apps().skills();
-        if let Some(level) = log_level {
-            definition.log_level = level;
-        }
-        definition.validate().map_err(|e| failure(EXIT_USAGE, &e))?;
-    }
-    Ok(definitions)
+    definitions
+        .into_iter()
+        .map(|mut definition| {
+            if definition.transport().kind() != "memory" {
+                if let Some(store) = &app_fingerprints {
+                    definition = definition.with_app_fingerprint_store(store.clone());
+                }
+            }
+            let timeouts = cli.timeouts.apply(*definition.timeouts());
+            definition = definition.with_timeouts(timeouts);
+            if let Some(protocol) = &protocol {
+                definition = definition.with_protocol(protocol.clone());
+            }
+            let limits = cli.limits.apply(*definition.limits());
+            // The CLI shows apps and skills, so it declares both extensions.
+            let extensions = definition.extensions().clone().apps().skills();
+            definition =
+                definition.with_limits(limits).with_capabilities(capabilities).with_extensions(extensions);
+            if let Some(level) = log_level {
+                definition = definition.with_log_level(level);
+            }
+            definition.validate().map_err(|e| failure(EXIT_USAGE, &e))?;
+            Ok(definition)
+        })
+        .collect()
 }
 
 /// The host's side: elicitation on the terminal, `--root`, `--log-level`.
@@ -216,7 +223,8 @@ pub(crate) fn handlers(cli: &Cli) -> Result<(Handlers, AllowedCapabilities), Fai
     // are declared with or without --root: a server that asks is told what
     // the person gave, possibly nothing, rather than refused (as the MCP
     // Inspector answers an empty list).
-    let capabilities = AllowedCapabilities { elicitation: true, sampling: false, roots: true, tasks: true };
+    let capabilities =
+        AllowedCapabilities::default().with_elicitation(true).with_roots(true).with_tasks(true);
     let accept_defaults = cli.accept_defaults;
     // One question at a time, whatever the servers ask at once.
     let terminal = Arc::new(tokio::sync::Mutex::new(()));

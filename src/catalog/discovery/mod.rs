@@ -295,7 +295,7 @@ mod tests {
                 transport_tolerances: Vec::new(),
             },
             profile,
-            limits: Limits::default().resolved(),
+            limits: Limits::default(),
             filter: Default::default(),
             http: false,
             declarations: Default::default(),

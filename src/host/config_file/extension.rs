@@ -79,11 +79,13 @@ pub(super) fn read(entry: &str, value: Value, warnings: &mut Vec<Issue>) -> Resu
             "limits" => read_limits(entry, value, &mut ext, warnings)?,
             "toolFilter" => {
                 let mut filter: Map<String, Value> = typed(entry, &field("toolFilter"), value)?;
-                let mut names = |list: &str| -> Result<Vec<String>, Issue> {
+                // An absent list names nothing; a present `allow` is the
+                // whole permitted set, so `"allow": []` permits no tool.
+                let mut names = |list: &str| -> Result<Option<Vec<String>>, Issue> {
                     let f = field(&format!("toolFilter.{list}"));
                     let names: Vec<String> = match filter.remove(list) {
                         Some(v) => typed(entry, &f, v)?,
-                        None => Vec::new(),
+                        None => return Ok(None),
                     };
                     if names.len() > MAX_FILTER_NAMES {
                         return Err(Issue::new(
@@ -92,10 +94,10 @@ pub(super) fn read(entry: &str, value: Value, warnings: &mut Vec<Issue>) -> Resu
                             format!("holds more than {MAX_FILTER_NAMES} names"),
                         ));
                     }
-                    Ok(names)
+                    Ok(Some(names))
                 };
                 let allow = names("allow")?;
-                let deny = names("deny")?;
+                let deny = names("deny")?.unwrap_or_default();
                 for unknown in filter.keys() {
                     warnings.push(unknown_key(entry, &field(&format!("toolFilter.{unknown}"))));
                 }
@@ -221,8 +223,8 @@ fn read_limits(
         };
         let n: usize = typed(entry, &field, value)?;
         if n == 0 {
-            // In a `Limits`, zero selects the default; in a file it reads
-            // like "no limit", which no limit here can be.
+            // Zero reads like "no limit", which no limit here can be
+            // (`Limits::validate` refuses it too).
             return Err(Issue::new(entry, &field, "must be at least 1 (leave it out for the default)"));
         }
         ext.limits.push((name, n));

@@ -132,7 +132,7 @@
 //!
 //! let text = r#"{ "mcpServers": { "files": { "command": "files-mcp", "args": ["--root", "${env:HOME}"] } } }"#;
 //! let loaded = config_file::parse(text, &|name| (name == "HOME").then(|| "/home/me".to_string())).unwrap();
-//! assert_eq!(loaded.definitions[0].name, "files");
+//! assert_eq!(loaded.definitions[0].name(), "files");
 //! assert!(loaded.errors.is_empty());
 //! ```
 //!

@@ -185,7 +185,7 @@ async fn caching_off_asks_the_server_every_time() {
 #[tokio::test(start_paused = true)]
 async fn public_results_are_shared_by_bindings_to_the_same_server_and_private_ones_never() {
     let shared: Arc<MemoryCache> = Arc::new(MemoryCache::new(CacheBounds::default()));
-    let caching = Caching::shared(shared.clone());
+    let caching = Caching::default().with_shared(shared.clone());
     let server = Server::new(tools(json!(60_000), "public"));
     let a = CacheLayer::new(state(&caching, Some([7; 32]))).layer(server.clone());
     let b = CacheLayer::new(state(&caching, Some([7; 32]))).layer(server.clone());
@@ -211,7 +211,8 @@ async fn public_results_are_shared_by_bindings_to_the_same_server_and_private_on
 async fn a_result_without_a_scope_is_private() {
     let shared: Arc<MemoryCache> = Arc::new(MemoryCache::new(CacheBounds::default()));
     let server = Server::new(json!({ "tools": [], "ttlMs": 60_000 }));
-    let a = CacheLayer::new(state(&Caching::shared(shared.clone()), Some([7; 32]))).layer(server.clone());
+    let a = CacheLayer::new(state(&Caching::default().with_shared(shared.clone()), Some([7; 32])))
+        .layer(server.clone());
     send(&a, "tools/list", json!({})).await.unwrap();
     assert!(shared.is_empty());
 }
@@ -219,7 +220,7 @@ async fn a_result_without_a_scope_is_private() {
 #[tokio::test(start_paused = true)]
 async fn another_server_version_or_protocol_version_shares_nothing() {
     let shared: Arc<MemoryCache> = Arc::new(MemoryCache::new(CacheBounds::default()));
-    let caching = Caching::shared(shared.clone());
+    let caching = Caching::default().with_shared(shared.clone());
     let server = Server::new(tools(json!(60_000), "public"));
     let a = CacheLayer::new(state(&caching, Some([7; 32]))).layer(server.clone());
     let upgraded = CacheState::new(&caching, Some([7; 32]), &json!({}));
@@ -272,7 +273,7 @@ impl ResponseCache for Flaky {
 #[tokio::test(start_paused = true)]
 async fn a_failing_shared_store_is_a_miss_and_a_pending_invalidation_keeps_it_out_until_made() {
     let flaky = Arc::new(Flaky::default());
-    let caching = Caching::shared(flaky.clone());
+    let caching = Caching::default().with_shared(flaky.clone());
     let server = Server::new(tools(json!(60_000), "public"));
     let a_state = state(&caching, Some([7; 32]));
     let a = CacheLayer::new(a_state.clone()).layer(server.clone());
@@ -313,7 +314,7 @@ async fn a_refused_cursor_drops_the_whole_list() {
 #[tokio::test(start_paused = true)]
 async fn what_a_store_returns_that_is_not_a_result_object_is_a_miss() {
     let shared: Arc<MemoryCache> = Arc::new(MemoryCache::new(CacheBounds::default()));
-    let caching = Caching::shared(shared.clone());
+    let caching = Caching::default().with_shared(shared.clone());
     let server = Server::new(tools(json!(60_000), "public"));
     let state = state(&caching, Some([7; 32]));
     let svc = CacheLayer::new(state.clone()).layer(server.clone());

@@ -7,7 +7,7 @@ use crate::error::{Error, FailureClass};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reason {
     /// The connection was lost and the policy forbids reconnecting
-    /// ([`ReconnectPolicy::disabled`](super::ReconnectPolicy::disabled)).
+    /// ([`ReconnectPolicy::never`](super::ReconnectPolicy::never)).
     Disabled,
     /// Reconnecting failed this many times and the policy's budget (attempts
     /// or total time) is spent.

@@ -8,7 +8,7 @@
 //! - The supervisor starts when the first connection ends, or when the
 //!   service is closed: a connection that never breaks costs no task. Once
 //!   started, it waits for each live connection to end
-//!   ([`Connection::watch_state`]). Unless [`ReconnectPolicy::disabled`], it
+//!   ([`Connection::watch_state`]). Unless reconnection is off ([`ReconnectPolicy::never`]), it
 //!   then re-dials through the [`TransportFactory`] and re-runs the handshake
 //!   (a [`Dialer`]), with the backoff of the policy's [`RetryPolicy`]
 //!   (tower's [`ExponentialBackoff`]), and publishes the new connection.

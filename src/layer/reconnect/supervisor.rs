@@ -98,7 +98,7 @@ impl Supervisor {
 
     /// Replaces the connection lost with `class`/`message`, or gives up.
     async fn restore(&self, class: FailureClass, message: String) -> Option<Connection> {
-        if self.policy.disabled {
+        if !self.policy.enabled {
             self.report(Report::Lost { class, message: message.clone(), attempt: 0, retry_in: None });
             self.shared.publish(Link::Down(Unavailable { reason: Reason::Disabled, class, message }));
             return None;

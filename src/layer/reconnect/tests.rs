@@ -131,16 +131,13 @@ async fn start(control: &Arc<Control>, policy: ReconnectPolicy) -> (Reconnect, R
 }
 
 fn policy(attempts: u32, base: Duration, max: Duration) -> ReconnectPolicy {
-    ReconnectPolicy {
-        disabled: false,
-        retry: RetryPolicy {
-            attempts,
-            base_delay: base,
-            max_delay: max,
-            jitter: Some(0.0),
-            ..Default::default()
-        },
-    }
+    ReconnectPolicy::default().with_retry(
+        RetryPolicy::default()
+            .with_attempts(attempts)
+            .with_base_delay(base)
+            .with_max_delay(max)
+            .with_jitter(0.0),
+    )
 }
 
 /// Lets the other tasks run until `done` holds, without moving the clock.
@@ -289,8 +286,8 @@ async fn refused_connects_climb_with_the_policys_delays() {
 #[tokio::test(start_paused = true)]
 async fn jittered_delays_stay_within_their_bounds() {
     let control = Control::new(0);
-    let mut p = policy(4, 100 * MS, 1000 * MS);
-    p.retry.jitter = Some(0.5);
+    let p = policy(4, 100 * MS, 1000 * MS);
+    let p = p.with_retry(p.retry().with_jitter(0.5));
     let (reconnect, reports) = start(&control, p).await;
     control.refuse.store(u32::MAX, Ordering::SeqCst);
     kill(&control, &reconnect).await;
@@ -317,7 +314,7 @@ async fn jittered_delays_stay_within_their_bounds() {
 #[tokio::test(start_paused = true)]
 async fn disabled_stays_unavailable_until_closed() {
     let control = Control::new(0);
-    let (reconnect, reports) = start(&control, ReconnectPolicy::disabled()).await;
+    let (reconnect, reports) = start(&control, ReconnectPolicy::never()).await;
     let mut svc = reconnect.clone();
     kill(&control, &reconnect).await;
     let err = ready(&mut svc).await.unwrap_err();
@@ -405,7 +402,7 @@ async fn a_call_lost_in_flight_ends_indeterminate_and_is_not_replayed() {
 #[tokio::test(start_paused = true)]
 async fn a_reserved_connection_lost_before_the_call_does_not_send_it() {
     let control = Control::new(0);
-    let (reconnect, _reports) = start(&control, ReconnectPolicy::disabled()).await;
+    let (reconnect, _reports) = start(&control, ReconnectPolicy::never()).await;
     let mut svc = reconnect.clone();
     ready(&mut svc).await.unwrap();
     let connection = reconnect.connection().unwrap();

@@ -12,9 +12,9 @@ pub struct ResultLimitLayer {
 impl ResultLimitLayer {
     /// A layer bounding results by `limits`' result fields
     /// (`max_text_result_bytes`, `max_structured_bytes`,
-    /// `max_binary_item_bytes`, `max_binary_items`). A zero field selects its
-    /// default, as everywhere in [`Limits`]: it never means "nothing allowed"
-    /// nor "unbounded".
+    /// `max_binary_item_bytes`, `max_binary_items`), as they are: a zero
+    /// bound allows nothing ([`Limits::validate`] refuses one in a
+    /// binding's definition).
     pub fn new(limits: Limits) -> Self {
         ResultLimitLayer { bounds: ResultBounds::from_limits(limits) }
     }

@@ -67,7 +67,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let limits = Limits { max_text_result_bytes: 5, ..Limits::default() };
+//! let limits = Limits::default().with_max_text_result_bytes(5);
 //! let svc = ServiceBuilder::new()
 //!     .layer(ResultLimitLayer::new(limits))
 //!     .service(service_fn(|_req: McpRequest| async move {
@@ -116,7 +116,6 @@ pub(crate) struct ResultBounds {
 
 impl ResultBounds {
     fn from_limits(limits: Limits) -> Self {
-        let limits = limits.resolved();
         ResultBounds {
             max_text_result_bytes: limits.max_text_result_bytes,
             max_structured_bytes: limits.max_structured_bytes,
@@ -136,8 +135,7 @@ pub struct ResultLimit<S> {
 }
 
 impl<S> ResultLimit<S> {
-    /// Wraps `inner`, bounding results by `limits` (zero fields select their
-    /// defaults).
+    /// Wraps `inner`, bounding results by `limits`.
     pub fn new(inner: S, limits: Limits) -> Self {
         ResultLimit { inner, bounds: ResultBounds::from_limits(limits) }
     }

@@ -21,7 +21,7 @@ async fn through(limits: Limits, method: &str, result: Value) -> McpResponse {
 }
 
 fn text_limit(max: usize) -> Limits {
-    Limits { max_text_result_bytes: max, ..Limits::default() }
+    Limits::default().with_max_text_result_bytes(max)
 }
 
 fn marks(rsp: &McpResponse) -> ResultMarks {
@@ -116,12 +116,12 @@ async fn structured_content_over_its_bound_is_dropped_with_a_warning() {
     let size = serialized_len(&structured);
     assert_eq!(size, r#"{"rows":["a","b","c"]}"#.len());
 
-    let limits = Limits { max_structured_bytes: size, ..Limits::default() };
+    let limits = Limits::default().with_max_structured_bytes(size);
     let result = json!({"content": [], "structuredContent": structured});
     let rsp = through(limits, "tools/call", result.clone()).await;
     assert_eq!(rsp.result, result, "exactly at the bound is kept");
 
-    let limits = Limits { max_structured_bytes: size - 1, ..Limits::default() };
+    let limits = Limits::default().with_max_structured_bytes(size - 1);
     let rsp = through(limits, "tools/call", result).await;
     assert!(rsp.result.get("structuredContent").is_none());
     assert_eq!(rsp.result["content"], json!([]));
@@ -135,7 +135,7 @@ async fn structured_content_over_its_bound_is_dropped_with_a_warning() {
 
 #[tokio::test(start_paused = true)]
 async fn a_binary_item_over_its_size_is_refused() {
-    let limits = Limits { max_binary_item_bytes: 10, ..Limits::default() };
+    let limits = Limits::default().with_max_binary_item_bytes(10);
     let result = json!({"content": [
         {"type": "image", "data": b64(10), "mimeType": "image/png"},
         {"type": "audio", "data": b64(11), "mimeType": "audio/wav"},
@@ -163,7 +163,7 @@ async fn a_binary_item_over_its_size_is_refused() {
 
 #[tokio::test(start_paused = true)]
 async fn binary_items_beyond_the_count_are_removed_from_a_tool_result() {
-    let limits = Limits { max_binary_items: 2, max_binary_item_bytes: 8, ..Limits::default() };
+    let limits = Limits::default().with_max_binary_items(2).with_max_binary_item_bytes(8);
     let result = json!({"content": [
         {"type": "image", "data": b64(9), "mimeType": "image/png"},   // over size: no place used
         {"type": "image", "data": b64(1), "mimeType": "image/png"},
@@ -208,7 +208,7 @@ async fn ten_thousand_images_keep_sixteen_and_one_stand_in() {
 
 #[tokio::test(start_paused = true)]
 async fn items_beyond_the_item_count_are_removed() {
-    let limits = Limits { max_content_items: 3, ..Limits::default() };
+    let limits = Limits::default().with_max_content_items(3);
     let text = |t: &str| json!({"type": "text", "text": t});
     let result = json!({"content": [text("a"), text("b"), text("c"), text("d"), text("e")]});
     let rsp = through(limits, "tools/call", result).await;
@@ -242,7 +242,7 @@ async fn decoded_size_comes_from_the_base64_length() {
 
 #[tokio::test(start_paused = true)]
 async fn resource_contents_are_bounded_by_the_same_rules() {
-    let limits = Limits { max_text_result_bytes: 6, max_binary_item_bytes: 4, ..Limits::default() };
+    let limits = Limits::default().with_max_text_result_bytes(6).with_max_binary_item_bytes(4);
     let result = json!({"contents": [
         {"uri": "x:1", "mimeType": "text/plain", "text": "ünï"},      // 5 bytes
         {"uri": "x:2", "blob": b64(5)},                                // over size
@@ -271,7 +271,7 @@ async fn resource_contents_are_bounded_by_the_same_rules() {
 
 #[tokio::test(start_paused = true)]
 async fn prompt_messages_are_bounded_by_the_same_rules() {
-    let limits = Limits { max_text_result_bytes: 8, max_binary_items: 1, ..Limits::default() };
+    let limits = Limits::default().with_max_text_result_bytes(8).with_max_binary_items(1);
     let result = json!({"description": "a long description that is not content", "messages": [
         {"role": "user", "content": {"type": "text", "text": "hello"}},
         {"role": "assistant", "content": {"type": "image", "data": b64(2), "mimeType": "image/png"}},
@@ -298,13 +298,11 @@ async fn prompt_messages_are_bounded_by_the_same_rules() {
 
 #[tokio::test(start_paused = true)]
 async fn other_methods_pass_untouched() {
-    let limits = Limits {
-        max_text_result_bytes: 1,
-        max_structured_bytes: 1,
-        max_binary_item_bytes: 1,
-        max_binary_items: 1,
-        ..Limits::default()
-    };
+    let limits = Limits::default()
+        .with_max_text_result_bytes(1)
+        .with_max_structured_bytes(1)
+        .with_max_binary_item_bytes(1)
+        .with_max_binary_items(1);
     let result = json!({
         "content": [{"type": "text", "text": "long text"}, {"type": "image", "data": b64(100), "mimeType": "image/png"}],
         "structuredContent": {"a": 1},

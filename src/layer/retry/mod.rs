@@ -99,10 +99,7 @@
 //! let counter = tries.clone();
 //! let svc = ServiceBuilder::new()
 //!     .layer(DeadlineLayer::new(Duration::from_secs(5)))
-//!     .layer(RetryLayer::new(SafeRetry::new(&RetryPolicy {
-//!         base_delay: Duration::from_millis(1),
-//!         ..Default::default()
-//!     })))
+//!     .layer(RetryLayer::new(SafeRetry::new(&RetryPolicy::default().with_base_delay(Duration::from_millis(1)))))
 //!     .service(service_fn(move |_req: McpRequest| {
 //!         let n = counter.fetch_add(1, Ordering::SeqCst);
 //!         async move {

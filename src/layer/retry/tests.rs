@@ -10,7 +10,7 @@ use crate::request::CallOpts;
 const MS: Duration = Duration::from_millis(1);
 
 fn policy(attempts: u32) -> SafeRetry {
-    SafeRetry::new(&RetryPolicy { attempts, base_delay: 100 * MS, jitter: Some(0.0), ..Default::default() })
+    SafeRetry::new(&RetryPolicy::default().with_attempts(attempts).with_base_delay(100 * MS).with_jitter(0.0))
 }
 
 fn request(method: &str) -> McpRequest {

@@ -34,7 +34,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let filter = ToolFilter { allow: vec![], deny: vec!["delete_everything".into()] };
+//! let filter = ToolFilter::default().with_denied(["delete_everything"]);
 //! let svc = ServiceBuilder::new().layer(ToolFilterLayer::new(filter)).service(service_fn(
 //!     |_req: McpRequest| async move {
 //!         let tools = json!({ "tools": [{ "name": "echo" }, { "name": "delete_everything" }] });
@@ -83,7 +83,7 @@ pub struct EnforceToolFilter<S> {
     policy: Option<Arc<Policy>>,
 }
 
-static UNRESTRICTED: Policy = Policy { allow: Vec::new(), deny: Vec::new() };
+static UNRESTRICTED: Policy = Policy { allow: None, deny: Vec::new() };
 
 fn restricting(policy: Arc<Policy>) -> Option<Arc<Policy>> {
     (!policy.is_unrestricted()).then_some(policy)

@@ -10,10 +10,9 @@ fn call(name: &str) -> McpRequest {
 }
 
 fn filter(allow: &[&str], deny: &[&str]) -> ToolFilterLayer {
-    ToolFilterLayer::new(Policy {
-        allow: allow.iter().map(|s| s.to_string()).collect(),
-        deny: deny.iter().map(|s| s.to_string()).collect(),
-    })
+    let policy = Policy::default().with_denied(deny.iter().copied());
+    // An empty `allow` here means "no allow list", as the tests read.
+    ToolFilterLayer::new(if allow.is_empty() { policy } else { policy.with_allowed(allow.iter().copied()) })
 }
 
 /// The crate's error, from the mock's boxed one.
@@ -127,7 +126,7 @@ async fn a_permitted_call_makes_no_clone() {
     use tower::ServiceExt;
 
     let clones = Arc::new(AtomicUsize::new(0));
-    let policy = Policy { allow: vec![], deny: vec!["rm".into()] };
+    let policy = Policy::default().with_denied(["rm"]);
     let mut svc = EnforceToolFilter::new(CountsClones(clones.clone()), policy);
     svc.ready().await.unwrap().call(call("ls")).await.unwrap();
     let refused = svc.ready().await.unwrap().call(call("rm")).await.unwrap_err();

@@ -162,7 +162,7 @@ fn decode_hex(text: &str, out: &mut [u8]) {
 /// use opentelemetry::trace::TraceContextExt as _;
 /// use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 ///
-/// definition.trace_context = Some(std::sync::Arc::new(|| {
+/// let definition = definition.with_trace_context(std::sync::Arc::new(|| {
 ///     let context = tracing::Span::current().context();
 ///     let span = context.span();
 ///     let ids = span.span_context();
