@@ -84,6 +84,7 @@ async fn round(url: &str, ca_pem: &str, n: usize, mode: Mode) -> Vec<Duration> {
         let builder = match mode {
             Mode::SharedPool => HttpBuilder::new(url).no_proxy().root_certificates_pem(ca_pem),
             Mode::ClientEach => {
+                mcp_stack::transport::http::install_crypto_provider();
                 let root = reqwest::Certificate::from_pem(ca_pem.as_bytes()).expect("the CA");
                 let client = reqwest::Client::builder()
                     .redirect(reqwest::redirect::Policy::none())

@@ -69,6 +69,7 @@ impl HttpFetch {
     /// the HTTP transports do; for a proxy or roots of your own, hand in a
     /// client ([`with_client`](Self::with_client)).
     pub fn new(timeout: std::time::Duration) -> Result<Self, FetchError> {
+        crate::transport::http::install_crypto_provider();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -77,7 +78,9 @@ impl HttpFetch {
     }
 
     /// A fetcher over an existing client (its redirect policy is the
-    /// caller's).
+    /// caller's). Build it after
+    /// [`install_crypto_provider`](crate::transport::http::install_crypto_provider)
+    /// (or a rustls provider of your own): see there.
     pub fn with_client(client: reqwest::Client, timeout: std::time::Duration) -> Self {
         Self { client, timeout }
     }

@@ -207,6 +207,7 @@ impl Default for LoopbackOptions {
 /// the redirects of one authorization), a deadline per request, and the
 /// environment's proxy settings, as everywhere.
 fn headless_client(timeout: Duration) -> Result<reqwest::Client, Error> {
+    crate::transport::http::install_crypto_provider();
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .cookie_store(true)
@@ -324,6 +325,7 @@ mod tests {
             let redirect = redirect.clone();
             async move { handler.authorize(AuthorizationRequest::new(url, redirect)).await }
         });
+        crate::transport::http::install_crypto_provider();
         let client = reqwest::Client::builder().no_proxy().build().unwrap();
         let base = redirect.trim_end_matches("/callback");
         // The listener may not be waiting yet: retry the favicon until it answers.

@@ -16,6 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use ring::rand::{SecureRandom as _, SystemRandom};
 
 use super::Secret;
 
@@ -166,16 +167,22 @@ impl SigningKey {
     /// A fresh P-256 key (`ES256`) from the operating system's random
     /// source: the key a DPoP client holds for as long as its tokens live.
     pub fn generate_es256() -> Result<Self, JoseError> {
-        use aws_lc_rs::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
-        let failed = JoseError("generating a P-256 key failed");
-        let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING).map_err(|_| failed.clone())?;
-        let der = pair.to_pkcs8v1().map_err(|_| failed)?;
+        use ring::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+        // ring's PKCS#8 v1 document, which jsonwebtoken's RustCrypto backend
+        // (p256) reads as it reads a PEM key's.
+        let der = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
+            .map_err(|_| JoseError("generating a P-256 key failed"))?;
         Self::new(SigningAlgorithm::Es256, EncodingKey::from_ec_der(der.as_ref()))
     }
 
     /// Checks that `key` works for `algorithm` (its public JWK can be
     /// derived, which parses it) and keeps that JWK.
     fn new(algorithm: SigningAlgorithm, key: EncodingKey) -> Result<Self, JoseError> {
+        // jsonwebtoken picks its backend from its features, and panics at the
+        // first signature when a program turns on both of them (another
+        // crate asking for `aws_lc_rs`): name ours, unless the program
+        // installed one first (then the error is that, and its is used).
+        let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
         let mut public = Jwk::from_encoding_key(&key, algorithm.jws())
             .map_err(|_| JoseError("the key does not fit its algorithm"))?;
         // RFC 7517 §4.4 `alg` is optional; the members RFC 7638 hashes are what
@@ -226,9 +233,9 @@ impl SigningKey {
 /// A random identifier (128 bits, base64url) for `jti` claims.
 pub(crate) fn random_id() -> String {
     let mut bytes = [0u8; 16];
-    // The OS random source does not fail on the platforms aws-lc supports;
+    // The OS random source does not fail on the platforms ring supports;
     // if it ever did, a time-derived value still keeps jti values distinct.
-    if aws_lc_rs::rand::fill(&mut bytes).is_err() {
+    if SystemRandom::new().fill(&mut bytes).is_err() {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         bytes = nanos.to_le_bytes();
     }

@@ -376,7 +376,7 @@ impl TokenStore for RedisTokenStore {
 
     async fn lock_refresh(&self, server: &Url) -> Result<Option<Box<dyn RefreshLock>>, AuthError> {
         let mut random = [0u8; 16];
-        aws_lc_rs::rand::fill(&mut random)
+        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut random)
             .map_err(|_| AuthError::Store(io::Error::other("the system's random source failed")))?;
         let token: String = random.iter().map(|b| format!("{b:02x}")).collect();
         let key = self.lock_key(server);

@@ -1,5 +1,5 @@
-//! Tokens encrypted at rest in a shared store: AES-256-GCM (aws-lc-rs,
-//! the crypto library rustls already builds) under a 32-byte key the host
+//! Tokens encrypted at rest in a shared store: AES-256-GCM (ring, the
+//! crypto library rustls already builds) under a 32-byte key the host
 //! supplies, a fresh random nonce per value, and the value's header and
 //! its key name in the store as associated data, so that a value copied
 //! under another key, or relabelled, does not open.
@@ -9,12 +9,13 @@
 
 use std::fmt;
 
-use aws_lc_rs::aead::{Aad, Nonce, RandomizedNonceKey, AES_256_GCM, NONCE_LEN};
+use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, AES_256_GCM, NONCE_LEN};
+use ring::rand::{SecureRandom, SystemRandom};
 
 use crate::store_record::Unreadable;
 
 /// A host-supplied AES-256-GCM key. Its `Debug` shows nothing of it.
-pub(crate) struct SealingKey(RandomizedNonceKey);
+pub(crate) struct SealingKey(LessSafeKey);
 
 impl fmt::Debug for SealingKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -25,17 +26,30 @@ impl fmt::Debug for SealingKey {
 impl SealingKey {
     /// The key from its 32 bytes.
     pub(crate) fn new(key: &[u8; 32]) -> SealingKey {
-        SealingKey(RandomizedNonceKey::new(&AES_256_GCM, key).expect("a 32-byte AES-256-GCM key"))
+        let key = UnboundKey::new(&AES_256_GCM, key).expect("a 32-byte AES-256-GCM key");
+        SealingKey(LessSafeKey::new(key))
     }
 
     /// `plaintext` sealed, bound to `associated` (the value's header and
     /// key name). Fails only when the system's random source does.
     pub(crate) fn seal(&self, associated: &[u8], plaintext: &[u8]) -> Option<Vec<u8>> {
-        let mut sealed = plaintext.to_vec();
-        let nonce = self.0.seal_in_place_append_tag(Aad::from(associated), &mut sealed).ok()?;
-        let mut out = Vec::with_capacity(NONCE_LEN + sealed.len());
-        out.extend_from_slice(nonce.as_ref());
-        out.extend_from_slice(&sealed);
+        // A random 96-bit nonce per value (ring's `LessSafeKey` leaves the
+        // nonce to the caller): the ~2^32 values one key may seal before a
+        // repeat becomes likely are far beyond a token store's.
+        let mut nonce = [0u8; NONCE_LEN];
+        SystemRandom::new().fill(&mut nonce).ok()?;
+        let mut out = Vec::with_capacity(NONCE_LEN + plaintext.len() + AES_256_GCM.tag_len());
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(plaintext);
+        let tag = self
+            .0
+            .seal_in_place_separate_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(associated),
+                &mut out[NONCE_LEN..],
+            )
+            .ok()?;
+        out.extend_from_slice(tag.as_ref());
         Some(out)
     }
 

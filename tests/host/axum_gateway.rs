@@ -22,6 +22,9 @@ async fn post_tools_name_calls_the_tool_and_answers_json() {
     let binding = Binding::connect(definition, Handlers::default()).await.unwrap();
     let gateway = router::Gateway::new([binding], "demo");
     let (base, server) = serve(gateway.clone()).await;
+    // With `http`, reqwest's rustls needs a provider (no TLS is used here).
+    #[cfg(feature = "http")]
+    mcp_stack::transport::http::install_crypto_provider();
     let client = reqwest::Client::builder().no_proxy().build().unwrap();
 
     let rsp = client.post(format!("{base}/tools/echo")).json(&json!({"message": "hi"})).send().await.unwrap();

@@ -55,6 +55,7 @@ async fn connections_for(n: usize, builder: impl Fn(&str) -> HttpBuilder) -> usi
 async fn bindings_to_one_origin_share_their_connections() {
     let shared = connections_for(4, |url: &str| HttpBuilder::new(url).no_proxy()).await;
     let own = connections_for(4, |url: &str| {
+        mcp_stack::transport::http::install_crypto_provider();
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()

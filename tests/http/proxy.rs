@@ -101,6 +101,7 @@ async fn a_bad_proxy_url_fails_the_build_without_quoting_it() {
 async fn a_hosts_own_client_is_used_as_it_is() {
     let url = server().await;
     let proxy = proxy::start().await;
+    mcp_stack::transport::http::install_crypto_provider();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .proxy(reqwest::Proxy::all(&proxy.url).unwrap())

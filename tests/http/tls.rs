@@ -121,6 +121,7 @@ fn bad_pem_fails_the_build_at_once_without_quoting_it() {
 #[test]
 fn a_client_handed_in_takes_no_certificates_from_the_builder() {
     let ca = TestCa::new("CA");
+    mcp_stack::transport::http::install_crypto_provider();
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let e = HttpBuilder::new("https://127.0.0.1:1/mcp")
         .client(client)

@@ -152,6 +152,7 @@ async fn discovery_registration_code_flow_and_refresh_against_oidc_provider() {
 /// walks the authorization server's redirects with its cookies, and
 /// delivers the final redirect to the command's loopback listener.
 async fn browse(url: &str, issuer_origin: &str) {
+    mcp_stack::transport::http::install_crypto_provider();
     let browser = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .cookie_store(true)

@@ -148,6 +148,7 @@ async fn private_key_jwt_and_dpop_with_nonces_at_oidc_provider() {
     let authorization =
         seen.lock().unwrap().last().unwrap()[http::header::AUTHORIZATION].to_str().unwrap().to_owned();
     let token = authorization.strip_prefix("DPoP ").unwrap();
+    mcp_stack::transport::http::install_crypto_provider();
     let introspection = reqwest::Client::new()
         .post(format!("{issuer}/token/introspection"))
         .basic_auth(RS_CLIENT, Some(RS_SECRET))

@@ -105,7 +105,7 @@ impl Listener for TlsListener {
 /// certificate from `ca`; when `client_ca` is given, a client certificate
 /// signed by it is required. The MCP endpoint's URL (`https://…/mcp`).
 pub async fn serve_mcp_tls(router: axum::Router, ca: &TestCa, client_ca: Option<&TestCa>) -> String {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let server = ca.server();
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()

@@ -345,7 +345,10 @@ impl HttpBuilder {
     /// [`no_proxy`](Self::no_proxy), [`root_certificates_pem`](Self::root_certificates_pem)
     /// or [`client_certificate_pem`](Self::client_certificate_pem) (the
     /// build fails with `invalid_config`), and the connect timeout is the
-    /// client's.
+    /// client's. Build the client after
+    /// [`install_crypto_provider`](super::install_crypto_provider) (or
+    /// after installing a rustls provider of your own): reqwest, as this
+    /// crate builds it, has no provider of its own.
     pub fn client(mut self, client: reqwest::Client) -> Self {
         self.client = Some(client);
         self

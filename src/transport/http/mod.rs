@@ -93,6 +93,7 @@ mod peek;
 pub(crate) mod service;
 pub(crate) mod sse;
 mod streamable;
+mod tls;
 
 pub use auto::{HttpFactory, HttpMode};
 pub use builder::HttpBuilder;
@@ -102,6 +103,7 @@ pub use headers::SecretHeaders;
 pub use legacy::SseFactory;
 pub use service::{HttpRequest, HttpResponse, HttpService, RequestTimeout};
 pub use streamable::{ResumePolicy, StreamableHttpFactory};
+pub use tls::install_crypto_provider;
 
 /// The class of a failure an HTTP status caused, for both transports:
 /// `auth_required` for 401, `auth_denied` for 403, else `remote_http`.

@@ -267,6 +267,7 @@ impl NetworkOptions {
 
     /// A new client made from these options.
     pub(crate) fn build(&self) -> Result<reqwest::Client, Error> {
+        super::install_crypto_provider();
         let mut builder = reqwest::Client::builder()
             // The transports follow redirects themselves, hop by hop, so that
             // credentials never follow one off the configured origin.
