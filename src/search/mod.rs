@@ -63,8 +63,18 @@
 //! search four times faster at 10k tools, but 0.4 ms is not a cost a host
 //! notices.
 //!
+//! # A ranker of your own
+//!
 //! A host with its own ranking (embeddings, a remote service) implements
-//! [`ToolRanker`] and uses that instead.
+//! [`ToolRanker`] and gives it to
+//! [`HostBuilder::tool_ranker`](crate::host::HostBuilder::tool_ranker).
+//! `examples/embedding_ranker/` (a crate of its own, so that this one
+//! never builds a neural network) ranks by sentence embeddings
+//! (all-MiniLM-L6-v2, on the CPU with candle, its files from a PyPI
+//! package) and fuses that with [`LexicalRanker`]: on the hard holdout the
+//! fusion reaches R@5 0.752 / MRR 0.577 against the built-in 0.688 / 0.532
+//! (embeddings alone 0.642 / 0.507), for 23 s of embedding at 1,005 tools
+//! and 13.5 ms per query.
 //!
 //! # Bounds
 //!
