@@ -134,8 +134,8 @@ pub use binding::{
     TaskHandle, TaskStart, UserLayer,
 };
 pub use config::{
-    AllowedCapabilities, ClientExtensions, Limits, ProtocolChoice, ReconnectPolicy, RepeatableTools,
-    RetryPolicy, Timeouts, ToolFilter,
+    AllowedCapabilities, AlwaysLoad, ClientExtensions, Limits, ProtocolChoice, ReconnectPolicy,
+    RepeatableTools, RetryPolicy, Timeouts, ToolFilter,
 };
 pub use content::{
     Content, Dropped, Mark, PromptMessage, PromptResult, ResourceContent, ResourceResult, ResultMarks,

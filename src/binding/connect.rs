@@ -381,6 +381,7 @@ async fn discover_at_connect(
         profile: definition.compat.clone(),
         limits: definition.limits,
         filter: definition.tool_filter.clone(),
+        always_load: definition.always_load.clone(),
         http: definition.transport.carries_headers(),
         declarations: definition.declarations.clone(),
         warned: Default::default(),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::compat::Profile;
 use crate::config::ProtocolChoice;
 use crate::config::ReconnectPolicy;
-use crate::config::{AllowedCapabilities, ClientExtensions, Limits, Timeouts, ToolFilter};
+use crate::config::{AllowedCapabilities, AlwaysLoad, ClientExtensions, Limits, Timeouts, ToolFilter};
 use crate::config::{RepeatableTools, RetryPolicy};
 use crate::layer::trace::TraceContextSource;
 use crate::protocol::logging::LoggingLevel;
@@ -52,6 +52,7 @@ pub struct Definition {
     pub(crate) limits: Limits,
     pub(crate) capabilities: AllowedCapabilities,
     pub(crate) tool_filter: ToolFilter,
+    pub(crate) always_load: AlwaysLoad,
     pub(crate) allow_parallel_calls: bool,
     pub(crate) reconnect: ReconnectPolicy,
     pub(crate) log_level: LoggingLevel,
@@ -81,6 +82,7 @@ impl fmt::Debug for Definition {
             .field("limits", &self.limits)
             .field("capabilities", &self.capabilities)
             .field("tool_filter", &self.tool_filter)
+            .field("always_load", &self.always_load)
             .field("allow_parallel_calls", &self.allow_parallel_calls)
             .field("reconnect", &self.reconnect)
             .field("log_level", &self.log_level)
@@ -117,6 +119,7 @@ impl Definition {
             limits: Limits::default(),
             capabilities: AllowedCapabilities::default(),
             tool_filter: ToolFilter::default(),
+            always_load: AlwaysLoad::default(),
             allow_parallel_calls: false,
             reconnect: ReconnectPolicy::default(),
             log_level: LoggingLevel::Info,
@@ -195,6 +198,19 @@ impl Definition {
     /// With another [`tool_filter`](Self::tool_filter).
     pub fn with_tool_filter(mut self, tool_filter: ToolFilter) -> Self {
         self.tool_filter = tool_filter;
+        self
+    }
+
+    /// Which of this server's tools a host that defers tool definitions
+    /// sends every turn (see [`AlwaysLoad`]). By default those whose
+    /// `_meta` asks.
+    pub fn always_load(&self) -> &AlwaysLoad {
+        &self.always_load
+    }
+
+    /// With another [`always_load`](Self::always_load).
+    pub fn with_always_load(mut self, always_load: AlwaysLoad) -> Self {
+        self.always_load = always_load;
         self
     }
 

@@ -365,10 +365,20 @@ pub struct ToolSpec {
     /// the model and for apps alike). See [`apps`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app: Option<apps::AppTool>,
+    /// Whether a host that defers tool definitions sends this one every
+    /// turn: its `_meta` says `"anthropic/alwaysLoad": true`
+    /// ([`ALWAYS_LOAD_META_KEY`]), or the definition's
+    /// [`AlwaysLoad`](crate::AlwaysLoad) names it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub always_load: bool,
     /// Defects tolerated for this tool (a dropped output schema, a cut
     /// description).
     pub warnings: Vec<String>,
 }
+
+/// The `_meta` key with which a server marks a tool as always loaded
+/// (Anthropic's, in use by servers today).
+pub const ALWAYS_LOAD_META_KEY: &str = "anthropic/alwaysLoad";
 
 impl ToolSpec {
     /// Reads the declaration set `D` from this tool's `_meta` (see [`meta`]),

@@ -3,6 +3,7 @@
 //! ([`ToolFilter`]). The transport, the layers, the catalog and the binding
 //! all read these; none of them is imported from a higher module.
 
+mod always_load;
 mod capabilities;
 pub(crate) mod extensions;
 pub(crate) mod limits;
@@ -11,6 +12,7 @@ mod reconnect;
 mod retry;
 mod tool_filter;
 
+pub use always_load::AlwaysLoad;
 pub use capabilities::AllowedCapabilities;
 pub use extensions::ClientExtensions;
 pub use limits::{Limits, Timeouts};

@@ -41,6 +41,7 @@ where
         },
         profile: Profile::default(),
         filter: Default::default(),
+        always_load: Default::default(),
         http: false,
         declarations: Default::default(),
         warned: Default::default(),

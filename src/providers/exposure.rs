@@ -19,8 +19,11 @@
 //! 4 bytes of JSON a token: an estimate for budgets, not a count).
 //!
 //! Always loaded: the model names the host lists
-//! ([`Deferral::always`]), and any tool whose `_meta` says
-//! `"anthropic/alwaysLoad": true`.
+//! ([`Deferral::always`]), and any tool whose
+//! [`ToolSpec::always_load`] is set: its `_meta` says
+//! `"anthropic/alwaysLoad": true`, or its definition's
+//! [`AlwaysLoad`](crate::AlwaysLoad) names it (a config file's
+//! per-server `alwaysLoad`).
 //!
 //! A call of a tool that is deferred and not loaded is refused before
 //! anything is sent, with `tool_unavailable` and a message the model can
@@ -41,8 +44,7 @@ use crate::request::CallOpts;
 
 /// The meta-tool's name, as every provider is sent it.
 pub const SEARCH_TOOL_NAME: &str = "search_tools";
-/// The `_meta` key that marks a tool as always loaded.
-pub const ALWAYS_LOAD_META_KEY: &str = "anthropic/alwaysLoad";
+pub use crate::catalog::ALWAYS_LOAD_META_KEY;
 /// Bytes of JSON counted as one token by the estimates here.
 pub const BYTES_PER_TOKEN: usize = 4;
 /// The most tools one search loads.
@@ -91,8 +93,7 @@ impl Deferral {
     }
 
     fn always_loads(&self, tool: &ToolSpec) -> bool {
-        self.always.contains(&tool.model_name)
-            || tool.meta.as_ref().and_then(|m| m.get(ALWAYS_LOAD_META_KEY)) == Some(&Value::Bool(true))
+        tool.always_load || self.always.contains(&tool.model_name)
     }
 }
 

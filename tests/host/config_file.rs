@@ -4,7 +4,7 @@
 
 use mcp_stack::host::config_file::{self, Issue, Loaded};
 use mcp_stack::{host::Host, CallOpts, FailureClass};
-use mcp_stack::{Limits, ProtocolChoice, Timeouts};
+use mcp_stack::{AlwaysLoad, Limits, ProtocolChoice, Timeouts};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -364,4 +364,29 @@ fn cache_responses_turns_the_response_cache_off() {
     let b = loaded.definitions.iter().find(|d| d.name() == "b").unwrap();
     assert!(b.caching().enabled(), "left out: the default");
     assert_eq!(error_for(&loaded, "c").field.as_deref(), Some("x-mcp-stack.cacheResponses"));
+}
+
+#[test]
+fn always_load_names_the_tools_a_deferring_host_keeps_loaded() {
+    let text = r#"{ "mcpServers": {
+        "all": { "command": "a", "alwaysLoad": true },
+        "some": { "command": "b", "alwaysLoad": ["search", "read"] },
+        "none": { "command": "c" },
+        "bad": { "command": "d", "alwaysLoad": "yes" },
+        "worse": { "command": "e", "alwaysLoad": ["ok", 7] }
+    } }"#;
+    let loaded = config_file::parse(text, &|_| None).unwrap();
+    let def = |n: &str| loaded.definitions.iter().find(|d| d.name() == n).unwrap();
+    assert_eq!(def("all").always_load(), &AlwaysLoad::All);
+    assert_eq!(def("some").always_load(), &AlwaysLoad::Tools(vec!["search".into(), "read".into()]));
+    assert_eq!(def("none").always_load(), &AlwaysLoad::AsServerAsks);
+    assert!(!has_warning(&loaded, Some("some"), "alwaysLoad"), "a known key: no warning");
+    for bad in ["bad", "worse"] {
+        assert!(loaded.definitions.iter().all(|d| d.name() != bad), "{bad} is refused, not guessed");
+        assert_eq!(
+            error_for(&loaded, bad).field.as_deref(),
+            Some("alwaysLoad"),
+            "{bad}: the error names the field"
+        );
+    }
 }

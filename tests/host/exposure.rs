@@ -193,3 +193,23 @@ async fn an_oversized_result_is_a_preview_and_a_handle_read_back_whole() {
     assert!(missing.is_error);
     host.close().await;
 }
+
+#[tokio::test]
+async fn a_servers_always_load_setting_keeps_its_tools_loaded_and_callable() {
+    // As a config file's `"alwaysLoad": ["add"]` would set it.
+    let host = Host::new();
+    let def = Definition::new("demo", mcp_stack::demo::factory())
+        .with_always_load(mcp_stack::AlwaysLoad::Tools(vec!["add".into()]));
+    assert!(host.add_all([def]).await.is_empty());
+    let catalog = host.catalog();
+    let add = catalog.tools().find(|t| t.raw_name == "add").unwrap();
+    assert!(add.always_load, "the setting reaches the tool's spec");
+    assert!(catalog.tools().filter(|t| t.raw_name != "add").all(|t| !t.always_load));
+
+    let mut session = ToolSession::new(ToolExposure::Deferred(Deferral::default()));
+    assert_eq!(names(&session.offered(&catalog)), ["mcp__demo__add"]);
+    let sum =
+        session.call(&host, &call("mcp__demo__add", json!({"a": 2, "b": 3})), CallOpts::default()).await;
+    assert_eq!(sum.unwrap().content[0].as_text(), Some("5"), "callable without a search");
+    host.close().await;
+}

@@ -45,6 +45,7 @@ fn a_catalog_and_its_entries_serialize_with_camel_case_names() {
         meta: None,
         declared: Default::default(),
         app: None,
+        always_load: false,
         warnings: vec![],
     };
     let catalog = Catalog {

@@ -12,8 +12,9 @@ use super::{q, BuildContext};
 use crate::catalog::names::check_raw_name;
 use crate::catalog::schema::{check_bounds, check_output_schema, encoded_len};
 use crate::catalog::{
-    digest, PromptArg, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec, MAX_DESCRIPTION_BYTES,
-    MAX_META_BYTES, MAX_MIME_TYPE_BYTES, MAX_PROMPT_ARGUMENTS, MAX_TITLE_BYTES, MAX_URI_BYTES,
+    digest, PromptArg, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec, ALWAYS_LOAD_META_KEY,
+    MAX_DESCRIPTION_BYTES, MAX_META_BYTES, MAX_MIME_TYPE_BYTES, MAX_PROMPT_ARGUMENTS, MAX_TITLE_BYTES,
+    MAX_URI_BYTES,
 };
 use crate::compat::Tolerance;
 use crate::protocol::prompts::Prompt;
@@ -183,6 +184,8 @@ pub(super) fn check_tool(
         push_warning(&mut warnings, warning.clone());
         ledger.warn(warning);
     }
+    let always_load = ctx.always_load.includes(&tool.name)
+        || meta.as_ref().and_then(|m| m.get(ALWAYS_LOAD_META_KEY)) == Some(&Value::Bool(true));
     let annotations = tool.annotations.map(|mut a| {
         a.title = None;
         a
@@ -203,6 +206,7 @@ pub(super) fn check_tool(
             meta,
             declared,
             app: ui.app,
+            always_load,
             warnings,
             raw_name: tool.name,
         },

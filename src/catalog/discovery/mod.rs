@@ -161,6 +161,8 @@ pub(crate) struct BuildContext {
     pub(crate) profile: Profile,
     pub(crate) limits: Limits,
     pub(crate) filter: ToolFilter,
+    /// Which tools the definition keeps always loaded.
+    pub(crate) always_load: crate::config::AlwaysLoad,
     /// The binding speaks HTTP: on 2026-07-28, a tool with invalid
     /// `x-mcp-header` annotations is dropped.
     pub(crate) http: bool,
@@ -297,6 +299,7 @@ mod tests {
             profile,
             limits: Limits::default(),
             filter: Default::default(),
+            always_load: Default::default(),
             http: false,
             declarations: Default::default(),
             warned: Default::default(),

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 use super::extension::{self, kind_of, unknown_key, Extension};
 use super::{take_string, vars, Issue, EXTENSION_KEY, MAX_LIST_ITEMS};
 use crate::binding::Definition;
+use crate::config::AlwaysLoad;
 use crate::transport::stdio::StdioFactory;
 
 /// Fields some clients write that this crate has no use for. Ignored with a
@@ -90,6 +91,9 @@ pub(super) fn read(
         }
     };
     ext.apply(&mut definition);
+    if let Some(value) = obj.remove("alwaysLoad") {
+        definition.always_load = always_load(name, value)?;
+    }
     for (key, _) in obj {
         match FOREIGN_FIELDS.iter().find(|(k, _)| *k == key) {
             Some((_, why)) => warnings.push(Issue::new(name, &key, format!("is ignored: {why}"))),
@@ -101,6 +105,33 @@ pub(super) fn read(
         Issue::new(name, &field, e.message())
     })?;
     Ok(Some(definition))
+}
+
+/// The most tool names one `alwaysLoad` list may hold.
+const MAX_ALWAYS_LOAD_NAMES: usize = 1024;
+
+/// An entry's `alwaysLoad`: `true` (every tool of the server), `false`
+/// (only those whose `_meta` asks), or a list of raw tool names.
+fn always_load(name: &str, value: Value) -> Result<AlwaysLoad, Issue> {
+    let refuse = |what: String| Err(Issue::new(name, "alwaysLoad", what));
+    match value {
+        Value::Bool(true) => Ok(AlwaysLoad::All),
+        Value::Bool(false) => Ok(AlwaysLoad::AsServerAsks),
+        Value::Array(items) if items.len() > MAX_ALWAYS_LOAD_NAMES => {
+            refuse(format!("holds more than {MAX_ALWAYS_LOAD_NAMES} names"))
+        }
+        Value::Array(items) => {
+            let mut names = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Value::String(s) if !s.is_empty() && s.len() <= 128 => names.push(s),
+                    _ => return refuse("must hold tool names (strings of 1 to 128 bytes)".into()),
+                }
+            }
+            Ok(AlwaysLoad::Tools(names))
+        }
+        other => refuse(format!("must be a boolean or a list of tool names, not {}", kind_of(&other))),
+    }
 }
 
 fn kind(name: &str, obj: &mut Map<String, Value>) -> Result<Kind, Issue> {

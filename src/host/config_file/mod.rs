@@ -29,6 +29,12 @@
 //! | `"http"`, or none with `url` | `url`; `headers` optional | streamable HTTP, falling back to HTTP+SSE (as VS Code does for `"http"`) when the profile allows `legacy_sse`; a fallback is reported in `applied_tolerances` |
 //! | `"sse"` | `url`; `headers` optional | HTTP+SSE (2024-11-05) |
 //!
+//! Any entry may also say which of its tools stay in front of the model
+//! when a host defers tool definitions: `"alwaysLoad": true` (all of
+//! them), or a list of the server's tool names (see
+//! [`AlwaysLoad`](crate::AlwaysLoad) and
+//! [`providers::exposure`](crate::providers::exposure)).
+//!
 //! Files may hold `//` and `/* */` comments and trailing commas, as VS Code
 //! and Cursor allow. A file is at most 1 MiB and holds at most
 //! 256 entries; reading it is blocking file I/O (one bounded
