@@ -5,7 +5,8 @@
 //! One large result fills a model's context. With an [`OutputBudget`] set
 //! on a [`ToolSession`](super::exposure::ToolSession), a result whose
 //! estimated tokens exceed it is kept in the session's [`ResultStore`]
-//! (in memory, bounded: the oldest kept result is dropped first) and the
+//! (in memory, bounded: the oldest kept result is dropped first; or in
+//! files in a folder the host names, [`ResultStore::spilling_to`]) and the
 //! model gets, instead, a preview that says what it is and what was left
 //! out: the start and the end of its text, the shape of its structured
 //! content (keys and types, not values), how many images, audio clips and
@@ -18,6 +19,9 @@
 //! base64 a provider is sent.
 
 use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -30,6 +34,9 @@ pub const READ_RESULT_TOOL_NAME: &str = "read_result";
 pub const MAX_KEPT_RESULTS: usize = 64;
 /// The most bytes of text a store keeps, over all its results.
 pub const MAX_KEPT_BYTES: usize = 64 << 20;
+/// The most bytes a spilling store keeps in its files, over all its
+/// results.
+pub const MAX_SPILLED_BYTES: usize = 1 << 30;
 /// The longest page `read_result` returns, in characters.
 pub const MAX_PAGE_CHARS: usize = 64 * 1024;
 
@@ -53,27 +60,112 @@ impl OutputBudget {
 
 /// The results kept for `read_result`, by handle. Bounded in count and in
 /// bytes: the oldest is dropped first.
+///
+/// By default they are kept in memory (at most [`MAX_KEPT_RESULTS`]
+/// results and [`MAX_KEPT_BYTES`] bytes). A store made with
+/// [`spilling_to`](Self::spilling_to) writes each one to a file of its own
+/// in a folder the host names instead (at most [`MAX_SPILLED_BYTES`] in
+/// all), and keeps only its length in memory: for hosts whose results are
+/// large or whose conversations are many. A file is private to the
+/// process's user (created new, mode 0600 on Unix, never over an existing
+/// file) and is removed when its result is dropped from the store or the
+/// last clone of the store is dropped. A result that cannot be written is
+/// kept in memory, with a `tracing` warning: never lost.
 #[derive(Debug, Default, Clone)]
 pub struct ResultStore {
-    kept: VecDeque<(String, String)>,
+    kept: VecDeque<(String, Kept)>,
+    /// Bytes held in memory.
     bytes: usize,
+    /// Bytes held in files.
+    spilled: usize,
     next: u64,
+    spill_dir: Option<PathBuf>,
+}
+
+/// Where one kept result's text is.
+#[derive(Debug, Clone)]
+enum Kept {
+    Memory(String),
+    File(Arc<SpillFile>),
+}
+
+/// A result's file; removed when the last holder lets it go.
+#[derive(Debug)]
+struct SpillFile {
+    path: PathBuf,
+    bytes: usize,
+}
+
+impl Drop for SpillFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Tells the files of every store of the process apart.
+static SPILL_SEQUENCE: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `text` to a new file in `dir`, never over an existing one.
+fn spill(dir: &Path, text: &str) -> std::io::Result<SpillFile> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    // A name taken by another process (or anything else) is skipped.
+    for _ in 0..16 {
+        let n = SPILL_SEQUENCE.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("mcp-result-{}-{n}.txt", std::process::id()));
+        match options.open(&path) {
+            Ok(mut file) => {
+                let spilled = SpillFile { path, bytes: text.len() };
+                file.write_all(text.as_bytes())?;
+                return Ok(spilled);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free file name"))
 }
 
 impl ResultStore {
-    /// An empty store.
+    /// An empty store, in memory.
     pub fn new() -> Self {
         ResultStore::default()
+    }
+
+    /// An empty store that keeps each result in a file in `dir` (created
+    /// if missing). See [`ResultStore`] for the files' life.
+    pub fn spilling_to(dir: impl Into<PathBuf>) -> Self {
+        ResultStore { spill_dir: Some(dir.into()), ..ResultStore::default() }
     }
 
     fn keep(&mut self, text: String) -> String {
         self.next += 1;
         let handle = format!("result-{}", self.next);
-        self.bytes += text.len();
-        self.kept.push_back((handle.clone(), text));
-        while self.kept.len() > MAX_KEPT_RESULTS || (self.bytes > MAX_KEPT_BYTES && self.kept.len() > 1) {
-            if let Some((_, dropped)) = self.kept.pop_front() {
-                self.bytes -= dropped.len();
+        let kept = match self.spill_dir.as_deref().map(|dir| spill(dir, &text)) {
+            Some(Ok(file)) => {
+                self.spilled += file.bytes;
+                Kept::File(Arc::new(file))
+            }
+            other => {
+                if let Some(Err(e)) = other {
+                    tracing::warn!(target: "mcp_stack::providers", "a result kept in memory: its file could not be written: {e}");
+                }
+                self.bytes += text.len();
+                Kept::Memory(text)
+            }
+        };
+        self.kept.push_back((handle.clone(), kept));
+        while self.kept.len() > MAX_KEPT_RESULTS
+            || ((self.bytes > MAX_KEPT_BYTES || self.spilled > MAX_SPILLED_BYTES) && self.kept.len() > 1)
+        {
+            match self.kept.pop_front() {
+                Some((_, Kept::Memory(dropped))) => self.bytes -= dropped.len(),
+                Some((_, Kept::File(file))) => self.spilled -= file.bytes,
+                None => break,
             }
         }
         handle
@@ -90,13 +182,25 @@ impl ResultStore {
     }
 
     /// `length` characters of the result `handle`'s text from `offset`
-    /// (at most [`MAX_PAGE_CHARS`]), or why not.
+    /// (at most [`MAX_PAGE_CHARS`]), or why not. A spilled result is read
+    /// back from its file (blocking file I/O).
     pub fn read(&self, handle: &str, offset: usize, length: usize) -> Result<Page, String> {
-        let Some((_, text)) = self.kept.iter().find(|(h, _)| h == handle) else {
+        let Some((_, kept)) = self.kept.iter().find(|(h, _)| h == handle) else {
             return Err(format!(
                 "no result is kept under {:?} (kept: the last {MAX_KEPT_RESULTS})",
                 clean(handle)
             ));
+        };
+        let read;
+        let text = match kept {
+            Kept::Memory(text) => text,
+            Kept::File(file) => {
+                // The host's file, so its name may be said; the error's
+                // text is the OS's, which quotes nothing of the result.
+                read = std::fs::read_to_string(&file.path)
+                    .map_err(|e| format!("the result {:?} could not be read back: {e}", clean(handle)))?;
+                &read
+            }
         };
         let total = text.chars().count();
         let length = length.clamp(1, MAX_PAGE_CHARS);
@@ -315,6 +419,50 @@ mod tests {
         assert!(store.read(&first, 0, 10).is_err(), "the oldest is gone");
         let page = store.read(&format!("result-{}", MAX_KEPT_RESULTS + 1), 1, 100).unwrap();
         assert_eq!((page.text.as_str(), page.offset, page.end, page.total), ("63", 1, 3, 3));
+    }
+
+    #[test]
+    fn a_spilling_store_keeps_results_in_private_files_it_removes() {
+        let dir = std::env::temp_dir().join(format!("mcp-stack-spill-test-{}", std::process::id()));
+        let mut store = ResultStore::spilling_to(&dir);
+        let big = "é".repeat(10_000);
+        let handle = store.keep(big.clone());
+        let files = || std::fs::read_dir(&dir).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(files(), 1);
+        assert_eq!(store.bytes, 0, "nothing of it held in memory");
+        let page = store.read(&handle, 9_990, 100).unwrap();
+        assert_eq!((page.text.chars().count(), page.end, page.total), (10, 10_000, 10_000));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let entry = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap();
+            assert_eq!(entry.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+        }
+        // A clone shares the files; they go with the last holder.
+        let clone = store.clone();
+        drop(store);
+        assert_eq!(clone.read(&handle, 0, 1).unwrap().text, "é");
+        drop(clone);
+        assert_eq!(files(), 0, "removed with the store");
+        // Dropped from the store: removed at once.
+        let mut store = ResultStore::spilling_to(&dir);
+        for i in 0..=MAX_KEPT_RESULTS {
+            store.keep(format!("r{i}"));
+        }
+        assert_eq!(files(), MAX_KEPT_RESULTS);
+        drop(store);
+        let _ = std::fs::remove_dir(&dir);
+    }
+
+    #[test]
+    fn a_result_whose_file_cannot_be_written_is_kept_in_memory() {
+        // A folder that cannot be made: a path under a regular file.
+        let file = std::env::temp_dir().join(format!("mcp-stack-spill-file-{}", std::process::id()));
+        std::fs::write(&file, "x").unwrap();
+        let mut store = ResultStore::spilling_to(file.join("sub"));
+        let handle = store.keep("kept anyway".into());
+        assert_eq!(store.read(&handle, 0, 100).unwrap().text, "kept anyway");
+        std::fs::remove_file(&file).unwrap();
     }
 
     #[test]

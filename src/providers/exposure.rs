@@ -161,6 +161,13 @@ impl ToolSession {
         self
     }
 
+    /// Keeps the results over the budget in `store` (by default one in
+    /// memory; [`ResultStore::spilling_to`] keeps them in files).
+    pub fn with_result_store(mut self, store: ResultStore) -> Self {
+        self.results = store;
+        self
+    }
+
     /// The results kept for `read_result`.
     pub fn results(&self) -> &ResultStore {
         &self.results
