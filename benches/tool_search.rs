@@ -47,58 +47,16 @@ use serde_json::{json, Value};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tool_search");
 
-struct Query {
-    text: String,
-    expected: Vec<(String, String)>,
-}
+#[path = "../tests/fixtures/tool_search/fixture.rs"]
+mod fixture;
+use fixture::{split_name, Query};
 
 fn load_catalog() -> Vec<ToolDocument> {
-    let raw = std::fs::read_to_string(format!("{FIXTURES}/catalog.json")).expect("catalog.json");
-    let v: Value = serde_json::from_str(&raw).expect("valid catalog");
-    let mut docs = Vec::new();
-    for server in v["servers"].as_array().expect("servers") {
-        let name = server["name"].as_str().expect("server name");
-        for tool in server["tools"].as_array().expect("tools") {
-            let model = format!("mcp__{name}__{}", tool["name"].as_str().unwrap_or_default());
-            docs.push(ToolDocument::from_mcp_tool(name, &model, tool).expect("tool"));
-        }
-    }
-    docs
+    fixture::load_catalog(std::path::Path::new(FIXTURES))
 }
 
 fn load_queries(split: &str) -> Vec<Query> {
-    let raw = std::fs::read_to_string(format!("{FIXTURES}/queries_{split}.json")).expect("queries");
-    let v: Vec<Value> = serde_json::from_str(&raw).expect("valid queries");
-    v.iter()
-        .map(|q| Query {
-            text: q["query"].as_str().expect("query").to_owned(),
-            expected: q["expected"]
-                .as_array()
-                .expect("expected")
-                .iter()
-                .map(|e| (e["server"].as_str().unwrap().to_owned(), e["tool"].as_str().unwrap().to_owned()))
-                .collect(),
-        })
-        .collect()
-}
-
-/// `create_pull_request`, `getPullRequest`, `list-issues` as words.
-fn split_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 4);
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphanumeric() {
-            out.push(' ');
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower {
-            out.push(' ');
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        out.extend(c.to_lowercase());
-    }
-    out
+    fixture::load_queries(std::path::Path::new(FIXTURES), split)
 }
 
 fn param_names(doc: &ToolDocument) -> String {

@@ -8,7 +8,6 @@
 //!
 //! `cargo run --release --manifest-path bench/tantivy-search/Cargo.toml`
 use mcp_stack::search::ToolDocument;
-use serde_json::Value;
 use std::time::{Duration, Instant};
 use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
@@ -18,55 +17,18 @@ use tantivy::{doc, Index, TantivyDocument};
 
 const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/tool_search");
 
-fn split_name(name: &str) -> String {
-    let mut out = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphanumeric() {
-            out.push(' ');
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower {
-            out.push(' ');
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        out.extend(c.to_lowercase());
-    }
-    out
-}
+#[path = "../../../tests/fixtures/tool_search/fixture.rs"]
+mod fixture;
+use fixture::split_name;
 
 fn catalog() -> Vec<ToolDocument> {
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(format!("{FIX}/catalog.json")).unwrap()).unwrap();
-    let mut docs = Vec::new();
-    for s in v["servers"].as_array().unwrap() {
-        let name = s["name"].as_str().unwrap();
-        for t in s["tools"].as_array().unwrap() {
-            docs.push(ToolDocument::from_mcp_tool(name, "", t).unwrap());
-        }
-    }
-    docs
+    fixture::load_catalog(std::path::Path::new(FIX))
 }
 
 fn queries(split: &str) -> Vec<(String, Vec<(String, String)>)> {
-    let v: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(format!("{FIX}/queries_{split}.json")).unwrap())
-            .unwrap();
-    v.iter()
-        .map(|q| {
-            (
-                q["query"].as_str().unwrap().to_owned(),
-                q["expected"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|e| {
-                        (e["server"].as_str().unwrap().to_owned(), e["tool"].as_str().unwrap().to_owned())
-                    })
-                    .collect(),
-            )
-        })
+    fixture::load_queries(std::path::Path::new(FIX), split)
+        .into_iter()
+        .map(|q| (q.text, q.expected))
         .collect()
 }
 

@@ -13,50 +13,17 @@
 //! the fused ranker's weight of the lexical list (0.8 by default);
 //! `--quality-only` leaves out the costs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_stack::search::{LexicalRanker, ToolDocument, ToolRanker};
 use mcp_stack_embedding_ranker::{EmbeddingRanker, HybridRanker, MiniLm};
-use serde_json::Value;
 
-struct Query {
-    text: String,
-    expected: Vec<(String, String)>,
-}
+#[path = "../../../tests/fixtures/tool_search/fixture.rs"]
+mod fixture;
+use fixture::{load_catalog, load_queries, Query};
 
-fn load_catalog(fixtures: &Path) -> Vec<ToolDocument> {
-    let raw = std::fs::read_to_string(fixtures.join("catalog.json")).expect("catalog.json");
-    let v: Value = serde_json::from_str(&raw).expect("valid catalog");
-    let mut docs = Vec::new();
-    for server in v["servers"].as_array().expect("servers") {
-        let name = server["name"].as_str().expect("server name");
-        for tool in server["tools"].as_array().expect("tools") {
-            let model = format!("mcp__{name}__{}", tool["name"].as_str().unwrap_or_default());
-            docs.push(ToolDocument::from_mcp_tool(name, &model, tool).expect("tool"));
-        }
-    }
-    docs
-}
-
-fn load_queries(fixtures: &Path, split: &str) -> Vec<Query> {
-    let raw = std::fs::read_to_string(fixtures.join(format!("queries_{split}.json"))).expect("queries");
-    let v: Vec<Value> = serde_json::from_str(&raw).expect("valid queries");
-    v.iter()
-        .map(|q| Query {
-            text: q["query"].as_str().expect("query").to_owned(),
-            expected: q["expected"]
-                .as_array()
-                .expect("expected")
-                .iter()
-                .map(|e| (e["server"].as_str().unwrap().to_owned(), e["tool"].as_str().unwrap().to_owned()))
-                .collect(),
-        })
-        .collect()
-}
-
-/// `tools` grouped by server, in first-seen order.
 fn by_server(tools: &[ToolDocument]) -> Vec<(String, Vec<ToolDocument>)> {
     let mut groups: Vec<(String, Vec<ToolDocument>)> = Vec::new();
     for doc in tools {
