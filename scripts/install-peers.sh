@@ -17,14 +17,16 @@
 #                                              tests/fixtures/loopback_only.js)
 #   FastMCP 4.1.6 .......... .peers/fastmcp-venv (fastmcp==4.1.6, its own venv)
 #   fastmcp-tasks 4.1.4 .... .peers/fastmcp-tasks-venv (FastMCP's Tasks extension engine, its own venv)
-#   tinyproxy, openssl, redis-server ..... Debian packages (apt-get, as root), when missing:
-#                              an HTTP proxy, a throw-away CA for TLS tests, and a
-#                              Redis server for the shared response cache
+#   tinyproxy, openssl, redis-server, socat ..... Debian packages (apt-get, as root), when missing:
+#                              an HTTP proxy, a throw-away CA for TLS tests, a
+#                              Redis server for the shared response cache, and socat,
+#                              which serves a stdio server on a Unix socket for the
+#                              example transport (examples/unix_socket/)
 #
 # Writes .peers/env.sh exporting MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS,
 # MCP_PYTHON, MCP_TS_SERVER_JS, MCP_OIDC_PROVIDER_JS, MCP_APPS_VANILLAJS_DIR, MCP_APPS_MONITOR_DIR,
 # MCP_FASTMCP_PYTHON, MCP_FASTMCP_TASKS_PYTHON,
-# MCP_TINYPROXY, MCP_OPENSSL and MCP_REDIS_SERVER (absolute paths). Idempotent: every step checks the installed
+# MCP_TINYPROXY, MCP_OPENSSL, MCP_REDIS_SERVER and MCP_SOCAT (absolute paths). Idempotent: every step checks the installed
 # version first and is skipped when it already matches, so a second run takes
 # about a second. Any failure exits non-zero with a message saying what broke.
 set -Eeuo pipefail
@@ -230,18 +232,19 @@ venv_package "$FASTMCP_TASKS_VENV" "$FASTMCP_TASKS_PY" fastmcp-tasks "$FASTMCP_T
   'from fastmcp_tasks import TasksExtension'
 ft_have="$VENV_HAVE"
 
-# ---- 3e. Debian packages: tinyproxy (an HTTP proxy), openssl (a test CA), redis-server ----
+# ---- 3e. Debian packages: tinyproxy (an HTTP proxy), openssl (a test CA), redis-server, socat ----
 # tinyproxy lives in /usr/bin (Debian 12 puts it there; older ones in /usr/sbin).
 find_tool() { command -v "$1" 2>/dev/null || { [ -x "/usr/sbin/$1" ] && echo "/usr/sbin/$1"; } || true; }
 TINYPROXY_BIN="$(find_tool tinyproxy)"
 OPENSSL_BIN="$(find_tool openssl)"
 REDIS_BIN="$(find_tool redis-server)"
-if [ -z "$TINYPROXY_BIN" ] || [ -z "$OPENSSL_BIN" ] || [ -z "$REDIS_BIN" ]; then
-  [ "$(id -u)" -eq 0 ] || die "tinyproxy, openssl or redis-server is missing and installing them needs root (apt-get)"
-  log "apt-get install tinyproxy openssl redis-server"
+SOCAT_BIN="$(find_tool socat)"
+if [ -z "$TINYPROXY_BIN" ] || [ -z "$OPENSSL_BIN" ] || [ -z "$REDIS_BIN" ] || [ -z "$SOCAT_BIN" ]; then
+  [ "$(id -u)" -eq 0 ] || die "tinyproxy, openssl, redis-server or socat is missing and installing them needs root (apt-get)"
+  log "apt-get install tinyproxy openssl redis-server socat"
   apt-get update -qq >/dev/null || die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tinyproxy openssl redis-server >/dev/null \
-    || die "apt-get install tinyproxy openssl redis-server failed"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tinyproxy openssl redis-server socat >/dev/null \
+    || die "apt-get install tinyproxy openssl redis-server socat failed"
   # The packages start a system proxy on port 8888 and a system Redis on
   # 6379 (where a service manager runs); the tests start their own.
   pkill -x tinyproxy 2>/dev/null || true
@@ -250,13 +253,15 @@ if [ -z "$TINYPROXY_BIN" ] || [ -z "$OPENSSL_BIN" ] || [ -z "$REDIS_BIN" ]; then
   TINYPROXY_BIN="$(find_tool tinyproxy)"
   OPENSSL_BIN="$(find_tool openssl)"
   REDIS_BIN="$(find_tool redis-server)"
+  SOCAT_BIN="$(find_tool socat)"
 fi
 [ -n "$TINYPROXY_BIN" ] || die "tinyproxy not found after installing it"
 [ -n "$OPENSSL_BIN" ] || die "openssl not found after installing it"
 [ -n "$REDIS_BIN" ] || die "redis-server not found after installing it"
+[ -n "$SOCAT_BIN" ] || die "socat not found after installing it"
 
 # ---- 4. final checks + env.sh ----------------------------------------------
-for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$APPS_VANILLAJS_JS" "$APPS_MONITOR_JS" "$FASTMCP_PY" "$FASTMCP_TASKS_PY" "$TINYPROXY_BIN" "$OPENSSL_BIN" "$REDIS_BIN"; do
+for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$APPS_VANILLAJS_JS" "$APPS_MONITOR_JS" "$FASTMCP_PY" "$FASTMCP_TASKS_PY" "$TINYPROXY_BIN" "$OPENSSL_BIN" "$REDIS_BIN" "$SOCAT_BIN"; do
   [ -e "$f" ] || die "expected file missing after install: $f"
 done
 node_v="$("$NODE_BIN" --version)" || die "$NODE_BIN --version failed"
@@ -279,6 +284,7 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
   printf 'export MCP_TINYPROXY=%q\n' "$TINYPROXY_BIN"
   printf 'export MCP_OPENSSL=%q\n' "$OPENSSL_BIN"
   printf 'export MCP_REDIS_SERVER=%q\n' "$REDIS_BIN"
+  printf 'export MCP_SOCAT=%q\n' "$SOCAT_BIN"
 } > "$tmp"
 mv -f "$tmp" "$ENV_FILE"
 

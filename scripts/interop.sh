@@ -27,7 +27,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_APPS_VANILLAJS_DIR MCP_APPS_MONITOR_DIR MCP_FASTMCP_PYTHON MCP_FASTMCP_TASKS_PYTHON MCP_TINYPROXY MCP_OPENSSL MCP_REDIS_SERVER; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_APPS_VANILLAJS_DIR MCP_APPS_MONITOR_DIR MCP_FASTMCP_PYTHON MCP_FASTMCP_TASKS_PYTHON MCP_TINYPROXY MCP_OPENSSL MCP_REDIS_SERVER MCP_SOCAT; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -e "$val" ] || die "$var points to a missing file or folder: $val"
@@ -92,6 +92,11 @@ if [ "$ONLY" = "fastmcp" ]; then
 fi
 
 interop_tests stdio
+# The example transport examples/unix_socket/ (the public Transport traits
+# alone) against server-everything on a Unix socket served by socat
+# ($MCP_SOCAT): a call, the server killed mid-call, a missing socket, a
+# close that leaves no process behind.
+interop_tests unix_socket
 interop_tests handlers
 # Tasks (2025-11-25): everything's simulate-research-query, a `required` task
 # tool, run through call_tool, followed stage by stage to its result, asking

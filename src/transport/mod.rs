@@ -39,7 +39,9 @@
 //!   handshake installs an era.
 //!
 //! A [`TransportFactory`] makes connections; a binding keeps one so that it
-//! can dial again after a connection is lost.
+//! can dial again after a connection is lost. To add a transport of your
+//! own, implement it outside the crate: see [Adding a
+//! transport](TransportFactory#adding-a-transport).
 
 use async_trait::async_trait;
 use std::fmt;
@@ -50,6 +52,7 @@ use crate::error::{Error, FailureClass};
 use crate::protocol::RequestId;
 
 pub(crate) mod framing;
+pub use framing::FrameReader;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod memory;
@@ -161,8 +164,10 @@ impl SessionId {
         &self.value
     }
 
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn new(value: &str) -> Self {
+    /// A session id `value`, for a transport with sessions to report in
+    /// [`Inbound::Session`]. From now on, while any copy lives, `value` is
+    /// scrubbed from every error, event and log.
+    pub fn new(value: &str) -> Self {
         SessionId { value: Arc::from(value), _known: Arc::new(crate::redact::register(value)) }
     }
 }
@@ -438,6 +443,61 @@ impl fmt::Debug for RedactedOrigin {
 /// [`TransportFactory::connect`] once per connection: at start and after
 /// every loss. It is a `tower::MakeService` in spirit, kept as a plain trait
 /// so that it can be stored as `Arc<dyn TransportFactory>`.
+///
+/// # Adding a transport
+///
+/// A transport is added outside the crate, with the public traits alone:
+/// implement this trait, whose [`connect`](Self::connect) returns a
+/// [`Transport`] of your own [`MessageSender`] and [`MessageReceiver`], and
+/// give the factory to a binding with
+/// [`Definition::with_factory`](crate::Definition::with_factory). Keep the
+/// rules in the [module docs](self). The example to copy is
+/// `examples/unix_socket/` (`transport.rs`): newline-delimited JSON over a
+/// Unix-domain socket, in about 200 lines, with tests against a real server
+/// on a socket (`tests/interop/unix_socket.rs`, run by
+/// `scripts/interop.sh`). A transport over a byte stream reads with
+/// [`FrameReader`], which bounds each line by
+/// [`ConnectConfig::max_frame_bytes`] and reports damaged lines as the
+/// crate's own transports do. Only [`kind`](Self::kind),
+/// [`redacted_origin`](Self::redacted_origin), `connect`,
+/// [`MessageSender::send`], [`MessageSender::close`] and
+/// [`MessageReceiver::recv`] must be written; every other method has a
+/// default that is right for a transport carrying all messages on one
+/// stream without sessions.
+///
+/// # The hooks of a `send`/`recv`/`is_connected`/`close` transport
+///
+/// A transport trait of the shape other MCP clients use (one object with
+/// `send`, `recv`, `is_connected`, `close`, `reset_session`, `end_session`,
+/// `cancel_request` and `supports_session_recovery`) maps onto this one:
+///
+/// - `send` / `recv`: [`MessageSender::send`] and
+///   [`MessageReceiver::recv`], on two halves so that a write never waits on
+///   a read. `recv` returns an [`Inbound`], not a string: a damaged frame is
+///   [`Inbound::Damaged`] and the connection goes on.
+/// - `is_connected`: no method. A connection is up until its receiver
+///   returns `Ok(None)` (a clean end) or an error (a broken one); the
+///   connection engine sees that first, fails the requests in flight (with
+///   `indeterminate` when they were sent), and the binding reports it as its
+///   state ([`Binding::status`](crate::Binding::status)) and dials again
+///   through the factory. A polled flag would only race with that.
+/// - `close`: [`MessageSender::close`] (graceful, bounded, idempotent; the
+///   receiver then ends), and [`MessageSender::close_abandoning`] when
+///   requests were abandoned and the server need not finish them.
+/// - `reset_session`: no method. A transport with sessions that learns the
+///   server forgot its session drops the session id itself and reports
+///   [`Inbound::SessionExpired`]; the binding runs the handshake again on
+///   the same connection and sends the refused request once more (see
+///   [`SessionExpired`]). Session ids the server assigns are reported as
+///   [`Inbound::Session`] ([`SessionId::new`]). A transport without
+///   sessions has nothing to do.
+/// - `end_session`: part of [`MessageSender::close`] (streamable HTTP sends
+///   its `DELETE` there); a binding whose handshake fails closes the
+///   connection.
+/// - `cancel_request`: [`MessageSender::cancel`], which by default sends
+///   the era's `notifications/cancelled`.
+/// - `supports_session_recovery`: no method; a transport that can report
+///   [`Inbound::SessionExpired`] gets the recovery.
 #[async_trait]
 pub trait TransportFactory: Send + Sync + 'static {
     /// Names the transport: `"stdio"`, `"streamable_http"`, `"sse"`,

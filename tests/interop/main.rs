@@ -48,6 +48,10 @@
 //! - [`replicas`]: two processes of one host share their tokens and started
 //!   tasks through a real `redis-server`: one authorizes and starts a task,
 //!   the other never authorizes and polls the task to its result.
+//! - [`unix_socket`]: the example transport `examples/unix_socket/`, built
+//!   only on the public `Transport` traits, against everything served on a
+//!   Unix socket by `socat`: a call, a server killed mid-call, a missing
+//!   socket, and a close that leaves no process behind.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -55,6 +59,7 @@ mod support;
 mod handlers;
 mod stdio;
 mod tasks;
+mod unix_socket;
 
 #[cfg(feature = "http")]
 mod fastmcp;

@@ -99,12 +99,22 @@ const NOT_UTF8_REASON: &str = "frame is not valid UTF-8";
 
 /// Reads newline-delimited frames from `R`, bounding each while it is read.
 ///
+/// The reader the stdio transport reads a server's stdout with, public so
+/// that a transport written outside the crate over any byte stream (a Unix
+/// socket, a serial line, a pipe) frames the way stdio does and keeps the
+/// rules of [`crate::transport`] without copying it: a line over
+/// `max_frame_bytes` is never held whole, and it and a line that is not
+/// UTF-8 come back as [`Inbound::Damaged`], after which reading goes on.
+/// A `\r` before the `\n` is removed; blank lines are skipped. It does not
+/// look inside a frame (telling JSON from anything else is the engine's
+/// job). `examples/unix_socket/` is a transport built on it.
+///
 /// [`FrameReader::next_frame`] is cancel-safe: its only suspension point is
 /// one read into the buffer, and the reader's state changes only after that
 /// read completes, so dropping the future (in a `select!` or on a deadline)
 /// loses no bytes.
 #[derive(Debug)]
-pub(crate) struct FrameReader<R> {
+pub struct FrameReader<R> {
     reader: R,
     /// What was read; `buf[start..]` is not yet consumed.
     buf: Vec<u8>,
@@ -134,7 +144,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// A reader over `reader` that accepts frames of at most
     /// `max_frame_bytes` bytes (not counting the line ending). A bound of `0`
     /// is taken as `1`.
-    pub(crate) fn new(reader: R, max_frame_bytes: usize) -> Self {
+    pub fn new(reader: R, max_frame_bytes: usize) -> Self {
         FrameReader {
             reader,
             buf: Vec::new(),
@@ -172,7 +182,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// line that had no newline (if it was not blank). An over-long or
     /// non-UTF-8 line is returned as [`Inbound::Damaged`] and the reader goes
     /// on with the next line. An I/O error is returned as is.
-    pub(crate) async fn next_frame(&mut self) -> io::Result<Option<Inbound>> {
+    pub async fn next_frame(&mut self) -> io::Result<Option<Inbound>> {
         loop {
             if self.start == self.buf.len() {
                 if self.eof {
