@@ -87,6 +87,7 @@
 #![cfg_attr(doctest, doc = include_str!("../docs/using-the-library.md"))]
 #![cfg_attr(doctest, doc = include_str!("../docs/remote-servers.md"))]
 #![cfg_attr(doctest, doc = include_str!("../docs/architecture.md"))]
+#![cfg_attr(doctest, doc = include_str!("../docs/protocol-features.md"))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 

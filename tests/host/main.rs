@@ -17,10 +17,14 @@
 //!   port, sent real HTTP requests.
 //! - [`apps`]: MCP Apps' visibility rules: app-only tools never offered or
 //!   routed to a model, an app's calls kept to its own server's app tools.
+//! - [`app_bridge`]: the host side of a rendered app: the initialize
+//!   exchange, the tool's input and result, the app's requests through the
+//!   host's policy, and hostile apps refused.
 
 #[path = "../support/mod.rs"]
 mod support;
 
+mod app_bridge;
 mod apps;
 mod axum_gateway;
 mod config_file;

@@ -41,14 +41,24 @@
 //! definition names an [`AppFingerprintStore`] (such as
 //! [`FileAppFingerprintStore`]; the `mcp` command keeps one beside its
 //! tokens, see `mcp read-app --help`).
+//!
+//! A host that renders apps wraps each in the headers and attributes
+//! [`app_sandbox`] gives, and serves what it posts through an
+//! [`AppBridge`] (see [`bridge`]).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::normalize_message;
 
+pub mod bridge;
 mod resource;
 mod store;
+
+pub use bridge::{
+    app_sandbox, AppBridge, AppBridgeConfig, AppDisplayMode, AppHandler, AppHostContext, AppLogEntry,
+    AppSandbox, AppServerRequest, AppServerService, AppTheme,
+};
 
 pub(crate) use resource::{fingerprint, is_app_mime, read_resource_meta};
 pub use resource::{AppCsp, AppDrift, AppPermissions, AppResource, AppResourceMeta};
