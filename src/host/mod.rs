@@ -78,6 +78,7 @@
 //! that wants user layers or other per-binding construction installs its
 //! own, and it applies to every binding the host connects.
 
+pub mod app_bridge;
 mod builder;
 mod catalog;
 pub mod config_file;

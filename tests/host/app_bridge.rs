@@ -9,8 +9,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use mcp_stack::catalog::apps::{AppBridge, AppBridgeConfig, AppDisplayMode, AppHostContext, AppTheme};
 use mcp_stack::handlers::Handlers;
+use mcp_stack::host::app_bridge::{AppBridge, AppBridgeConfig, AppDisplayMode, AppHostContext, AppTheme};
 use mcp_stack::host::Host;
 use mcp_stack::{Binding, CallOpts, ClientExtensions, Definition, Error, ProtocolChoice};
 use serde_json::{json, Value};
@@ -348,7 +348,7 @@ async fn an_app_cancels_its_own_request_and_it_is_not_answered() {
 
 #[tokio::test]
 async fn the_host_wraps_what_reaches_the_server_after_the_bridges_checks() {
-    use mcp_stack::catalog::apps::{AppServerRequest, AppServerService};
+    use mcp_stack::host::app_bridge::{AppServerRequest, AppServerService};
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let record = seen.clone();
     let audit = tower::util::MapRequestLayer::new(move |request: AppServerRequest| {

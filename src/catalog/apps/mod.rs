@@ -44,21 +44,19 @@
 //!
 //! A host that renders apps wraps each in the headers and attributes
 //! [`app_sandbox`] gives, and serves what it posts through an
-//! [`AppBridge`] (see [`bridge`]).
+//! [`AppBridge`](crate::host::app_bridge::AppBridge) (see
+//! [`host::app_bridge`](crate::host::app_bridge)).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::normalize_message;
 
-pub mod bridge;
 mod resource;
+mod sandbox;
 mod store;
 
-pub use bridge::{
-    app_sandbox, AppBridge, AppBridgeConfig, AppDisplayMode, AppHandler, AppHostContext, AppLogEntry,
-    AppSandbox, AppServerRequest, AppServerService, AppTheme,
-};
+pub use sandbox::{app_sandbox, AppSandbox};
 
 pub(crate) use resource::{fingerprint, is_app_mime, read_resource_meta};
 pub use resource::{AppCsp, AppDrift, AppPermissions, AppResource, AppResourceMeta};

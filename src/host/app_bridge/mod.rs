@@ -2,7 +2,7 @@
 //!
 //! A host renders an app's HTML (read with
 //! [`Binding::read_app`](crate::Binding::read_app)) in a sandbox
-//! ([`app_sandbox`] gives its headers and attributes) and relays what the
+//! ([`app_sandbox`](crate::catalog::apps::app_sandbox) gives its headers and attributes) and relays what the
 //! page posts, as bytes, to [`AppBridge::handle`]; whatever `handle` and
 //! the host-side calls ([`tool_input`](AppBridge::tool_input),
 //! [`tool_result`](AppBridge::tool_result), [`teardown`](AppBridge::teardown),
@@ -50,7 +50,8 @@
 //! A host, in full:
 //!
 //! ```
-//! use mcp_stack::catalog::apps::{app_sandbox, AppBridge, AppHostContext, AppTheme};
+//! use mcp_stack::catalog::apps::app_sandbox;
+//! use mcp_stack::host::app_bridge::{AppBridge, AppHostContext, AppTheme};
 //! use mcp_stack::handlers::Handlers;
 //! use mcp_stack::{Binding, CallOpts, ClientExtensions, Definition};
 //! use serde_json::json;
@@ -100,13 +101,11 @@ use crate::error::{normalize_message, Error, FailureClass};
 use crate::{Binding, CallOpts, ToolResult};
 
 mod config;
-mod sandbox;
 
 pub use config::{
     AppBridgeConfig, AppDisplayMode, AppHostContext, AppTheme, DEFAULT_MAX_APP_LOG_ENTRIES,
     DEFAULT_MAX_APP_LOG_ENTRY_BYTES, DEFAULT_MAX_APP_MESSAGE_BYTES, DEFAULT_MAX_APP_REQUESTS_IN_FLIGHT,
 };
-pub use sandbox::{app_sandbox, AppSandbox};
 
 /// The Apps protocol version the bridge speaks.
 pub const APPS_PROTOCOL_VERSION: &str = "2026-01-26";
