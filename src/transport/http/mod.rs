@@ -96,9 +96,10 @@ mod streamable;
 mod tls;
 
 pub use auto::{HttpFactory, HttpMode};
-pub use builder::HttpBuilder;
+pub(crate) use builder::parse_url;
 #[cfg(feature = "oauth")]
-pub(crate) use builder::{parse_url, redacted_origin};
+pub(crate) use builder::redacted_origin;
+pub use builder::HttpBuilder;
 pub use headers::SecretHeaders;
 pub use legacy::SseFactory;
 pub use service::{HttpRequest, HttpResponse, HttpService, RequestTimeout};
