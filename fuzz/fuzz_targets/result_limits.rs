@@ -33,19 +33,17 @@ fuzz_target!(|data: &[u8]| {
     let [text, structured, item, items, method, rest @ ..] = data else { return };
     let Ok(result) = serde_json::from_slice::<Value>(rest) else { return };
     // Small bounds (a zero field would select its default).
-    let limits = Limits {
-        max_text_result_bytes: 1 + usize::from(*text),
-        max_structured_bytes: 1 + usize::from(*structured) * 4,
-        max_binary_item_bytes: 1 + usize::from(*item),
-        max_binary_items: 1 + usize::from(*items % 8),
-        ..Limits::default()
-    };
+    let limits = Limits::default()
+        .with_max_text_result_bytes(1 + usize::from(*text))
+        .with_max_structured_bytes(1 + usize::from(*structured) * 4)
+        .with_max_binary_item_bytes(1 + usize::from(*item))
+        .with_max_binary_items(1 + usize::from(*items % 8));
     let method = METHODS[usize::from(*method) % METHODS.len()];
     let inner = service_fn(move |_req: McpRequest| {
         let result = result.clone();
         async move { Ok::<_, mcp_stack::Error>(McpResponse::new(result)) }
     });
-    let service = ResultLimitLayer::new(limits.clone()).layer(inner);
+    let service = ResultLimitLayer::new(limits).layer(inner);
     let request = McpRequest::new(method, Default::default());
     let response = ready(service.oneshot(request)).expect("the layer adds no failure");
     if method != "tools/call" {
@@ -53,19 +51,19 @@ fuzz_target!(|data: &[u8]| {
     }
     let Ok(call) = ToolResult::from_response(response) else { return };
     if let Some(structured) = &call.structured {
-        assert!(encoded_len(structured) <= limits.max_structured_bytes, "structured content over its bound");
+        assert!(encoded_len(structured) <= limits.max_structured_bytes(), "structured content over its bound");
     }
     let (mut text_bytes, mut binaries) = (0, 0);
     for content in call.content {
         match content {
             Content::Text { text, .. } => text_bytes += text.len(),
             Content::Image { data, .. } | Content::Audio { data, .. } => {
-                assert!(data.len() <= limits.max_binary_item_bytes, "an item of {} bytes", data.len());
+                assert!(data.len() <= limits.max_binary_item_bytes(), "an item of {} bytes", data.len());
                 binaries += 1;
             }
             _ => {}
         }
     }
-    assert!(text_bytes <= limits.max_text_result_bytes, "{text_bytes} bytes of text kept");
-    assert!(binaries <= limits.max_binary_items, "{binaries} binary items kept");
+    assert!(text_bytes <= limits.max_text_result_bytes(), "{text_bytes} bytes of text kept");
+    assert!(binaries <= limits.max_binary_items(), "{binaries} binary items kept");
 });
