@@ -196,9 +196,11 @@ fn url_encode(value: &str) -> String {
     out
 }
 
-/// `text` with every known secret replaced by [`REDACTED`], and a secret's
-/// start at its very end cut off too.
-pub(crate) fn scrub(text: &str) -> Cow<'_, str> {
+/// `text` with every known secret replaced by `[redacted]`, and a secret's
+/// start at its very end cut off too. The crate scrubs every text it quotes
+/// itself; a host that shows text the crate does not quote (the JSON-RPC
+/// traffic of a transport it wrapped, say) scrubs it here, the same way.
+pub fn scrub(text: &str) -> Cow<'_, str> {
     if KNOWN.load(Ordering::Acquire) == 0 || text.is_empty() {
         return Cow::Borrowed(text);
     }

@@ -157,6 +157,14 @@ impl Definition {
         &self.transport
     }
 
+    /// With another factory, every other setting kept: how a host wraps
+    /// the factory a config file made (to record the traffic, say) in one
+    /// of its own.
+    pub fn with_transport(mut self, transport: Arc<dyn TransportFactory>) -> Self {
+        self.transport = transport;
+        self
+    }
+
     /// Per-connection deadlines.
     pub fn timeouts(&self) -> &Timeouts {
         &self.timeouts

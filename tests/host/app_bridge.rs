@@ -380,3 +380,62 @@ async fn the_host_wraps_what_reaches_the_server_after_the_bridges_checks() {
     assert_eq!(refusal(&answer), (-32000, "limit_exceeded".into()));
     assert!(!answer[0]["error"]["message"].as_str().unwrap().contains("secret"), "told by its class only");
 }
+
+#[tokio::test]
+async fn the_app_is_told_its_sandbox_list_changes_and_may_ask_to_be_torn_down() {
+    let binding = demo().await;
+    let uri = binding.catalog().tool("clock").and_then(|t| t.app.clone()).and_then(|a| a.resource_uri).unwrap();
+    let app = binding.read_app(&uri, CallOpts::default()).await.unwrap();
+    let mut meta = app.meta.clone();
+    meta.csp.connect_domains = vec!["https://api.example.com".into()];
+    meta.permissions.clipboard_write = true;
+    let bridge = AppBridge::new(binding, "clock", AppHostContext::default()).unwrap().with_sandbox(&meta);
+    // Held until the app initialized, like every host notification.
+    assert!(bridge.tools_changed().is_empty());
+    let init = json!({ "protocolVersion": "2026-01-26", "appInfo": { "name": "t", "version": "1" }, "appCapabilities": {} });
+    let answer = bridge.handle(&request(0, "ui/initialize", init)).await;
+    let capabilities = &answer[0]["result"]["hostCapabilities"];
+    assert_eq!(capabilities["sandbox"]["csp"]["connectDomains"], json!(["https://api.example.com"]));
+    assert_eq!(capabilities["sandbox"]["permissions"], json!({ "clipboardWrite": {} }));
+    assert_eq!(capabilities["serverTools"]["listChanged"], true);
+    let released = bridge.handle(&notification("ui/notifications/initialized", json!({}))).await;
+    assert_eq!(released.len(), 1);
+    assert_eq!(released[0]["method"], "notifications/tools/list_changed");
+    assert_eq!(bridge.resources_changed()[0]["method"], "notifications/resources/list_changed");
+    // A display mode outside the protocol's is refused; a known one is
+    // answered with the mode the host shows it in.
+    let odd = bridge.handle(&request(1, "ui/request-display-mode", json!({ "mode": "cinema" }))).await;
+    assert_eq!(refusal(&odd), (-32602, "invalid_arguments".into()));
+    let asked = bridge.handle(&request(2, "ui/request-display-mode", json!({ "mode": "fullscreen" }))).await;
+    assert_eq!(asked[0]["result"]["mode"], "inline");
+    assert!(!bridge.is_teardown_requested());
+    assert!(bridge.handle(&notification("ui/notifications/request-teardown", json!({}))).await.is_empty());
+    assert!(bridge.is_teardown_requested());
+    assert!(!bridge.is_torn_down(), "the host decides");
+}
+
+#[tokio::test]
+async fn teardown_ends_the_requests_in_flight_unanswered() {
+    let (entered_tx, mut entered) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let handler = tower::service_fn(move |_: Value| {
+        let entered_tx = entered_tx.clone();
+        async move {
+            entered_tx.send(()).unwrap();
+            std::future::pending::<()>().await;
+            Ok::<_, Error>(json!({}))
+        }
+    });
+    let bridge = AppBridge::new(demo().await, "clock", AppHostContext::default()).unwrap().with_message(handler);
+    initialized(&bridge).await;
+    let message = json!({ "role": "user", "content": [{ "type": "text", "text": "hi" }] });
+    let waiting = tokio::spawn({
+        let bridge = bridge.clone();
+        async move { bridge.handle(&request(7, "ui/message", message)).await }
+    });
+    entered.recv().await.unwrap();
+    assert_eq!(bridge.teardown("closed").len(), 1);
+    assert!(waiting.await.unwrap().is_empty(), "a torn-down app is not answered");
+    // Every later request is refused: the app is torn down.
+    let after = bridge.handle(&request(8, "ping", json!({}))).await;
+    assert_eq!(refusal(&after), (-32000, "transport_closed".into()));
+}

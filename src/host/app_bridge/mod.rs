@@ -96,11 +96,14 @@ use serde_json::{json, Map, Value};
 use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceExt};
 
-use crate::catalog::apps::MAX_APP_URI_BYTES;
+use crate::catalog::apps::{AppResourceMeta, MAX_APP_URI_BYTES};
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::{Binding, CallOpts, ToolResult};
 
 mod config;
+mod wire;
+
+use wire::{check_link, check_message, cut, error, tool_result_json, Refusal};
 
 pub use config::{
     AppBridgeConfig, AppDisplayMode, AppHostContext, AppTheme, DEFAULT_MAX_APP_LOG_ENTRIES,
@@ -172,6 +175,8 @@ pub struct AppBridge {
     open_link: Option<AppHandler>,
     message: Option<AppHandler>,
     model_context: Option<AppHandler>,
+    /// The sandbox the host applied (`hostCapabilities.sandbox`).
+    sandbox: Option<Value>,
     server: AppServerService,
     state: Arc<Mutex<State>>,
 }
@@ -190,6 +195,7 @@ struct State {
     initialize_answered: bool,
     initialized: bool,
     torn_down: bool,
+    teardown_requested: bool,
     in_flight: usize,
     /// The cancel switch of each request in flight, by its id's JSON text.
     cancels: HashMap<String, tokio::sync::oneshot::Sender<()>>,
@@ -197,28 +203,6 @@ struct State {
     logs: VecDeque<AppLogEntry>,
     logs_dropped: u64,
     size: Option<(u32, u32)>,
-}
-
-/// A refusal to send back: JSON-RPC code, class, message.
-struct Refusal(i64, FailureClass, String);
-
-impl Refusal {
-    fn policy(class: FailureClass, message: impl Into<String>) -> Self {
-        Refusal(-32000, class, message.into())
-    }
-    fn params(message: impl Into<String>) -> Self {
-        Refusal(-32602, FailureClass::InvalidArguments, message.into())
-    }
-    /// A failure of the server or a handler: told by its class; the
-    /// message only when the bridge or the host's handler made it.
-    fn failed(e: Error, own: bool) -> Self {
-        let message = if own {
-            normalize_message(e.message(), 256)
-        } else {
-            format!("the request failed ({})", e.class().as_str())
-        };
-        Refusal(-32000, e.class(), message)
-    }
 }
 
 impl AppBridge {
@@ -249,6 +233,7 @@ impl AppBridge {
             open_link: None,
             message: None,
             model_context: None,
+            sandbox: None,
             state: Arc::new(Mutex::new(State::default())),
         })
     }
@@ -306,6 +291,35 @@ impl AppBridge {
         <L::Service as Service<AppServerRequest>>::Future: Send + 'static,
     {
         self.server = BoxCloneSyncService::new(layer.layer(self.server));
+        self
+    }
+
+    /// Tells the app the sandbox the host rendered it in
+    /// (`hostCapabilities.sandbox` of the initialize result): the origins
+    /// and permissions of `meta`, as the host applied them with
+    /// [`app_sandbox`](crate::catalog::apps::app_sandbox). Without it, the
+    /// app is told nothing of its sandbox and should feature-detect.
+    pub fn with_sandbox(mut self, meta: &AppResourceMeta) -> Self {
+        let csp = &meta.csp;
+        let p = meta.permissions;
+        let mut permissions = Map::new();
+        for (name, granted) in [
+            ("camera", p.camera),
+            ("microphone", p.microphone),
+            ("geolocation", p.geolocation),
+            ("clipboardWrite", p.clipboard_write),
+        ] {
+            if granted {
+                permissions.insert(name.into(), json!({}));
+            }
+        }
+        self.sandbox = Some(json!({
+            "csp": {
+                "connectDomains": csp.connect_domains, "resourceDomains": csp.resource_domains,
+                "frameDomains": csp.frame_domains, "baseUriDomains": csp.base_uri_domains,
+            },
+            "permissions": permissions,
+        }));
         self
     }
 
@@ -412,7 +426,12 @@ impl AppBridge {
                 Err(r) => Err(r),
             },
             "ui/update-model-context" => serve(&self.model_context, "ui/update-model-context", params).await,
-            "ui/request-display-mode" => Ok(json!({ "mode": self.context.display_mode().as_str() })),
+            // The host changes modes through `context_changed`; until it
+            // does, the app is told the mode it is in.
+            "ui/request-display-mode" => match params.get("mode").and_then(Value::as_str) {
+                Some("inline" | "fullscreen" | "pip") => Ok(json!({ "mode": self.context.display_mode().as_str() })),
+                _ => Err(Refusal::params("ui/request-display-mode needs a mode: inline, fullscreen or pip")),
+            },
             _ => Err(Refusal(
                 -32601,
                 FailureClass::NotFound,
@@ -454,6 +473,7 @@ impl AppBridge {
                     state.logs_dropped += 1;
                 }
             }
+            "ui/notifications/request-teardown" => state.teardown_requested = true,
             "ui/notifications/size-changed" => {
                 let dim = |k: &str| params.get(k).and_then(Value::as_u64).filter(|v| *v <= 100_000);
                 if let (Some(w), Some(h)) = (dim("width"), dim("height")) {
@@ -478,7 +498,14 @@ impl AppBridge {
             }
             context.insert("toolInfo".into(), json!({ "tool": spec }));
         }
-        let mut capabilities = json!({ "serverTools": {}, "serverResources": {}, "logging": {} });
+        let mut capabilities = json!({
+            "serverTools": { "listChanged": true },
+            "serverResources": { "listChanged": true },
+            "logging": {},
+        });
+        if let Some(sandbox) = &self.sandbox {
+            capabilities["sandbox"] = sandbox.clone();
+        }
         for (key, handler) in [
             ("openLinks", &self.open_link),
             ("message", &self.message),
@@ -593,10 +620,36 @@ impl AppBridge {
         }
         state.torn_down = true;
         state.held.clear();
+        // Its requests in flight end unanswered: nothing is sent to a
+        // torn-down app, and the server is told through the cancellation.
+        for (_, cancel) in state.cancels.drain() {
+            let _ = cancel.send(());
+        }
         vec![json!({
             "jsonrpc": "2.0", "id": TEARDOWN_ID, "method": "ui/resource-teardown",
             "params": { "reason": normalize_message(reason, 256) },
         })]
+    }
+
+    /// Tells the app its server's tool list changed
+    /// (`notifications/tools/list_changed`): the host calls it when the
+    /// binding adopts a new catalog.
+    pub fn tools_changed(&self) -> Vec<Value> {
+        self.notify("notifications/tools/list_changed", json!({}))
+    }
+
+    /// Tells the app its server's resource list changed
+    /// (`notifications/resources/list_changed`).
+    pub fn resources_changed(&self) -> Vec<Value> {
+        self.notify("notifications/resources/list_changed", json!({}))
+    }
+
+    /// Whether the app asked to be torn down
+    /// (`ui/notifications/request-teardown`). The host decides: it calls
+    /// [`teardown`](Self::teardown) when it agrees. A host checks it after
+    /// each [`handle`](Self::handle).
+    pub fn is_teardown_requested(&self) -> bool {
+        self.state.lock().expect("app bridge state").teardown_requested
     }
 
     /// Whether [`teardown`](Self::teardown) was called.
@@ -688,52 +741,3 @@ async fn serve(handler: &Option<AppHandler>, method: &str, params: Value) -> Res
     handler.oneshot(params).await.map_err(|e| Refusal::failed(e, true))
 }
 
-fn check_link(params: &Value) -> Result<(), Refusal> {
-    let url = params.get("url").and_then(Value::as_str).unwrap_or("");
-    let scheme_ok =
-        ["https://", "http://"].iter().any(|s| url.get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s)));
-    if !scheme_ok || url.len() > MAX_LINK_BYTES || url.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Err(Refusal::params(format!(
-            "ui/open-link needs an http(s) url of at most {MAX_LINK_BYTES} bytes"
-        )));
-    }
-    Ok(())
-}
-
-fn check_message(params: &Value) -> Result<(), Refusal> {
-    let role_ok = params.get("role").and_then(Value::as_str) == Some("user");
-    let content_ok =
-        params.get("content").and_then(Value::as_array).is_some_and(|c| c.iter().all(Value::is_object));
-    if !role_ok || !content_ok {
-        return Err(Refusal::params("ui/message needs role \"user\" and a list of content blocks"));
-    }
-    Ok(())
-}
-
-/// A tool result as the wire has it.
-fn tool_result_json(result: &ToolResult) -> Value {
-    let mut out = json!({
-        "content": serde_json::to_value(&result.content).unwrap_or(Value::Array(Vec::new())),
-        "isError": result.is_error,
-    });
-    if let Some(structured) = &result.structured {
-        out["structuredContent"] = structured.clone();
-    }
-    out
-}
-
-fn error(id: Value, Refusal(code, class, message): Refusal) -> Value {
-    json!({
-        "jsonrpc": "2.0", "id": id,
-        "error": { "code": code, "message": message, "data": { "class": class.as_str() } },
-    })
-}
-
-/// `s` cut to at most `max` bytes at a character boundary.
-fn cut(s: &str, max: usize) -> String {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
-}
