@@ -17,7 +17,44 @@ use crate::canonical::hex;
 
 /// The app's URI.
 pub(super) const CLOCK_APP: &str = "ui://demo/clock.html";
-const CLOCK_HTML: &str = "<!doctype html>\n<html><body><p id=\"t\">…</p>\n<script>\n// A host passes the tool result in; the app never reaches the network.\nwindow.addEventListener(\"message\", (e) => { document.getElementById(\"t\").textContent = JSON.stringify(e.data); });\n</script></body></html>\n";
+/// The clock's app: the MCP Apps handshake by hand (`ui/initialize`, then
+/// `ui/notifications/initialized`), the tool's result shown as it comes,
+/// and a button that calls the app-only `clock_refresh` through the host.
+const CLOCK_HTML: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>clock</title>
+<style>body{font:16px system-ui,sans-serif;margin:16px}#t{font:32px monospace}</style></head>
+<body><h1>Clock</h1><p id="t">waiting for the tool result</p>
+<button id="refresh" disabled>Refresh (clock_refresh)</button>
+<script>
+// A host passes the tool result in; the app never reaches the network.
+let next = 1;
+const waiting = new Map();
+function request(method, params) {
+  const id = next++;
+  window.parent.postMessage({ jsonrpc: "2.0", id, method, params }, "*");
+  return new Promise((resolve) => waiting.set(id, resolve));
+}
+function show(result) {
+  const text = (result && result.content || []).filter((c) => c.type === "text").map((c) => c.text).join(" ");
+  document.getElementById("t").textContent = text || JSON.stringify(result);
+}
+window.addEventListener("message", (e) => {
+  const m = e.data;
+  if (!m || m.jsonrpc !== "2.0") return;
+  if (m.id !== undefined && waiting.has(m.id)) { waiting.get(m.id)(m); waiting.delete(m.id); return; }
+  if (m.method === "ui/notifications/tool-result") show(m.params);
+  if (m.method === "ui/resource-teardown") window.parent.postMessage({ jsonrpc: "2.0", id: m.id, result: {} }, "*");
+});
+request("ui/initialize", { protocolVersion: "2026-01-26", appInfo: { name: "clock", version: "1" }, appCapabilities: {} })
+  .then(() => {
+    window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+    const button = document.getElementById("refresh");
+    button.disabled = false;
+    button.addEventListener("click", () => request("tools/call", { name: "clock_refresh", arguments: {} })
+      .then((m) => show(m.result || m.error)));
+  });
+</script></body></html>
+"#;
 
 const SKILL_URI: &str = "skill://demo/greeting-style/SKILL.md";
 const STYLE_URI: &str = "skill://demo/greeting-style/STYLE.md";

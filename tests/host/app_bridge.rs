@@ -384,7 +384,8 @@ async fn the_host_wraps_what_reaches_the_server_after_the_bridges_checks() {
 #[tokio::test]
 async fn the_app_is_told_its_sandbox_list_changes_and_may_ask_to_be_torn_down() {
     let binding = demo().await;
-    let uri = binding.catalog().tool("clock").and_then(|t| t.app.clone()).and_then(|a| a.resource_uri).unwrap();
+    let uri =
+        binding.catalog().tool("clock").and_then(|t| t.app.clone()).and_then(|a| a.resource_uri).unwrap();
     let app = binding.read_app(&uri, CallOpts::default()).await.unwrap();
     let mut meta = app.meta.clone();
     meta.csp.connect_domains = vec!["https://api.example.com".into()];
@@ -425,7 +426,8 @@ async fn teardown_ends_the_requests_in_flight_unanswered() {
             Ok::<_, Error>(json!({}))
         }
     });
-    let bridge = AppBridge::new(demo().await, "clock", AppHostContext::default()).unwrap().with_message(handler);
+    let bridge =
+        AppBridge::new(demo().await, "clock", AppHostContext::default()).unwrap().with_message(handler);
     initialized(&bridge).await;
     let message = json!({ "role": "user", "content": [{ "type": "text", "text": "hi" }] });
     let waiting = tokio::spawn({

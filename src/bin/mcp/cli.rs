@@ -176,6 +176,10 @@ pub(crate) struct Cli {
     #[cfg(feature = "oauth")]
     #[command(flatten)]
     pub(crate) oauth: OAuthFlags,
+    /// Open the system browser: on the authorization URL (--oauth), on the
+    /// inspector's page (inspect). The URL is printed either way.
+    #[arg(long, global = true, hide_short_help = true)]
+    pub(crate) open_browser: bool,
     /// The binding name of the --stdio/--http/--sse server ([A-Za-z0-9_-],
     /// 1 to 32 bytes): part of every tool's model name,
     /// mcp__BINDING__TOOL.
@@ -332,7 +336,38 @@ pub(crate) enum Command {
         #[command(subcommand)]
         action: SkillAction,
     },
+    /// A local web inspector of these servers, on 127.0.0.1: their state,
+    /// catalogs, forms to call tools, get prompts and read resources,
+    /// tasks, events, JSON-RPC traffic, elicitations answered on the page,
+    /// and the tools' apps (MCP Apps) rendered in a sandbox.
+    #[command(after_help = INSPECT_HELP)]
+    Inspect {
+        /// The loopback address and port to listen on (port 0: any free
+        /// port). Any other address is refused.
+        #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:0")]
+        listen: std::net::SocketAddr,
+    },
 }
+
+/// Shown by `mcp inspect --help`.
+const INSPECT_HELP: &str = "\
+The first line of stdout is the page's URL with its token, e.g.
+  http://127.0.0.1:43117/?token=9f3c...
+Nothing is reachable without the token. The command serves until Ctrl-C
+or SIGTERM, then closes every server. --open-browser opens the URL.
+
+Each view is a URL: the token plus
+  server=S                            S's catalog
+  server=S&tool=T[&args=JSON]         tool T's schemas and call form
+  server=S&tool=T&view=app&args=JSON  T's app, the tool called with args
+  server=S&view=prompts|resources|tasks
+  view=servers|events|traffic|model   (model: the tools a model is offered)
+An app's state is the data-app-status attribute (loading, ready, error) of
+the element #app-frame-container. See docs/inspect.md.
+
+Examples:
+  mcp --config mcp.json inspect
+  mcp --stdio 'node server.js' inspect --listen 127.0.0.1:6274 --open-browser";
 
 /// `mcp skills ...`.
 #[derive(Subcommand, Debug)]
@@ -406,9 +441,6 @@ pub(crate) struct OAuthFlags {
     /// Scopes to ask for (space-separated) when the server names none.
     #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, value_name = "SCOPES", requires = "oauth")]
     pub(crate) scope: Option<String>,
-    /// Open the system browser on the authorization URL.
-    #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, requires = "oauth")]
-    pub(crate) open_browser: bool,
     /// The port of the redirect listener on 127.0.0.1 (default: any free
     /// port; a fixed one for servers with exact redirect URIs).
     #[arg(long, global = true, help_heading = AUTHORIZATION, hide_short_help = true, value_name = "PORT", requires = "oauth")]
@@ -438,7 +470,10 @@ pub(crate) struct OAuthFlags {
 impl OAuthFlags {
     /// The OAuth settings the flags ask for, with the loopback handler
     /// listening already (its redirect URI is part of the registration).
-    pub(crate) async fn settings(&self) -> Result<Option<mcp_stack::auth::OAuth>, Failure> {
+    pub(crate) async fn settings(
+        &self,
+        open_browser: bool,
+    ) -> Result<Option<mcp_stack::auth::OAuth>, Failure> {
         use mcp_stack::auth::{AuthorizationHandler, FileStore, Grant, LoopbackOptions, OAuth};
         if !self.oauth {
             return Ok(None);
@@ -455,7 +490,7 @@ impl OAuthFlags {
         } else {
             let options = LoopbackOptions {
                 port: self.redirect_port.unwrap_or(0),
-                open_browser: self.open_browser,
+                open_browser,
                 ..LoopbackOptions::default()
             };
             let handler =

@@ -134,6 +134,8 @@ pub(crate) async fn command(
             crate::extensions::read_app(cli, host, tool, output.as_deref()).await?
         }
         Command::Skills { action } => crate::extensions::skills(cli, host, action).await?,
+        // Served by `inspect::serve`, which `run` calls instead of this.
+        Command::Inspect { .. } => unreachable!("mcp inspect is served by inspect::serve"),
         Command::Call { name, as_app, output, .. } => {
             let arguments = Value::Object(arguments.unwrap_or_default());
             let target = match (call_target(cli, host, name).await?, as_app) {

@@ -204,6 +204,7 @@ mod cli;
 mod commands;
 mod elicit;
 mod extensions;
+mod inspect;
 mod names;
 mod progress;
 mod setup;
@@ -293,19 +294,31 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
     // Everything is checked before connecting, so a typo costs no child
     // process.
     let arguments = read_arguments(&cli)?;
-    let (handlers, capabilities) = handlers(&cli)?;
-    let definitions = definitions(&cli, capabilities).await?;
+    let (mut handlers, capabilities) = handlers(&cli)?;
+    let mut definitions = definitions(&cli, capabilities).await?;
+    // `inspect` answers elicitations on its page and shows the traffic.
+    let inspecting = match &cli.command {
+        Command::Inspect { listen } => {
+            let hub = inspect::Hub::new();
+            (handlers, definitions) = inspect::attach(&hub, handlers, definitions);
+            Some((hub, inspect::check_listen(*listen)?))
+        }
+        _ => None,
+    };
 
     let host = Host::builder().handlers(handlers).build();
     if let Some((name, e)) = host.add_all(definitions).await.into_iter().next() {
         host.close().await;
         return Err(failure(EXIT_USAGE, &e.with_binding(&name)));
     }
-    let outcome = match connected(&cli, &host) {
+    let outcome = match (connected(&cli, &host), inspecting) {
+        // The inspector shows every server, connected or not, and ends on
+        // Ctrl-C or SIGTERM as its normal end.
+        (Ok(()), Some((hub, listen))) => inspect::serve(&host, hub, listen, cli.open_browser).await,
         // Ctrl-C drops the command: its request in flight is cancelled on
         // the wire (notifications/cancelled, or its HTTP stream closed) and
         // the host is closed as after any command.
-        Ok(()) => tokio::select! {
+        (Ok(()), None) => tokio::select! {
             outcome = command(&cli, &host, arguments) => outcome,
             _ = tokio::signal::ctrl_c() => {
                 // The dropped call hands its cancellation to a task of its
@@ -318,7 +331,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 )))
             }
         },
-        Err(e) => Err(e),
+        (Err(e), _) => Err(e),
     };
     report_dropped(&host.status());
     host.close().await;
@@ -339,7 +352,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
 /// (by `servers` in its table instead); when none connected, the command
 /// fails with the first one's failure.
 fn connected(cli: &Cli, host: &Host) -> Result<(), Failure> {
-    if matches!(cli.command, Command::Servers) {
+    if matches!(cli.command, Command::Servers | Command::Inspect { .. }) {
         return Ok(());
     }
     let statuses = host.status();

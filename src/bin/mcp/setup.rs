@@ -102,7 +102,7 @@ pub(crate) async fn flag_server(cli: &Cli) -> Result<Option<Arc<dyn TransportFac
             builder = builder.client_certificate_pem(pem_file("--cert", cert)?, pem_file("--key", key)?);
         }
         #[cfg(feature = "oauth")]
-        let builder = match cli.oauth.settings().await? {
+        let builder = match cli.oauth.settings(cli.open_browser).await? {
             Some(oauth) => builder.oauth(oauth),
             None => builder,
         };

@@ -429,7 +429,9 @@ impl AppBridge {
             // The host changes modes through `context_changed`; until it
             // does, the app is told the mode it is in.
             "ui/request-display-mode" => match params.get("mode").and_then(Value::as_str) {
-                Some("inline" | "fullscreen" | "pip") => Ok(json!({ "mode": self.context.display_mode().as_str() })),
+                Some("inline" | "fullscreen" | "pip") => {
+                    Ok(json!({ "mode": self.context.display_mode().as_str() }))
+                }
                 _ => Err(Refusal::params("ui/request-display-mode needs a mode: inline, fullscreen or pip")),
             },
             _ => Err(Refusal(
@@ -740,4 +742,3 @@ async fn serve(handler: &Option<AppHandler>, method: &str, params: Value) -> Res
     };
     handler.oneshot(params).await.map_err(|e| Refusal::failed(e, true))
 }
-
