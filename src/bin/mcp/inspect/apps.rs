@@ -185,7 +185,12 @@ pub(crate) struct Message<'a> {
 
 /// `POST /api/apps/message`: one message the app posted, as it came (its
 /// bytes go to the bridge unparsed, so the bridge's size bound holds for
-/// what the app sent); answers the messages to post back.
+/// what the app sent). Answered at once with `{messages: []}`: the bridge
+/// handles it in a task of its own and its answers reach the app through
+/// the stream. A slow call of the app's then holds none of the page's
+/// connections (a browser keeps six per origin), and a flood reaches the
+/// bridge's bound on requests in flight and is refused there, instead of
+/// queueing in the browser.
 pub(crate) async fn message(State(inspector): State<Arc<Inspector>>, body: axum::body::Bytes) -> Response {
     let Ok(message) = serde_json::from_slice::<Message<'_>>(&body) else {
         let e = Error::new(FailureClass::InvalidArguments, "the body is not {app, message}");
@@ -194,22 +199,27 @@ pub(crate) async fn message(State(inspector): State<Arc<Inspector>>, body: axum:
     let Some(session) = inspector.apps.get(&message.app) else {
         return error_response(&Error::new(FailureClass::NotFound, "no such app (torn down?)"));
     };
-    let asked_before = session.bridge.is_teardown_requested();
-    let messages = session.bridge.handle(message.message.get().as_bytes()).await;
-    if !asked_before && session.bridge.is_teardown_requested() {
-        // The person decides, with the page's Tear down button.
-        inspector.hub.publish(json!({
-            "type": "app-decision", "app": session.id, "kind": "teardown-request", "detail": {},
-        }));
-    }
-    let (logs, _dropped) = session.bridge.take_logs();
-    for entry in logs {
-        inspector.hub.publish(json!({
-            "type": "app-decision", "app": session.id, "kind": "log",
-            "detail": { "level": entry.level, "logger": entry.logger, "data": entry.data },
-        }));
-    }
-    axum::Json(json!({ "messages": messages })).into_response()
+    let raw = message.message.get().as_bytes().to_vec();
+    let hub = inspector.hub.clone();
+    tokio::spawn(async move {
+        let asked_before = session.bridge.is_teardown_requested();
+        let messages = session.bridge.handle(&raw).await;
+        push(&hub, &session.id, messages);
+        if !asked_before && session.bridge.is_teardown_requested() {
+            // The person decides, with the page's Tear down button.
+            hub.publish(json!({
+                "type": "app-decision", "app": session.id, "kind": "teardown-request", "detail": {},
+            }));
+        }
+        let (logs, _dropped) = session.bridge.take_logs();
+        for entry in logs {
+            hub.publish(json!({
+                "type": "app-decision", "app": session.id, "kind": "log",
+                "detail": { "level": entry.level, "logger": entry.logger, "data": entry.data },
+            }));
+        }
+    });
+    axum::Json(json!({ "messages": [] })).into_response()
 }
 
 #[derive(Deserialize)]
