@@ -7,6 +7,8 @@
 //! bench/vs-rmcp/run.sh --rounds 3      # fewer rounds
 //! bench/vs-rmcp/run.sh --only inflight stack legacy   # one case, for a profiler
 //! bench/vs-rmcp/run.sh --help          # every flag; a wrong one is an error, not a default
+//! bench/vs-rmcp/run.sh --json          # the figures as JSON records, one per line (src/table.rs)
+//! bench/vs-rmcp/run.sh --transport http   # streamable HTTP: src/http/mod.rs
 //! ```
 //!
 //! # What is compared

@@ -8,13 +8,15 @@
 //!
 //! # `--json`
 //!
-//! One JSON object per line (JSON Lines), one per case, era, transport and
-//! client that has a figure, and nothing else on stdout (progress goes to
-//! stderr):
+//! One JSON object per line (JSON Lines; keys in alphabetical order, shown
+//! here on two lines), one per case, era, transport and client that has a
+//! figure, and nothing else on stdout (progress goes to stderr). Clients:
+//! `mcp-stack`, `rmcp`, `json-floor`, `pipe-floor` (stdio),
+//! `reqwest-floor`, `hyper-floor` (HTTP):
 //!
 //! ```text
-//! {"transport":"http","era":"2025-11-25","case":"sequential","client":"rmcp","unit":"calls/s",
-//!  "median":2911.4,"rounds":5,"stack_ratio":{"of_medians":1.31,"round_low":1.12,"round_high":1.48}}
+//! {"case":"sequential","client":"rmcp","era":"2025-11-25","median":4085.2,"rounds":5,
+//!  "stack_ratio":{"of_medians":2.55,"round_high":2.79,"round_low":2.44},"transport":"http","unit":"calls/s"}
 //! ```
 //!
 //! `median` is in `unit` (the table's unit, unrounded). `stack_ratio` is
