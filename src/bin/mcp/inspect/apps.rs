@@ -18,7 +18,7 @@
 //! to the person on the page; the inspector never opens a link itself (the
 //! person may, from the page) and answers the app `{}`: handled.
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use mcp_stack::catalog::apps::{app_sandbox, AppSandbox};
@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use super::guard::secret_eq;
 use super::hub::Hub;
-use super::{error_response, Inspector};
+use super::{error_response, Body, Inspector, Params};
 
 /// Apps rendered at once; a new one beyond tears the oldest down.
 pub(crate) const MAX_LIVE_APPS: usize = 16;
@@ -87,8 +87,7 @@ pub(crate) struct Open {
 /// `POST /api/apps`: renders the app of `tool` of `server`, and calls the
 /// tool with `arguments`; its input and result reach the app through the
 /// stream once the app initialized.
-pub(crate) async fn open(State(inspector): State<Arc<Inspector>>, body: axum::Json<Open>) -> Response {
-    let open = body.0;
+pub(crate) async fn open(State(inspector): State<Arc<Inspector>>, Body(open): Body<Open>) -> Response {
     match open_app(&inspector, open).await {
         Ok(answer) => axum::Json(answer).into_response(),
         Err(e) => error_response(&e),
@@ -230,7 +229,7 @@ pub(crate) struct Teardown {
 /// `POST /api/apps/teardown`: the app is told to tear down and forgotten.
 pub(crate) async fn teardown(
     State(inspector): State<Arc<Inspector>>,
-    body: axum::Json<Teardown>,
+    Body(body): Body<Teardown>,
 ) -> Response {
     match inspector.apps.remove(&body.app) {
         Some(session) => {
@@ -256,7 +255,10 @@ fn session_for(inspector: &Inspector, doc: &Document) -> Result<Arc<AppSession>,
 }
 
 /// `GET /sandbox?app=&key=` on the sandbox origin: the proxy page.
-pub(crate) async fn proxy(State(inspector): State<Arc<Inspector>>, Query(doc): Query<Document>) -> Response {
+pub(crate) async fn proxy(
+    State(inspector): State<Arc<Inspector>>,
+    Params(doc): Params<Document>,
+) -> Response {
     let session = match session_for(&inspector, &doc) {
         Ok(s) => s,
         Err(refused) => return refused.into_response(),
@@ -282,7 +284,7 @@ pub(crate) async fn proxy(State(inspector): State<Arc<Inspector>>, Query(doc): Q
 /// policy its `_meta.ui` asked for, framed only by the proxy.
 pub(crate) async fn document(
     State(inspector): State<Arc<Inspector>>,
-    Query(doc): Query<Document>,
+    Params(doc): Params<Document>,
 ) -> Response {
     let session = match session_for(&inspector, &doc) {
         Ok(s) => s,
