@@ -162,6 +162,16 @@
 //! 0.53, 32 in flight 0.84 / 0.83): the task hops below remain. The
 //! README has that run's table.
 //!
+//! Tried and not kept: a lone request's `POST` started from the caller's
+//! task (a `MessageSender::try_send_request` beside `try_send`, sparing
+//! the writer's wake-up). One run of 5 rounds, pinned, right after the
+//! table above: sequential JSON 11,602 / 9,787 calls/s against 12,042 /
+//! 11,023 without it, no gain beyond this machine's noise, so the writer
+//! hop is not where a call's time goes. What is left to try: the
+//! exchange's own task and the reader's hop on the way back (the reply
+//! completing the call from the exchange's task), and the URL parsed again
+//! per request (below).
+//!
 //! # Where mcp-stack's time goes (callgrind, 2026-12-05, before those changes)
 //!
 //! `--only CASE CLIENT legacy`, the client process only (the server is a
