@@ -30,7 +30,7 @@
 //! tests never skip: a missing peer is a failure.
 
 use crate::support::peers::peer;
-use crate::support::process_group::group_members;
+use crate::support::process_group::{children_of, group_members};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use serde_json::{json, Value};
@@ -65,26 +65,6 @@ fn config() -> Value {
             "hostile": stdio(vec![format!("{SCRIPTS}/hostile_server.mjs")]),
         }
     })
-}
-
-/// Live processes whose parent is `parent`, with their process groups,
-/// from `/proc/*/stat`.
-fn children_of(parent: u32) -> Vec<(u32, u32)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-        // "pid (comm) state ppid pgrp ..."; comm may hold spaces and parens.
-        let Some(close) = stat.rfind(')') else { continue };
-        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-        let (Some(state), Some(ppid), Some(pgrp)) = (fields.first(), fields.get(1), fields.get(2)) else {
-            continue;
-        };
-        if ppid.parse::<u32>() == Ok(parent) && !matches!(*state, "Z" | "X") {
-            found.push((pid, pgrp.parse().unwrap_or(0)));
-        }
-    }
-    found
 }
 
 /// The text of a file, or what went wrong reading it.

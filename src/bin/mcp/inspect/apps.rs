@@ -246,7 +246,10 @@ pub(crate) struct Document {
 }
 
 /// The app named by the query, when its key is right.
-fn session_for(inspector: &Inspector, doc: &Document) -> Result<Arc<AppSession>, (StatusCode, &'static str)> {
+/// Why an app's document is not served.
+type Refused = (StatusCode, &'static str);
+
+fn session_for(inspector: &Inspector, doc: &Document) -> Result<Arc<AppSession>, Refused> {
     let session = inspector.apps.get(&doc.app).ok_or((StatusCode::NOT_FOUND, "no such app"))?;
     if !secret_eq(&doc.key, &session.key) {
         return Err((StatusCode::UNAUTHORIZED, "the app's key is missing or wrong"));
@@ -258,11 +261,8 @@ fn session_for(inspector: &Inspector, doc: &Document) -> Result<Arc<AppSession>,
 pub(crate) async fn proxy(
     State(inspector): State<Arc<Inspector>>,
     Params(doc): Params<Document>,
-) -> Response {
-    let session = match session_for(&inspector, &doc) {
-        Ok(s) => s,
-        Err(refused) => return refused.into_response(),
-    };
+) -> Result<Response, Refused> {
+    let session = session_for(&inspector, &doc)?;
     let nonce = super::guard::random_secret();
     let app_url = format!("/app?app={}&key={}", session.id, session.key);
     let page = super::SANDBOX_HTML
@@ -277,7 +277,7 @@ pub(crate) async fn proxy(
         own = inspector.sandbox_origin,
         page = inspector.origin,
     );
-    with_headers(Html(page).into_response(), &csp, None)
+    Ok(with_headers(Html(page).into_response(), &csp, None))
 }
 
 /// `GET /app?app=&key=` on the sandbox origin: the app's HTML, under the
@@ -285,16 +285,17 @@ pub(crate) async fn proxy(
 pub(crate) async fn document(
     State(inspector): State<Arc<Inspector>>,
     Params(doc): Params<Document>,
-) -> Response {
-    let session = match session_for(&inspector, &doc) {
-        Ok(s) => s,
-        Err(refused) => return refused.into_response(),
-    };
+) -> Result<Response, Refused> {
+    let session = session_for(&inspector, &doc)?;
     let csp = format!(
         "{}; frame-ancestors {} {}",
         session.sandbox.content_security_policy, inspector.sandbox_origin, inspector.origin
     );
-    with_headers(Html(session.html.clone()).into_response(), &csp, Some(&session.sandbox.permissions_policy))
+    Ok(with_headers(
+        Html(session.html.clone()).into_response(),
+        &csp,
+        Some(&session.sandbox.permissions_policy),
+    ))
 }
 
 fn with_headers(mut response: Response, csp: &str, permissions: Option<&str>) -> Response {
