@@ -523,3 +523,34 @@ fn listen_refuses_any_address_but_loopback() {
         assert!(err.contains("--listen") || err.contains("127.0.0.1"), "{address}: says why: {err}");
     }
 }
+
+#[tokio::test]
+async fn a_tool_runs_as_a_task_and_the_tasks_are_listed_followed_and_cancelled() {
+    let inspect = Inspect::start();
+    let client = client();
+    ready_server(&inspect, &client).await;
+    let start = |steps: u64| json!({ "server": "server", "tool": "count", "arguments": { "steps": steps, "delay_ms": 50 }, "task": true });
+    let started = json_of(inspect.post(&client, "/api/call", &start(3)).send().await.unwrap()).await;
+    let id = started["task"]["id"].as_str().unwrap_or_else(|| panic!("not a task: {started}")).to_string();
+    let listed = client
+        .get(inspect.at("/api/tasks?server=server"))
+        .header("x-mcp-inspect-token", &inspect.token)
+        .send()
+        .await
+        .unwrap();
+    let listed = json_of(listed).await;
+    assert!(listed["tasks"].as_array().unwrap().iter().any(|t| t["id"] == id.as_str()), "{listed}");
+    let task = json!({ "server": "server", "id": id });
+    let status = json_of(inspect.post(&client, "/api/tasks/status", &task).send().await.unwrap()).await;
+    assert_eq!(status["task"]["id"], id.as_str(), "{status}");
+    // The result waits for the task's end.
+    let result = json_of(inspect.post(&client, "/api/tasks/result", &task).send().await.unwrap()).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(result["content"].as_array().is_some_and(|c| !c.is_empty()), "{result}");
+    // A long one is cancelled.
+    let long = json_of(inspect.post(&client, "/api/call", &start(1000)).send().await.unwrap()).await;
+    let long = json!({ "server": "server", "id": long["task"]["id"] });
+    let cancelled = json_of(inspect.post(&client, "/api/tasks/cancel", &long).send().await.unwrap()).await;
+    assert_eq!(cancelled["task"]["status"], "cancelled", "{cancelled}");
+    inspect.stop();
+}

@@ -8,7 +8,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use mcp_stack::host::HostEvent;
-use mcp_stack::{CallOpts, Error, Event, FailureClass};
+use mcp_stack::{CallOpts, Error, Event, FailureClass, TaskStart};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::convert::Infallible;
@@ -87,10 +87,14 @@ pub(crate) struct Call {
     tool: String,
     #[serde(default)]
     arguments: Option<Value>,
+    /// Run it as a task, where the server offers that for the tool.
+    #[serde(default)]
+    task: bool,
 }
 
 /// `POST /api/call`: calls a tool as the person (the page), by its raw
-/// name on one server.
+/// name on one server; with `task`, as a task: `{task: TaskInfo}` when the
+/// server made one (follow it on the tasks view), else its result.
 pub(crate) async fn call(State(inspector): State<Arc<Inspector>>, Body(call): Body<Call>) -> Response {
     let run = async {
         let binding = inspector.binding(&call.server)?;
@@ -101,9 +105,18 @@ pub(crate) async fn call(State(inspector): State<Arc<Inspector>>, Body(call): Bo
             return Err(Error::new(FailureClass::NotFound, "the server's catalog lists no such tool")
                 .with_binding(&call.server));
         }
-        binding.call_tool(&call.tool, Value::Object(arguments), CallOpts::default()).await
+        if !call.task {
+            return binding
+                .call_tool(&call.tool, Value::Object(arguments), CallOpts::default())
+                .await
+                .map(|r| json!(r));
+        }
+        match binding.call_tool_task(&call.tool, Value::Object(arguments), None, CallOpts::default()).await? {
+            TaskStart::Done(result) => Ok(json!(result)),
+            TaskStart::Task(handle) => Ok(json!({ "task": handle.latest() })),
+        }
     };
-    answer(run.await.map(|r| json!(r)))
+    answer(run.await)
 }
 
 #[derive(Deserialize)]

@@ -250,6 +250,13 @@
       warningsList(r.warnings));
   }
 
+  /** A call the server runs as a task: its info, and where to follow it. */
+  function renderTaskStarted(info, server) {
+    return el('div', { class: 'task-started', 'data-task-id': info && info.id },
+      el('p', {}, 'The server runs the call as a task. ', pageLink('Follow it on the tasks view', { server, view: 'tasks' })),
+      jsonPre(info));
+  }
+
   function renderPromptResult(answer, ctx) {
     return el('div', { class: 'prompt-result' },
       answer.description ? el('p', { class: 'description' }, answer.description) : null,
@@ -593,11 +600,15 @@
     const result = el('div', { id: 'tool-result', class: 'result' }, muted('Not called yet.'));
     const appHref = (args) => pageHref({ server, tool: tool.rawName, view: 'app', args: JSON.stringify(args) });
     const appLink = appResourceUri(tool) ? el('a', { id: 'open-app', href: appHref({}) }, 'Open its app') : null;
+    // A tool the server runs as a task (taskSupport optional or required) may be called as one.
+    const taskBox = el('input', { type: 'checkbox', id: 'tool-as-task', checked: tool.taskSupport === 'required' });
+    const asTask = ['optional', 'required'].includes(tool.taskSupport)
+      ? el('label', { class: 'as-task' }, taskBox, ' as a task') : null;
     const form = el('form', { id: 'tool-form', 'data-server': server, 'data-tool': tool.rawName, novalidate: true },
       fields.map(fieldWidget),
       el('label', { class: 'editor' }, el('span', { class: 'field-name' }, 'Arguments (JSON)'), editor),
       argsError,
-      el('div', { class: 'actions' }, el('button', { type: 'submit', id: 'tool-call' }, 'Call'), appLink));
+      el('div', { class: 'actions' }, el('button', { type: 'submit', id: 'tool-call' }, 'Call'), asTask, appLink));
 
     /** The editor's arguments, or null when they do not parse (the error is shown). */
     function editorArgs() {
@@ -632,8 +643,10 @@
         result.dataset.status = 'error';
         return;
       }
-      fillResult(result, () => post('/api/call', { server, tool: tool.rawName, arguments: args }),
-        (answer) => renderToolResult(answer, { server }), toolStatus);
+      const task = Boolean(asTask && taskBox.checked);
+      fillResult(result, () => post('/api/call', { server, tool: tool.rawName, arguments: args, task }),
+        (answer) => (answer && answer.task !== undefined ? renderTaskStarted(answer.task, server)
+          : renderToolResult(answer, { server })), toolStatus);
     });
 
     editor.value = argsParam ?? '{}';
