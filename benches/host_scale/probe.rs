@@ -20,6 +20,18 @@ pub fn rss() -> u64 {
     status_kb("VmRSS")
 }
 
+/// Resident memory after glibc returns what it can of its free memory to
+/// the system (`malloc_trim`): closer to what is live than [`rss`], which
+/// also counts what the allocator kept of freed blocks.
+pub fn rss_trimmed() -> u64 {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free memory of glibc's heaps.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    rss()
+}
+
 /// The highest resident memory since the last [`reset_peak`] (`VmHWM`).
 pub fn peak() -> u64 {
     status_kb("VmHWM")
