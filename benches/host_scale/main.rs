@@ -65,46 +65,53 @@
 //!
 //! # One run
 //!
-//! 2026-12-05, a shared 2-core VM (load average 1.9 when it started, other
-//! engineers' builds around it), `--rounds 5`, open-file limit 20,000 (no
-//! raise needed there); medians, the range over the rounds in brackets:
+//! 2026-12-05, a shared 2-core VM, `--rounds 5`, open-file limit 20,000 (no
+//! raise needed there), with the library of this branch (the routing index
+//! and the boxed event queue below included). Load average 1.7 when it
+//! started; others' builds started during it (13.9 at its end). Medians,
+//! the range over the rounds in brackets:
 //!
 //! ```text
 //!                                          N=100 / 10k tools          N=500 / 50k tools
-//! stdio ready, mcp-stack (initialize era)   89.7 ms (84.5-93.8)       438.9 ms (431.8-510.6)
-//! stdio ready, floor (tokio)                92.8 ms (88.7-102.4)      468.5 ms (432.0-532.1)
-//!   mcp-stack / floor                       0.97 (0.83-1.03)           0.96 (0.92-1.08)
-//!   default era choice (auto) / floor                                  1.04 (0.97-1.11)
-//! http ready, N paths of one process        37.4 ms (33.2-41.3)       201.2 ms (192.4-215.2)
-//! stdio close, Host::close                  14.0 ms (13.5-14.4)        88.2 ms (76.0-92.4)
-//!   floor (close stdin, wait)               12.6 ms (11.3-20.9)       101.3 ms (84.0-117.6)
+//! stdio ready, mcp-stack (initialize era)   85.1 ms (82.9-109.4)      457.8 ms (438.8-476.0)
+//! stdio ready, floor (tokio)                94.9 ms (90.2-99.2)       440.3 ms (422.8-514.7)
+//!   mcp-stack / floor                       0.87 (0.86-1.21)           1.04 (0.86-1.08)
+//!   default era choice (auto) / floor                                  1.00 (0.94-1.09)
+//! http ready, N paths of one process        34.3 ms (32.7-40.2)       198.7 ms (178.4-201.4)
+//! stdio close, Host::close                  14.1 ms (13.7-18.5)        80.3 ms (78.0-90.9)
+//!   floor (close stdin, wait)               19.5 ms (12.9-22.6)        85.3 ms (74.3-96.4)
 //!   children left, bindings timed out       0, 0 in every round        0, 0 in every round
-//! http close, Host::close                    2.4 ms (2.0-2.6)          12.8 ms (11.1-14.5)
+//! http close, Host::close                    1.9 ms (1.8-3.2)          11.6 ms (10.6-14.5)
 //!
 //!                                          N=100                      N=1,000
-//! memory per idle binding, stdio            43.5 KiB (42.0-44.4)       38.2 KiB (38.0-38.5)
-//! memory per idle binding, http             88.6 KiB (85.1-98.9)       76.3 KiB (74.5-79.6)
-//!   sockets per binding                     1.44                       1.30
-//!   server says Connection: close           93.9 KiB (90.3-99.5)       71.2 KiB (70.4-73.6)
-//!   the same after malloc_trim              76.8 KiB (71.7-82.9)       60.0 KiB (59.3-60.1)
+//! memory per idle binding, stdio            38.6 KiB (38.0-40.1)       33.8 KiB (33.2-34.5)
+//! memory per idle binding, http             85.7 KiB (80.4-90.6)       72.7 KiB (71.1-73.7)
+//!   sockets per binding                     1.32                       1.34
+//!   server says Connection: close           90.3 KiB (85.8-92.0)       67.4 KiB (65.0-69.1)
+//!   the same after malloc_trim              76.0 KiB (75.0-78.1)       57.2 KiB (55.4-59.3)
 //!
 //!                                          10k tools                  50k tools
-//! catalog, wall time to merged              187 ms (181-200)           634 ms (627-757)
-//! catalog, client CPU beyond 1-tool         85.6 ms (82.0-100.6)       441.8 ms (433.6-512.5)
-//! floor: serde_json::from_str::<Value>      35.7 ms (34.4-50.2)        181.5 ms (175.4-190.9)
-//!   CPU / floor                             2.34 (1.84-2.92)           2.40 (2.27-2.89)
+//! catalog, wall time to merged              189 ms (186-191)           653 ms (644-700)
+//! catalog, client CPU beyond 1-tool         88.4 ms (85.4-95.7)        444.8 ms (430.5-463.4)
+//! floor: serde_json::from_str::<Value>      36.5 ms (34.2-42.1)        177.1 ms (176.3-202.9)
+//!   CPU / floor                             2.51 (2.10-2.62)           2.46 (2.28-2.52)
 //! JSON of the tools/list answers            3.72 MiB                   18.68 MiB
-//! catalog, peak beyond 1-tool servers       46.2 MiB (12.4 x JSON)     227.0 MiB (12.2 x JSON)
-//! floor peak (the parsed Values)            46.8 MiB (12.6 x JSON)     233.5 MiB (12.5 x JSON)
-//! Host::route of a model name               2.8 µs (2.7-3.5)           3.0 µs (2.9-3.1)
-//! refresh, list_changed to adopted          255.9 ms (255.0-256.8)     278.3 ms (275.3-282.8)
-//!   of which Host::adopt + merged rebuild   2.1 ms (1.9-2.5)           16.5 ms (13.5-21.6)
+//! catalog, peak beyond 1-tool servers       46.3 MiB (12.4 x JSON)     227.1 MiB (12.2 x JSON)
+//! floor peak (the parsed Values)            46.8 MiB (12.6 x JSON)     233.6 MiB (12.5 x JSON)
+//! Host::route of a model name               2.9 µs (2.7-3.0)           2.9 µs (2.9-3.5)
+//! refresh, list_changed to adopted          256.5 ms (254.9-258.3)     274.9 ms (273.3-279.0)
+//!   of which Host::adopt + merged rebuild   2.5 ms (1.9-4.4)           14.2 ms (12.2-16.5)
 //! ```
+//!
+//! An earlier run the same day (before the event queue was boxed, load
+//! about 2 throughout) gave the same within the ranges: 500 stdio ready at
+//! 0.96 x the floor, the catalog at 2.34 and 2.40 x, and 38.2 and 76.3 KiB
+//! per idle stdio and HTTP binding at 1,000.
 //!
 //! Against the issue's targets:
 //!
-//! - **500 stdio servers ready within 1.5 x the floor: met**, 0.96 (0.92-1.08
-//!   over the rounds; 1.04 with the default era choice, which probes
+//! - **500 stdio servers ready within 1.5 x the floor: met**, 1.04 (0.86-1.08
+//!   over the rounds; 1.00 with the default era choice, which probes
 //!   `server/discover` first), although each binding also lists its tools.
 //!   The time is the operating system's: spawning a process is ~0.9 ms of
 //!   this machine for mcp-stack and the floor alike, at 100, 500 and (runs
@@ -112,10 +119,10 @@
 //!   1,000 servers: 0.91 and 0.96 s against the floor's 0.88 and 0.84 s
 //!   in two quiet runs (a third, disturbed, 2.42 s against 1.51 s).
 //! - **Closing 500 leaves no child process: met**, in every round (no
-//!   binding timed out; `Host::close` closes all concurrently, 0.18 ms a
+//!   binding timed out; `Host::close` closes all concurrently, 0.16 ms a
 //!   binding, the floor's pace).
 //! - **Adopting a 50k-tool merged catalog within 3 x the plain parse: met**,
-//!   2.40 x in CPU (2.27-2.89); the catalog validates, digests and names
+//!   2.46 x in CPU (2.28-2.52); the catalog validates, digests and names
 //!   every tool besides parsing it.
 //! - **Peak memory within 3 x the catalog's JSON: not met**, 12.2 x. Not one
 //!   the library can meet while a catalog holds its schemas as
@@ -127,51 +134,55 @@
 //!   catalog keeps (schemas as compact JSON text, `Box<RawValue>`, parsed
 //!   when a validator is compiled): a change of `ToolSpec`'s public
 //!   fields, proposed, not made here.
-//! - **An idle HTTP binding within 32 KiB: not met**, 76 KiB at 1,000 (89
-//!   at 100, fixed costs spread over fewer). 5-12 KiB of it is the
+//! - **An idle HTTP binding within 32 KiB: not met**, 72.7 KiB at 1,000
+//!   (85.7 at 100, fixed costs spread over fewer). 5-11 KiB of it is the
 //!   pooled keep-alive connections (1.3 sockets a binding: the connects ran
 //!   concurrently, so the shared pool holds about one per binding); with
-//!   a server that closes every connection it is 71 KiB, 60 KiB after
+//!   a server that closes every connection it is 67 KiB, 57 KiB after
 //!   `malloc_trim` (the rest is what the allocator kept of the connects).
-//!   A stdio binding, pipes and reader tasks included, is 38 KiB, so an HTTP
-//!   binding holds some 20-30 KiB more state of its own than a stdio one.
+//!   A stdio binding, pipes and reader tasks included, is 34 KiB, so an HTTP
+//!   binding holds some 24-34 KiB more state of its own than a stdio one.
 //!   A heap profile (heaptrack of `--run memory http-close 300`, the
 //!   process ended while the bindings were idle, so that what was live
-//!   shows as leaked: 19.6 MB, about 60 KB a binding) names the largest
-//!   shares of a binding: 7.4 KB is its event queue
-//!   (src/events/delivery.rs:134, a tokio mpsc of `Event`, whose first
-//!   block of 32 slots is allocated at once: about 230 bytes a slot), 3.1 KB the
-//!   HTTP inbound queue (src/transport/http/inbound.rs:58, the same
+//!   shows as leaked: 19.6 MB, about 60 KB a binding; before the event
+//!   queue was boxed) names the largest shares of a binding: 7.4 KB was
+//!   its event queue (src/events/delivery.rs, a tokio mpsc of `Event`,
+//!   whose first block of 32 slots is allocated at once: about 230 bytes
+//!   a slot; boxed since, which took 38 KiB to 33 a stdio binding), 3.1 KB
+//!   the HTTP inbound queue (src/transport/http/inbound.rs:58, the same
 //!   effect), 2.3 and 0.8 KB two queues made by `Connection::start`
 //!   (src/connection/mod.rs:301-302), 3.7 KB a `BytesMut`, 2.2 KB the
 //!   tasks spawned under the connect's timeout; and hyper's HTTP/1
 //!   connections (1,462 for 301 bindings, one a request with `Connection:
 //!   close`) still held 4.4 MB of buffers and channels, not yet freed
-//!   although their sockets were mostly closed. Proposed:
-//!   boxing what these queues carry (a slot of 8 bytes: the 32-slot blocks
-//!   become 256 bytes, about 12 KB less a binding over either transport),
-//!   and finding what keeps the `BytesMut` and the connection objects;
-//!   that would approach, not reach, 32 KiB.
+//!   although their sockets were mostly closed. Proposed: boxing what the
+//!   other queues carry too (about 5 KB less a binding), and finding what
+//!   keeps the `BytesMut` and the connection objects; that would approach,
+//!   not reach, 32 KiB.
 //!
 //! # What grows faster than the count
 //!
-//! Per item, from the smaller size to the larger: stdio ready 0.90 -> 0.88
-//! ms a server, HTTP ready 0.37 -> 0.40 ms, stdio close 0.14 -> 0.18 ms,
-//! memory per binding falls, catalog CPU 8.6 -> 8.8 µs a tool: linear.
+//! Per item, from the smaller size to the larger: stdio ready 0.85 -> 0.92
+//! ms a server (the floor 0.95 -> 0.88; the earlier run 0.90 -> 0.88),
+//! stdio close 0.14 -> 0.16 ms, catalog CPU 8.8 -> 8.9 µs a tool, memory
+//! per binding falls: linear. HTTP ready 0.34 -> 0.40 ms a binding (0.37
+//! -> 0.40 in the earlier run) grows by up to 16 %: perhaps the one
+//! single-threaded server process answering 500 concurrent connections on
+//! the shared cores; not traced further.
 //!
 //! - **Routing a model name was linear in the whole merged catalog** (every
 //!   `Host::call_tool` scanned every tool of every catalog): 363 µs a call
 //!   at 50k tools, so calling each of T tools cost O(T²). Fixed in
-//!   `HostCatalog` (src/host/catalog.rs): a sorted index, 3.0 µs at 50k,
+//!   `HostCatalog` (src/host/catalog.rs): a sorted index, 2.9 µs at 50k,
 //!   flat from 10k.
 //! - **A refresh rebuilds the whole merged catalog** for one server's
-//!   change: O(T log T) in all tools, 2.1 ms at 10k and 16.5 ms at 50k
-//!   (0.21 -> 0.33 µs a tool: the sort). The rebuild used to allocate a
+//!   change: O(T log T) in all tools, 2.5 ms at 10k and 14.2 ms at 50k
+//!   (0.25 -> 0.28 µs a tool: the sort). The rebuild used to allocate a
 //!   lower-cased `String` and a `BTreeSet` per tool (about 33 ms at 50k);
 //!   the index's sort now finds the collisions too. Rebuilding only the
 //!   changed binding's share (its run of the index merged into the rest)
 //!   would make it O(its tools + T) of copying: not worth its code at
-//!   16 ms a change.
+//!   14 ms a change.
 //! - `Host::settled` rescans the registry at every binding's settle (until
 //!   it meets one still connecting), up to O(N²) in bindings over a whole
 //!   `add_all`: at most a million cheap steps at 1,000, not visible in the
