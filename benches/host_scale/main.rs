@@ -42,9 +42,12 @@
 //!   transport's first-use costs stay in the baseline), over the count. The
 //!   servers are other processes (for HTTP, the server is a child process
 //!   of its own); all HTTP bindings reach one origin, so they share one
-//!   connection pool (the library's default).
+//!   connection pool (the library's default). Also after `malloc_trim`
+//!   (what the bindings hold, less what the allocator kept of their
+//!   connects), and for HTTP once more with a server that closes every
+//!   connection (the bindings without the pool's idle connections).
 //! - **Catalog adoption**: 100 stdio servers of 100 and 500 tools (a
-//!   merged catalog of 10k and 50k tools, about 360 bytes of JSON each, one
+//!   merged catalog of 10k and 50k tools, about 390 bytes of JSON each, one
 //!   `tools/list` page per server): the wall time until `Host::catalog`
 //!   lists every tool, and the client's CPU time and peak memory
 //!   (`VmHWM`) beyond the same host with 1-tool servers, the catalog's own

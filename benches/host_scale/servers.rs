@@ -18,7 +18,7 @@ use std::io::{BufRead, Write};
 /// The version a server answers `initialize` with.
 const VERSION: &str = "2025-11-25";
 
-/// One tool, about 360 bytes of JSON: a name, a sentence of description and
+/// One tool, about 390 bytes of JSON: a name, a sentence of description and
 /// a small object schema, like a typical public server's tool. `version`
 /// changes tool 0's description (the refresh case).
 fn tool(i: usize, version: u64) -> Value {
