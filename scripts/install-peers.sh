@@ -17,15 +17,20 @@
 #                                              tests/fixtures/loopback_only.js)
 #   FastMCP 4.1.6 .......... .peers/fastmcp-venv (fastmcp==4.1.6, its own venv)
 #   fastmcp-tasks 4.1.4 .... .peers/fastmcp-tasks-venv (FastMCP's Tasks extension engine, its own venv)
+#   playwright-core 1.65.1 . .peers/browser  (drives Chromium from Node for the browser
+#                                              tests of `mcp inspect`, tests/interop/inspect/;
+#                                              playwright-core downloads no browser)
 #   tinyproxy, openssl, redis-server, socat ..... Debian packages (apt-get, as root), when missing:
 #                              an HTTP proxy, a throw-away CA for TLS tests, a
 #                              Redis server for the shared response cache, and socat,
 #                              which serves a stdio server on a Unix socket for the
 #                              example transport (examples/unix_socket/)
+#   chromium, fonts-liberation  Debian packages (apt-get, as root), when /usr/bin/chromium is
+#                              missing: the browser of tests/interop/inspect.rs
 #
 # Writes .peers/env.sh exporting MCP_NODE, MCP_EVERYTHING_JS, MCP_CONFORMANCE_JS,
 # MCP_PYTHON, MCP_TS_SERVER_JS, MCP_OIDC_PROVIDER_JS, MCP_APPS_VANILLAJS_DIR, MCP_APPS_MONITOR_DIR,
-# MCP_FASTMCP_PYTHON, MCP_FASTMCP_TASKS_PYTHON,
+# MCP_FASTMCP_PYTHON, MCP_FASTMCP_TASKS_PYTHON, MCP_PLAYWRIGHT_DIR, MCP_CHROMIUM,
 # MCP_TINYPROXY, MCP_OPENSSL, MCP_REDIS_SERVER and MCP_SOCAT (absolute paths). Idempotent: every step checks the installed
 # version first and is skipped when it already matches, so a second run takes
 # about a second. Any failure exits non-zero with a message saying what broke.
@@ -54,6 +59,10 @@ FASTMCP_VERSION=4.1.6
 # asks for fastmcp-tasks 4.1.6, which was never published; 4.1.4 is the
 # newest, and it pins its own fastmcp-slim, hence a venv of its own.
 FASTMCP_TASKS_VERSION=4.1.4
+# The browser tests of `mcp inspect`: playwright's protocol client alone
+# (no browser download), driving Debian's chromium.
+PLAYWRIGHT_PKG=playwright-core
+PLAYWRIGHT_VERSION=1.65.1
 
 # ---- paths (relative to the repo root, computed from this script) ----------
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -81,6 +90,9 @@ APPS_VANILLAJS_DIR="$APPS_PREFIX/node_modules/$APPS_VANILLAJS_PKG"
 APPS_VANILLAJS_JS="$APPS_VANILLAJS_DIR/dist/index.js"
 APPS_MONITOR_DIR="$APPS_PREFIX/node_modules/$APPS_MONITOR_PKG"
 APPS_MONITOR_JS="$APPS_MONITOR_DIR/dist/index.js"
+BROWSER_PREFIX="$PEERS/browser"
+PLAYWRIGHT_DIR="$BROWSER_PREFIX/node_modules/$PLAYWRIGHT_PKG"
+CHROMIUM_BIN=/usr/bin/chromium
 FASTMCP_VENV="$PEERS/fastmcp-venv"
 FASTMCP_PY="$FASTMCP_VENV/bin/python"
 FASTMCP_TASKS_VENV="$PEERS/fastmcp-tasks-venv"
@@ -225,6 +237,20 @@ else
   [ "$monitor_have" = "$APPS_VERSION" ] || die "$APPS_MONITOR_PKG is '${monitor_have:-missing}', wanted $APPS_VERSION"
 fi
 
+# ---- 3c3. playwright-core (the browser tests of `mcp inspect`) ---------------
+pw_have="$(pkg_version "$PLAYWRIGHT_DIR")"
+if [ "$pw_have" = "$PLAYWRIGHT_VERSION" ]; then
+  log "$PLAYWRIGHT_PKG@$pw_have present"
+else
+  log "installing $PLAYWRIGHT_PKG@$PLAYWRIGHT_VERSION into $BROWSER_PREFIX (had: '${pw_have:-none}')"
+  mkdir -p "$BROWSER_PREFIX"
+  PATH="$(dirname "$NODE_BIN"):$PATH" npm install --prefix "$BROWSER_PREFIX" --no-audit --no-fund --loglevel=error \
+    "$PLAYWRIGHT_PKG@$PLAYWRIGHT_VERSION" || die "npm install of $PLAYWRIGHT_PKG@$PLAYWRIGHT_VERSION failed"
+  installed_any=1
+  pw_have="$(pkg_version "$PLAYWRIGHT_DIR")"
+  [ "$pw_have" = "$PLAYWRIGHT_VERSION" ] || die "$PLAYWRIGHT_PKG is '${pw_have:-missing}', wanted $PLAYWRIGHT_VERSION"
+fi
+
 # ---- 3d. FastMCP (its own venv: it pins its own mcp) -------------------------
 venv_package "$FASTMCP_VENV" "$FASTMCP_PY" fastmcp "$FASTMCP_VERSION" 'from fastmcp import FastMCP, Context'
 fm_have="$VENV_HAVE"
@@ -260,8 +286,27 @@ fi
 [ -n "$REDIS_BIN" ] || die "redis-server not found after installing it"
 [ -n "$SOCAT_BIN" ] || die "socat not found after installing it"
 
+# ---- 3f. Debian package: chromium (the browser tests of `mcp inspect`) --------
+# Debian's, not a browser playwright downloads: it comes with the system's
+# fonts and libraries, and security updates.
+if [ ! -x "$CHROMIUM_BIN" ]; then
+  [ "$(id -u)" -eq 0 ] || die "chromium ($CHROMIUM_BIN) is missing and installing it needs root (apt-get)"
+  # fonts-liberation is only recommended by chromium-common; named, so that
+  # text renders where APT installs no recommended packages.
+  log "apt-get install chromium fonts-liberation"
+  apt-get update -qq >/dev/null || die "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-liberation >/dev/null \
+    || die "apt-get install chromium fonts-liberation failed"
+  installed_any=1
+fi
+[ -x "$CHROMIUM_BIN" ] || die "chromium not found at $CHROMIUM_BIN after installing it"
+# Debian's wrapper script may say something on stderr; the version is on stdout.
+chromium_v="$("$CHROMIUM_BIN" --version 2>/dev/null)" || die "$CHROMIUM_BIN --version failed"
+[[ "$chromium_v" == Chromium\ * ]] || die "$CHROMIUM_BIN --version said '$chromium_v', not Chromium"
+chromium_v="${chromium_v%% built on*}"
+
 # ---- 4. final checks + env.sh ----------------------------------------------
-for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$APPS_VANILLAJS_JS" "$APPS_MONITOR_JS" "$FASTMCP_PY" "$FASTMCP_TASKS_PY" "$TINYPROXY_BIN" "$OPENSSL_BIN" "$REDIS_BIN" "$SOCAT_BIN"; do
+for f in "$NODE_BIN" "$EVERYTHING_JS" "$CONFORMANCE_JS" "$VENV_PY" "$TS_SERVER_JS" "$OIDC_JS" "$APPS_VANILLAJS_JS" "$APPS_MONITOR_JS" "$PLAYWRIGHT_DIR/package.json" "$FASTMCP_PY" "$FASTMCP_TASKS_PY" "$TINYPROXY_BIN" "$OPENSSL_BIN" "$REDIS_BIN" "$SOCAT_BIN" "$CHROMIUM_BIN"; do
   [ -e "$f" ] || die "expected file missing after install: $f"
 done
 node_v="$("$NODE_BIN" --version)" || die "$NODE_BIN --version failed"
@@ -281,6 +326,8 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
   printf 'export MCP_APPS_MONITOR_DIR=%q\n' "$APPS_MONITOR_DIR"
   printf 'export MCP_FASTMCP_PYTHON=%q\n' "$FASTMCP_PY"
   printf 'export MCP_FASTMCP_TASKS_PYTHON=%q\n' "$FASTMCP_TASKS_PY"
+  printf 'export MCP_PLAYWRIGHT_DIR=%q\n' "$PLAYWRIGHT_DIR"
+  printf 'export MCP_CHROMIUM=%q\n' "$CHROMIUM_BIN"
   printf 'export MCP_TINYPROXY=%q\n' "$TINYPROXY_BIN"
   printf 'export MCP_OPENSSL=%q\n' "$OPENSSL_BIN"
   printf 'export MCP_REDIS_SERVER=%q\n' "$REDIS_BIN"
@@ -289,8 +336,8 @@ tmp="$(mktemp "$PEERS/env.sh.XXXXXX")"
 mv -f "$tmp" "$ENV_FILE"
 
 if [ "$installed_any" -eq 0 ]; then
-  log "all peers already present (node $node_v, everything $ev_have, conformance $cf_have, apps examples $apps_have, mcp $mcp_have, fastmcp $fm_have, fastmcp-tasks $ft_have); nothing to do ($((SECONDS - START))s)"
+  log "all peers already present (node $node_v, everything $ev_have, conformance $cf_have, apps examples $apps_have, playwright-core $pw_have, $chromium_v, mcp $mcp_have, fastmcp $fm_have, fastmcp-tasks $ft_have); nothing to do ($((SECONDS - START))s)"
 else
-  log "peers installed in $((SECONDS - START))s (node $node_v, everything $ev_have, conformance $cf_have, apps examples $apps_have, mcp $mcp_have, fastmcp $fm_have, fastmcp-tasks $ft_have)"
+  log "peers installed in $((SECONDS - START))s (node $node_v, everything $ev_have, conformance $cf_have, apps examples $apps_have, playwright-core $pw_have, $chromium_v, mcp $mcp_have, fastmcp $fm_have, fastmcp-tasks $ft_have)"
 fi
 log "wrote $ENV_FILE"

@@ -14,10 +14,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 log() { printf '[interop] %s\n' "$*" >&2; }
-# `scripts/interop.sh fastmcp`: install the peers, build the CLI and run only
-# the FastMCP part; with no argument, everything.
+# `scripts/interop.sh fastmcp` (or `inspect`): install the peers, build the
+# CLI and run only the FastMCP part (or the browser tests of `mcp inspect`);
+# with no argument, everything.
 ONLY="${1:-}"
-case "$ONLY" in ""|fastmcp) ;; *) printf '[interop] ERROR: unknown part %s (only: fastmcp)\n' "$ONLY" >&2; exit 2 ;; esac
+case "$ONLY" in ""|fastmcp|inspect) ;; *) printf '[interop] ERROR: unknown part %s (only: fastmcp, inspect)\n' "$ONLY" >&2; exit 2 ;; esac
 die() { printf '[interop] ERROR: %s\n' "$*" >&2; exit 1; }
 
 bash "$ROOT/scripts/install-peers.sh" || die "scripts/install-peers.sh failed"
@@ -27,7 +28,7 @@ ENV_FILE="$ROOT/.peers/env.sh"
 # shellcheck source=/dev/null
 . "$ENV_FILE"
 
-for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_APPS_VANILLAJS_DIR MCP_APPS_MONITOR_DIR MCP_FASTMCP_PYTHON MCP_FASTMCP_TASKS_PYTHON MCP_TINYPROXY MCP_OPENSSL MCP_REDIS_SERVER MCP_SOCAT; do
+for var in MCP_NODE MCP_EVERYTHING_JS MCP_CONFORMANCE_JS MCP_PYTHON MCP_TS_SERVER_JS MCP_OIDC_PROVIDER_JS MCP_APPS_VANILLAJS_DIR MCP_APPS_MONITOR_DIR MCP_FASTMCP_PYTHON MCP_FASTMCP_TASKS_PYTHON MCP_PLAYWRIGHT_DIR MCP_CHROMIUM MCP_TINYPROXY MCP_OPENSSL MCP_REDIS_SERVER MCP_SOCAT; do
   val="${!var:-}"
   [ -n "$val" ] || die "$var is not set by $ENV_FILE"
   [ -e "$val" ] || die "$var points to a missing file or folder: $val"
@@ -88,6 +89,11 @@ run_fastmcp() {
 if [ "$ONLY" = "fastmcp" ]; then
   run_fastmcp
   log "interop (fastmcp only) OK"
+  exit 0
+fi
+if [ "$ONLY" = "inspect" ]; then
+  interop_tests inspect
+  log "interop (inspect only) OK"
   exit 0
 fi
 
@@ -250,6 +256,20 @@ interop_tests fastmcp_task_server
 # app-only tool left out of the conversions, refused on the model path,
 # reached on its own app's path and refused to another server's app.
 interop_tests mcp_apps
+
+# ---- mcp inspect in a browser -----------------------------------------------
+# The inspector (`$MCP_CLI --config FILE inspect`, of everything, both Apps
+# examples and a hostile stdio server, tests/interop/inspect/hostile_server.mjs)
+# driven in Debian's Chromium ($MCP_CHROMIUM) by Node scripts on
+# playwright-core ($MCP_PLAYWRIGHT_DIR), tests/interop/inspect/*.mjs: the
+# token (401 without it), a tool called through its form, an elicitation
+# answered in the page, both example apps rendered (their pixels counted)
+# and the monitor's app-only tool polled from its app and never offered to
+# a model, and a hostile app's oversized message, flood, reach for another
+# server's tool, for file: and https: resources and for the top frame all
+# refused, the page still working after. Screenshots of each view in
+# target/inspect-screenshots/.
+interop_tests inspect
 
 # ---- corporate networks: a proxy, a private CA, client certificates --------
 # tinyproxy ($MCP_TINYPROXY) started by each test on a free loopback port

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 mod extensions;
+mod inspect;
 
 const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 const DEMO: &str = env!("CARGO_BIN_EXE_mcp-stack-demo");

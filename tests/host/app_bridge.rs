@@ -39,6 +39,32 @@ async fn initialized(bridge: &AppBridge) {
     bridge.handle(&notification("ui/notifications/initialized", json!({}))).await;
 }
 
+/// A host handler that never answers, and a channel told each time it is
+/// entered.
+fn never_answering() -> (
+    impl tower::Service<
+            Value,
+            Response = Value,
+            Error = Error,
+            Future = impl std::future::Future<Output = Result<Value, Error>> + Send,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+    tokio::sync::mpsc::UnboundedReceiver<()>,
+) {
+    let (entered_tx, entered) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let handler = tower::service_fn(move |_: Value| {
+        let entered_tx = entered_tx.clone();
+        async move {
+            entered_tx.send(()).unwrap();
+            std::future::pending::<()>().await;
+            Ok::<_, Error>(json!({}))
+        }
+    });
+    (handler, entered)
+}
+
 /// The one answer's error: (code, class).
 fn refusal(answer: &[Value]) -> (i64, String) {
     assert_eq!(answer.len(), 1, "{answer:?}");
@@ -316,15 +342,7 @@ async fn logs_are_bounded_and_teardown_ends_the_apps_requests() {
 
 #[tokio::test]
 async fn an_app_cancels_its_own_request_and_it_is_not_answered() {
-    let (entered_tx, mut entered) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let handler = tower::service_fn(move |_: Value| {
-        let entered_tx = entered_tx.clone();
-        async move {
-            entered_tx.send(()).unwrap();
-            std::future::pending::<()>().await;
-            Ok::<_, Error>(json!({}))
-        }
-    });
+    let (handler, mut entered) = never_answering();
     let bridge = AppBridge::new(demo().await, "clock", AppHostContext::default())
         .unwrap()
         .with_config(AppBridgeConfig::default().with_max_requests_in_flight(1))
@@ -417,15 +435,7 @@ async fn the_app_is_told_its_sandbox_list_changes_and_may_ask_to_be_torn_down() 
 
 #[tokio::test]
 async fn teardown_ends_the_requests_in_flight_unanswered() {
-    let (entered_tx, mut entered) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let handler = tower::service_fn(move |_: Value| {
-        let entered_tx = entered_tx.clone();
-        async move {
-            entered_tx.send(()).unwrap();
-            std::future::pending::<()>().await;
-            Ok::<_, Error>(json!({}))
-        }
-    });
+    let (handler, mut entered) = never_answering();
     let bridge =
         AppBridge::new(demo().await, "clock", AppHostContext::default()).unwrap().with_message(handler);
     initialized(&bridge).await;

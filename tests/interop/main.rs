@@ -52,11 +52,15 @@
 //!   only on the public `Transport` traits, against everything served on a
 //!   Unix socket by `socat`: a call, a server killed mid-call, a missing
 //!   socket, and a close that leaves no process behind.
+//! - [`inspect`]: `mcp inspect` in Chromium (playwright-core): the token,
+//!   a tool's form, an elicitation, both example apps rendered, the
+//!   monitor's app-only tool, and a hostile app refused.
 
 #[path = "../support/mod.rs"]
 mod support;
 
 mod handlers;
+mod inspect;
 mod stdio;
 mod tasks;
 mod unix_socket;

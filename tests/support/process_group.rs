@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-/// Live (not zombie) processes whose process group is `pgid`, from
-/// `/proc/*/stat`.
-pub fn group_members(pgid: u32) -> Vec<u32> {
+/// Every live (not zombie) process, from `/proc/*/stat`: (pid, parent,
+/// process group).
+fn live_processes() -> Vec<(u32, u32, u32)> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
@@ -13,12 +13,28 @@ pub fn group_members(pgid: u32) -> Vec<u32> {
         // "pid (comm) state ppid pgrp ..."; comm may hold spaces and parens.
         let Some(close) = stat.rfind(')') else { continue };
         let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-        let (Some(state), Some(pgrp)) = (fields.first(), fields.get(2)) else { continue };
-        if pgrp.parse::<u32>() == Ok(pgid) && !matches!(*state, "Z" | "X") {
-            found.push(pid);
+        let (Some(state), Some(ppid), Some(pgrp)) = (fields.first(), fields.get(1), fields.get(2)) else {
+            continue;
+        };
+        if !matches!(*state, "Z" | "X") {
+            found.push((pid, ppid.parse().unwrap_or(0), pgrp.parse().unwrap_or(0)));
         }
     }
     found
+}
+
+/// Live processes whose process group is `pgid`.
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    live_processes().into_iter().filter(|(_, _, group)| *group == pgid).map(|(pid, _, _)| pid).collect()
+}
+
+/// Live processes whose parent is `parent`, with their process groups.
+pub fn children_of(parent: u32) -> Vec<(u32, u32)> {
+    live_processes()
+        .into_iter()
+        .filter(|(_, ppid, _)| *ppid == parent)
+        .map(|(pid, _, group)| (pid, group))
+        .collect()
 }
 
 /// Waits (bounded) until `pgid` has no live member; returns what is left.

@@ -7,6 +7,8 @@
 //! bench/vs-rmcp/run.sh --rounds 3      # fewer rounds
 //! bench/vs-rmcp/run.sh --only inflight stack legacy   # one case, for a profiler
 //! bench/vs-rmcp/run.sh --help          # every flag; a wrong one is an error, not a default
+//! bench/vs-rmcp/run.sh --json          # the figures as JSON records, one per line (src/table.rs)
+//! bench/vs-rmcp/run.sh --transport http   # streamable HTTP: src/http/mod.rs
 //! ```
 //!
 //! # What is compared
@@ -257,9 +259,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 mod args;
+mod http;
 mod table;
 
-use args::Command;
+use args::{Command, Transport};
 
 /// Who talks to the server.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -272,6 +275,10 @@ enum Client {
 
 impl Client {
     const ALL: [Client; 4] = [Client::Stack, Client::Rmcp, Client::JsonFloor, Client::PipeFloor];
+
+    fn index(self) -> usize {
+        Client::ALL.iter().position(|c| *c == self).expect("a client")
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -285,6 +292,13 @@ impl Era {
         match self {
             Era::Legacy => "legacy",
             Era::Modern => "modern",
+        }
+    }
+
+    fn version(self) -> &'static str {
+        match self {
+            Era::Legacy => "2025-11-25",
+            Era::Modern => "2026-07-28",
         }
     }
 }
@@ -311,6 +325,20 @@ impl Case {
         Case::Catalog,
         Case::Memory,
     ];
+
+    /// How the case is shown.
+    fn row(self) -> table::Row {
+        let (key, name, unit, scale, decimals) = match self {
+            Case::Sequential => ("sequential", "sequential tools/call", "calls/s", 1.0, 0),
+            Case::InFlight => ("inflight", "32 in flight", "calls/s", 1.0, 0),
+            Case::Large => ("large", "1 MiB text results", "calls/s", 1.0, 0),
+            Case::Structured => ("structured", "1 MiB structured results", "calls/s", 1.0, 0),
+            Case::Connect => ("connect", "connect to ready", "ms", 1e3, 2),
+            Case::Catalog => ("catalog", "1,024-tool catalog to ready", "ms", 1e3, 2),
+            Case::Memory => ("memory", "memory per idle connection", "KiB", 1.0 / 1024.0, 1),
+        };
+        table::Row { key, name, unit, scale, decimals }
+    }
 }
 
 /// How much each round does.
@@ -321,6 +349,8 @@ struct Sizes {
     large: usize,
     connects: usize,
     catalogs: usize,
+    /// 50 MB calls per client process (HTTP only).
+    huge: usize,
 }
 
 const DEPTH: usize = 32;
@@ -341,8 +371,15 @@ fn main() {
         std::process::exit(2);
     });
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let (rounds, sizes) = match command {
-        Command::Table { rounds, sizes } => (rounds, sizes),
+    let (rounds, sizes, json) = match command {
+        Command::Table { transport: Transport::Stdio, rounds, sizes, json } => (rounds, sizes, json),
+        Command::Table { transport: Transport::Http, rounds, sizes, json } => {
+            return http::table(&runtime, rounds, sizes, json);
+        }
+        Command::HttpOnly { case, client, era } => return http::only(&runtime, case, client, era),
+        Command::HttpChild { case, client, era, url, calls } => {
+            return http::child(&runtime, case, client, era, &url, calls);
+        }
         Command::Help => {
             println!("{}", args::USAGE);
             return;
@@ -353,32 +390,47 @@ fn main() {
             return;
         }
         Command::Only { case, client, era } => {
-            let sizes = Sizes { sequential: 5000, in_flight: 10000, large: 40, connects: 20, catalogs: 10 };
+            let sizes =
+                Sizes { sequential: 5000, in_flight: 10000, large: 40, connects: 20, catalogs: 10, huge: 3 };
             println!("{:?}", runtime.block_on(measure(client, era, case, sizes)));
             return;
         }
     };
-    println!("CPUs allowed: {}", cpus_allowed());
-    println!("{rounds} rounds; medians; ratios of medians of this run\n");
+    if !json {
+        println!("CPUs allowed: {}", cpus_allowed());
+        println!("{rounds} rounds; medians; ratios of medians of this run\n");
+    }
     for era in [Era::Legacy, Era::Modern] {
         let mut results = table::Results::default();
         for round in 0..rounds {
             let mut order = Client::ALL.to_vec();
             order.rotate_left(round % Client::ALL.len());
-            for case in Case::ALL {
+            for (case_index, case) in Case::ALL.into_iter().enumerate() {
                 for &client in &order {
                     if let Some(figure) = runtime.block_on(measure(client, era, case, sizes)) {
-                        results.add(case, client, figure);
+                        results.add(case_index, client.index(), figure);
                     }
                 }
             }
             eprintln!("{} round {} of {rounds} done", era.arg(), round + 1);
         }
-        let title = match era {
-            Era::Legacy => "2025-11-25 (initialize)",
-            Era::Modern => "2026-07-28 (server/discover)",
+        let layout = table::Layout {
+            transport: "stdio",
+            era: era.version(),
+            title: match era {
+                Era::Legacy => "2025-11-25 (initialize)",
+                Era::Modern => "2026-07-28 (server/discover)",
+            },
+            rows: Case::ALL.into_iter().map(Case::row).collect(),
+            clients: vec![
+                ("mcp-stack", "mcp-stack"),
+                ("rmcp", "rmcp"),
+                ("json-floor", "JSON floor"),
+                ("pipe-floor", "pipe floor"),
+            ],
+            floor_by_round: false,
         };
-        table::print(title, &results);
+        table::print(&layout, &results, json);
     }
 }
 
@@ -727,7 +779,7 @@ fn resident_bytes() -> u64 {
     pages * 4096
 }
 
-fn cpus_allowed() -> String {
+pub(crate) fn cpus_allowed() -> String {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

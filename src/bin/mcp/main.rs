@@ -111,6 +111,10 @@
 //!   `SKILL.md` or writes every file under DIR (a path that would leave DIR
 //!   is refused before anything is written). The CLI declares the Apps and
 //!   Skills extensions to every server.
+//! - `inspect [--listen 127.0.0.1:PORT]` serves a web inspector of these
+//!   servers on loopback until Ctrl-C or SIGTERM; the first line of stdout
+//!   is its URL with its token (see the `inspect` module and
+//!   `docs/inspect.md`). Elicitations are answered on its page.
 //!
 //! # What the server may ask
 //!

@@ -20,6 +20,13 @@ pub(crate) struct Peek {
     pub(crate) method: Option<String>,
     #[serde(default)]
     params: Option<PeekParams>,
+    #[serde(default)]
+    jsonrpc: Option<serde_json::Value>,
+    /// Whether a `result` member is there (its value is skipped, not built).
+    #[serde(default)]
+    result: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -51,6 +58,16 @@ impl Peek {
             return None;
         }
         self.params.as_ref().and_then(|p| p.request_id.as_ref())
+    }
+
+    /// Whether this is a JSON-RPC 2.0 success response (a non-null
+    /// `result`, no `error`): one the connection takes as the end of its
+    /// request whatever the result holds.
+    pub(crate) fn is_result(&self) -> bool {
+        self.method.is_none()
+            && self.result.is_some()
+            && self.error.is_none()
+            && self.jsonrpc.as_ref().and_then(serde_json::Value::as_str) == Some("2.0")
     }
 
     /// Whether this is the response to `id`.

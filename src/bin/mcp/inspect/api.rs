@@ -3,7 +3,7 @@
 //! commands, and answers the crate's serde form of what it got (the
 //! documents of `--json`), or `{error}` with the failure's class.
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use tokio_stream::wrappers::{errors::BroadcastStreamRecvError, BroadcastStream};
 use tokio_stream::StreamExt as _;
 
-use super::{error_response, Inspector};
+use super::{error_response, Body, Inspector, Params};
 
 #[derive(Deserialize)]
 pub(crate) struct ServerQuery {
@@ -48,7 +48,7 @@ pub(crate) async fn servers(State(inspector): State<Arc<Inspector>>) -> Response
 /// `GET /api/catalog?server=S`: S's adopted catalog.
 pub(crate) async fn catalog(
     State(inspector): State<Arc<Inspector>>,
-    Query(q): Query<ServerQuery>,
+    Params(q): Params<ServerQuery>,
 ) -> Response {
     match inspector.host.catalog().catalog(&q.server) {
         Some(catalog) => Json(json!(**catalog)).into_response(),
@@ -91,10 +91,16 @@ pub(crate) struct Call {
 
 /// `POST /api/call`: calls a tool as the person (the page), by its raw
 /// name on one server.
-pub(crate) async fn call(State(inspector): State<Arc<Inspector>>, Json(call): Json<Call>) -> Response {
+pub(crate) async fn call(State(inspector): State<Arc<Inspector>>, Body(call): Body<Call>) -> Response {
     let run = async {
         let binding = inspector.binding(&call.server)?;
         let arguments = object(call.arguments)?;
+        // The page's forms come from the catalog: a name it does not list
+        // is refused before anything is sent.
+        if binding.catalog().tool(&call.tool).is_none() {
+            return Err(Error::new(FailureClass::NotFound, "the server's catalog lists no such tool")
+                .with_binding(&call.server));
+        }
         binding.call_tool(&call.tool, Value::Object(arguments), CallOpts::default()).await
     };
     answer(run.await.map(|r| json!(r)))
@@ -109,7 +115,7 @@ pub(crate) struct GetPrompt {
 }
 
 /// `POST /api/prompt`.
-pub(crate) async fn prompt(State(inspector): State<Arc<Inspector>>, Json(get): Json<GetPrompt>) -> Response {
+pub(crate) async fn prompt(State(inspector): State<Arc<Inspector>>, Body(get): Body<GetPrompt>) -> Response {
     let run = async {
         let binding = inspector.binding(&get.server)?;
         binding.get_prompt(&get.name, object(get.arguments)?, CallOpts::default()).await
@@ -120,7 +126,7 @@ pub(crate) async fn prompt(State(inspector): State<Arc<Inspector>>, Json(get): J
 /// `GET /api/prompts?server=S`.
 pub(crate) async fn prompts(
     State(inspector): State<Arc<Inspector>>,
-    Query(q): Query<ServerQuery>,
+    Params(q): Params<ServerQuery>,
 ) -> Response {
     let run = async {
         let binding = inspector.binding(&q.server)?;
@@ -136,7 +142,7 @@ pub(crate) async fn prompts(
 /// `GET /api/resources?server=S`: resources and templates.
 pub(crate) async fn resources(
     State(inspector): State<Arc<Inspector>>,
-    Query(q): Query<ServerQuery>,
+    Params(q): Params<ServerQuery>,
 ) -> Response {
     let run = async {
         let binding = inspector.binding(&q.server)?;
@@ -160,13 +166,16 @@ pub(crate) struct Read {
 }
 
 /// `POST /api/read`.
-pub(crate) async fn read(State(inspector): State<Arc<Inspector>>, Json(read): Json<Read>) -> Response {
+pub(crate) async fn read(State(inspector): State<Arc<Inspector>>, Body(read): Body<Read>) -> Response {
     let run = async { inspector.binding(&read.server)?.read_resource(&read.uri, CallOpts::default()).await };
     answer(run.await.map(|r| json!(r)))
 }
 
 /// `GET /api/tasks?server=S`.
-pub(crate) async fn tasks(State(inspector): State<Arc<Inspector>>, Query(q): Query<ServerQuery>) -> Response {
+pub(crate) async fn tasks(
+    State(inspector): State<Arc<Inspector>>,
+    Params(q): Params<ServerQuery>,
+) -> Response {
     let run = async {
         let listing = inspector.binding(&q.server)?.list_tasks().await?;
         Ok(json!({ "tasks": listing.items, "warnings": listing.warnings }))
@@ -181,20 +190,20 @@ pub(crate) struct TaskRef {
 }
 
 /// `POST /api/tasks/status`.
-pub(crate) async fn task_status(State(inspector): State<Arc<Inspector>>, Json(t): Json<TaskRef>) -> Response {
+pub(crate) async fn task_status(State(inspector): State<Arc<Inspector>>, Body(t): Body<TaskRef>) -> Response {
     let run = async { inspector.binding(&t.server)?.task(&t.id).status(CallOpts::default()).await };
     answer(run.await.map(|info| json!({ "task": info })))
 }
 
 /// `POST /api/tasks/result`: waits for the task's result (within the
 /// request deadline).
-pub(crate) async fn task_result(State(inspector): State<Arc<Inspector>>, Json(t): Json<TaskRef>) -> Response {
+pub(crate) async fn task_result(State(inspector): State<Arc<Inspector>>, Body(t): Body<TaskRef>) -> Response {
     let run = async { inspector.binding(&t.server)?.task(&t.id).result(CallOpts::default()).await };
     answer(run.await.map(|r| json!(r)))
 }
 
 /// `POST /api/tasks/cancel`.
-pub(crate) async fn task_cancel(State(inspector): State<Arc<Inspector>>, Json(t): Json<TaskRef>) -> Response {
+pub(crate) async fn task_cancel(State(inspector): State<Arc<Inspector>>, Body(t): Body<TaskRef>) -> Response {
     let run = async { inspector.binding(&t.server)?.task(&t.id).cancel().await };
     answer(run.await.map(|info| json!({ "task": info })))
 }
@@ -210,7 +219,7 @@ pub(crate) struct Answer {
 /// `POST /api/elicitations/answer`.
 pub(crate) async fn elicitation_answer(
     State(inspector): State<Arc<Inspector>>,
-    Json(a): Json<Answer>,
+    Body(a): Body<Answer>,
 ) -> Response {
     answer(inspector.hub.answer(a.id, &a.action, a.content).map(|()| json!({})))
 }

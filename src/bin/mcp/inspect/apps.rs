@@ -18,7 +18,7 @@
 //! to the person on the page; the inspector never opens a link itself (the
 //! person may, from the page) and answers the app `{}`: handled.
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use mcp_stack::catalog::apps::{app_sandbox, AppSandbox};
@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use super::guard::secret_eq;
 use super::hub::Hub;
-use super::{error_response, Inspector};
+use super::{error_response, Body, Inspector, Params};
 
 /// Apps rendered at once; a new one beyond tears the oldest down.
 pub(crate) const MAX_LIVE_APPS: usize = 16;
@@ -87,8 +87,7 @@ pub(crate) struct Open {
 /// `POST /api/apps`: renders the app of `tool` of `server`, and calls the
 /// tool with `arguments`; its input and result reach the app through the
 /// stream once the app initialized.
-pub(crate) async fn open(State(inspector): State<Arc<Inspector>>, body: axum::Json<Open>) -> Response {
-    let open = body.0;
+pub(crate) async fn open(State(inspector): State<Arc<Inspector>>, Body(open): Body<Open>) -> Response {
     match open_app(&inspector, open).await {
         Ok(answer) => axum::Json(answer).into_response(),
         Err(e) => error_response(&e),
@@ -185,7 +184,12 @@ pub(crate) struct Message<'a> {
 
 /// `POST /api/apps/message`: one message the app posted, as it came (its
 /// bytes go to the bridge unparsed, so the bridge's size bound holds for
-/// what the app sent); answers the messages to post back.
+/// what the app sent). Answered at once with `{messages: []}`: the bridge
+/// handles it in a task of its own and its answers reach the app through
+/// the stream. A slow call of the app's then holds none of the page's
+/// connections (a browser keeps six per origin), and a flood reaches the
+/// bridge's bound on requests in flight and is refused there, instead of
+/// queueing in the browser.
 pub(crate) async fn message(State(inspector): State<Arc<Inspector>>, body: axum::body::Bytes) -> Response {
     let Ok(message) = serde_json::from_slice::<Message<'_>>(&body) else {
         let e = Error::new(FailureClass::InvalidArguments, "the body is not {app, message}");
@@ -194,22 +198,27 @@ pub(crate) async fn message(State(inspector): State<Arc<Inspector>>, body: axum:
     let Some(session) = inspector.apps.get(&message.app) else {
         return error_response(&Error::new(FailureClass::NotFound, "no such app (torn down?)"));
     };
-    let asked_before = session.bridge.is_teardown_requested();
-    let messages = session.bridge.handle(message.message.get().as_bytes()).await;
-    if !asked_before && session.bridge.is_teardown_requested() {
-        // The person decides, with the page's Tear down button.
-        inspector.hub.publish(json!({
-            "type": "app-decision", "app": session.id, "kind": "teardown-request", "detail": {},
-        }));
-    }
-    let (logs, _dropped) = session.bridge.take_logs();
-    for entry in logs {
-        inspector.hub.publish(json!({
-            "type": "app-decision", "app": session.id, "kind": "log",
-            "detail": { "level": entry.level, "logger": entry.logger, "data": entry.data },
-        }));
-    }
-    axum::Json(json!({ "messages": messages })).into_response()
+    let raw = message.message.get().as_bytes().to_vec();
+    let hub = inspector.hub.clone();
+    tokio::spawn(async move {
+        let asked_before = session.bridge.is_teardown_requested();
+        let messages = session.bridge.handle(&raw).await;
+        push(&hub, &session.id, messages);
+        if !asked_before && session.bridge.is_teardown_requested() {
+            // The person decides, with the page's Tear down button.
+            hub.publish(json!({
+                "type": "app-decision", "app": session.id, "kind": "teardown-request", "detail": {},
+            }));
+        }
+        let (logs, _dropped) = session.bridge.take_logs();
+        for entry in logs {
+            hub.publish(json!({
+                "type": "app-decision", "app": session.id, "kind": "log",
+                "detail": { "level": entry.level, "logger": entry.logger, "data": entry.data },
+            }));
+        }
+    });
+    axum::Json(json!({ "messages": [] })).into_response()
 }
 
 #[derive(Deserialize)]
@@ -220,7 +229,7 @@ pub(crate) struct Teardown {
 /// `POST /api/apps/teardown`: the app is told to tear down and forgotten.
 pub(crate) async fn teardown(
     State(inspector): State<Arc<Inspector>>,
-    body: axum::Json<Teardown>,
+    Body(body): Body<Teardown>,
 ) -> Response {
     match inspector.apps.remove(&body.app) {
         Some(session) => {
@@ -237,7 +246,10 @@ pub(crate) struct Document {
 }
 
 /// The app named by the query, when its key is right.
-fn session_for(inspector: &Inspector, doc: &Document) -> Result<Arc<AppSession>, (StatusCode, &'static str)> {
+/// Why an app's document is not served.
+type Refused = (StatusCode, &'static str);
+
+fn session_for(inspector: &Inspector, doc: &Document) -> Result<Arc<AppSession>, Refused> {
     let session = inspector.apps.get(&doc.app).ok_or((StatusCode::NOT_FOUND, "no such app"))?;
     if !secret_eq(&doc.key, &session.key) {
         return Err((StatusCode::UNAUTHORIZED, "the app's key is missing or wrong"));
@@ -246,11 +258,11 @@ fn session_for(inspector: &Inspector, doc: &Document) -> Result<Arc<AppSession>,
 }
 
 /// `GET /sandbox?app=&key=` on the sandbox origin: the proxy page.
-pub(crate) async fn proxy(State(inspector): State<Arc<Inspector>>, Query(doc): Query<Document>) -> Response {
-    let session = match session_for(&inspector, &doc) {
-        Ok(s) => s,
-        Err(refused) => return refused.into_response(),
-    };
+pub(crate) async fn proxy(
+    State(inspector): State<Arc<Inspector>>,
+    Params(doc): Params<Document>,
+) -> Result<Response, Refused> {
+    let session = session_for(&inspector, &doc)?;
     let nonce = super::guard::random_secret();
     let app_url = format!("/app?app={}&key={}", session.id, session.key);
     let page = super::SANDBOX_HTML
@@ -265,24 +277,25 @@ pub(crate) async fn proxy(State(inspector): State<Arc<Inspector>>, Query(doc): Q
         own = inspector.sandbox_origin,
         page = inspector.origin,
     );
-    with_headers(Html(page).into_response(), &csp, None)
+    Ok(with_headers(Html(page).into_response(), &csp, None))
 }
 
 /// `GET /app?app=&key=` on the sandbox origin: the app's HTML, under the
 /// policy its `_meta.ui` asked for, framed only by the proxy.
 pub(crate) async fn document(
     State(inspector): State<Arc<Inspector>>,
-    Query(doc): Query<Document>,
-) -> Response {
-    let session = match session_for(&inspector, &doc) {
-        Ok(s) => s,
-        Err(refused) => return refused.into_response(),
-    };
+    Params(doc): Params<Document>,
+) -> Result<Response, Refused> {
+    let session = session_for(&inspector, &doc)?;
     let csp = format!(
         "{}; frame-ancestors {} {}",
         session.sandbox.content_security_policy, inspector.sandbox_origin, inspector.origin
     );
-    with_headers(Html(session.html.clone()).into_response(), &csp, Some(&session.sandbox.permissions_policy))
+    Ok(with_headers(
+        Html(session.html.clone()).into_response(),
+        &csp,
+        Some(&session.sandbox.permissions_policy),
+    ))
 }
 
 fn with_headers(mut response: Response, csp: &str, permissions: Option<&str>) -> Response {

@@ -247,6 +247,22 @@ mod tests {
         waiting.iter().for_each(|w| w.abort());
     }
 
+    #[tokio::test]
+    async fn traffic_shown_is_scrubbed_of_secrets_and_cut() {
+        let hub = Hub::new();
+        let (_, mut rx) = hub.subscribe();
+        let _secret = mcp_stack::redact::register("sk-inspect-0123456789");
+        let message =
+            format!(r#"{{"echo":"sk-inspect-0123456789","pad":"{}"}}"#, "x".repeat(2 * MAX_SHOWN_BYTES));
+        hub.traffic("b", "in", &message);
+        let shown: Value = serde_json::from_str(&rx.recv().await.unwrap()).unwrap();
+        let text = shown["message"].as_str().unwrap();
+        assert!(!text.contains("sk-inspect-0123456789") && text.contains("[redacted]"), "{text:.80}");
+        assert!(text.len() <= MAX_SHOWN_BYTES + "[redacted]".len());
+        assert_eq!(shown["bytes"], message.len());
+        assert_eq!((shown["binding"].as_str(), shown["direction"].as_str()), (Some("b"), Some("in")));
+    }
+
     #[test]
     fn traffic_is_cut_on_a_character_boundary() {
         assert_eq!(cut("héllo", 2), "h");

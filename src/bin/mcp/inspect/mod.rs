@@ -20,7 +20,8 @@ mod guard;
 mod hub;
 mod tap;
 
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Query, Request};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
@@ -231,6 +232,40 @@ fn with_csp(mut response: Response, csp: &str) -> Response {
     }
     response.headers_mut().insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     response
+}
+
+/// A JSON request body. One that cannot be read (not JSON, a field
+/// missing or of the wrong type) is answered like every other failure:
+/// `{error}` with `invalid_arguments`, 400.
+pub(crate) struct Body<T>(pub(crate) T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Response> {
+        match Json::<T>::from_request(request, state).await {
+            Ok(Json(value)) => Ok(Body(value)),
+            Err(rejection) => Err(bad_request(rejection.body_text())),
+        }
+    }
+}
+
+/// Query parameters, refused as [`Body`] refuses a body.
+pub(crate) struct Params<T>(pub(crate) T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Params<T> {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(value)) => Ok(Params(value)),
+            Err(rejection) => Err(bad_request(rejection.body_text())),
+        }
+    }
+}
+
+fn bad_request(why: String) -> Response {
+    error_response(&Error::new(FailureClass::InvalidArguments, why))
 }
 
 /// A failure as the API answers it: its report, with a status that says

@@ -784,10 +784,14 @@
     return loaded;
   }
 
+  /** An event in the crate's serde form: its `type` names it (`state_changed`, `catalog_adopted`, …). */
   function eventEntry(entry) {
-    return el('li', { 'data-kind': entry.kind ?? '', 'data-binding': entry.binding },
+    const event = entry.event && typeof entry.event === 'object' ? entry.event : { text: String(entry.event ?? '') };
+    const kind = String(event.type ?? '');
+    const { type: _type, binding: _binding, ...fields } = event;
+    return el('li', { 'data-kind': kind, 'data-binding': entry.binding },
       time(), entry.binding ? el('span', { class: 'binding' }, entry.binding) : null,
-      el('span', { class: 'kind' }, entry.kind ?? ''), textPre(entry.event ?? ''));
+      el('span', { class: 'kind' }, kind), textPre(JSON.stringify(fields)));
   }
 
   function trafficEntry(entry) {
