@@ -107,7 +107,10 @@ impl Stream for EventStream {
 /// the queue, the broadcast and the count of dropped events.
 #[derive(Clone)]
 pub(crate) struct EventBus {
-    tx: Option<mpsc::Sender<Event>>,
+    /// Boxed: a tokio mpsc allocates its first block of 32 slots when it is
+    /// made, and at about 230 bytes an `Event` that was 7.4 KB of every
+    /// binding's memory, idle or not (`benches/host_scale`); a box is 8.
+    tx: Option<mpsc::Sender<Box<Event>>>,
     shared: Arc<Shared>,
 }
 
@@ -131,10 +134,10 @@ impl EventBus {
     /// [`EventBus::subscribe`] makes; without either, events are discarded.
     pub(crate) fn new(handler: Option<EventHandler>) -> Self {
         let tx = handler.map(|handler| {
-            let (tx, mut rx) = mpsc::channel::<Event>(EVENT_QUEUE);
+            let (tx, mut rx) = mpsc::channel::<Box<Event>>(EVENT_QUEUE);
             tokio::spawn(async move {
                 while let Some(event) = rx.recv().await {
-                    handler(event);
+                    handler(*event);
                 }
             });
             tx
@@ -161,8 +164,8 @@ impl EventBus {
         }
     }
 
-    fn queue(&self, tx: &mpsc::Sender<Event>, event: Event) {
-        if tx.try_send(event).is_err() {
+    fn queue(&self, tx: &mpsc::Sender<Box<Event>>, event: Event) {
+        if tx.try_send(Box::new(event)).is_err() {
             self.shared.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }

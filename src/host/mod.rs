@@ -35,8 +35,9 @@
 //!
 //! [`Host::call_tool`] takes a model name (`mcp__<binding>__<tool>`) and
 //! finds its tool only through the adopted catalogs' own tables
-//! ([`HostCatalog::resolve`], which asks [`Catalog::tool_by_model_name`] of
-//! each); the name is never parsed, since sanitizing made it lossy. Before
+//! ([`HostCatalog::resolve`], through an index of their model names that
+//! finds what [`Catalog::tool_by_model_name`] of each would); the name is
+//! never parsed, since sanitizing made it lossy. Before
 //! anything is sent:
 //!
 //! | the name | error |
