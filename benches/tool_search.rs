@@ -34,7 +34,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mcp_stack::host::Host;
 use mcp_stack::providers::exposure::{self, Deferral, ToolExposure, ToolSession};
@@ -49,7 +49,7 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tool
 
 #[path = "../tests/fixtures/tool_search/fixture.rs"]
 mod fixture;
-use fixture::{split_name, Query};
+use fixture::{copies as copies_of, percentiles, split_name, Query};
 
 fn load_catalog() -> Vec<ToolDocument> {
     fixture::load_catalog(std::path::Path::new(FIXTURES))
@@ -319,19 +319,6 @@ fn evaluate(ranker: &dyn ToolRanker, queries: &[Query], show_misses: bool) -> Me
     Metrics { r1: r1 / n, r5: r5 / n, r10: r10 / n, mrr: mrr / n }
 }
 
-fn percentiles(ranker: &dyn ToolRanker, queries: &[&str]) -> (Duration, Duration) {
-    let mut times = Vec::new();
-    for _ in 0..5 {
-        for q in queries {
-            let t = Instant::now();
-            std::hint::black_box(ranker.search(q, 10));
-            times.push(t.elapsed());
-        }
-    }
-    times.sort();
-    (times[times.len() / 2], times[times.len() * 99 / 100])
-}
-
 /// The system allocator, counting the bytes live on the heap, so that the
 /// memory an index holds is measured exactly, whichever ranker was built
 /// and dropped before it (resident memory keeps freed pages and hands them
@@ -563,21 +550,12 @@ fn main() {
         // Counted from before the documents are made: whatever of them an
         // index keeps is part of its memory.
         let before = live_kib();
-        let mut docs = Vec::with_capacity(catalog.len() * copies);
-        for copy in 0..copies {
-            for d in &catalog {
-                let mut d = d.clone();
-                if copy > 0 {
-                    d.server = format!("{}_{copy}", d.server);
-                }
-                docs.push(d);
-            }
-        }
+        let docs = copies_of(&catalog, copies);
         let t = Instant::now();
         let mut ranker = build(docs);
         let build = t.elapsed();
         let memory = live_kib().saturating_sub(before);
-        let (p50, p99) = percentiles(&*ranker, &texts);
+        let (p50, p99) = percentiles(&*ranker, &texts, 5);
         let github: Vec<ToolDocument> = catalog.iter().filter(|d| d.server == "github").cloned().collect();
         let t = Instant::now();
         ranker.replace_server("github", github);

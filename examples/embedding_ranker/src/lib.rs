@@ -20,6 +20,12 @@ use candle_transformers::models::bert::{BertModel, Config};
 use mcp_stack::search::{Hit, LexicalRanker, ToolDocument, ToolRanker};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
+/// The tool-search fixtures' reader (the project's bench and this example
+/// read them alike): the catalog, the queries, names as words.
+#[path = "../../../tests/fixtures/tool_search/fixture.rs"]
+pub mod fixture;
+pub use fixture::split_name;
+
 /// Errors of loading or running a model, as text.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -103,25 +109,6 @@ impl TextEmbedder for MiniLm {
         }
         Ok(out)
     }
-}
-
-/// `create_pull_request`, `getPullRequest`, `list-issues` as words.
-pub fn split_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 4);
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphanumeric() {
-            out.push(' ');
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower {
-            out.push(' ');
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        out.extend(c.to_lowercase());
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The text embedded for a tool: its name as words, its title, its

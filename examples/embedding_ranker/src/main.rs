@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 use mcp_stack::search::{LexicalRanker, ToolDocument, ToolRanker};
 use mcp_stack_embedding_ranker::{EmbeddingRanker, HybridRanker, MiniLm};
 
-#[path = "../../../tests/fixtures/tool_search/fixture.rs"]
-mod fixture;
-use fixture::{load_catalog, load_queries, Query};
+use mcp_stack_embedding_ranker::fixture::{
+    copies as copies_of, load_catalog, load_queries, percentiles, Query,
+};
 
 fn by_server(tools: &[ToolDocument]) -> Vec<(String, Vec<ToolDocument>)> {
     let mut groups: Vec<(String, Vec<ToolDocument>)> = Vec::new();
@@ -63,17 +63,6 @@ fn evaluate(ranker: &dyn ToolRanker, queries: &[Query], show_misses: bool) -> [f
         }
     }
     m.map(|x| x / queries.len() as f64)
-}
-
-fn percentiles(ranker: &dyn ToolRanker, queries: &[&str]) -> (Duration, Duration) {
-    let mut times = Vec::new();
-    for q in queries {
-        let t = Instant::now();
-        std::hint::black_box(ranker.search(q, 10));
-        times.push(t.elapsed());
-    }
-    times.sort();
-    (times[times.len() / 2], times[times.len() * 99 / 100])
 }
 
 fn arg(args: &[String], name: &str) -> Option<String> {
@@ -158,16 +147,7 @@ fn main() {
     );
     println!("  {:<14} {:>7} {:>12} {:>10} {:>10}", "ranker", "tools", "build", "p50", "p99");
     for copies in [1usize, 10] {
-        let mut docs = Vec::with_capacity(catalog.len() * copies);
-        for copy in 0..copies {
-            for d in &catalog {
-                let mut d = d.clone();
-                if copy > 0 {
-                    d.server = format!("{}_{copy}", d.server);
-                }
-                docs.push(d);
-            }
-        }
+        let docs = copies_of(&catalog, copies);
         // At 10k the copies repeat the 1k texts: the ranker embeds each
         // distinct text once and reuses its vector for the copies.
         let (semantic_10k, build) = if copies == 1 {
@@ -190,7 +170,7 @@ fn main() {
                 if copies == 1 { "" } else { " (1,005 distinct texts embedded)" },
             ),
         ] {
-            let (p50, p99) = percentiles(ranker, &texts);
+            let (p50, p99) = percentiles(ranker, &texts, 1);
             println!(
                 "  {:<14} {:>7} {:>12.1?} {:>10.1?} {:>10.1?}{note}",
                 name,

@@ -92,10 +92,9 @@ impl MessageSender for TappedSender {
     fn try_send(&self, message: String) -> Result<(), String> {
         // Shown only once it went: a refused message comes back to the
         // engine, which sends it again through `send`.
-        let copy = (message.len() <= MAX_SHOWN_BYTES).then(|| message.clone());
-        let prefix = copy.is_none().then(|| super::hub::cut(&message, MAX_SHOWN_BYTES).to_string());
+        let shown = super::hub::cut(&message, MAX_SHOWN_BYTES).to_string();
         self.inner.try_send(message)?;
-        self.show(copy.as_deref().or(prefix.as_deref()).unwrap_or_default());
+        self.show(&shown);
         Ok(())
     }
     fn carries_headers(&self) -> bool {
