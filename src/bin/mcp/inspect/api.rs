@@ -60,25 +60,25 @@ pub(crate) async fn catalog(
 /// for apps only is not among them).
 pub(crate) async fn model_tools(State(inspector): State<Arc<Inspector>>) -> Response {
     let catalog = inspector.host.catalog();
+    // Each catalog with its own tools: the binding is known without a
+    // search per tool, and a name listed by two bindings is left out as
+    // `HostCatalog::tools` leaves it out.
+    let collisions: std::collections::HashSet<&str> = catalog.collisions().collect();
     let tools: Vec<Value> = catalog
-        .tools()
-        .filter(|t| t.visible_to_model())
-        .map(|t| {
+        .catalogs()
+        .iter()
+        .flat_map(|c| c.tools.iter().map(move |t| (c.binding.as_str(), t)))
+        .filter(|(_, t)| {
+            t.visible_to_model() && !collisions.contains(t.model_name.to_ascii_lowercase().as_str())
+        })
+        .map(|(binding, t)| {
             json!({
                 "modelName": t.model_name, "rawName": t.raw_name,
-                "binding": binding_of(&catalog, &t.model_name), "description": t.description,
+                "binding": binding, "description": t.description,
             })
         })
         .collect();
     Json(json!({ "tools": tools })).into_response()
-}
-
-fn binding_of(catalog: &mcp_stack::host::HostCatalog, model_name: &str) -> Option<String> {
-    catalog
-        .catalogs()
-        .iter()
-        .find(|c| c.tools.iter().any(|t| t.model_name == model_name))
-        .map(|c| c.binding.clone())
 }
 
 #[derive(Deserialize)]
