@@ -8,6 +8,7 @@ use bytes::{Bytes, BytesMut};
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE};
 
 use super::client::HttpClient;
+use super::HttpResponse;
 use super::ERROR_BODY_QUOTE_BYTES;
 use crate::error::{normalize_message, Error};
 
@@ -19,7 +20,7 @@ pub(crate) enum BodyKind {
     Other,
 }
 
-pub(crate) fn body_kind(response: &reqwest::Response) -> BodyKind {
+pub(crate) fn body_kind(response: &HttpResponse) -> BodyKind {
     let Some(value) = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
         return BodyKind::Other;
     };
@@ -46,7 +47,7 @@ pub(crate) enum BodyError {
 /// response is dropped, closing its connection) at the first chunk past it.
 pub(crate) async fn read_body_bounded(
     client: &HttpClient,
-    mut response: reqwest::Response,
+    mut response: HttpResponse,
     max: usize,
 ) -> Result<Bytes, BodyError> {
     let declared = response
@@ -63,7 +64,7 @@ pub(crate) async fn read_body_bounded(
     // Bounded: every turn adds at least one byte or ends, and the total is
     // capped at `max`.
     loop {
-        match response.chunk().await {
+        match next_chunk(&mut response).await {
             Ok(Some(chunk)) => {
                 let read = body.len() + chunk.len();
                 if read > max {
@@ -77,8 +78,26 @@ pub(crate) async fn read_body_bounded(
     }
 }
 
+/// The next piece of `response`'s body, `None` at its end; trailers are
+/// skipped (the loop ends: a body has finitely many frames, and hyper
+/// bounds the size of trailers).
+pub(crate) async fn next_chunk(response: &mut HttpResponse) -> Result<Option<Bytes>, reqwest::Error> {
+    use http_body_util::BodyExt as _;
+    loop {
+        match response.body_mut().frame().await {
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    return Ok(Some(data));
+                }
+            }
+            Some(Err(e)) => return Err(e),
+            None => return Ok(None),
+        }
+    }
+}
+
 /// A short, normalized quote of an error body for a message.
-pub(crate) async fn error_body_quote(client: &HttpClient, response: reqwest::Response) -> String {
+pub(crate) async fn error_body_quote(client: &HttpClient, response: HttpResponse) -> String {
     match read_body_bounded(client, response, 4 * ERROR_BODY_QUOTE_BYTES).await {
         Ok(body) => normalize_message(&String::from_utf8_lossy(&body), ERROR_BODY_QUOTE_BYTES),
         Err(_) => String::new(),

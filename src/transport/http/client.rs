@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::builder::{redacted_origin, Settings};
 use super::headers::{RequestHeaders, MCP_SESSION_ID};
-use super::service::{self, HttpService, RequestTimeout};
+use super::service::{self, HopUrl, HttpResponse, HttpService, RequestTimeout};
 use super::MAX_REDIRECTS;
 use crate::error::{Error, FailureClass};
 use crate::transport::{ConnectConfig, RedactedOrigin};
@@ -78,16 +78,24 @@ impl HttpClient {
         headers: &RequestHeaders,
         body: Option<Bytes>,
         timeout: Option<Duration>,
-    ) -> Result<reqwest::Response, Error> {
-        let home = self.settings.url.origin();
+    ) -> Result<HttpResponse, Error> {
+        // The server's own URL (every request but a redirect's) is on the
+        // configured origin, and its URI was made once.
+        let home = || self.settings.url.origin();
         let mut url = url.clone();
-        let mut trusted = url.origin() == home;
+        let mut trusted = url == self.settings.url || url.origin() == home();
         for _hop in 0..=MAX_REDIRECTS {
             let mut request = http::Request::new(body.clone());
             *request.method_mut() = method.clone();
-            *request.uri_mut() = http::Uri::try_from(url.as_str()).map_err(|_| {
-                Error::new(FailureClass::InvalidConfig, "could not build the HTTP request: bad URL")
-            })?;
+            let uri = if url == self.settings.url {
+                self.settings.uri.clone()
+            } else {
+                http::Uri::try_from(url.as_str()).map_err(|_| {
+                    Error::new(FailureClass::InvalidConfig, "could not build the HTTP request: bad URL")
+                })?
+            };
+            request.extensions_mut().insert(HopUrl { uri: uri.clone(), url: url.clone() });
+            *request.uri_mut() = uri;
             let target = request.headers_mut();
             if trusted {
                 for (name, value) in &self.settings.headers.entries {
@@ -103,8 +111,7 @@ impl HttpClient {
             if let Some(timeout) = timeout {
                 request.extensions_mut().insert(RequestTimeout(timeout));
             }
-            let response =
-                reqwest::Response::from(tower::ServiceExt::oneshot(self.service.clone(), request).await?);
+            let response = tower::ServiceExt::oneshot(self.service.clone(), request).await?;
             let status = response.status();
             if !is_redirect(status) {
                 return Ok(response);
@@ -155,7 +162,7 @@ impl HttpClient {
                 .with_http_status(status.as_u16()));
             }
             let mut target = target;
-            if target.origin() != home {
+            if target.origin() != home() {
                 // Off the configured origin, for this hop and every later
                 // one: no custom header, no session, no user info.
                 trusted = false;

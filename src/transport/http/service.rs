@@ -29,6 +29,17 @@ pub type HttpService = BoxCloneSyncService<HttpRequest, HttpResponse, Error>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestTimeout(pub Duration);
 
+/// The hop's URL as reqwest takes it, beside the URI it was made from: the
+/// transport sets it, so that the innermost service need not parse the
+/// URI's text again (a full URL parse, IDNA included, per request). Used
+/// only while the request's URI is still that one: a layer that changes
+/// the URI gets its new URI parsed.
+#[derive(Debug, Clone)]
+pub(crate) struct HopUrl {
+    pub(crate) uri: http::Uri,
+    pub(crate) url: reqwest::Url,
+}
+
 /// A layer on the per-hop [`HttpService`], boxed.
 pub(crate) type BoxHttpLayer = BoxCloneSyncServiceLayer<HttpService, HttpRequest, HttpResponse, Error>;
 
@@ -150,10 +161,13 @@ impl Service<HttpRequest> for ReqwestService {
         Box::pin(async move {
             // Armed from the first poll: a request never polled never sent.
             let guard = RetireUnlessAnswered(pool);
-            let (parts, body) = request.into_parts();
-            let url = reqwest::Url::parse(&parts.uri.to_string()).map_err(|_| {
-                Error::new(FailureClass::InvalidConfig, "could not build the HTTP request: bad URL")
-            })?;
+            let (mut parts, body) = request.into_parts();
+            let url = match parts.extensions.remove::<HopUrl>() {
+                Some(hop) if hop.uri == parts.uri => hop.url,
+                _ => reqwest::Url::parse(&parts.uri.to_string()).map_err(|_| {
+                    Error::new(FailureClass::InvalidConfig, "could not build the HTTP request: bad URL")
+                })?,
+            };
             // Built, then completed with `insert`, so that a header the
             // transport set replaces (never joins) one the client derived,
             // such as the basic authentication of the URL's user info.

@@ -245,8 +245,16 @@ impl std::fmt::Debug for EventReader {
 impl EventReader {
     /// Reads `response`: each event's data at most `max_frame` bytes, the
     /// whole body at most `max_body` bytes when given.
-    pub(crate) fn new(response: reqwest::Response, max_frame: usize, max_body: Option<usize>) -> Self {
-        Self::from_stream(Box::pin(response.bytes_stream()), max_frame, max_body)
+    pub(crate) fn new(
+        response: crate::transport::http::HttpResponse,
+        max_frame: usize,
+        max_body: Option<usize>,
+    ) -> Self {
+        Self::from_stream(
+            Box::pin(http_body_util::BodyDataStream::new(response.into_body())),
+            max_frame,
+            max_body,
+        )
     }
 
     pub(crate) fn from_stream(body: ByteStream, max_frame: usize, max_body: Option<usize>) -> Self {

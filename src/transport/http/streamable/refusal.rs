@@ -36,7 +36,7 @@ pub(super) fn modern_refusal(text: &str) -> Option<String> {
 }
 
 /// Whether a response is an HTML page (`text/html`, or `application/xhtml+xml`).
-pub(super) fn is_html(response: &reqwest::Response) -> bool {
+pub(super) fn is_html(response: &crate::transport::http::HttpResponse) -> bool {
     response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
         let v = v.trim_start().to_ascii_lowercase();
         v.starts_with("text/html") || v.starts_with("application/xhtml+xml")

@@ -21,7 +21,12 @@ use crate::transport::Inbound;
 
 impl Core {
     /// Handles the response to the request `id`.
-    pub(super) async fn reply(&self, id: RequestId, response: reqwest::Response, sent: Option<HeaderValue>) {
+    pub(super) async fn reply(
+        &self,
+        id: RequestId,
+        response: crate::transport::http::HttpResponse,
+        sent: Option<HeaderValue>,
+    ) {
         let status = response.status();
         if status == StatusCode::NOT_FOUND {
             if let Some(sent) = &sent {
@@ -55,7 +60,7 @@ impl Core {
 
     /// An error status: the server's JSON-RPC error for `id` if the body is
     /// one, else a failure of the call.
-    async fn refused(&self, id: RequestId, response: reqwest::Response) {
+    async fn refused(&self, id: RequestId, response: crate::transport::http::HttpResponse) {
         let status = response.status();
         let retry_after = crate::transport::http::retry_after(status, response.headers());
         if body_kind(&response) == BodyKind::Json {
@@ -89,7 +94,7 @@ impl Core {
         self.fail_status(&id, status, retry_after, status_message(self.origin(), status, &quote)).await;
     }
 
-    async fn json_reply(&self, id: RequestId, response: reqwest::Response) {
+    async fn json_reply(&self, id: RequestId, response: crate::transport::http::HttpResponse) {
         let max = self.max_body.min(self.max_frame);
         match read_body_bounded(&self.client, response, max).await {
             // `Vec::from(Bytes)` takes the buffer without a copy when it is

@@ -51,7 +51,7 @@ impl Core {
     /// before the response. It carries requests and notifications, and its
     /// own response; a response to another request is dropped
     /// ([`Core::stray`]).
-    pub(super) async fn stream_reply(&self, id: RequestId, response: reqwest::Response) {
+    pub(super) async fn stream_reply(&self, id: RequestId, response: crate::transport::http::HttpResponse) {
         let mut reader = EventReader::new(response, self.max_frame, Some(self.max_body));
         let mut attempts = 0u32;
         let mut damaged = false;

@@ -174,7 +174,7 @@ impl Core {
         initialize: bool,
         timeout: Option<Duration>,
         mirror: &WireHeaders,
-    ) -> Result<(reqwest::Response, Option<HeaderValue>), Error> {
+    ) -> Result<(crate::transport::http::HttpResponse, Option<HeaderValue>), Error> {
         let mut headers = self.headers(ACCEPT_BOTH, initialize, mirror);
         headers.public.insert(CONTENT_TYPE, JSON);
         let url = self.client.settings.url.clone();
@@ -186,7 +186,7 @@ impl Core {
     pub(super) async fn get(
         &self,
         last_event_id: Option<&str>,
-    ) -> Result<(reqwest::Response, Option<HeaderValue>), Error> {
+    ) -> Result<(crate::transport::http::HttpResponse, Option<HeaderValue>), Error> {
         let mut headers = self.headers(ACCEPT_SSE, false, &WireHeaders::default());
         if let Some(last) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
             headers.public.insert(LAST_EVENT_ID, last);
