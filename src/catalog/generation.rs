@@ -580,12 +580,12 @@ impl CatalogCell {
         }
     }
 
-    fn validator(&self, digest: &str, schema: &serde_json::Value) -> Result<Arc<Validator>, Error> {
+    fn validator(&self, digest: &str, schema: &super::Schema) -> Result<Arc<Validator>, Error> {
         if let Some(v) = self.validators.lock().expect("validators lock").get(digest) {
             return Ok(v.clone());
         }
         // Checked when the catalog was built; a failure here would be a bug.
-        let v = schema::compile(schema).map_err(|e| Error::new(FailureClass::CatalogInvalid, e))?;
+        let v = schema::compile(&schema.to_value()).map_err(|e| Error::new(FailureClass::CatalogInvalid, e))?;
         let mut cache = self.validators.lock().expect("validators lock");
         if cache.len() >= MAX_CACHED_VALIDATORS {
             cache.clear();

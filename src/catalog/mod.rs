@@ -207,6 +207,7 @@ pub(crate) mod mcp_header;
 pub mod meta;
 pub(crate) mod names;
 pub(crate) mod schema;
+mod schema_text;
 
 mod discovery;
 mod generation;
@@ -216,6 +217,7 @@ pub use crate::protocol::family::Family;
 
 pub(crate) use discovery::{one_page, page_through, BadPage, BuildContext, MAX_CURSOR_BYTES};
 pub use generation::RefreshOutcome;
+pub use schema_text::Schema;
 pub(crate) use generation::{CatalogCell, ChangeFeed};
 pub(crate) use guard::CatalogGuard;
 
@@ -336,11 +338,12 @@ pub struct ToolSpec {
     pub title: Option<String>,
     /// What the tool does, for the model. Bounded.
     pub description: Option<String>,
-    /// The JSON Schema the arguments must satisfy. Always present.
-    pub input_schema: Value,
+    /// The JSON Schema the arguments must satisfy. Always present. Kept as
+    /// compact text (see [`Schema`]).
+    pub input_schema: Schema,
     /// The JSON Schema of `structuredContent`, when the server supplied a
     /// usable one.
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Schema>,
     /// The hex digest of `input_schema`.
     pub input_schema_digest: String,
     /// The hex digest of `output_schema`, if there is one.

@@ -2,7 +2,7 @@
 //!
 //! A schema is bounded twice before anything reads it: its compact JSON text
 //! by `Limits::max_schema_bytes` and its nesting by `Limits::max_schema_depth`
-//! ([`check_bounds`]).
+//! ([`compact`], which makes the text the catalog keeps).
 //!
 //! An output schema is compiled with the `jsonschema` crate ([`compile`]):
 //! JSON Schema 2020-12 unless the schema declares another draft in
@@ -22,7 +22,7 @@ use jsonschema::{Retrieve, Uri, Validator};
 pub(crate) const MAX_VALIDATION_MESSAGE_BYTES: usize = 512;
 
 /// The nesting depth of a JSON value: 0 for a scalar, 1 for a flat array or
-/// object, and so on. [`check_bounds`] measures it while it counts bytes;
+/// object, and so on. [`compact`] measures it on the text it makes;
 /// this separate walk is the fuzz target's and the tests' oracle.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn depth(value: &Value) -> usize {
@@ -40,28 +40,49 @@ pub(crate) fn encoded_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
     c.0
 }
 
-/// Checks a schema against the byte and depth bounds; the error says which
-/// and by how much (the byte bound first, when both are passed).
-///
-/// One pass measures both: the schema is serialized into a counter, as
-/// [`encoded_len`] does, by a formatter that writes serde_json's compact
-/// text and notes how deep its arrays and objects open. A separate
-/// [`depth`] walk after the count was a sixth of this check on a large
-/// catalog.
-pub(crate) fn check_bounds(schema: &Value, max_bytes: usize, max_depth: usize) -> Result<(), String> {
-    let mut count = Count(0);
-    let mut deepest = 0;
-    let nesting = Nesting { open: 0, deepest: &mut deepest };
-    let mut serializer = serde_json::Serializer::with_formatter(&mut count, nesting);
-    let _ = serde::Serialize::serialize(schema, &mut serializer);
-    let bytes = count.0;
+/// `schema` as the catalog keeps it (compact text), once its text is within
+/// `max_bytes` and its nesting within `max_depth`; else why not (the byte
+/// bound first, when both are passed). One serialization, then a scan of
+/// the text for its depth.
+pub(crate) fn compact(schema: &Value, max_bytes: usize, max_depth: usize) -> Result<super::Schema, String> {
+    let text = super::Schema::from_value(schema);
+    let bytes = text.as_str().len();
     if bytes > max_bytes {
         return Err(format!("is {bytes} bytes, over the limit of {max_bytes}"));
     }
+    let deepest = text_depth(text.as_str().as_bytes());
     if deepest > max_depth {
         return Err(format!("nests {deepest} deep, over the limit of {max_depth}"));
     }
-    Ok(())
+    Ok(text)
+}
+
+/// The deepest nesting of arrays and objects in a JSON text ([`depth`]'s
+/// measure), brackets inside strings left out.
+fn text_depth(json: &[u8]) -> usize {
+    let (mut open, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in json {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                open += 1;
+                deepest = deepest.max(open);
+            }
+            b']' | b'}' => open = open.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Counts what is written to it.
@@ -74,41 +95,6 @@ impl io::Write for Count {
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
-    }
-}
-
-/// serde_json's compact formatting (the trait's defaults), noting the
-/// deepest nesting of arrays and objects: [`depth`]'s measure.
-struct Nesting<'a> {
-    open: usize,
-    deepest: &'a mut usize,
-}
-
-impl Nesting<'_> {
-    fn enter<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
-        self.open += 1;
-        *self.deepest = (*self.deepest).max(self.open);
-        writer.write_all(bracket)
-    }
-
-    fn leave<W: ?Sized + io::Write>(&mut self, writer: &mut W, bracket: &[u8]) -> io::Result<()> {
-        self.open -= 1;
-        writer.write_all(bracket)
-    }
-}
-
-impl serde_json::ser::Formatter for Nesting<'_> {
-    fn begin_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.enter(writer, b"[")
-    }
-    fn end_array<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.leave(writer, b"]")
-    }
-    fn begin_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.enter(writer, b"{")
-    }
-    fn end_object<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        self.leave(writer, b"}")
     }
 }
 
@@ -180,15 +166,15 @@ mod tests {
         for _ in 0..40 {
             deep = json!({"type": "object", "properties": {"x": deep}});
         }
-        assert!(check_bounds(&deep, 1 << 20, 32).unwrap_err().contains("deep"));
-        assert!(check_bounds(&json!({"a": "x".repeat(100)}), 50, 32).unwrap_err().contains("bytes"));
-        assert!(check_bounds(&json!({"type": "object"}), 50, 32).is_ok());
+        assert!(compact(&deep, 1 << 20, 32).unwrap_err().contains("deep"));
+        assert!(compact(&json!({"a": "x".repeat(100)}), 50, 32).unwrap_err().contains("bytes"));
+        assert!(compact(&json!({"type": "object"}), 50, 32).is_ok());
     }
 
-    /// The one-pass check measures what `encoded_len` and `depth` measure,
+    /// The text's check measures what `encoded_len` and `depth` measure,
     /// exactly at each bound.
     #[test]
-    fn check_bounds_agrees_with_the_two_measures_at_each_bound() {
+    fn compact_agrees_with_the_two_measures_at_each_bound() {
         let samples = [
             json!(null),
             json!("a \"quoted\" line\n"),
@@ -197,15 +183,16 @@ mod tests {
             json!([[], {}, [[]]]),
             json!({"a": [1, 2.5, {"b": {}}], "c": {"d": [[["deep"]]]}, "e": -0.0}),
             json!({"type": "object", "properties": {"x": {"type": "array", "items": {"type": "string"}}}}),
+            json!({"pattern": "^[{\\[]+\\\"}$", "k{[": ["]}", {"\\": "\""}]}),
         ];
         for v in &samples {
             let (bytes, d) = (encoded_len(v), depth(v));
             assert_eq!(bytes, serde_json::to_string(v).unwrap().len());
-            assert!(check_bounds(v, bytes, d).is_ok(), "{v}");
-            let over = check_bounds(v, bytes - 1, d).unwrap_err();
+            assert_eq!(compact(v, bytes, d).map(|t| t.to_value()), Ok(v.clone()), "{v}");
+            let over = compact(v, bytes - 1, d).unwrap_err();
             assert_eq!(over, format!("is {bytes} bytes, over the limit of {}", bytes - 1));
             if d > 0 {
-                let deep = check_bounds(v, bytes, d - 1).unwrap_err();
+                let deep = compact(v, bytes, d - 1).unwrap_err();
                 assert_eq!(deep, format!("nests {d} deep, over the limit of {}", d - 1));
             }
         }

@@ -64,7 +64,7 @@ pub fn run(data: &[u8]) {
                 assert!(is_valid_model_name(&tool.model_name), "{:?}", tool.model_name);
                 assert!(raw.insert(tool.raw_name.clone()), "two tools named {:?}", tool.raw_name);
                 assert!(model.insert(tool.model_name.clone()));
-                assert!(depth(&tool.input_schema) <= limits.max_schema_depth);
+                assert!(depth(&tool.input_schema.to_value()) <= limits.max_schema_depth);
             }
             assert!(catalog.tools.windows(2).all(|w| w[0].raw_name < w[1].raw_name));
         }

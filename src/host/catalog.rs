@@ -231,7 +231,7 @@ mod tests {
             model_name: model.into(),
             title: None,
             description: None,
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             output_schema: None,
             input_schema_digest: String::new(),
             output_schema_digest: None,

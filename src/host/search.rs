@@ -142,9 +142,9 @@ impl HostCatalog {
 /// parameters (names, descriptions, string enum values) and its server's
 /// search hint. The ranker bounds every string.
 pub(crate) fn document(binding: &str, tool: &ToolSpec) -> ToolDocument {
-    let params = tool
-        .input_schema
-        .get("properties")
+    let properties = tool.input_schema.get("properties");
+    let params = properties
+        .as_ref()
         .and_then(|p| p.as_object())
         .map(|props| {
             props

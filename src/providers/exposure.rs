@@ -329,7 +329,7 @@ pub fn estimated_tokens<'a>(tools: impl IntoIterator<Item = &'a ToolSpec>) -> us
         .map(|t| {
             t.model_name.len()
                 + t.description.as_deref().map_or(0, str::len)
-                + serde_json::to_vec(&t.input_schema).map_or(0, |b| b.len())
+                + t.input_schema.as_str().len()
         })
         .sum();
     bytes.div_ceil(BYTES_PER_TOKEN)

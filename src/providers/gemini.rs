@@ -109,8 +109,9 @@ pub fn tools<'a>(tools: impl IntoIterator<Item = &'a ToolSpec>) -> ProviderTools
 /// One function declaration and the rewrites made, or why the tool cannot
 /// be declared.
 fn declaration(tool: &ToolSpec) -> Result<(Value, Vec<String>), String> {
-    let mut rewriter = Rewriter::new(&tool.input_schema);
-    let Value::Object(root) = &tool.input_schema else {
+    let input_schema = tool.input_schema.to_value();
+    let mut rewriter = Rewriter::new(&input_schema);
+    let Value::Object(root) = &input_schema else {
         return Err("its input schema is not an object".into());
     };
     let mut def = Map::new();

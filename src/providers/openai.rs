@@ -70,7 +70,7 @@ pub fn tools<'a>(tools: impl IntoIterator<Item = &'a ToolSpec>, options: &Option
 /// The parameters for `tool`, and whether they are strict.
 fn parameters(tool: &ToolSpec, options: &Options, warnings: &mut Vec<String>) -> (Value, bool) {
     let name = &tool.model_name;
-    let schema = top_level(&tool.input_schema, Provider::OpenAi, name, warnings);
+    let schema = top_level(&tool.input_schema.to_value(), Provider::OpenAi, name, warnings);
     if !options.strict {
         return (schema, false);
     }
@@ -187,7 +187,7 @@ pub async fn dispatch(
     if let Ok((_, tool)) = host.catalog().resolve(&call.name) {
         let (_, strict) = parameters(tool, options, &mut Vec::new());
         if strict {
-            strip_optional_nulls(&tool.input_schema, &mut call.arguments);
+            strip_optional_nulls(&tool.input_schema.to_value(), &mut call.arguments);
         }
     }
     super::dispatch(host, &call, opts).await

@@ -36,7 +36,7 @@ fn a_catalog_and_its_entries_serialize_with_camel_case_names() {
         model_name: "mcp__demo__echo".into(),
         title: Some("Echo".into()),
         description: None,
-        input_schema: json!({"type": "object"}),
+        input_schema: json!({"type": "object"}).into(),
         output_schema: None,
         input_schema_digest: "ab".into(),
         output_schema_digest: None,

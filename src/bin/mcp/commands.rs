@@ -109,7 +109,7 @@ pub(crate) async fn command(
             let entries = for_model.iter().map(|t| Entry {
                 name: &t.model_name,
                 description: t.description.as_deref(),
-                signature: signature::of_schema(&t.input_schema),
+                signature: signature::of_schema(&t.input_schema.to_value()),
             });
             let mut lines = entry_lines(entries);
             if !for_apps.is_empty() {

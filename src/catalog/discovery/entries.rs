@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::assemble::{display, str_field, Ledger};
 use super::{q, BuildContext};
 use crate::catalog::names::check_raw_name;
-use crate::catalog::schema::{check_bounds, check_output_schema, encoded_len};
+use crate::catalog::schema::{check_output_schema, compact, encoded_len};
 use crate::catalog::{
     digest, PromptArg, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec, ALWAYS_LOAD_META_KEY,
     MAX_DESCRIPTION_BYTES, MAX_META_BYTES, MAX_MIME_TYPE_BYTES, MAX_PROMPT_ARGUMENTS, MAX_TITLE_BYTES,
@@ -101,15 +101,23 @@ pub(super) fn check_tool(
     tool.input_schema = input_schema;
     tool.output_schema = output_schema;
     tool.meta = meta;
-    if let Err(e) = check_bounds(&tool.input_schema, limits.max_schema_bytes, limits.max_schema_depth) {
-        ledger.warn(format!("tools: refused tool {}: catalog_over_limit: its input schema {e}", q(name)));
-        return None;
-    }
+    let input_text = match compact(&tool.input_schema, limits.max_schema_bytes, limits.max_schema_depth) {
+        Ok(text) => text,
+        Err(e) => {
+            ledger.warn(format!("tools: refused tool {}: catalog_over_limit: its input schema {e}", q(name)));
+            return None;
+        }
+    };
     let headers = ctx.http && crate::protocol::is_modern_version(&ctx.session.protocol_version);
     if let Some(Err(why)) = headers.then(|| crate::catalog::mcp_header::header_params(&tool.input_schema)) {
         ledger.warn(format!("tools: refused tool {}: {why}", q(name)));
         return None;
     }
+    // A schema the entry did not have as an object was put in by the
+    // build (`LooseInputSchema`): digested here. The tree goes; the text
+    // stays.
+    let input_schema_digest = schemas.input.unwrap_or_else(|| digest::schema_digest(&tool.input_schema));
+    drop(std::mem::take(&mut tool.input_schema));
     let mut warnings = Vec::new();
     let task_support = tool.task_support();
     let output_schema = match tool.output_schema {
@@ -118,13 +126,14 @@ pub(super) fn check_tool(
             // Made with the offering's digest from every non-null output
             // schema; the fallback is for an entry changed since.
             let digest = schemas.output.unwrap_or_else(|| digest::schema_digest(&schema));
-            let problem = check_bounds(&schema, limits.max_schema_bytes, limits.max_schema_depth)
+            let problem = compact(&schema, limits.max_schema_bytes, limits.max_schema_depth)
                 .map_err(|e| format!("catalog_over_limit: its output schema {e}"))
-                .and_then(|()| {
-                    check_output_schema(&schema).map(drop).map_err(|e| format!("its output schema {e}"))
+                .and_then(|text| {
+                    check_output_schema(&schema).map_err(|e| format!("its output schema {e}"))?;
+                    Ok(text)
                 });
             match problem {
-                Ok(()) => Some((schema, digest)),
+                Ok(text) => Some((text, digest)),
                 Err(why) => {
                     if !ledger.bend(Tolerance::InvalidOutputSchema) {
                         ledger.warn(format!("tools: refused tool {}: {why}", q(name)));
@@ -195,10 +204,8 @@ pub(super) fn check_tool(
             model_name: String::new(),
             title,
             description,
-            // A schema the entry did not have as an object was put in
-            // by the build (`LooseInputSchema`): digested here.
-            input_schema_digest: schemas.input.unwrap_or_else(|| digest::schema_digest(&tool.input_schema)),
-            input_schema: tool.input_schema,
+            input_schema_digest,
+            input_schema: input_text,
             output_schema,
             output_schema_digest,
             annotations: annotations.filter(|a| *a != Default::default()),

@@ -326,14 +326,14 @@ mod tests {
         for tool in &catalog.tools {
             assert_eq!(
                 tool.input_schema_digest,
-                digest::schema_digest(&tool.input_schema),
+                digest::schema_digest(&tool.input_schema.to_value()),
                 "{}",
                 tool.raw_name
             );
-            assert_eq!(tool.output_schema_digest, tool.output_schema.as_ref().map(digest::schema_digest));
+            assert_eq!(tool.output_schema_digest, tool.output_schema.as_ref().map(|s| digest::schema_digest(&s.to_value())));
         }
         let full = catalog.tools.iter().find(|t| t.raw_name == "full").expect("listed");
-        assert_eq!(full.output_schema, Some(output));
+        assert_eq!(full.output_schema, Some(output.into()));
         let loose = catalog.tools.iter().find(|t| t.raw_name == "loose").expect("listed");
         assert_eq!(loose.input_schema, json!({ "type": "object" }));
         assert!(catalog.tools.iter().filter(|t| t.raw_name != "full").all(|t| t.output_schema.is_none()));
