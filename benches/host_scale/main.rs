@@ -131,18 +131,26 @@
 //!   binding timed out; `Host::close` closes all concurrently, 0.16 ms a
 //!   binding, the floor's pace).
 //! - **Adopting a 50k-tool merged catalog within 3 x the plain parse: met**,
-//!   2.46 x in CPU (2.28-2.52); the catalog validates, digests and names
+//!   2.46 x in CPU (2.28-2.52; 2.15 x since schemas are text); the catalog validates, digests and names
 //!   every tool besides parsing it.
-//! - **Peak memory within 3 x the catalog's JSON: not met**, 12.2 x. Not one
-//!   the library can meet while a catalog holds its schemas as
-//!   `serde_json::Value`: the floor, the bare parse of the same answers,
-//!   peaks at 12.5 x (a `Value` object is a `BTreeMap` whose first node is
-//!   about 600 bytes, however few its keys; this tool set has six objects
-//!   a tool). mcp-stack's peak is 0.97 x the floor's, and what stays after
-//!   is the same. Meeting 3 x needs another representation of what a
-//!   catalog keeps (schemas as compact JSON text, `Box<RawValue>`, parsed
-//!   when a validator is compiled): a change of `ToolSpec`'s public
-//!   fields, proposed, not made here.
+//! - **Peak memory within 3 x the catalog's JSON: met since schemas are
+//!   text**, 2.80 x at 50k tools (2.79-2.82; 3.08 x at 10k, where the
+//!   fixed costs weigh more). The run above, before, gave 12.2 x: the
+//!   catalog kept every schema as a `serde_json::Value`, and a `Value`
+//!   object is a `BTreeMap` whose first node is about 600 bytes however
+//!   few its keys (this tool set has five objects a schema); the floor,
+//!   the bare parse of the same answers, peaks at 12.5 x. `ToolSpec`'s
+//!   schemas are now `catalog::Schema`, their compact JSON text. A later
+//!   run the same day (`--rounds 5`, load about 2): peak beyond the 1-tool
+//!   servers 52.2 MiB for 18.7 MiB of JSON (was 227 MiB), client CPU
+//!   beyond them 405 ms, 2.15 x the parse (was 2.46 x: fewer pages of
+//!   memory touched), wall time 676 ms (was 653). heaptrack at the peak
+//!   (`--run catalog 100 500`): 52.3 MB of heap, of which the `ToolSpec`
+//!   vectors 16.8 MB (352 bytes a tool), descriptions 8.7 MB, schema texts
+//!   7.2 MB, schema digests 3.0 MB. What would take it lower: a smaller
+//!   `ToolSpec` (the rarely set `annotations`, `meta`, `app`, `warnings`
+//!   are 120 bytes of it) and digests as bytes rather than hex strings,
+//!   both public-field changes.
 //! - **An idle HTTP binding within 32 KiB: not met**, 72.7 KiB at 1,000
 //!   (85.7 at 100, fixed costs spread over fewer). 5-11 KiB of it is the
 //!   pooled keep-alive connections (1.3 sockets a binding: the connects ran

@@ -585,7 +585,8 @@ impl CatalogCell {
             return Ok(v.clone());
         }
         // Checked when the catalog was built; a failure here would be a bug.
-        let v = schema::compile(&schema.to_value()).map_err(|e| Error::new(FailureClass::CatalogInvalid, e))?;
+        let v =
+            schema::compile(&schema.to_value()).map_err(|e| Error::new(FailureClass::CatalogInvalid, e))?;
         let mut cache = self.validators.lock().expect("validators lock");
         if cache.len() >= MAX_CACHED_VALIDATORS {
             cache.clear();

@@ -217,9 +217,9 @@ pub use crate::protocol::family::Family;
 
 pub(crate) use discovery::{one_page, page_through, BadPage, BuildContext, MAX_CURSOR_BYTES};
 pub use generation::RefreshOutcome;
-pub use schema_text::Schema;
 pub(crate) use generation::{CatalogCell, ChangeFeed};
 pub(crate) use guard::CatalogGuard;
+pub use schema_text::Schema;
 
 /// What the catalog reads the server's whole offering through: the
 /// binding's stack below its tool filter and call checks, under the

@@ -119,14 +119,20 @@ mod tests {
     fn a_schema_keeps_compact_text_and_gives_its_value_back() {
         let value = json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
         let schema = Schema::from_value(&value);
-        assert_eq!(schema.as_str(), r#"{"properties":{"q":{"type":"string"}},"required":["q"],"type":"object"}"#);
+        assert_eq!(
+            schema.as_str(),
+            r#"{"properties":{"q":{"type":"string"}},"required":["q"],"type":"object"}"#
+        );
         assert_eq!(schema.to_value(), value);
         assert_eq!(schema, value);
         assert_eq!(schema.get("required"), Some(json!(["q"])));
         assert_eq!(schema.get("missing"), None);
         assert_eq!(Schema::from_value(&json!([1])).get("type"), None);
         // Serialized as it is, inside another document.
-        assert_eq!(serde_json::to_string(&json!({"s": schema})).unwrap(), format!(r#"{{"s":{}}}"#, schema.as_str()));
+        assert_eq!(
+            serde_json::to_string(&json!({"s": schema})).unwrap(),
+            format!(r#"{{"s":{}}}"#, schema.as_str())
+        );
         let spaced: Schema = serde_json::from_str(r#"{ "type" : "object" }"#).unwrap();
         assert_eq!(spaced.as_str(), r#"{"type":"object"}"#);
         assert!(spaced.mentions("object") && !spaced.mentions("x-mcp-header"));

@@ -327,9 +327,7 @@ pub fn estimated_tokens<'a>(tools: impl IntoIterator<Item = &'a ToolSpec>) -> us
     let bytes: usize = tools
         .into_iter()
         .map(|t| {
-            t.model_name.len()
-                + t.description.as_deref().map_or(0, str::len)
-                + t.input_schema.as_str().len()
+            t.model_name.len() + t.description.as_deref().map_or(0, str::len) + t.input_schema.as_str().len()
         })
         .sum();
     bytes.div_ceil(BYTES_PER_TOKEN)

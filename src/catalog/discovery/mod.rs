@@ -330,7 +330,10 @@ mod tests {
                 "{}",
                 tool.raw_name
             );
-            assert_eq!(tool.output_schema_digest, tool.output_schema.as_ref().map(|s| digest::schema_digest(&s.to_value())));
+            assert_eq!(
+                tool.output_schema_digest,
+                tool.output_schema.as_ref().map(|s| digest::schema_digest(&s.to_value()))
+            );
         }
         let full = catalog.tools.iter().find(|t| t.raw_name == "full").expect("listed");
         assert_eq!(full.output_schema, Some(output.into()));
