@@ -60,19 +60,36 @@ pub(crate) async fn read_body_bounded(
             return Err(BodyError::TooLarge { read: declared });
         }
     }
+    // The first chunk is kept as it came (a body in one chunk is taken
+    // without a copy); a second starts a buffer of the declared length,
+    // so that a large body is copied into place once rather than regrown
+    // (callgrind, 1 MiB results over HTTP: the regrowth was a quarter of
+    // a call's instructions). The declared length is at most `max`, and a
+    // buffer a server declared but never filled is not touched memory.
+    let mut first: Option<Bytes> = None;
     let mut body = BytesMut::new();
+    let mut read = 0usize;
     // Bounded: every turn adds at least one byte or ends, and the total is
     // capped at `max`.
     loop {
         match next_chunk(&mut response).await {
             Ok(Some(chunk)) => {
-                let read = body.len() + chunk.len();
+                read += chunk.len();
                 if read > max {
                     return Err(BodyError::TooLarge { read: read as u64 });
                 }
-                body.extend_from_slice(&chunk);
+                if let Some(held) = first.take() {
+                    let expected = declared.map_or(0, |d| d as usize).max(read);
+                    body.reserve(expected);
+                    body.extend_from_slice(&held);
+                }
+                if body.is_empty() {
+                    first = Some(chunk);
+                } else {
+                    body.extend_from_slice(&chunk);
+                }
             }
-            Ok(None) => return Ok(body.freeze()),
+            Ok(None) => return Ok(first.unwrap_or_else(|| body.freeze())),
             Err(e) => return Err(BodyError::Failed(client.request_error(e))),
         }
     }
