@@ -37,7 +37,7 @@ impl Shared {
             .await
             .map_err(|_| Error::new(FailureClass::TransportClosed, "connection writer has stopped"))?;
         self.queued.fetch_add(1, Ordering::SeqCst);
-        permit.send(Outbound { text, headers, id });
+        permit.send(Box::new(Outbound { text, headers, id }));
         Ok(())
     }
 
@@ -161,7 +161,7 @@ pub(super) enum Next {
 pub(super) async fn write_loop(
     shared: std::sync::Weak<Shared>,
     sender: Arc<dyn MessageSender>,
-    mut rx: mpsc::Receiver<Outbound>,
+    mut rx: mpsc::Receiver<Box<Outbound>>,
     mut replies: mpsc::Receiver<String>,
 ) {
     // A request with HTTP headers taken while gathering a batch: it goes
@@ -188,7 +188,7 @@ pub(super) async fn write_loop(
                 Some(text) = replies.recv() => Next::Reply(text),
                 Some(outbound) = rx.recv() => {
                     taken += 1;
-                    Next::Message(outbound)
+                    Next::Message(*outbound)
                 }
                 else => return,
             },
@@ -223,7 +223,7 @@ pub(super) async fn write_loop(
                 take(text, None, &mut batch);
                 continue;
             }
-            match rx.try_recv() {
+            match rx.try_recv().map(|outbound| *outbound) {
                 Ok(Outbound { text, headers, id }) if headers.is_empty() => {
                     taken += 1;
                     take(text, id, &mut batch);
@@ -299,7 +299,7 @@ async fn failed_write(
     shared: &std::sync::Weak<Shared>,
     e: Error,
     id: Option<RequestId>,
-    rx: &mut mpsc::Receiver<Outbound>,
+    rx: &mut mpsc::Receiver<Box<Outbound>>,
 ) -> bool {
     let Some(shared) = shared.upgrade() else { return false };
     let Some(id) = id else {
