@@ -61,7 +61,10 @@ impl Peek {
     }
 
     /// The routing fields from the top-level members, read as serde_json's
-    /// derive reads them (a repeated member is refused, as it refuses it).
+    /// derive reads them (a repeated member is refused, as it refuses it),
+    /// but for `params`, read only for a cancellation (a request's
+    /// arguments are not scanned twice; serde_json's derive would refuse a
+    /// message whose `params.requestId` is not an id, this reads it).
     fn from_members(members: &[(&str, &str)]) -> Option<Peek> {
         let mut peek = Peek::default();
         let mut seen = [false; 6];
@@ -81,10 +84,16 @@ impl Peek {
             match slot {
                 0 => peek.id = serde_json::from_str(raw).ok()?,
                 1 => peek.method = serde_json::from_str(raw).ok()?,
-                2 => peek.params = serde_json::from_str(raw).ok()?,
+                // Read below, for a cancellation only.
+                2 => {}
                 3 => peek.jsonrpc = serde_json::from_str(raw).ok()?,
                 4 => peek.result = (raw != "null").then_some(serde::de::IgnoredAny),
                 _ => peek.error = (raw != "null").then_some(serde::de::IgnoredAny),
+            }
+        }
+        if peek.method.as_deref() == Some(crate::protocol::methods::NOTIFICATIONS_CANCELLED) {
+            if let Some((_, raw)) = members.iter().find(|(k, _)| *k == "params") {
+                peek.params = serde_json::from_str(raw).ok()?;
             }
         }
         Some(peek)
@@ -290,9 +299,15 @@ mod tests {
         ) {
             let mut text = String::from("{");
             for (i, (k, v)) in members.iter().enumerate() {
+                // `params` is an object whose `requestId`, if any, is an
+                // id (what serde_json's derive reads of any message).
+                let id = match v {
+                    Value::String(_) | Value::Number(_) | Value::Null => Some(v.clone()),
+                    _ => None,
+                };
                 let v = match (k.as_str(), method) {
                     ("method", Some(m)) => json!(m),
-                    ("params", Some(_)) => json!({"requestId": v.clone()}),
+                    ("params", _) => json!({"requestId": id, "arguments": v.clone()}),
                     _ => v.clone(),
                 };
                 if i > 0 {
