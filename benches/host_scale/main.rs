@@ -213,9 +213,10 @@
 //! not do: servers that are heavy at start (an `npx` or `uvx` server is
 //! hundreds of MiB and seconds of CPU, so 500 at once would thrash a
 //! machine where 8 at a time would not) and the open-file limit (three
-//! pipes a stdio server). Proposed: `HostBuilder::max_concurrent_connects(n)`,
-//! a semaphore each connect task acquires before it runs the connector
-//! (the startup timeout counted from then), unbounded by default.
+//! pipes a stdio server). Hence `HostBuilder::max_concurrent_connects(n)`
+//! (added after this run): a semaphore each connect task acquires before
+//! it runs the connector (the startup timeout counted from then),
+//! unbounded by default.
 
 mod cases;
 mod probe;

@@ -22,6 +22,7 @@ pub struct HostBuilder {
     close_timeout: Duration,
     event_capacity: usize,
     ranker: Option<Box<dyn ToolRanker>>,
+    max_concurrent_connects: Option<usize>,
 }
 
 impl fmt::Debug for HostBuilder {
@@ -29,6 +30,7 @@ impl fmt::Debug for HostBuilder {
         f.debug_struct("HostBuilder")
             .field("close_timeout", &self.close_timeout)
             .field("event_capacity", &self.event_capacity)
+            .field("max_concurrent_connects", &self.max_concurrent_connects)
             .finish_non_exhaustive()
     }
 }
@@ -41,6 +43,7 @@ impl Default for HostBuilder {
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
             event_capacity: DEFAULT_EVENT_CAPACITY,
             ranker: None,
+            max_concurrent_connects: None,
         }
     }
 }
@@ -96,6 +99,22 @@ impl HostBuilder {
         self
     }
 
+    /// At most `n` bindings connect at once (at least 1); the others wait
+    /// their turn (first come, first served), and a binding's startup
+    /// timeout counts from its turn. Unbounded by default: a host dials
+    /// every added server at once, which is as fast as a floor of plain
+    /// spawns at 500 stdio servers (`benches/host_scale`). A bound is for
+    /// servers heavy at start (an `npx` or `uvx` server is hundreds of MiB
+    /// and seconds of CPU: 500 at once thrash a machine that runs 8 at a
+    /// time), for the open-file limit (three pipes a stdio server), and
+    /// for many bindings to one origin, whose concurrent handshakes open as
+    /// many pooled connections. [`Host::add_all`](crate::host::Host::add_all)
+    /// then waits for every turn.
+    pub fn max_concurrent_connects(mut self, n: usize) -> Self {
+        self.max_concurrent_connects = Some(n.max(1));
+        self
+    }
+
     /// The host, with no bindings yet.
     pub fn build(self) -> Host {
         let (events, _) = broadcast::channel(self.event_capacity);
@@ -109,6 +128,7 @@ impl HostBuilder {
                 changes,
                 handlers: self.handlers,
                 connector: self.connector,
+                connects: self.max_concurrent_connects.map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
                 close_timeout: self.close_timeout,
             }),
         }

@@ -143,6 +143,8 @@ pub(crate) struct Inner {
     changes: watch::Sender<u64>,
     handlers: HandlersFor,
     connector: Connector,
+    /// The turns of [`HostBuilder::max_concurrent_connects`], if bounded.
+    connects: Option<Arc<tokio::sync::Semaphore>>,
     close_timeout: Duration,
 }
 
@@ -248,7 +250,13 @@ impl Host {
         // always finds the slot this call fills in; the connector runs on the
         // task, so that it may use the host itself.
         let factory = definition.transport.clone();
+        let turns = self.inner.connects.clone();
         let task = runtime.spawn(async move {
+            // Held until the connect ends; the semaphore is never closed.
+            let _turn = match turns {
+                Some(turns) => turns.acquire_owned().await.ok(),
+                None => None,
+            };
             let connect = connector(definition, handlers);
             let outcome = match tokio::time::timeout(startup, connect).await {
                 Ok(outcome) => outcome,
@@ -275,7 +283,8 @@ impl Host {
     }
 
     /// Adds every definition (see [`Host::add`]) and waits until each has
-    /// connected or failed, at most the longest startup timeout among them.
+    /// connected or failed, at most the longest startup timeout among them
+    /// (under [`HostBuilder::max_concurrent_connects`], the turns add up).
     /// Returns the definitions refused by `add`, with why; a binding that
     /// failed to connect is not among them (see [`Host::status`]).
     pub async fn add_all(&self, definitions: impl IntoIterator<Item = Definition>) -> Vec<(String, Error)> {

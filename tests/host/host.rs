@@ -420,6 +420,58 @@ async fn each_binding_is_made_by_the_hosts_connector() {
     host.close().await;
 }
 
+/// A connector that takes a second of (paused) time per binding, and the
+/// most bindings it saw connecting at once.
+fn slow_connector(
+    active: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+) -> impl Fn(
+    Definition,
+    mcp_stack::handlers::Handlers,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<mcp_stack::Binding, Error>> + Send>>
+       + Send
+       + Sync
+       + 'static {
+    move |definition, handlers| {
+        let (active, most) = (active.clone(), most.clone());
+        Box::pin(async move {
+            let now = active.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            active.fetch_sub(1, Ordering::SeqCst);
+            mcp_stack::Binding::connect(definition, handlers).await
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bound_on_concurrent_connects_takes_bindings_in_turns() {
+    let definitions = || (0..7).map(|i| Definition::new(format!("s{i}"), mcp_stack::demo::factory()));
+    // Unbounded (the default): all seven at once.
+    let (active, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let host = Host::builder().connector(slow_connector(active, most.clone())).build();
+    let started = Instant::now();
+    assert!(host.add_all(definitions()).await.is_empty());
+    assert_eq!(most.load(Ordering::SeqCst), 7);
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    host.close().await;
+
+    // At most three: in turns of a second each, every binding ready, and
+    // the startup timeout (here 1.5 s) counted from a binding's turn.
+    let (active, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let host =
+        Host::builder().connector(slow_connector(active, most.clone())).max_concurrent_connects(3).build();
+    let started = Instant::now();
+    let timeouts = mcp_stack::Timeouts::default().with_startup(Duration::from_millis(1500));
+    assert!(host.add_all(definitions().map(|d| d.with_timeouts(timeouts))).await.is_empty());
+    assert_eq!(most.load(Ordering::SeqCst), 3);
+    let took = started.elapsed();
+    assert!(took >= Duration::from_secs(3) && took < Duration::from_secs(4), "{took:?}");
+    assert!(host.status().iter().all(|s| s.state == State::Ready), "{:?}", host.status());
+    assert_eq!(host.names().len(), 7);
+    host.close().await;
+}
+
 #[tokio::test]
 async fn definitions_the_host_cannot_take_are_refused_when_added() {
     let host = Host::new();
