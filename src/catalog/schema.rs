@@ -50,39 +50,11 @@ pub(crate) fn compact(schema: &Value, max_bytes: usize, max_depth: usize) -> Res
     if bytes > max_bytes {
         return Err(format!("is {bytes} bytes, over the limit of {max_bytes}"));
     }
-    let deepest = text_depth(text.as_str().as_bytes());
+    let deepest = crate::protocol::jsonrpc::deepest_nesting(text.as_str().as_bytes(), usize::MAX);
     if deepest > max_depth {
         return Err(format!("nests {deepest} deep, over the limit of {max_depth}"));
     }
     Ok(text)
-}
-
-/// The deepest nesting of arrays and objects in a JSON text ([`depth`]'s
-/// measure), brackets inside strings left out.
-fn text_depth(json: &[u8]) -> usize {
-    let (mut open, mut deepest) = (0usize, 0usize);
-    let (mut in_string, mut escaped) = (false, false);
-    for &b in json {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                open += 1;
-                deepest = deepest.max(open);
-            }
-            b']' | b'}' => open = open.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
 }
 
 /// Counts what is written to it.

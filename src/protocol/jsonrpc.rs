@@ -289,10 +289,17 @@ fn lenient_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RequestId
 }
 
 /// Whether the JSON text `bytes` opens more than `max` arrays or objects
-/// inside one another. Strings are skipped (brackets in them do not count);
-/// the text is not otherwise checked. One pass, no allocation.
+/// inside one another (see [`deepest_nesting`]).
 pub(crate) fn nests_deeper_than(bytes: &[u8], max: usize) -> bool {
-    let mut depth = 0usize;
+    deepest_nesting(bytes, max) > max
+}
+
+/// The deepest nesting of arrays and objects in the JSON text `bytes` (0
+/// for a scalar, 1 for a flat array or object), or a depth past `stop_past`
+/// as soon as one is reached. Strings are skipped (brackets in them do not
+/// count); the text is not otherwise checked. One pass, no allocation.
+pub(crate) fn deepest_nesting(bytes: &[u8], stop_past: usize) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
     let mut in_string = false;
     let mut escaped = false;
     for &b in bytes {
@@ -309,15 +316,16 @@ pub(crate) fn nests_deeper_than(bytes: &[u8], max: usize) -> bool {
             b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
-                if depth > max {
-                    return true;
+                deepest = deepest.max(depth);
+                if depth > stop_past {
+                    return depth;
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
-    false
+    deepest
 }
 
 /// The members of one envelope that say what it is, read straight from the
