@@ -10,14 +10,44 @@ use std::fmt;
 pub(crate) const PROGRESS_TOKEN_META_KEY: &str = "progressToken";
 
 /// A token tying progress notifications to the request that asked for them:
-/// a string or an integer, like a [`RequestId`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// a string or an integer, like a [`RequestId`]. Read by a visitor of its
+/// own: serde's untagged derive buffers the value and tries each variant,
+/// 2,500 instructions of every progress notification over HTTP
+/// (callgrind, `bench/vs-rmcp --only progress`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub(crate) enum ProgressToken {
     /// A numeric token.
     Number(i64),
     /// A string token.
     String(String),
+}
+
+impl<'de> Deserialize<'de> for ProgressToken {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Token;
+        impl serde::de::Visitor<'_> for Token {
+            type Value = ProgressToken;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<ProgressToken, E> {
+                Ok(ProgressToken::Number(n))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<ProgressToken, E> {
+                i64::try_from(n)
+                    .map(ProgressToken::Number)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(n), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<ProgressToken, E> {
+                Ok(ProgressToken::String(s.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<ProgressToken, E> {
+                Ok(ProgressToken::String(s))
+            }
+        }
+        deserializer.deserialize_any(Token)
+    }
 }
 
 impl fmt::Display for ProgressToken {
@@ -95,6 +125,23 @@ pub(crate) struct CancelledParams {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_token_is_a_string_or_an_integer() {
+        let read = |v: Value| serde_json::from_value::<ProgressToken>(v).ok();
+        assert_eq!(read(json!(7)), Some(ProgressToken::Number(7)));
+        assert_eq!(read(json!(-7)), Some(ProgressToken::Number(-7)));
+        assert_eq!(read(json!("t-1")), Some(ProgressToken::String("t-1".into())));
+        assert_eq!(
+            serde_json::from_str::<ProgressToken>(r#""t\"2""#).ok(),
+            Some(ProgressToken::String("t\"2".into()))
+        );
+        for bad in [json!(1.5), json!(u64::MAX), json!(null), json!(true), json!([1]), json!({"a": 1})] {
+            assert_eq!(read(bad.clone()), None, "{bad}");
+        }
+        assert_eq!(serde_json::to_value(ProgressToken::Number(3)).unwrap(), json!(3));
+        assert_eq!(serde_json::to_value(ProgressToken::from("x")).unwrap(), json!("x"));
+    }
 
     #[test]
     fn progress_from_spec() {

@@ -86,7 +86,8 @@ impl ProgressRouter {
     /// binding's [`Event::RequestProgress`](crate::Event::RequestProgress)),
     /// `None` when none did.
     pub fn route(&self, params: Option<&Value>) -> Option<ProgressUpdate> {
-        let Some(params) = params.and_then(|p| serde_json::from_value::<ProgressParams>(p.clone()).ok())
+        // Read from the value in place (`from_value` would take a copy).
+        let Some(params) = params.and_then(|p| <ProgressParams as serde::Deserialize>::deserialize(p).ok())
         else {
             self.inner.unrouted.fetch_add(1, Ordering::Relaxed);
             return None;
