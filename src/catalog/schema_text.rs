@@ -47,7 +47,9 @@ impl Schema {
     /// The member `key` of an object schema, parsed (`None` for another key
     /// or a schema that is not an object).
     pub fn get(&self, key: &str) -> Option<Value> {
-        let mut members: std::collections::HashMap<&str, &RawValue> =
+        // Owned keys: a borrowed `&str` cannot hold a key written with an
+        // escape, and one such key would fail the whole object.
+        let mut members: std::collections::HashMap<String, &RawValue> =
             serde_json::from_str(self.as_str()).ok()?;
         members.remove(key).and_then(|raw| serde_json::from_str(raw.get()).ok())
     }
@@ -136,6 +138,16 @@ mod tests {
         let spaced: Schema = serde_json::from_str(r#"{ "type" : "object" }"#).unwrap();
         assert_eq!(spaced.as_str(), r#"{"type":"object"}"#);
         assert!(spaced.mentions("object") && !spaced.mentions("x-mcp-header"));
+    }
+
+    #[test]
+    fn a_key_written_with_an_escape_does_not_hide_its_siblings() {
+        // serde_json writes a newline or a quote in a key as an escape.
+        let schema = Schema::from_value(&json!({"line\nbreak": 1, "say \"hi\"": 2, "properties": {"q": {}}}));
+        assert!(schema.as_str().contains(r#""line\nbreak""#));
+        assert_eq!(schema.get("properties"), Some(json!({"q": {}})));
+        assert_eq!(schema.get("line\nbreak"), Some(json!(1)));
+        assert_eq!(schema.get("say \"hi\""), Some(json!(2)));
     }
 
     #[test]

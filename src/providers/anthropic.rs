@@ -30,7 +30,7 @@ fn definition(tool: &ToolSpec, warnings: &mut Vec<String>) -> Value {
     }
     def.insert(
         "input_schema".into(),
-        top_level(&tool.input_schema.to_value(), Provider::Anthropic, &tool.model_name, warnings),
+        top_level(tool.input_schema.to_value(), Provider::Anthropic, &tool.model_name, warnings),
     );
     Value::Object(def)
 }

@@ -67,10 +67,15 @@ pub fn tools<'a>(tools: impl IntoIterator<Item = &'a ToolSpec>, options: &Option
     ProviderTools { tools, warnings: bounded(warnings) }
 }
 
-/// The parameters for `tool`, and whether they are strict.
-fn parameters(tool: &ToolSpec, options: &Options, warnings: &mut Vec<String>) -> (Value, bool) {
-    let name = &tool.model_name;
-    let schema = top_level(&tool.input_schema.to_value(), Provider::OpenAi, name, warnings);
+/// The parameters for the tool `name` whose input schema is `input_schema`
+/// (parsed once by the caller), and whether they are strict.
+fn parameters(
+    name: &str,
+    input_schema: Value,
+    options: &Options,
+    warnings: &mut Vec<String>,
+) -> (Value, bool) {
+    let schema = top_level(input_schema, Provider::OpenAi, name, warnings);
     if !options.strict {
         return (schema, false);
     }
@@ -87,7 +92,7 @@ fn parameters(tool: &ToolSpec, options: &Options, warnings: &mut Vec<String>) ->
 }
 
 fn definition(tool: &ToolSpec, options: &Options, warnings: &mut Vec<String>) -> Value {
-    let (parameters, strict) = parameters(tool, options, warnings);
+    let (parameters, strict) = parameters(&tool.model_name, tool.input_schema.to_value(), options, warnings);
     let mut function = Map::new();
     if options.api == Api::Responses {
         function.insert("type".into(), json!("function"));
@@ -185,9 +190,10 @@ pub async fn dispatch(
     }
     let mut call = call.clone();
     if let Ok((_, tool)) = host.catalog().resolve(&call.name) {
-        let (_, strict) = parameters(tool, options, &mut Vec::new());
+        let input_schema = tool.input_schema.to_value();
+        let (_, strict) = parameters(&tool.model_name, input_schema.clone(), options, &mut Vec::new());
         if strict {
-            strip_optional_nulls(&tool.input_schema.to_value(), &mut call.arguments);
+            strip_optional_nulls(&input_schema, &mut call.arguments);
         }
     }
     super::dispatch(host, &call, opts).await

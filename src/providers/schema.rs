@@ -79,10 +79,10 @@ impl Provider {
 /// JSON object with `"type": "object"` and none of the combinators it
 /// refuses there (OpenAI also wants `properties`). What was changed is
 /// pushed onto `warnings`.
-pub(crate) fn top_level(schema: &Value, provider: Provider, tool: &str, warnings: &mut Vec<String>) -> Value {
+pub(crate) fn top_level(schema: Value, provider: Provider, tool: &str, warnings: &mut Vec<String>) -> Value {
     let who = provider.name();
     let mut map = match schema {
-        Value::Object(map) => map.clone(),
+        Value::Object(map) => map,
         _ => {
             warnings.push(format!(
                 "{tool}: the input schema is not an object; {who} gets an empty object schema"

@@ -66,31 +66,52 @@ pub(crate) async fn read_body_bounded(
     // (callgrind, 1 MiB results over HTTP: the regrowth was a quarter of
     // a call's instructions). The declared length is at most `max`, and a
     // buffer a server declared but never filled is not touched memory.
-    let mut first: Option<Bytes> = None;
-    let mut body = BytesMut::new();
+    let mut held = Held::Nothing;
     let mut read = 0usize;
-    // Bounded: every turn adds at least one byte or ends, and the total is
-    // capped at `max`.
+    // Bounded: the bytes kept are capped at `max`, and a peer sending
+    // empty frames without end is stopped by the call's deadline.
     loop {
-        match next_chunk(&mut response).await {
-            Ok(Some(chunk)) => {
-                read += chunk.len();
-                if read > max {
-                    return Err(BodyError::TooLarge { read: read as u64 });
-                }
-                if let Some(held) = first.take() {
-                    let expected = declared.map_or(0, |d| d as usize).max(read);
-                    body.reserve(expected);
-                    body.extend_from_slice(&held);
-                }
-                if body.is_empty() {
-                    first = Some(chunk);
-                } else {
-                    body.extend_from_slice(&chunk);
-                }
-            }
-            Ok(None) => return Ok(first.unwrap_or_else(|| body.freeze())),
+        let chunk = match next_chunk(&mut response).await {
+            Ok(Some(chunk)) if chunk.is_empty() => continue,
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => return Ok(held.into_bytes()),
             Err(e) => return Err(BodyError::Failed(client.request_error(e))),
+        };
+        read += chunk.len();
+        if read > max {
+            return Err(BodyError::TooLarge { read: read as u64 });
+        }
+        held = match held {
+            Held::Nothing => Held::One(chunk),
+            Held::One(first) => {
+                let mut body = BytesMut::with_capacity(declared.map_or(0, |d| d as usize).max(read));
+                body.extend_from_slice(&first);
+                body.extend_from_slice(&chunk);
+                Held::Many(body)
+            }
+            Held::Many(mut body) => {
+                body.extend_from_slice(&chunk);
+                Held::Many(body)
+            }
+        };
+    }
+}
+
+/// What [`read_body_bounded`] holds of a body so far.
+enum Held {
+    Nothing,
+    /// One chunk, kept as it came.
+    One(Bytes),
+    /// Two or more, copied into one buffer.
+    Many(BytesMut),
+}
+
+impl Held {
+    fn into_bytes(self) -> Bytes {
+        match self {
+            Held::Nothing => Bytes::new(),
+            Held::One(chunk) => chunk,
+            Held::Many(body) => body.freeze(),
         }
     }
 }
@@ -118,5 +139,58 @@ pub(crate) async fn error_body_quote(client: &HttpClient, response: HttpResponse
     match read_body_bounded(client, response, 4 * ERROR_BODY_QUOTE_BYTES).await {
         Ok(body) => normalize_message(&String::from_utf8_lossy(&body), ERROR_BODY_QUOTE_BYTES),
         Err(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::http::builder::Settings;
+    use crate::transport::ConnectConfig;
+    use std::sync::Arc;
+
+    fn client() -> HttpClient {
+        let settings = Settings::new("http://127.0.0.1:9/mcp").expect("a valid URL");
+        HttpClient::new(Arc::new(settings), &ConnectConfig::new("t")).expect("a client")
+    }
+
+    /// A response whose body arrives in `chunks`, declaring `length`.
+    fn response(chunks: &[&'static [u8]], length: Option<usize>) -> HttpResponse {
+        let chunks: Vec<Result<Bytes, std::io::Error>> =
+            chunks.iter().map(|c| Ok(Bytes::from_static(c))).collect();
+        let mut response =
+            http::Response::new(reqwest::Body::wrap_stream(futures_util::stream::iter(chunks)));
+        if let Some(length) = length {
+            response.headers_mut().insert(CONTENT_LENGTH, length.into());
+        }
+        response
+    }
+
+    #[tokio::test]
+    async fn chunks_are_joined_and_a_lone_chunk_is_taken_as_it_came() {
+        let client = client();
+        let cases: [(&[&'static [u8]], Option<usize>); 3] = [
+            (&[b"ab", b"", b"cd", b"ef"], Some(6)),
+            (&[b"", b"ab", b"cdef"], None),
+            (&[b"abc", b"def"], Some(3)),
+        ];
+        for (chunks, declared) in cases {
+            let body = read_body_bounded(&client, response(chunks, declared), 6).await.unwrap();
+            assert_eq!(&body[..], b"abcdef", "{chunks:?}");
+        }
+        let lone: &'static [u8] = b"abcdef";
+        let body = read_body_bounded(&client, response(&[b"", lone, b""], None), 6).await.unwrap();
+        assert_eq!(body.as_ptr(), lone.as_ptr(), "a body in one chunk is not copied");
+        let empty = read_body_bounded(&client, response(&[], Some(0)), 6).await.unwrap();
+        assert!(empty.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_bound_is_refused() {
+        let client = client();
+        let declared = read_body_bounded(&client, response(&[b"a"], Some(7)), 6).await;
+        assert!(matches!(declared, Err(BodyError::TooLarge { read: 7 })), "{declared:?}");
+        let sent = read_body_bounded(&client, response(&[b"abcd", b"efgh"], None), 6).await;
+        assert!(matches!(sent, Err(BodyError::TooLarge { read: 8 })), "{sent:?}");
     }
 }
