@@ -25,9 +25,9 @@ impl Shared {
         headers: WireHeaders,
         id: Option<RequestId>,
     ) -> Result<(), Error> {
-        let text = match self.write_at_once(text, &headers, id.as_ref()) {
+        let (text, headers) = match self.write_at_once(text, headers, id.as_ref()) {
             Ok(()) => return Ok(()),
-            Err(text) => text,
+            Err(handed_back) => handed_back,
         };
         self.start_writer();
         // Counted as it enters the queue, with nothing to cancel between.
@@ -52,11 +52,12 @@ impl Shared {
     }
 
     /// Writes a lone message from the caller's task, sparing the wake-up
-    /// of the writer's: a message without headers, when nothing waits for
-    /// the writer (`queued`) and no other request is in flight, is offered
-    /// to [`MessageSender::try_send`]. `Err` hands it back for the queue:
-    /// more is in flight (the writer batches it), or the transport would
-    /// have to wait.
+    /// of the writer's: a message, when nothing waits for the writer
+    /// (`queued`) and no other request is in flight, is offered to
+    /// [`MessageSender::try_send`] (a request: to
+    /// [`MessageSender::try_send_request`], with its headers). `Err` hands
+    /// it back for the queue: more is in flight (the writer batches it), or
+    /// the transport would have to wait.
     ///
     /// Order is kept: what one task sent before this is written already
     /// (`queued` counts it until the writer is done with it). A reply to
@@ -73,19 +74,24 @@ impl Shared {
     fn write_at_once(
         &self,
         text: String,
-        headers: &WireHeaders,
+        headers: WireHeaders,
         id: Option<&RequestId>,
-    ) -> Result<(), String> {
-        if !headers.is_empty() || self.queued.load(Ordering::SeqCst) != 0 {
-            return Err(text);
+    ) -> Result<(), (String, WireHeaders)> {
+        if self.queued.load(Ordering::SeqCst) != 0 {
+            return Err((text, headers));
         }
         let mut pending = self.pending.lock().expect("pending lock");
         if pending.len() > usize::from(id.is_some()) {
-            return Err(text);
+            return Err((text, headers));
         }
-        let Some(id) = id else { return self.sender.try_send(text) };
+        let Some(id) = id else {
+            if !headers.is_empty() {
+                return Err((text, headers));
+            }
+            return self.sender.try_send(text).map_err(|text| (text, headers));
+        };
         let Some(entry) = pending.get_mut(id) else { return Ok(()) };
-        let sent = self.sender.try_send(text);
+        let sent = self.sender.try_send_request(text, headers);
         entry.written = sent.is_ok();
         sent
     }

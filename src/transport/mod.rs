@@ -279,6 +279,22 @@ pub trait MessageSender: Send + Sync + 'static {
         Err(message)
     }
 
+    /// [`MessageSender::try_send`] for a request and the HTTP headers that
+    /// mirror it (called with headers only when
+    /// [`MessageSender::carries_headers`] says so): `Ok(())` when the
+    /// transport took it as [`MessageSender::send_request`] would have,
+    /// without waiting; `Err`, both handed back, when it did not. The
+    /// default takes a request without headers through `try_send` and
+    /// declines one with headers. Streamable HTTP starts the request's
+    /// exchange from the caller's task when it can do so without waiting.
+    fn try_send_request(&self, message: String, headers: WireHeaders) -> Result<(), (String, WireHeaders)> {
+        if headers.is_empty() {
+            self.try_send(message).map_err(|message| (message, headers))
+        } else {
+            Err((message, headers))
+        }
+    }
+
     /// Whether this transport sends [`WireHeaders`] (HTTP). The default,
     /// `false`, spares a connection building headers nobody reads for every
     /// request, and lets its requests be written in batches

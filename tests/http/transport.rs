@@ -371,6 +371,57 @@ async fn a_forgotten_session_is_initialized_again_and_the_call_succeeds() {
 }
 
 #[tokio::test]
+async fn a_request_is_started_from_the_callers_task_and_initialize_waits() {
+    use mcp_stack::transport::{ConnectConfig, Inbound, WireHeaders};
+    let (mock, url) = mock_server().await;
+    let transport = within("dial", no_listen(&url).connect(&ConnectConfig::new("t"))).await.unwrap();
+    let (sender, mut receiver) = (transport.sender, transport.receiver);
+    // The next frame, past what else the transport reports (the session).
+    async fn frame(receiver: &mut Box<dyn mcp_stack::transport::MessageReceiver>) -> Value {
+        for _ in 0..4 {
+            match within("a frame", receiver.recv()).await.unwrap() {
+                Some(Inbound::Frame(text)) => return serde_json::from_str(&text).unwrap(),
+                Some(Inbound::Session(_)) => continue,
+                other => panic!("a frame, not {other:?}"),
+            }
+        }
+        panic!("no frame")
+    }
+    // `initialize` waits for its response headers: handed back whole.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let headers = WireHeaders(vec![("Mcp-Method".into(), "initialize".into())]);
+    let (back, back_headers) = sender.try_send_request(init.clone(), headers.clone()).unwrap_err();
+    assert_eq!((back.as_str(), back_headers), (init.as_str(), headers));
+    assert!(mock.seen().is_empty(), "nothing was sent");
+    within("initialize", sender.send_request(init, WireHeaders::default())).await.unwrap();
+    assert_eq!(frame(&mut receiver).await["id"], 1);
+    sender.negotiated("2025-11-25");
+
+    // A request after it is taken at once, with its headers; its reply
+    // arrives on the receiver as any other.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"message": "at once"}}})
+    .to_string();
+    let headers = WireHeaders(vec![("Mcp-Name".into(), "echo".into())]);
+    sender.try_send_request(call.clone(), headers).unwrap();
+    let answered = frame(&mut receiver).await;
+    assert_eq!(
+        (answered["id"].clone(), answered["result"]["content"][0]["text"].clone()),
+        (json!(2), json!("at once"))
+    );
+    let seen = mock.rpc("tools/call");
+    assert_eq!(seen[0].header("mcp-name").as_deref(), Some("echo"));
+    assert_eq!(seen[0].header("mcp-session-id").as_deref(), Some("session-1"));
+
+    // A closed transport takes nothing at once: the waiting path reports it.
+    within("close", sender.close()).await.unwrap();
+    assert!(sender.try_send_request(call.clone(), WireHeaders::default()).is_err());
+    assert_eq!(mock.rpc("tools/call").len(), 1);
+}
+
+#[tokio::test]
 async fn sse_resumption_uses_last_event_id_after_exactly_the_retry_delay() {
     let (mock, url) = mock_server().await;
     let closed_at = Arc::new(Mutex::new(None::<Instant>));

@@ -191,6 +191,15 @@ impl MessageSender for AutoSender {
         true
     }
 
+    /// Once settled on streamable HTTP, as [`StreamableSender`] does; the
+    /// HTTP+SSE fallback and `initialize` (which settles it) wait.
+    fn try_send_request(&self, message: String, headers: WireHeaders) -> Result<(), (String, WireHeaders)> {
+        if self.legacy.get().is_some() {
+            return Err((message, headers));
+        }
+        StreamableSender::try_with(&self.streamable, message, headers)
+    }
+
     async fn send(&self, message: String) -> Result<(), Error> {
         self.send_request(message, WireHeaders::default()).await
     }

@@ -101,6 +101,29 @@ impl Core {
         Ok(Started::Sent)
     }
 
+    /// Starts the exchange of request `id` without waiting, as
+    /// [`Core::request`] would: `Err` hands the message back when that
+    /// would wait or needs more than an exchange (`initialize`, which waits
+    /// for its response headers; a transport closing or a session expired,
+    /// which the waiting path reports; every exchange slot taken).
+    pub(crate) fn try_request(
+        self: &Arc<Self>,
+        message: String,
+        id: RequestId,
+        method: &str,
+        mirror: WireHeaders,
+    ) -> Result<(), (String, WireHeaders)> {
+        if method == methods::INITIALIZE || self.is_closing() || self.session_expired() {
+            return Err((message, mirror));
+        }
+        let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
+            return Err((message, mirror));
+        };
+        let core = self.clone();
+        self.spawn_stream(id.clone(), async move { core.exchange(message, id, permit, mirror).await });
+        Ok(())
+    }
+
     /// Reads the reply to `id` on a task that ends with the transport, or
     /// when the request is cancelled ([`Core::abandon`]).
     fn spawn_stream(
@@ -108,6 +131,11 @@ impl Core {
         id: RequestId,
         work: impl std::future::Future<Output = ()> + Send + 'static,
     ) {
+        // Boxed: the exchange's future is about 3 KB (reqwest's is half of
+        // it), and a task holding it by value was 6.3 KB that tokio copies
+        // as it spawns the task and again as the task ends (each stage
+        // change writes the whole cell). A box is copied once.
+        let work = Box::pin(work);
         let (cancel, cancelled) = oneshot::channel::<()>();
         self.streams.lock().expect("streams lock").insert(id.clone(), cancel);
         let core = self.clone();

@@ -46,10 +46,30 @@ impl StreamableSender {
             (method, _) => core.post_quiet(message, method).await.map(|()| Started::Sent),
         }
     }
+
+    /// Starts a request through `core` without waiting, when it can (see
+    /// [`Core::try_request`]); anything else is handed back.
+    pub(crate) fn try_with(
+        core: &Arc<Core>,
+        message: String,
+        mirror: WireHeaders,
+    ) -> Result<(), (String, WireHeaders)> {
+        let Peek { id, method, .. } = Peek::of(&message);
+        match (method, id) {
+            (Some(method), Some(id)) => core.try_request(message, id, &method, mirror),
+            _ => Err((message, mirror)),
+        }
+    }
 }
 
 #[async_trait]
 impl MessageSender for StreamableSender {
+    /// A request's exchange is started from the caller's task: the
+    /// connection's writer task is not woken for it.
+    fn try_send_request(&self, message: String, headers: WireHeaders) -> Result<(), (String, WireHeaders)> {
+        Self::try_with(&self.core, message, headers)
+    }
+
     fn carries_headers(&self) -> bool {
         true
     }
