@@ -151,8 +151,33 @@ pub(crate) struct Inner {
 #[derive(Default)]
 pub(crate) struct Registry {
     entries: BTreeMap<String, Entry>,
+    /// How many entries are `Slot::Connecting`: kept with every change of
+    /// a slot, so that [`Host::settled`], woken at each connect's end,
+    /// asks in constant time rather than rescanning every binding (which
+    /// made waiting for N bindings O(N²)).
+    connecting: usize,
     next_id: u64,
     closed: bool,
+}
+
+impl Registry {
+    fn insert(&mut self, name: String, entry: Entry) {
+        self.connecting += usize::from(matches!(entry.slot, Slot::Connecting(_)));
+        if let Some(replaced) = self.entries.insert(name, entry) {
+            self.connecting -= usize::from(matches!(replaced.slot, Slot::Connecting(_)));
+        }
+    }
+
+    fn remove(&mut self, name: &str) -> Option<Entry> {
+        let entry = self.entries.remove(name)?;
+        self.connecting -= usize::from(matches!(entry.slot, Slot::Connecting(_)));
+        Some(entry)
+    }
+
+    fn take_all(&mut self) -> BTreeMap<String, Entry> {
+        self.connecting = 0;
+        std::mem::take(&mut self.entries)
+    }
 }
 
 struct Entry {
@@ -275,7 +300,7 @@ impl Host {
         });
         let slot = Slot::Connecting(task.abort_handle());
         let entry = Entry { id, transport_kind, origin, compat, since: SystemTime::now(), slot };
-        registry.entries.insert(name.clone(), entry);
+        registry.insert(name.clone(), entry);
         drop(registry);
         self.changed();
         let _ = self.inner.events.send(HostEvent::Added { binding: name, at: SystemTime::now() });
@@ -512,7 +537,7 @@ impl Host {
     /// connected binding is closed, waiting at most the host's close
     /// timeout. Returns whether there was such a binding.
     pub async fn remove(&self, name: &str) -> bool {
-        let entry = self.inner.registry.lock().expect("host registry lock").entries.remove(name);
+        let entry = self.inner.registry.lock().expect("host registry lock").remove(name);
         let Some(entry) = entry else { return false };
         self.changed();
         match entry.slot {
@@ -538,7 +563,7 @@ impl Host {
         let entries = {
             let mut registry = self.inner.registry.lock().expect("host registry lock");
             registry.closed = true;
-            std::mem::take(&mut registry.entries)
+            registry.take_all()
         };
         self.changed();
         let mut report = CloseReport::default();
@@ -595,7 +620,7 @@ impl Host {
 
     fn any_connecting(&self) -> bool {
         let registry = self.inner.registry.lock().expect("host registry lock");
-        registry.entries.values().any(|e| matches!(e.slot, Slot::Connecting(_)))
+        registry.connecting > 0
     }
 
     fn ready_bindings(&self) -> Vec<Binding> {
@@ -688,9 +713,11 @@ fn settle(host: Weak<Inner>, name: &str, id: u64, outcome: Result<Binding, Error
     };
     let failure = outcome.as_ref().err().map(Failure::from);
     let recorded = {
-        let mut registry = inner.registry.lock().expect("host registry lock");
+        let mut guard = inner.registry.lock().expect("host registry lock");
+        let registry = &mut *guard;
         match registry.entries.get_mut(name) {
             Some(entry) if entry.id == id && matches!(entry.slot, Slot::Connecting(_)) => {
+                registry.connecting -= 1;
                 entry.since = SystemTime::now();
                 entry.slot = match outcome {
                     Ok(binding) => Slot::Ready(binding),

@@ -277,6 +277,38 @@ async fn a_slow_call_on_one_binding_does_not_hold_up_another() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn settled_waits_for_every_connect_and_counts_a_removed_one_as_done() {
+    let host = Host::builder().build();
+    let hanging = |name: &str| {
+        let definition = Definition::new(name, Hangs);
+        let timeouts = definition.timeouts().with_startup(Duration::from_secs(600));
+        definition.with_timeouts(timeouts)
+    };
+    host.add(hanging("first")).unwrap();
+    host.add(hanging("second")).unwrap();
+    host.add(Definition::new("fine", mcp_stack::demo::factory())).unwrap();
+    host.ready("fine").await.unwrap();
+    let settled = tokio::spawn({
+        let host = host.clone();
+        async move { host.settled().await }
+    });
+    // Removing one of the two connects leaves the other to wait for.
+    assert!(host.remove("first").await);
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    assert!(!settled.is_finished(), "second is still connecting");
+    assert!(host.remove("second").await);
+    tokio::time::timeout(Duration::from_secs(1), settled).await.expect("settled").unwrap();
+    // Settled at once when nothing connects, and after a connect fails.
+    host.settled().await;
+    let late = hanging("late");
+    let timeouts = late.timeouts().with_startup(Duration::from_secs(5));
+    host.add(late.with_timeouts(timeouts)).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), host.settled()).await.expect("the startup timeout ends it");
+    assert_eq!(host.ready("late").await.unwrap_err().class(), FailureClass::StartupTimeout);
+    host.close().await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn close_is_bounded_even_when_a_binding_never_finishes_closing() {
     let host = Host::builder().close_timeout(Duration::from_secs(2)).build();
     let stuck = Demo { inner: mcp_stack::demo::factory(), calls: Calls::default(), stuck_close: true };
