@@ -23,6 +23,17 @@
 //! pool against 43 ms with a client of its own; making a client (loading
 //! the platform's roots) and the TLS handshake were nearly all of it.
 //!
+//! A pool keeps at most [`MAX_IDLE_PER_ORIGIN`] idle connections; one
+//! returned to a full pool is closed. reqwest keeps every idle connection
+//! by default (for 90 s), and a host dialing hundreds of bindings to one
+//! origin at once opened about 1.4 connections a binding for their
+//! handshakes and then held them all: 1,000 idle bindings each kept
+//! 10-20 KB of hyper's connection state beside their own. The bound is
+//! the most one streamable HTTP connection has in flight (64), so a
+//! binding busy to that depth reuses every socket it opened;
+//! more idle than that only holds memory (Go's HTTP client keeps 2 idle
+//! per host).
+//!
 //! Proxies, by default, come from the environment as curl reads it:
 //! `HTTPS_PROXY`, `HTTP_PROXY` and `ALL_PROXY` (upper or lower case), with
 //! `NO_PROXY` naming the hosts reached directly. A definition may instead
@@ -187,6 +198,10 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// What a connection's client is made with.
+/// The most idle connections a pool keeps to its origin (see
+/// [the module docs](self#one-pool-per-origin)).
+pub(crate) const MAX_IDLE_PER_ORIGIN: usize = super::streamable::MAX_IN_FLIGHT;
+
 #[derive(Debug, Clone)]
 pub(crate) struct NetworkOptions {
     pub(crate) proxy: ProxyChoice,
@@ -273,6 +288,7 @@ impl NetworkOptions {
             // credentials never follow one off the configured origin.
             .redirect(reqwest::redirect::Policy::none())
             .tcp_nodelay(true)
+            .pool_max_idle_per_host(MAX_IDLE_PER_ORIGIN)
             .connect_timeout(self.connect_timeout);
         match &self.proxy {
             ProxyChoice::Environment => {}
