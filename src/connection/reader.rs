@@ -77,6 +77,28 @@ pub(super) async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::
     }
 }
 
+impl Shared {
+    /// A response handed over by the transport's task ([`ReplySink`]):
+    /// completes its call as [`dispatch`] would. `false` leaves it to the
+    /// reader: the connection is no longer open (the reader stops reading
+    /// then), or `text` is not a response that parses (the reader
+    /// reports it as it reports any damaged frame).
+    ///
+    /// [`ReplySink`]: crate::transport::ReplySink
+    pub(super) fn take_reply(&self, text: &str) -> bool {
+        if *self.state.borrow() != ConnectionState::Open {
+            return false;
+        }
+        match Message::parse_with(text, &|id| self.bound_of(id)) {
+            Ok(Message::Response(response)) => {
+                self.complete(response);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Handles one frame. Returns `false` when the connection ended meanwhile
 /// (the reply backlog stayed full). A server request's serving is boxed:
 /// inline, its future would be held by every idle reader.

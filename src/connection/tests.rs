@@ -496,3 +496,55 @@ async fn a_reply_to_the_server_starts_the_writer() {
     let Ok(Ok(Some(Inbound::Frame(text)))) = reply else { panic!("no reply: {reply:?}") };
     assert_eq!(text, r#"{"jsonrpc":"2.0","id":"p","result":{}}"#);
 }
+
+/// A receiver that keeps the [`ReplySink`] the connection hands it and
+/// passes everything else through.
+struct SinkHolder {
+    inner: Box<dyn crate::transport::MessageReceiver>,
+    sink: Arc<Mutex<Option<ReplySink>>>,
+}
+
+#[async_trait]
+impl crate::transport::MessageReceiver for SinkHolder {
+    async fn recv(&mut self) -> Result<Option<Inbound>, Error> {
+        self.inner.recv().await
+    }
+    fn take_reply_sink(&mut self, sink: ReplySink) {
+        *self.sink.lock().unwrap() = Some(sink);
+    }
+}
+
+#[tokio::test]
+async fn a_reply_sink_completes_its_call_from_the_transports_task() {
+    let (client, server) = crate::transport::memory::duplex(1 << 20);
+    let held = Arc::new(Mutex::new(None));
+    let receiver = Box::new(SinkHolder { inner: client.receiver, sink: held.clone() });
+    let connection = Connection::start(Transport { sender: client.sender, receiver }, Arc::new(NoInbound));
+    let sink = held.lock().unwrap().clone().expect("the connection gave its sink before reading");
+    let Transport { sender: _server_sender, receiver: mut from_client } = server;
+
+    // The server never answers on the wire: the reply reaches the call
+    // through the sink alone.
+    let call = tokio::spawn({
+        let connection = connection.clone();
+        async move { connection.request("tools/call", Map::new()).await }
+    });
+    let Some(Inbound::Frame(text)) = from_client.recv().await.unwrap() else { panic!("the request") };
+    let Ok(Message::Request(request)) = Message::parse(&text) else { panic!("a request: {text}") };
+    let reply = Message::Response(Response::result(request.id.clone(), serde_json::json!({"via": "sink"})));
+    assert!(sink.deliver(&reply.to_json()));
+    assert_eq!(call.await.unwrap().unwrap(), serde_json::json!({"via": "sink"}));
+
+    // Not a response, or not JSON: left for the reader.
+    let notification = Message::Notification(Notification::new("notifications/message", None));
+    assert!(!sink.deliver(&notification.to_json()));
+    assert!(!sink.deliver("{not json"));
+    // A reply to a call nobody waits for is taken (and ignored, as the
+    // reader would).
+    let stray = Message::Response(Response::result(RequestId::Number(999), Value::Null));
+    assert!(sink.deliver(&stray.to_json()));
+
+    // Once the connection is closed nothing is taken.
+    connection.close().await;
+    assert!(!sink.deliver(&reply.to_json()));
+}

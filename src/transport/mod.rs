@@ -378,6 +378,48 @@ pub trait MessageReceiver: Send + 'static {
     /// connection. A damaged frame is returned as [`Inbound::Damaged`], never
     /// as an error.
     async fn recv(&mut self) -> Result<Option<Inbound>, Error>;
+
+    /// Called once by the connection before it reads: the way to hand a
+    /// response straight to the call waiting for it, from the task that
+    /// read it (see [`ReplySink`]). The default ignores it: everything
+    /// goes through [`MessageReceiver::recv`].
+    fn take_reply_sink(&mut self, sink: ReplySink) {
+        let _ = sink;
+    }
+}
+
+/// A connection's way to take a response from the transport's task that
+/// read it, sparing the hop through [`MessageReceiver::recv`] and the
+/// connection's reader task (a wake-up and a queue per call).
+///
+/// Only for a message the transport knows is a response (an `id` and no
+/// `method`) and that nothing read before it on the same stream still
+/// waits in the queue: what one stream carries must reach the connection
+/// in order (a call's progress before its result). Streamable HTTP uses it
+/// for a JSON body that is one response. Anything the sink does not take
+/// goes through `recv` as usual.
+#[derive(Clone)]
+pub struct ReplySink(Arc<dyn Fn(&str) -> bool + Send + Sync>);
+
+impl ReplySink {
+    pub(crate) fn new(take: impl Fn(&str) -> bool + Send + Sync + 'static) -> ReplySink {
+        ReplySink(Arc::new(take))
+    }
+
+    /// Hands `text` to the call it answers: `true` when it was taken (the
+    /// call completed, or the reply was ignored as the reader would have
+    /// ignored it); `false` when it must go through
+    /// [`MessageReceiver::recv`] instead (the connection is no longer
+    /// open, or `text` is not a well-formed response).
+    pub fn deliver(&self, text: &str) -> bool {
+        (self.0)(text)
+    }
+}
+
+impl fmt::Debug for ReplySink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReplySink").finish_non_exhaustive()
+    }
 }
 
 /// Per-connection settings a factory needs.

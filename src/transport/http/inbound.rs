@@ -6,12 +6,12 @@
 //! connection the same way.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio::sync::{mpsc, watch};
 
 use super::INBOUND_QUEUE;
 use crate::error::Error;
-use crate::transport::{Inbound, MessageReceiver};
+use crate::transport::{Inbound, MessageReceiver, ReplySink};
 
 /// The inbound side every HTTP transport feeds: a bounded queue to the
 /// connection's reader, and the signal that the transport was closed.
@@ -19,6 +19,8 @@ use crate::transport::{Inbound, MessageReceiver};
 pub(crate) struct InboundTx {
     tx: mpsc::Sender<Box<Result<Inbound, Error>>>,
     closed: watch::Receiver<bool>,
+    /// The connection's [`ReplySink`], once it gave one.
+    sink: Arc<OnceLock<ReplySink>>,
 }
 
 impl fmt::Debug for InboundTx {
@@ -41,6 +43,19 @@ impl InboundTx {
         }
     }
 
+    /// Delivers `text`, a response that nothing before it on its stream
+    /// waits to be read behind (see [`ReplySink`]): straight to its call
+    /// when the connection takes it, else queued as [`Self::deliver`] does.
+    pub(crate) async fn deliver_reply(&self, text: String) -> bool {
+        if self.is_closed() {
+            return false;
+        }
+        if self.sink.get().is_some_and(|sink| sink.deliver(&text)) {
+            return true;
+        }
+        self.deliver(Ok(Inbound::Frame(text))).await
+    }
+
     pub(crate) fn is_closed(&self) -> bool {
         *self.closed.borrow()
     }
@@ -60,7 +75,12 @@ impl InboundTx {
 pub(crate) fn inbound_channel() -> (InboundTx, HttpReceiver, Arc<watch::Sender<bool>>) {
     let (tx, rx) = mpsc::channel(INBOUND_QUEUE);
     let (closed_tx, closed) = watch::channel(false);
-    (InboundTx { tx, closed: closed.clone() }, HttpReceiver { rx, closed }, Arc::new(closed_tx))
+    let sink = Arc::new(OnceLock::new());
+    (
+        InboundTx { tx, closed: closed.clone(), sink: sink.clone() },
+        HttpReceiver { rx, closed, sink },
+        Arc::new(closed_tx),
+    )
 }
 
 /// The receiving half of every HTTP transport: what the transport's tasks
@@ -68,6 +88,7 @@ pub(crate) fn inbound_channel() -> (InboundTx, HttpReceiver, Arc<watch::Sender<b
 pub(crate) struct HttpReceiver {
     rx: mpsc::Receiver<Box<Result<Inbound, Error>>>,
     closed: watch::Receiver<bool>,
+    sink: Arc<OnceLock<ReplySink>>,
 }
 
 impl fmt::Debug for HttpReceiver {
@@ -91,5 +112,9 @@ impl MessageReceiver for HttpReceiver {
             },
             _ = closed.wait_for(|c| *c) => Ok(None),
         }
+    }
+
+    fn take_reply_sink(&mut self, sink: ReplySink) {
+        let _ = self.sink.set(sink);
     }
 }

@@ -143,7 +143,7 @@ impl Core {
                 Ok(batch) => {
                     let mut why = JsonBody::default();
                     for message in batch {
-                        if !self.deliver_one(&id, message.get().to_string(), &mut why).await {
+                        if !self.deliver_one(&id, message.get().to_string(), &mut why, false).await {
                             return;
                         }
                     }
@@ -156,7 +156,10 @@ impl Core {
             }
         } else {
             let mut why = JsonBody::default();
-            if !self.deliver_one(&id, text, &mut why).await || why.ended {
+            // Not during the handshake: `initialize`'s session must reach
+            // the connection (queued) before the reply that ends it.
+            let alone = self.version.lock().expect("version lock").is_some();
+            if !self.deliver_one(&id, text, &mut why, alone).await || why.ended {
                 return;
             }
             why.describe()
@@ -166,8 +169,11 @@ impl Core {
     }
 
     /// One message of a JSON body answering `id`. Returns `false` when
-    /// nobody reads any more.
-    async fn deliver_one(&self, id: &RequestId, text: String, why: &mut JsonBody) -> bool {
+    /// nobody reads any more. `alone`: the body is this one message, so a
+    /// response to `id` may go straight to its call (nothing read before
+    /// it on this stream waits in the queue; see
+    /// [`ReplySink`](crate::transport::ReplySink)).
+    async fn deliver_one(&self, id: &RequestId, text: String, why: &mut JsonBody, alone: bool) -> bool {
         let Some(peek) = Peek::parse(&text) else {
             why.unreadable = true;
             return true;
@@ -177,6 +183,9 @@ impl Core {
                 Some(answered) if answered == id => {
                     why.answered = true;
                     why.ended |= peek.is_result();
+                    if alone {
+                        return self.inbound.deliver_reply(text).await;
+                    }
                 }
                 Some(other) => {
                     why.other = Some(other.clone());
