@@ -299,6 +299,39 @@ async fn json_and_sse_replies_with_session_and_version_headers() {
 }
 
 #[tokio::test]
+async fn a_calls_progress_is_delivered_before_its_result_however_the_result_travels() {
+    let (mock, url) = mock_server().await;
+    mock.on_tool(|_, seen| {
+        let id = &seen.body["id"];
+        let token = seen.body["params"]["_meta"]["progressToken"].clone();
+        let steps = seen.body["params"]["arguments"]["steps"].as_u64().unwrap_or(0);
+        let mut events: Vec<String> = (1..=steps)
+            .map(|step| {
+                let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": step, "total": steps}});
+                event(None, &progress)
+            })
+            .collect();
+        events.push(event(None, &result(id, text_result("done"))));
+        sse(events)
+    });
+    let events = Events::default();
+    let b = bind(no_listen(&url), &events).await;
+    for steps in [0, 1, 3] {
+        let progress = Arc::new(Mutex::new(Vec::new()));
+        let sink = progress.clone();
+        let opts = CallOpts::default().with_progress(move |p| sink.lock().unwrap().push(p.progress));
+        let r = within("call", b.call_tool("echo", json!({"steps": steps}), opts)).await.unwrap();
+        assert_eq!(r.content[0].as_text(), Some("done"));
+        // Every step was seen by the time the call returned: a result that
+        // follows progress on its stream never overtakes it.
+        let seen: Vec<f64> = progress.lock().unwrap().clone();
+        assert_eq!(seen, (1..=steps).map(|s| s as f64).collect::<Vec<_>>(), "{steps} steps");
+    }
+    within("close", b.close()).await;
+}
+
+#[tokio::test]
 async fn a_server_request_on_the_reply_stream_is_answered() {
     let (mock, url) = mock_server().await;
     mock.on_tool(|mock, seen| {

@@ -55,6 +55,12 @@ impl Core {
         let mut reader = EventReader::new(response, self.max_frame, Some(self.max_body));
         let mut attempts = 0u32;
         let mut damaged = false;
+        // Whether anything of this reply went to the queue: until then its
+        // response may go straight to the call (nothing it must follow
+        // waits behind it; see `ReplySink`). Never during the handshake:
+        // `initialize`'s session is queued and must reach the connection
+        // before the reply that ends it.
+        let mut queued = self.version.lock().expect("version lock").is_none();
         // Bounded: every turn either returns or is a resumption attempt, and
         // attempts in a row without a message are capped.
         loop {
@@ -72,7 +78,18 @@ impl Core {
                             continue;
                         }
                         let answered = peek.answers(&id);
-                        if !self.deliver(Inbound::Frame(text)).await {
+                        // A well-formed success ends the request for sure.
+                        let ended = answered && peek.is_result();
+                        let delivered_it = if answered && !queued {
+                            self.inbound.deliver_reply(text).await
+                        } else {
+                            queued = true;
+                            self.deliver(Inbound::Frame(text)).await
+                        };
+                        if !delivered_it {
+                            return;
+                        }
+                        if ended {
                             return;
                         }
                         if answered {
@@ -86,6 +103,7 @@ impl Core {
                     }
                     Ok(Item::Damaged { reason, prefix, bytes }) => {
                         damaged = true;
+                        queued = true;
                         if !self.deliver(Inbound::Damaged { reason, prefix, bytes }).await {
                             return;
                         }
