@@ -107,7 +107,7 @@ use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::jsonrpc::codes;
 use crate::protocol::{ErrorObject, Message, Notification, RequestId};
 use crate::request::{McpRequest, McpResponse};
-use crate::transport::{MessageSender, ReplySink, Transport, WireHeaders};
+use crate::transport::{DirectSink, MessageSender, Transport, WireHeaders};
 use era::{Era, Unnegotiated};
 use error::unanswered;
 use reader::read_loop;
@@ -326,8 +326,8 @@ impl Connection {
         });
         let mut receiver = transport.receiver;
         let weak = Arc::downgrade(&shared);
-        receiver.take_reply_sink(ReplySink::new(move |text| {
-            weak.upgrade().is_some_and(|shared| shared.take_reply(text))
+        receiver.take_direct_sink(DirectSink::new(move |text| {
+            weak.upgrade().is_some_and(|shared| shared.take_direct(text))
         }));
         tokio::spawn(read_loop(shared.clone(), receiver));
         Connection { _life: Arc::new(LastHandle(shared.clone())), shared }

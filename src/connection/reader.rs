@@ -78,24 +78,29 @@ pub(super) async fn read_loop(shared: Arc<Shared>, mut receiver: Box<dyn crate::
 }
 
 impl Shared {
-    /// A response handed over by the transport's task ([`ReplySink`]):
-    /// completes its call as [`dispatch`] would. `false` leaves it to the
-    /// reader: the connection is no longer open (the reader stops reading
-    /// then), or `text` is not a response that parses (the reader
-    /// reports it as it reports any damaged frame).
+    /// A message handed over by the transport's task ([`DirectSink`]): a
+    /// response or a notification, handled as [`dispatch`] handles them.
+    /// `false` leaves it to the reader: the connection is no longer open
+    /// (the reader stops reading then), or `text` is a server request
+    /// (served on a task, under the reader's permits) or does not parse
+    /// (the reader reports it as any damaged frame).
     ///
-    /// [`ReplySink`]: crate::transport::ReplySink
-    pub(super) fn take_reply(&self, text: &str) -> bool {
+    /// [`DirectSink`]: crate::transport::DirectSink
+    pub(super) fn take_direct(&self, text: &str) -> bool {
         if *self.state.borrow() != ConnectionState::Open {
             return false;
         }
         match Message::parse_with(text, &|id| self.bound_of(id)) {
-            Ok(Message::Response(response)) => {
-                self.complete(response);
-                true
+            Ok(Message::Response(response)) => self.complete(response),
+            Ok(Message::Notification(notification)) => {
+                if notification.method == methods::NOTIFICATIONS_CANCELLED {
+                    stop_served(self, &notification);
+                }
+                self.inbound.notification(notification)
             }
-            _ => false,
+            _ => return false,
         }
+        true
     }
 }
 

@@ -497,11 +497,11 @@ async fn a_reply_to_the_server_starts_the_writer() {
     assert_eq!(text, r#"{"jsonrpc":"2.0","id":"p","result":{}}"#);
 }
 
-/// A receiver that keeps the [`ReplySink`] the connection hands it and
+/// A receiver that keeps the [`DirectSink`] the connection hands it and
 /// passes everything else through.
 struct SinkHolder {
     inner: Box<dyn crate::transport::MessageReceiver>,
-    sink: Arc<Mutex<Option<ReplySink>>>,
+    sink: Arc<Mutex<Option<DirectSink>>>,
 }
 
 #[async_trait]
@@ -509,7 +509,7 @@ impl crate::transport::MessageReceiver for SinkHolder {
     async fn recv(&mut self) -> Result<Option<Inbound>, Error> {
         self.inner.recv().await
     }
-    fn take_reply_sink(&mut self, sink: ReplySink) {
+    fn take_direct_sink(&mut self, sink: DirectSink) {
         *self.sink.lock().unwrap() = Some(sink);
     }
 }
@@ -535,9 +535,13 @@ async fn a_reply_sink_completes_its_call_from_the_transports_task() {
     assert!(sink.deliver(&reply.to_json()));
     assert_eq!(call.await.unwrap().unwrap(), serde_json::json!({"via": "sink"}));
 
-    // Not a response, or not JSON: left for the reader.
+    // A notification is handled as the reader would; a server request
+    // (served on a task of the reader's) or a text that does not parse is
+    // left for the reader.
     let notification = Message::Notification(Notification::new("notifications/message", None));
-    assert!(!sink.deliver(&notification.to_json()));
+    assert!(sink.deliver(&notification.to_json()));
+    let request = Message::Request(Request::new(RequestId::Number(5), "ping", None));
+    assert!(!sink.deliver(&request.to_json()));
     assert!(!sink.deliver("{not json"));
     // A reply to a call nobody waits for is taken (and ignored, as the
     // reader would).

@@ -380,45 +380,47 @@ pub trait MessageReceiver: Send + 'static {
     async fn recv(&mut self) -> Result<Option<Inbound>, Error>;
 
     /// Called once by the connection before it reads: the way to hand a
-    /// response straight to the call waiting for it, from the task that
-    /// read it (see [`ReplySink`]). The default ignores it: everything
+    /// response or a notification straight to the connection, from the
+    /// task that read it (see [`DirectSink`]). The default ignores it: everything
     /// goes through [`MessageReceiver::recv`].
-    fn take_reply_sink(&mut self, sink: ReplySink) {
+    fn take_direct_sink(&mut self, sink: DirectSink) {
         let _ = sink;
     }
 }
 
-/// A connection's way to take a response from the transport's task that
+/// A connection's way to take a message from the transport's task that
 /// read it, sparing the hop through [`MessageReceiver::recv`] and the
-/// connection's reader task (a wake-up and a queue per call).
+/// connection's reader task (a queue item and a wake-up per message).
 ///
-/// Only for a message the transport knows is a response (an `id` and no
-/// `method`) and that nothing read before it on the same stream still
-/// waits in the queue: what one stream carries must reach the connection
-/// in order (a call's progress before its result). Streamable HTTP uses it
-/// for a JSON body that is one response. Anything the sink does not take
-/// goes through `recv` as usual.
+/// It takes what the connection handles without waiting: a response
+/// (completing its call) and a notification (handed to the binding). A
+/// request from the server, or a message that does not parse, is handed
+/// back for `recv`. What one stream carries must reach the connection in
+/// order (a call's progress before its result): once a message of a stream
+/// went through `recv`, every later one of that stream must too. Streamable
+/// HTTP uses it for reply streams, until a message is handed back.
 #[derive(Clone)]
-pub struct ReplySink(Arc<dyn Fn(&str) -> bool + Send + Sync>);
+pub struct DirectSink(Arc<dyn Fn(&str) -> bool + Send + Sync>);
 
-impl ReplySink {
-    pub(crate) fn new(take: impl Fn(&str) -> bool + Send + Sync + 'static) -> ReplySink {
-        ReplySink(Arc::new(take))
+impl DirectSink {
+    pub(crate) fn new(take: impl Fn(&str) -> bool + Send + Sync + 'static) -> DirectSink {
+        DirectSink(Arc::new(take))
     }
 
-    /// Hands `text` to the call it answers: `true` when it was taken (the
-    /// call completed, or the reply was ignored as the reader would have
-    /// ignored it); `false` when it must go through
-    /// [`MessageReceiver::recv`] instead (the connection is no longer
-    /// open, or `text` is not a well-formed response).
+    /// Hands `text` to the connection: `true` when it was taken (a
+    /// response completed its call, or was ignored as the reader would have
+    /// ignored it; a notification was handled); `false` when it must go
+    /// through [`MessageReceiver::recv`] instead (a request from the
+    /// server, a text that does not parse, or a connection no longer open),
+    /// and so must everything after it on the same stream.
     pub fn deliver(&self, text: &str) -> bool {
         (self.0)(text)
     }
 }
 
-impl fmt::Debug for ReplySink {
+impl fmt::Debug for DirectSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReplySink").finish_non_exhaustive()
+        f.debug_struct("DirectSink").finish_non_exhaustive()
     }
 }
 

@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::INBOUND_QUEUE;
 use crate::error::Error;
-use crate::transport::{Inbound, MessageReceiver, ReplySink};
+use crate::transport::{DirectSink, Inbound, MessageReceiver};
 
 /// The inbound side every HTTP transport feeds: a bounded queue to the
 /// connection's reader, and the signal that the transport was closed.
@@ -19,8 +19,8 @@ use crate::transport::{Inbound, MessageReceiver, ReplySink};
 pub(crate) struct InboundTx {
     tx: mpsc::Sender<Box<Result<Inbound, Error>>>,
     closed: watch::Receiver<bool>,
-    /// The connection's [`ReplySink`], once it gave one.
-    sink: Arc<OnceLock<ReplySink>>,
+    /// The connection's [`DirectSink`], once it gave one.
+    sink: Arc<OnceLock<DirectSink>>,
 }
 
 impl fmt::Debug for InboundTx {
@@ -43,17 +43,16 @@ impl InboundTx {
         }
     }
 
-    /// Delivers `text`, a response that nothing before it on its stream
-    /// waits to be read behind (see [`ReplySink`]): straight to its call
-    /// when the connection takes it, else queued as [`Self::deliver`] does.
-    pub(crate) async fn deliver_reply(&self, text: String) -> bool {
-        if self.is_closed() {
-            return false;
+    /// Hands `text` straight to the connection (see [`DirectSink`]):
+    /// `Err` gives it back, to be queued with [`Self::deliver`], when there
+    /// is no sink, the transport is closed, or the connection declined it.
+    /// The caller keeps a stream's order: once one of its messages was
+    /// queued, every later one is.
+    pub(crate) fn try_direct(&self, text: String) -> Result<(), String> {
+        match self.sink.get() {
+            Some(sink) if !self.is_closed() && sink.deliver(&text) => Ok(()),
+            _ => Err(text),
         }
-        if self.sink.get().is_some_and(|sink| sink.deliver(&text)) {
-            return true;
-        }
-        self.deliver(Ok(Inbound::Frame(text))).await
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -88,7 +87,7 @@ pub(crate) fn inbound_channel() -> (InboundTx, HttpReceiver, Arc<watch::Sender<b
 pub(crate) struct HttpReceiver {
     rx: mpsc::Receiver<Box<Result<Inbound, Error>>>,
     closed: watch::Receiver<bool>,
-    sink: Arc<OnceLock<ReplySink>>,
+    sink: Arc<OnceLock<DirectSink>>,
 }
 
 impl fmt::Debug for HttpReceiver {
@@ -114,7 +113,7 @@ impl MessageReceiver for HttpReceiver {
         }
     }
 
-    fn take_reply_sink(&mut self, sink: ReplySink) {
+    fn take_direct_sink(&mut self, sink: DirectSink) {
         let _ = self.sink.set(sink);
     }
 }

@@ -172,7 +172,7 @@ impl Core {
     /// nobody reads any more. `alone`: the body is this one message, so a
     /// response to `id` may go straight to its call (nothing read before
     /// it on this stream waits in the queue; see
-    /// [`ReplySink`](crate::transport::ReplySink)).
+    /// [`DirectSink`](crate::transport::DirectSink)).
     async fn deliver_one(&self, id: &RequestId, text: String, why: &mut JsonBody, alone: bool) -> bool {
         let Some(peek) = Peek::parse(&text) else {
             why.unreadable = true;
@@ -184,7 +184,10 @@ impl Core {
                     why.answered = true;
                     why.ended |= peek.is_result();
                     if alone {
-                        return self.inbound.deliver_reply(text).await;
+                        match self.inbound.try_direct(text) {
+                            Ok(()) => return true,
+                            Err(back) => return self.deliver(Inbound::Frame(back)).await,
+                        }
                     }
                 }
                 Some(other) => {

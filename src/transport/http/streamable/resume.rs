@@ -55,11 +55,12 @@ impl Core {
         let mut reader = EventReader::new(response, self.max_frame, Some(self.max_body));
         let mut attempts = 0u32;
         let mut damaged = false;
-        // Whether anything of this reply went to the queue: until then its
-        // response may go straight to the call (nothing it must follow
-        // waits behind it; see `ReplySink`). Never during the handshake:
-        // `initialize`'s session is queued and must reach the connection
-        // before the reply that ends it.
+        // Whether anything of this reply went to the queue. Until then its
+        // messages (progress, the response) go straight to the connection
+        // from this task, in order (see `DirectSink`); from the first one
+        // handed back (a server request, say) on, all are queued behind it.
+        // Never during the handshake: `initialize`'s session is queued and
+        // must reach the connection before the reply that ends it.
         let mut queued = self.version.lock().expect("version lock").is_none();
         // Bounded: every turn either returns or is a resumption attempt, and
         // attempts in a row without a message are capped.
@@ -80,11 +81,13 @@ impl Core {
                         let answered = peek.answers(&id);
                         // A well-formed success ends the request for sure.
                         let ended = answered && peek.is_result();
-                        let delivered_it = if answered && !queued {
-                            self.inbound.deliver_reply(text).await
-                        } else {
-                            queued = true;
-                            self.deliver(Inbound::Frame(text)).await
+                        let handed = if queued { Err(text) } else { self.inbound.try_direct(text) };
+                        let delivered_it = match handed {
+                            Ok(()) => true,
+                            Err(text) => {
+                                queued = true;
+                                self.deliver(Inbound::Frame(text)).await
+                            }
                         };
                         if !delivered_it {
                             return;
