@@ -558,6 +558,14 @@ impl fmt::Debug for RedactedOrigin {
 ///   the era's `notifications/cancelled`.
 /// - `supports_session_recovery`: no method; a transport that can report
 ///   [`Inbound::SessionExpired`] gets the recovery.
+///
+/// Two optional hooks spare a transport's messages a task hop, for speed
+/// only (the defaults are always correct): [`MessageSender::try_send`] /
+/// [`MessageSender::try_send_request`] take a lone message from the
+/// caller's task without waiting, and
+/// [`MessageReceiver::take_direct_sink`] gives the transport a
+/// [`DirectSink`] that takes a response or notification from the task that
+/// read it, bypassing `recv`.
 #[async_trait]
 pub trait TransportFactory: Send + Sync + 'static {
     /// Names the transport: `"stdio"`, `"streamable_http"`, `"sse"`,
