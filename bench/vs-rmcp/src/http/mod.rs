@@ -207,6 +207,31 @@
 //! per notification (each of the 100 goes through the queue, the reader,
 //! the parse and the progress layer).
 //!
+//! Then the shorter path (2026-12-05, later; commits "a lone request
+//! starts its exchange from the caller's task", "a transport can complete
+//! a call from the task that read its response", "DirectSink takes
+//! notifications too"): a lone request's exchange is spawned from the
+//! caller's task (no wake-up of the writer), the exchange task is boxed
+//! (tokio copied its 6.3 KB as it started and ended), and a reply
+//! stream's messages go straight to the connection from the exchange
+//! task (no inbound queue, no reader wake-up) until one must be queued.
+//! callgrind, 2026-07-28: sequential JSON 812 M -> 757 M instructions
+//! (the reqwest floor 633 M), sequential SSE 938 M -> 868 M, 100
+//! progress 161 M -> 144 M (floor 99 M). One run of 5 rounds pinned
+//! (load 1.7), 2025-11-25 / 2026-07-28, over the reqwest floor:
+//! sequential JSON 0.61 / 0.59, SSE 0.61 / 0.60, **32 in flight 0.98 /
+//! 0.96, 1 MiB 0.89 / 0.87**, progress 0.67 / 0.68, 50 MB SSE 0.93 /
+//! 1.02 of its time, JSON body 0.80 / 0.79; over rmcp 3.2 to 3.4 on
+//! small calls. What is left of the gap is not instructions (1.2 times
+//! the floor's, with the same number of allocations a call, 124 against
+//! 116, and the same context switches, 2 a call) but time per
+//! instruction: `perf` (software clock) gives the client 1.7 times the
+//! floor's CPU, and the echo server itself 1.4 times more CPU for the same
+//! instructions when paired with mcp-stack, so what a call touches
+//! (three tasks instead of one, an eleven-layer stack of futures) is
+//! evicted by the server's turn and evicts the server's. The VM shows no
+//! cache counters to confirm it.
+//!
 //! # Where mcp-stack's time goes (callgrind, 2026-12-05, before those changes)
 //!
 //! `--only CASE CLIENT legacy`, the client process only (the server is a
