@@ -91,16 +91,26 @@ impl Shared {
             return false;
         }
         match Message::parse_with(text, &|id| self.bound_of(id)) {
-            Ok(Message::Response(response)) => self.complete(response),
-            Ok(Message::Notification(notification)) => {
+            Ok(message) => self.handle_at_once(message).is_none(),
+            Err(_) => false,
+        }
+    }
+
+    /// Handles a response (its call completes) or a notification (a
+    /// cancellation stops what it names being served; every one goes to
+    /// the inbound handler); a server request is handed back.
+    fn handle_at_once(&self, message: Message) -> Option<Request> {
+        match message {
+            Message::Response(response) => self.complete(response),
+            Message::Notification(notification) => {
                 if notification.method == methods::NOTIFICATIONS_CANCELLED {
                     stop_served(self, &notification);
                 }
                 self.inbound.notification(notification)
             }
-            _ => return false,
+            Message::Request(request) => return Some(request),
         }
-        true
+        None
     }
 }
 
@@ -109,14 +119,11 @@ impl Shared {
 /// inline, its future would be held by every idle reader.
 pub(super) async fn dispatch(shared: &Arc<Shared>, permits: &Arc<Semaphore>, text: &str) -> bool {
     match Message::parse_with(text, &|id| shared.bound_of(id)) {
-        Ok(Message::Response(response)) => shared.complete(response),
-        Ok(Message::Notification(notification)) => {
-            if notification.method == methods::NOTIFICATIONS_CANCELLED {
-                stop_served(shared, &notification);
+        Ok(message) => {
+            if let Some(request) = shared.handle_at_once(message) {
+                return Box::pin(serve(shared, permits, request)).await;
             }
-            shared.inbound.notification(notification)
         }
-        Ok(Message::Request(request)) => return Box::pin(serve(shared, permits, request)).await,
         Err(EnvelopeError::TooDeep(deep)) => return Box::pin(too_deep(shared, deep)).await,
         Err(EnvelopeError::ResultAndError(id)) => {
             let error =

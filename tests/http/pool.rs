@@ -18,6 +18,13 @@ use std::sync::Arc;
 /// The MCP handler of `proxy` on a free port, counting the connections it
 /// accepts.
 async fn counting_server() -> (String, Arc<AtomicUsize>) {
+    let router = Router::new().route("/mcp", post(mcp).get(|| async { StatusCode::METHOD_NOT_ALLOWED }));
+    serve_counting(router).await
+}
+
+/// Serves `router` on a free port; its MCP URL, and how many connections
+/// it accepted so far.
+async fn serve_counting(router: Router) -> (String, Arc<AtomicUsize>) {
     let accepted = Arc::new(AtomicUsize::new(0));
     let counter = accepted.clone();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -25,7 +32,6 @@ async fn counting_server() -> (String, Arc<AtomicUsize>) {
     let listener = listener.tap_io(move |_| {
         counter.fetch_add(1, Ordering::SeqCst);
     });
-    let router = Router::new().route("/mcp", post(mcp).get(|| async { StatusCode::METHOD_NOT_ALLOWED }));
     tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
     });
@@ -77,13 +83,6 @@ async fn bursting_server(burst: usize) -> (String, Arc<AtomicUsize>) {
     use axum::extract::State;
     use axum::Json;
     use serde_json::Value;
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let counter = accepted.clone();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let listener = listener.tap_io(move |_| {
-        counter.fetch_add(1, Ordering::SeqCst);
-    });
     let barrier = Arc::new(tokio::sync::Barrier::new(burst));
     let handler = |State(barrier): State<Arc<tokio::sync::Barrier>>, Json(body): Json<Value>| async move {
         if body["method"] == "tools/call" {
@@ -95,10 +94,7 @@ async fn bursting_server(burst: usize) -> (String, Arc<AtomicUsize>) {
     let router = Router::new()
         .route("/mcp", post(handler).get(|| async { StatusCode::METHOD_NOT_ALLOWED }))
         .with_state(barrier);
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    (url, accepted)
+    serve_counting(router).await
 }
 
 #[tokio::test]
