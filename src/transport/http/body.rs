@@ -24,11 +24,15 @@ pub(crate) fn body_kind(response: &HttpResponse) -> BodyKind {
     let Some(value) = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
         return BodyKind::Other;
     };
-    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    match essence.as_str() {
-        "application/json" => BodyKind::Json,
-        "text/event-stream" => BodyKind::EventStream,
-        _ => BodyKind::Other,
+    // Compared without case, as media types are, and without allocating
+    // (this runs for every response).
+    let essence = value.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case("application/json") {
+        BodyKind::Json
+    } else if essence.eq_ignore_ascii_case("text/event-stream") {
+        BodyKind::EventStream
+    } else {
+        BodyKind::Other
     }
 }
 
@@ -164,6 +168,21 @@ mod tests {
             response.headers_mut().insert(CONTENT_LENGTH, length.into());
         }
         response
+    }
+
+    #[test]
+    fn the_media_type_decides_the_kind_whatever_its_case_and_parameters() {
+        let kind = |content_type: &str| {
+            let mut response = response(&[], None);
+            response.headers_mut().insert(CONTENT_TYPE, content_type.parse().unwrap());
+            body_kind(&response)
+        };
+        assert_eq!(kind("application/json"), BodyKind::Json);
+        assert_eq!(kind(" Application/JSON ; charset=utf-8"), BodyKind::Json);
+        assert_eq!(kind("TEXT/event-stream"), BodyKind::EventStream);
+        assert_eq!(kind("application/json-seq"), BodyKind::Other);
+        assert_eq!(kind("text/html"), BodyKind::Other);
+        assert_eq!(body_kind(&response(&[], None)), BodyKind::Other);
     }
 
     #[tokio::test]
