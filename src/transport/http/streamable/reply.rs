@@ -156,9 +156,7 @@ impl Core {
             }
         } else {
             let mut why = JsonBody::default();
-            // Not during the handshake: `initialize`'s session must reach
-            // the connection (queued) before the reply that ends it.
-            let alone = self.version.lock().expect("version lock").is_some();
+            let alone = self.may_deliver_direct();
             if !self.deliver_one(&id, text, &mut why, alone).await || why.ended {
                 return;
             }
@@ -169,26 +167,21 @@ impl Core {
     }
 
     /// One message of a JSON body answering `id`. Returns `false` when
-    /// nobody reads any more. `alone`: the body is this one message, so a
-    /// response to `id` may go straight to its call (nothing read before
-    /// it on this stream waits in the queue; see
-    /// [`DirectSink`](crate::transport::DirectSink)).
+    /// nobody reads any more. `alone`: the body is this one message (and
+    /// the handshake is over), so a response to `id` may go straight to
+    /// its call ([`Core::deliver_in_order`]); anything else is queued.
     async fn deliver_one(&self, id: &RequestId, text: String, why: &mut JsonBody, alone: bool) -> bool {
         let Some(peek) = Peek::parse(&text) else {
             why.unreadable = true;
             return true;
         };
+        let mut direct = false;
         if peek.method.is_none() {
             match &peek.id {
                 Some(answered) if answered == id => {
                     why.answered = true;
                     why.ended |= peek.is_result();
-                    if alone {
-                        match self.inbound.try_direct(text) {
-                            Ok(()) => return true,
-                            Err(back) => return self.deliver(Inbound::Frame(back)).await,
-                        }
-                    }
+                    direct = alone;
                 }
                 Some(other) => {
                     why.other = Some(other.clone());
@@ -197,7 +190,7 @@ impl Core {
                 None => {}
             }
         }
-        self.deliver(Inbound::Frame(text)).await
+        self.deliver_in_order(text, &mut direct).await
     }
 
     /// A response to `other` read from the reply to `id`: dropped, since a

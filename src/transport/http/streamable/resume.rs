@@ -55,13 +55,10 @@ impl Core {
         let mut reader = EventReader::new(response, self.max_frame, Some(self.max_body));
         let mut attempts = 0u32;
         let mut damaged = false;
-        // Whether anything of this reply went to the queue. Until then its
-        // messages (progress, the response) go straight to the connection
-        // from this task, in order (see `DirectSink`); from the first one
-        // handed back (a server request, say) on, all are queued behind it.
-        // Never during the handshake: `initialize`'s session is queued and
-        // must reach the connection before the reply that ends it.
-        let mut queued = self.version.lock().expect("version lock").is_none();
+        // Until something of this reply is queued, its messages (progress,
+        // the response) go straight to the connection from this task, in
+        // order; from then on all are queued ([`Core::deliver_in_order`]).
+        let mut direct = self.may_deliver_direct();
         // Bounded: every turn either returns or is a resumption attempt, and
         // attempts in a row without a message are capped.
         loop {
@@ -81,15 +78,7 @@ impl Core {
                         let answered = peek.answers(&id);
                         // A well-formed success ends the request for sure.
                         let ended = answered && peek.is_result();
-                        let handed = if queued { Err(text) } else { self.inbound.try_direct(text) };
-                        let delivered_it = match handed {
-                            Ok(()) => true,
-                            Err(text) => {
-                                queued = true;
-                                self.deliver(Inbound::Frame(text)).await
-                            }
-                        };
-                        if !delivered_it {
+                        if !self.deliver_in_order(text, &mut direct).await {
                             return;
                         }
                         if ended {
@@ -106,7 +95,7 @@ impl Core {
                     }
                     Ok(Item::Damaged { reason, prefix, bytes }) => {
                         damaged = true;
-                        queued = true;
+                        direct = false;
                         if !self.deliver(Inbound::Damaged { reason, prefix, bytes }).await {
                             return;
                         }

@@ -88,6 +88,31 @@ impl Core {
         self.inbound.deliver(Ok(item)).await
     }
 
+    /// Whether a reply's messages may go straight to the connection (see
+    /// [`DirectSink`](crate::transport::DirectSink)): not during the
+    /// handshake, whose session is queued and must reach the connection
+    /// before the reply that ends it.
+    pub(super) fn may_deliver_direct(&self) -> bool {
+        self.version.lock().expect("version lock").is_some()
+    }
+
+    /// Delivers one message of a reply stream in the stream's order:
+    /// straight to the connection while `*direct`, else queued. The first
+    /// one the connection hands back turns `*direct` off, so that every
+    /// later one is queued behind it. Returns `false` when nobody reads
+    /// any more.
+    pub(super) async fn deliver_in_order(&self, text: String, direct: &mut bool) -> bool {
+        let text = match *direct {
+            true => match self.inbound.try_direct(text) {
+                Ok(()) => return true,
+                Err(back) => back,
+            },
+            false => text,
+        };
+        *direct = false;
+        self.deliver(Inbound::Frame(text)).await
+    }
+
     pub(super) async fn fail(&self, id: &RequestId, class: FailureClass, message: impl AsRef<str>) {
         self.fail_with(id, class, message, None, None).await;
     }
