@@ -26,7 +26,7 @@ use crate::transport::Inbound;
 pub(super) struct Listening {
     pub(super) task: Option<JoinHandle<()>>,
     /// The listening task runs (it clears this as its last act).
-    live: bool,
+    pub(super) live: bool,
     /// Requests answered with 202 while the stream was live, oldest first.
     /// An entry leaves when the stream carries its reply, when its caller
     /// abandons it, or when the stream ends; at most [`MAX_IN_FLIGHT`] are
@@ -85,6 +85,9 @@ impl Core {
         let parked = {
             let mut listening = self.listening.lock().expect("listening lock");
             listening.live = false;
+            // This task's own handle: kept, it would hold the ended task's
+            // cell (2.4 KB) for as long as the binding lives.
+            listening.task = None;
             std::mem::take(&mut listening.parked)
         };
         for id in parked {
