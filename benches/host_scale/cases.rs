@@ -178,13 +178,18 @@ pub async fn floor_stdio(n: usize) -> Figures {
 /// Resident memory per idle binding: one binding first (the runtime's, the
 /// allocator's and the transport's first-use costs, in the baseline), then
 /// `n` more; the difference in `VmRSS` once they are idle, over `n`.
+/// `transport` is `stdio`, `http`, `http-close` (the server closes every
+/// connection) or `http-8` (the host connects 8 at a time, not 64).
 pub async fn memory(n: usize, transport: &str) -> Figures {
     let server = transport.starts_with("http").then(|| HttpServer::start(1, transport == "http-close"));
     let def = |i: usize| match &server {
         Some(s) => http(format!("h{i}"), s.port, i),
         None => stdio(format!("s{i}"), 1, &ProtocolChoice::default()),
     };
-    let host = Host::new();
+    let host = match transport {
+        "http-8" => Host::builder().max_concurrent_connects(8).build(),
+        _ => Host::new(),
+    };
     host.add_all([def(n)]).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let before = probe::rss_trimmed();
@@ -196,10 +201,17 @@ pub async fn memory(n: usize, transport: &str) -> Figures {
     let after = probe::rss();
     let trimmed = probe::rss_trimmed();
     let (sockets, pipes) = probe::sockets_and_pipes();
+    let tasks = tokio::runtime::Handle::current().metrics().num_alive_tasks();
+    if std::env::var_os("HOST_SCALE_EXIT_IDLE").is_some() {
+        // For a heap profiler: end here, while the bindings are idle, so
+        // that what they hold shows as never freed (see main.rs).
+        std::process::exit(0);
+    }
     host.close().await;
     let mut f = Figures::new();
     f.insert("sockets".into(), json!(sockets));
     f.insert("pipes".into(), json!(pipes));
+    f.insert("tasks".into(), json!(tasks));
     f.insert("kib_per_binding".into(), json!((after as f64 - before as f64) / n as f64 / 1024.0));
     f.insert("kib_per_binding_trimmed".into(), json!((trimmed as f64 - before as f64) / n as f64 / 1024.0));
     f.insert("rss_before_mib".into(), json!(before as f64 / 1048576.0));

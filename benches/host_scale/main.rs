@@ -30,10 +30,8 @@
 //!   probe before `initialize` (one more again).
 //! - **How the host dials**: `Host::add_all` calls `Host::add` for each
 //!   definition, and `add` spawns the binding's connect on a task of its
-//!   own at once. It is unbounded: 500 definitions are 500 concurrent
-//!   spawns and handshakes, bounded only by the host's 1,024 bindings (and
-//!   the open-file limit: three pipes per stdio child). See the table for
-//!   whether that needs a bound.
+//!   own at once, which waits for its turn: 64 connect at once by default
+//!   (`HostBuilder::max_concurrent_connects`; why 64 at the end).
 //! - **Close**: `Host::close` after the ready case, and then every process
 //!   whose parent is the bench is counted from `/proc` (alive or zombie):
 //!   none must be left.
@@ -45,7 +43,13 @@
 //!   connection pool (the library's default). Also after `malloc_trim`
 //!   (what the bindings hold, less what the allocator kept of their
 //!   connects), and for HTTP once more with a server that closes every
-//!   connection (the bindings without the pool's idle connections).
+//!   connection (the bindings without the pool's idle connections) and
+//!   once with a host that connects 8 at a time rather than 64. For a heap
+//!   profile of the idle bindings, `HOST_SCALE_EXIT_IDLE=1` ends the run
+//!   while they are idle, so that what they hold shows as never freed:
+//!   `HOST_SCALE_EXIT_IDLE=1 heaptrack <bench binary> --run memory http 300`
+//!   (a build with `CARGO_PROFILE_BENCH_DEBUG=line-tables-only
+//!   CARGO_PROFILE_BENCH_STRIP=none` names the lines).
 //! - **Catalog adoption**: 100 stdio servers of 100 and 500 tools (a
 //!   merged catalog of 10k and 50k tools, about 390 bytes of JSON each, one
 //!   `tools/list` page per server): the wall time until `Host::catalog`
@@ -68,60 +72,67 @@
 //!
 //! # One run
 //!
-//! 2026-12-05, a shared 2-core VM, `--rounds 5`, open-file limit 20,000 (no
-//! raise needed there), with the library of this branch (the routing index
-//! and the boxed event queue below included). Load average 1.7 when it
-//! started; others' builds started during it (13.9 at its end). Medians,
-//! the range over the rounds in brackets:
+//! 2026-12-05, a shared 2-core VM, `--rounds 5`, open-file limit 20,000, at
+//! `HEAD` of that day (the host connecting 64 at a time; load average 1.3).
+//! Medians, the range over the rounds in brackets:
 //!
 //! ```text
 //!                                          N=100 / 10k tools          N=500 / 50k tools
-//! stdio ready, mcp-stack (initialize era)   85.1 ms (82.9-109.4)      457.8 ms (438.8-476.0)
-//! stdio ready, floor (tokio)                94.9 ms (90.2-99.2)       440.3 ms (422.8-514.7)
-//!   mcp-stack / floor                       0.87 (0.86-1.21)           1.04 (0.86-1.08)
-//!   default era choice (auto) / floor                                  1.00 (0.94-1.09)
-//! http ready, N paths of one process        34.3 ms (32.7-40.2)       198.7 ms (178.4-201.4)
-//! stdio close, Host::close                  14.1 ms (13.7-18.5)        80.3 ms (78.0-90.9)
-//!   floor (close stdin, wait)               19.5 ms (12.9-22.6)        85.3 ms (74.3-96.4)
+//! stdio ready, mcp-stack (initialize era)   92.1 ms (73.5-95.2)       432.8 ms (429.6-447.9)
+//! stdio ready, floor (tokio)                79.6 ms (75.5-83.3)       371.0 ms (365.0-403.9)
+//!   mcp-stack / floor                       1.20 (0.92-1.23)           1.16 (1.07-1.19)
+//!   default era choice (auto) / floor                                  1.19 (1.13-1.25)
+//! http ready, N paths of one process        33.2 ms (29.3-40.2)       111.0 ms (104.6-122.0)
+//! stdio close, Host::close                  13.0 ms (11.6-14.7)        70.5 ms (67.8-75.8)
+//!   floor (close stdin, wait)               11.3 ms (9.7-18.2)         77.9 ms (73.8-92.9)
 //!   children left, bindings timed out       0, 0 in every round        0, 0 in every round
-//! http close, Host::close                    1.9 ms (1.8-3.2)          11.6 ms (10.6-14.5)
+//! http close, Host::close                    1.7 ms (1.6-2.6)           9.0 ms (6.9-11.3)
 //!
 //!                                          N=100                      N=1,000
+//! memory per idle binding, stdio            31.6 KiB (31.3-31.8)       27.4 KiB (27.4-27.5)
+//! memory per idle binding, http             63.6 KiB (56.6-64.7)       29.7 KiB (29.5-30.0)
+//!   after malloc_trim                       51.0 KiB (48.9-52.4)       28.8 KiB (28.7-28.9)
+//!   sockets per binding                     0.67                       0.07
+//!   server says Connection: close           61.3 KiB (58.2-62.6)       29.4 KiB (29.4-29.7)
+//!   host connecting 8 at a time             32.2 KiB (31.4-32.9)       26.3 KiB (26.2-26.3)
+//!
+//!                                          10k tools                  50k tools
+//! catalog, wall time to merged              172 ms (168-182)           577 ms (543-636)
+//! catalog, client CPU beyond 1-tool         65.2 ms (63.2-67.7)        362.2 ms (338.1-404.1)
+//! floor: serde_json::from_str::<Value>      33.9 ms (33.5-35.8)        170.5 ms (166.3-178.8)
+//!   CPU / floor                             1.90 (1.82-1.98)           2.13 (1.90-2.26)
+//! JSON of the tools/list answers            3.72 MiB                   18.68 MiB
+//! catalog, peak beyond 1-tool servers       11.7 MiB (3.14 x JSON)     52.7 MiB (2.82 x JSON)
+//! floor peak (the parsed Values)            46.7 MiB (12.6 x JSON)     233.5 MiB (12.5 x JSON)
+//! Host::route of a model name               2.7 µs (2.7-2.8)           2.8 µs (2.8-2.9)
+//! refresh, list_changed to adopted          256.3 ms (254.7-257.9)     274.2 ms (273.4-284.1)
+//!   of which Host::adopt + merge            2.4 ms (2.2-2.4)           13.8 ms (13.0-21.3)
+//! ```
+//!
+//! The run this section showed before (same VM and day, load 1.7 at its
+//! start and 13.9 at its end; before the connect bound, the pools' bound on
+//! idle connections and the catalog's schemas as text), for comparison:
+//!
+//! ```text
+//!                                          N=100 / 10k tools          N=500 / 50k tools
+//! stdio ready, mcp-stack / floor            0.87 (0.86-1.21)           1.04 (0.86-1.08)
+//! http ready, N paths of one process        34.3 ms (32.7-40.2)       198.7 ms (178.4-201.4)
 //! memory per idle binding, stdio            38.6 KiB (38.0-40.1)       33.8 KiB (33.2-34.5)
 //! memory per idle binding, http             85.7 KiB (80.4-90.6)       72.7 KiB (71.1-73.7)
 //!   sockets per binding                     1.32                       1.34
 //!   server says Connection: close           90.3 KiB (85.8-92.0)       67.4 KiB (65.0-69.1)
 //!   the same after malloc_trim              76.0 KiB (75.0-78.1)       57.2 KiB (55.4-59.3)
-//!
-//!                                          10k tools                  50k tools
-//! catalog, wall time to merged              189 ms (186-191)           653 ms (644-700)
-//! catalog, client CPU beyond 1-tool         88.4 ms (85.4-95.7)        444.8 ms (430.5-463.4)
-//! floor: serde_json::from_str::<Value>      36.5 ms (34.2-42.1)        177.1 ms (176.3-202.9)
-//!   CPU / floor                             2.51 (2.10-2.62)           2.46 (2.28-2.52)
-//! JSON of the tools/list answers            3.72 MiB                   18.68 MiB
+//! catalog, client CPU / floor               2.51 (2.10-2.62)           2.46 (2.28-2.52)
 //! catalog, peak beyond 1-tool servers       46.3 MiB (12.4 x JSON)     227.1 MiB (12.2 x JSON)
-//! floor peak (the parsed Values)            46.8 MiB (12.6 x JSON)     233.6 MiB (12.5 x JSON)
-//! Host::route of a model name               2.9 µs (2.7-3.0)           2.9 µs (2.9-3.5)
-//! refresh, list_changed to adopted          256.5 ms (254.9-258.3)     274.9 ms (273.3-279.0)
-//!   of which Host::adopt + merged rebuild   2.5 ms (1.9-4.4)           14.2 ms (12.2-16.5)
 //! ```
-//!
-//! An earlier run the same day (before the event queue was boxed, load
-//! about 2 throughout) gave the same within the ranges: 500 stdio ready at
-//! 0.96 x the floor, the catalog at 2.34 and 2.40 x, and 38.2 and 76.3 KiB
-//! per idle stdio and HTTP binding at 1,000. A later run on this branch
-//! merged with main (its HTTP transport's SSE and body changes; load 1.9
-//! at the start, 7.2 at the end) agreed as well: 500 stdio servers ready at
-//! 1.03 x the floor (0.96-1.04), 500 HTTP bindings in 200 ms, the 50k
-//! catalog at 2.45 x (2.32-2.60) and 12.2 x its JSON at peak, 34.0 and
-//! 73.6 KiB per idle stdio and HTTP binding, route 2.9 µs, adopt + merge
-//! 13.6 ms, no child left.
 //!
 //! Against the issue's targets:
 //!
-//! - **500 stdio servers ready within 1.5 x the floor: met**, 1.04 (0.86-1.08
-//!   over the rounds; 1.00 with the default era choice, which probes
-//!   `server/discover` first), although each binding also lists its tools.
+//! - **500 stdio servers ready within 1.5 x the floor: met**, 1.16 (1.07-1.19
+//!   over the rounds; 1.19 with the default era choice, which probes
+//!   `server/discover` first; 1.04 and 1.00 in the run before, when the
+//!   host dialed all at once, with a floor that ran slower that day),
+//!   although each binding also lists its tools.
 //!   The time is the operating system's: spawning a process is ~0.9 ms of
 //!   this machine for mcp-stack and the floor alike, at 100, 500 and (runs
 //!   of `--run ready-stdio 1000 legacy` beside `--run floor-stdio 1000`)
@@ -131,11 +142,12 @@
 //!   binding timed out; `Host::close` closes all concurrently, 0.16 ms a
 //!   binding, the floor's pace).
 //! - **Adopting a 50k-tool merged catalog within 3 x the plain parse: met**,
-//!   2.46 x in CPU (2.28-2.52; 2.15 x since schemas are text); the catalog validates, digests and names
-//!   every tool besides parsing it.
+//!   2.13 x in CPU (1.90-2.26; 2.46 x in the run before, when schemas were
+//!   trees); the catalog validates, digests and names every tool besides
+//!   parsing it.
 //! - **Peak memory within 3 x the catalog's JSON: met since schemas are
-//!   text**, 2.80 x at 50k tools (2.79-2.82; 3.08 x at 10k, where the
-//!   fixed costs weigh more). The run above, before, gave 12.2 x: the
+//!   text**, 2.82 x at 50k tools (2.81-2.85; 3.14 x at 10k, where the
+//!   fixed costs weigh more). The run before gave 12.2 x: the
 //!   catalog kept every schema as a `serde_json::Value`, and a `Value`
 //!   object is a `BTreeMap` whose first node is about 600 bytes however
 //!   few its keys (this tool set has five objects a schema); the floor,
@@ -151,41 +163,37 @@
 //!   `ToolSpec` (the rarely set `annotations`, `meta`, `app`, `warnings`
 //!   are 120 bytes of it) and digests as bytes rather than hex strings,
 //!   both public-field changes.
-//! - **An idle HTTP binding within 32 KiB: not met**, 72.7 KiB at 1,000
-//!   (85.7 at 100, fixed costs spread over fewer). 5-11 KiB of it is the
-//!   pooled keep-alive connections (1.3 sockets a binding: the connects ran
-//!   concurrently, so the shared pool holds about one per binding); with
-//!   a server that closes every connection it is 67 KiB, 57 KiB after
-//!   `malloc_trim` (the rest is what the allocator kept of the connects).
-//!   A stdio binding, pipes and reader tasks included, is 34 KiB, so an HTTP
-//!   binding holds some 24-34 KiB more state of its own than a stdio one.
-//!   A heap profile (heaptrack of `--run memory http-close 300`, the
-//!   process ended while the bindings were idle, so that what was live
-//!   shows as leaked: 19.6 MB, about 60 KB a binding; before the event
-//!   queue was boxed) names the largest shares of a binding: 7.4 KB was
-//!   its event queue (src/events/delivery.rs, a tokio mpsc of `Event`,
-//!   whose first block of 32 slots is allocated at once: about 230 bytes
-//!   a slot; boxed since, which took 38 KiB to 33 a stdio binding), 3.1 KB
-//!   the HTTP inbound queue (src/transport/http/inbound.rs:58, the same
-//!   effect), 2.3 and 0.8 KB two queues made by `Connection::start`
-//!   (src/connection/mod.rs:301-302), 3.7 KB a `BytesMut`, 2.2 KB the
-//!   tasks spawned under the connect's timeout; and hyper's HTTP/1
-//!   connections (1,462 for 301 bindings, one a request with `Connection:
-//!   close`) still held 4.4 MB of buffers and channels, not yet freed
-//!   although their sockets were mostly closed. Proposed: boxing what the
-//!   other queues carry too (about 5 KB less a binding), and finding what
-//!   keeps the `BytesMut` and the connection objects; that would approach,
-//!   not reach, 32 KiB.
+//! - **An idle HTTP binding within 32 KiB: met at 1,000 bindings, 29.7
+//!   KiB** (29.5-30.0; 28.8 after `malloc_trim`, 0.07 sockets a binding);
+//!   **at 100, 63.6 KiB with the default bound and 32.2 with the host
+//!   connecting 8 at a time.** What changed, from 72.7 KiB in the run
+//!   before: the pools keep at most 64 idle connections an origin (were
+//!   1.3 a binding), the ended listening task no longer keeps its 2.4 KB
+//!   cell, and above all the host connects 64 at a time (see the last
+//!   section: the herd of 1,000 handshakes left the heap fragmented). At
+//!   100 the 64 concurrent handshakes' share (about 3 MB, the same with a
+//!   server that closes every connection) is spread over 100 bindings; a
+//!   binding beyond the 100th costs about 26 KiB (from 100 to 1,000:
+//!   (29.7 x 1,000 - 63.6 x 100) / 900). A heap profile of 300 idle HTTP
+//!   bindings before the bound (`HOST_SCALE_EXIT_IDLE=1`, heaptrack) found
+//!   31.9 KB live a binding, 54.6 KiB resident after `malloc_trim`: the
+//!   difference was the allocator's, not the bindings'. Of the live heap,
+//!   the largest shares: the connection's tasks (reader 0.6 KB, writer 0.9
+//!   KB, listener 2.4 KB, now gone), the reconnect layer's report channel
+//!   (1.2 KB, a broadcast of 16 slots allocated at once) and task, the
+//!   connect's catalog state (1.6 KB) and the one-tool catalog (1.4 KB),
+//!   four mpsc queues (0.8 KB each: tokio allocates a block of 32 slots at
+//!   once), the HTTP factory and its settings (0.7 KB), and hyper's
+//!   connection state where a connection is pooled.
 //!
 //! # What grows faster than the count
 //!
-//! Per item, from the smaller size to the larger: stdio ready 0.85 -> 0.92
-//! ms a server (the floor 0.95 -> 0.88; the earlier run 0.90 -> 0.88),
-//! stdio close 0.14 -> 0.16 ms, catalog CPU 8.8 -> 8.9 µs a tool, memory
-//! per binding falls: linear. HTTP ready 0.34 -> 0.40 ms a binding (0.37
-//! -> 0.40 in the earlier run) grows by up to 16 %: perhaps the one
-//! single-threaded server process answering 500 concurrent connections on
-//! the shared cores; not traced further.
+//! Per item, from the smaller size to the larger, in the run above: stdio
+//! ready 0.92 -> 0.87 ms a server (the floor 0.80 -> 0.74), stdio close
+//! 0.13 -> 0.14 ms, catalog CPU 6.5 -> 7.2 µs a tool, memory per binding
+//! falls: linear. HTTP ready 0.33 -> 0.22 ms a binding; in the run before,
+//! with every binding dialed at once, it grew 0.34 -> 0.40 (the one
+//! single-threaded server process answering 500 connections at once).
 //!
 //! - **Routing a model name was linear in the whole merged catalog** (every
 //!   `Host::call_tool` scanned every tool of every catalog): 363 µs a call
@@ -200,23 +208,45 @@
 //!   changed binding's share (its run of the index merged into the rest)
 //!   would make it O(its tools + T) of copying: not worth its code at
 //!   14 ms a change.
-//! - `Host::settled` rescans the registry at every binding's settle (until
-//!   it meets one still connecting), up to O(N²) in bindings over a whole
-//!   `add_all`: at most a million cheap steps at 1,000, not visible in the
-//!   figures.
+//! - `Host::settled` rescanned the registry at every binding's settle
+//!   (until it met one still connecting), up to O(N²) in bindings over a
+//!   whole `add_all`; not visible in the figures at 1,000, but fixed: the
+//!   registry counts its connecting entries.
 //!
-//! # How the host dials, and whether it needs a bound
+//! # How the host dials, and why 64 at a time
 //!
-//! Unbounded, as said above, and the figures say a bound is not needed
-//! for time: the floor is as parallel and mcp-stack keeps its pace at
-//! every size. A bound would protect against what this echo server does
-//! not do: servers that are heavy at start (an `npx` or `uvx` server is
-//! hundreds of MiB and seconds of CPU, so 500 at once would thrash a
-//! machine where 8 at a time would not) and the open-file limit (three
-//! pipes a stdio server). Hence `HostBuilder::max_concurrent_connects(n)`
-//! (added after this run): a semaphore each connect task acquires before
-//! it runs the connector (the startup timeout counted from then),
-//! unbounded by default.
+//! Until 2026-12-05 the host dialed every added server at once, and the
+//! figures said a bound was not needed for time (the stdio floor is as
+//! parallel, and mcp-stack kept its pace at every size). Memory said
+//! otherwise: 1,000 HTTP bindings dialed at once held 60-66 KiB resident
+//! each once idle (42-45 KiB after `malloc_trim`), while the heap they
+//! kept alive (heaptrack, `HOST_SCALE_EXIT_IDLE`) was about 32 KB a
+//! binding. The rest was the herd: 1,000 concurrent handshakes open 1,000
+//! connections with their buffers at once, and once those are freed the
+//! bindings' long-lived state, allocated between them, keeps the pages.
+//! The same 1,000 bindings added in batches (`Host::add_all` of 64, then
+//! the next 64) held 27.8 KiB, and were ready sooner (222 against 389 ms).
+//! Hence a default bound of 64 (`HostBuilder::max_concurrent_connects`,
+//! a semaphore each connect task acquires before the connector runs; the
+//! startup timeout counts from then). Interleaved runs of the bench
+//! binary before and after (three each): 1,000 idle HTTP bindings 60.3-65.9
+//! -> 29.5-29.8 KiB, 500 HTTP bindings ready in 236-279 -> 156-182 ms, 500
+//! stdio servers ready in the same time (429-510 against 469-494 ms, the
+//! floor 413-471), 1,000 stdio bindings 29.2-29.9 -> 27.5-27.7 KiB.
+//!
+//! Why not lower: the bench's servers answer on loopback in microseconds.
+//! A remote server takes round trips (TLS, `initialize`, `tools/list`:
+//! about a second at 200 ms), and the bound divides how many of those run
+//! at once, so 500 remote servers take about 8 s at 64 and 63 s at 8.
+//! What a lower bound buys, measured (`--run memory http N`, two runs each
+//! at 8, 16, 32 and 64): at 100 bindings 32, 38, 49 and 54-59 KiB a
+//! binding, at 1,000 26.3, 27, 28 and 29.6; 500 HTTP bindings ready in
+//! 166-170, 150-156, 151-155 and 157-176 ms; 500 stdio servers alike
+//! (461-525 ms). At 100 bindings the 64 concurrent handshakes' share is
+//! spread over few bindings; at 1,000 it is not seen. A host of servers
+//! heavy at start (`npx`, `uvx`: hundreds of MiB and seconds of CPU each),
+//! or close to the open-file limit (three pipes a stdio server), wants a
+//! lower bound; one of remote servers far away, a higher one.
 
 mod cases;
 mod probe;
@@ -275,6 +305,8 @@ fn plan() -> Vec<Vec<String>> {
         &["memory", "http", "1000"],
         &["memory", "http-close", "100"],
         &["memory", "http-close", "1000"],
+        &["memory", "http-8", "100"],
+        &["memory", "http-8", "1000"],
         &["catalog", "100", "1"],
         &["catalog", "100", "100"],
         &["catalog-floor", "100", "100"],
@@ -383,9 +415,12 @@ fn rows(results: &Results) -> Vec<Row> {
         push("stdio close: bindings timed out", n, "count", series(results, &key, "timed_out"));
         push("http close: Host::close", n, "ms", series(results, &format!("ready-http {n}"), "close_ms"));
     }
-    for (transport, label) in
-        [("stdio", "stdio"), ("http", "http"), ("http-close", "http, no idle connection (Connection: close)")]
-    {
+    for (transport, label) in [
+        ("stdio", "stdio"),
+        ("http", "http"),
+        ("http-close", "http, no idle connection (Connection: close)"),
+        ("http-8", "http, the host connecting 8 at a time (not 64)"),
+    ] {
         for n in [100, 1000] {
             let key = format!("memory {transport} {n}");
             push(&format!("memory per idle binding: {label}"), n, "KiB", {

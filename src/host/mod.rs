@@ -143,8 +143,8 @@ pub(crate) struct Inner {
     changes: watch::Sender<u64>,
     handlers: HandlersFor,
     connector: Connector,
-    /// The turns of [`HostBuilder::max_concurrent_connects`], if bounded.
-    connects: Option<Arc<tokio::sync::Semaphore>>,
+    /// The turns of [`HostBuilder::max_concurrent_connects`].
+    connects: Arc<tokio::sync::Semaphore>,
     close_timeout: Duration,
 }
 
@@ -232,8 +232,10 @@ impl Host {
         HostBuilder::default()
     }
 
-    /// Adds a binding and starts connecting it on a task of its own;
-    /// returns at once. Its state is `starting` until the connect ends,
+    /// Adds a binding and starts connecting it on a task of its own (once
+    /// its turn comes: 64 bindings connect at once unless
+    /// [`HostBuilder::max_concurrent_connects`] says otherwise); returns at
+    /// once. Its state is `starting` until the connect ends,
     /// within the definition's startup timeout (see [`Host::settled`]).
     ///
     /// Fails, adding nothing, with `invalid_config` when the definition is
@@ -278,10 +280,7 @@ impl Host {
         let turns = self.inner.connects.clone();
         let task = runtime.spawn(async move {
             // Held until the connect ends; the semaphore is never closed.
-            let _turn = match turns {
-                Some(turns) => turns.acquire_owned().await.ok(),
-                None => None,
-            };
+            let _turn = turns.acquire_owned().await;
             let connect = connector(definition, handlers);
             let outcome = match tokio::time::timeout(startup, connect).await {
                 Ok(outcome) => outcome,
@@ -308,8 +307,9 @@ impl Host {
     }
 
     /// Adds every definition (see [`Host::add`]) and waits until each has
-    /// connected or failed, at most the longest startup timeout among them
-    /// (under [`HostBuilder::max_concurrent_connects`], the turns add up).
+    /// connected or failed: at most the longest startup timeout among them
+    /// for each turn of [`HostBuilder::max_concurrent_connects`] (64 at a
+    /// time by default).
     /// Returns the definitions refused by `add`, with why; a binding that
     /// failed to connect is not among them (see [`Host::status`]).
     pub async fn add_all(&self, definitions: impl IntoIterator<Item = Definition>) -> Vec<(String, Error)> {

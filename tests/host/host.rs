@@ -478,24 +478,41 @@ fn slow_connector(
 
 #[tokio::test(start_paused = true)]
 async fn a_bound_on_concurrent_connects_takes_bindings_in_turns() {
-    let definitions = || (0..7).map(|i| Definition::new(format!("s{i}"), mcp_stack::demo::factory()));
-    // Unbounded (the default): all seven at once.
-    let (active, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let definitions = |n: usize| (0..n).map(|i| Definition::new(format!("s{i}"), mcp_stack::demo::factory()));
+    let run = |host: Host, n: usize, most: Arc<AtomicUsize>| async move {
+        let started = Instant::now();
+        assert!(host.add_all(definitions(n)).await.is_empty());
+        assert!(host.status().iter().all(|s| s.state == State::Ready), "{:?}", host.status());
+        host.close().await;
+        (most.load(Ordering::SeqCst), started.elapsed())
+    };
+    let counted = || (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+
+    // The default: 64 at once, so 70 bindings take two turns of a second.
+    let (active, most) = counted();
     let host = Host::builder().connector(slow_connector(active, most.clone())).build();
-    let started = Instant::now();
-    assert!(host.add_all(definitions()).await.is_empty());
-    assert_eq!(most.load(Ordering::SeqCst), 7);
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
-    host.close().await;
+    let (most, took) = run(host, 70, most).await;
+    assert_eq!(most, 64);
+    assert!(took >= Duration::from_secs(2) && took < Duration::from_secs(3), "{took:?}");
+
+    // No bound: all seventy at once.
+    let (active, most) = counted();
+    let host = Host::builder()
+        .connector(slow_connector(active, most.clone()))
+        .max_concurrent_connects(usize::MAX)
+        .build();
+    let (most, took) = run(host, 70, most).await;
+    assert_eq!(most, 70);
+    assert!(took < Duration::from_secs(2), "{took:?}");
 
     // At most three: in turns of a second each, every binding ready, and
     // the startup timeout (here 1.5 s) counted from a binding's turn.
-    let (active, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (active, most) = counted();
     let host =
         Host::builder().connector(slow_connector(active, most.clone())).max_concurrent_connects(3).build();
     let started = Instant::now();
     let timeouts = mcp_stack::Timeouts::default().with_startup(Duration::from_millis(1500));
-    assert!(host.add_all(definitions().map(|d| d.with_timeouts(timeouts))).await.is_empty());
+    assert!(host.add_all(definitions(7).map(|d| d.with_timeouts(timeouts))).await.is_empty());
     assert_eq!(most.load(Ordering::SeqCst), 3);
     let took = started.elapsed();
     assert!(took >= Duration::from_secs(3) && took < Duration::from_secs(4), "{took:?}");
