@@ -229,8 +229,32 @@
 //! floor's CPU, and the echo server itself 1.4 times more CPU for the same
 //! instructions when paired with mcp-stack, so what a call touches
 //! (three tasks instead of one, an eleven-layer stack of futures) is
-//! evicted by the server's turn and evicts the server's. The VM shows no
-//! cache counters to confirm it.
+//! evicted by the server's turn and evicts the server's.
+//!
+//! The VM shows no cache counters, so cachegrind simulated them (its L1 of
+//! 32 KiB, 8-way, for instructions and for data; `valgrind --tool=cachegrind
+//! --cache-sim=yes ./vs-rmcp --transport http --only sequential CLIENT
+//! modern`, 2026-12-05): a lone call of mcp-stack's misses the L1
+//! instruction cache 6,211 times and the L1 data cache 2,352 times, the
+//! reqwest floor's 4,163 and 1,250: 1.5 and 1.9 times, for 1.15 times the
+//! instructions (729 M against 634 M for the run). Under `perf` on one
+//! CPU (the software clock, every process of the run) the same runs give
+//! the client's own code 1.75 times the floor's time (6,261 against 3,586
+//! samples at 20 kHz), the kernel 1.5 times on the client's side and 1.7
+//! times on the server's for the very same system calls (one `writev`, one
+//! `recvfrom` and one `epoll_wait` a call on each side, `strace`), and the
+//! server's own code the same. No one function holds the misses: the
+//! largest share is `memcpy` into freshly allocated boxes (197 data
+//! lines a call more than the floor's: the exchange's 3.3 KB future,
+//! hyper-util's and reqwest's own boxed futures landing in memory the
+//! larger working set has evicted), then a long tail over the stack's
+//! layers. Shrinking the exchange's future by a third (boxing its rare
+//! branches: the resume `GET`, an error status) left the misses as they
+//! were (11.93 M against 11.88 M), so it was not kept. What would close
+//! the gap is a call path whose code and data fit beside the server's in
+//! the caches: fewer futures a call (the always-on layers fused into
+//! one), no exchange task for a lone call. Both are changes to the
+//! stack's structure, not to one place in it.
 //!
 //! # Where mcp-stack's time goes (callgrind, 2026-12-05, before those changes)
 //!
