@@ -202,6 +202,7 @@ pub async fn memory(n: usize, transport: &str) -> Figures {
     let trimmed = probe::rss_trimmed();
     let (sockets, pipes) = probe::sockets_and_pipes();
     let tasks = tokio::runtime::Handle::current().metrics().num_alive_tasks();
+    let threads = probe::threads();
     if std::env::var_os("HOST_SCALE_EXIT_IDLE").is_some() {
         // For a heap profiler: end here, while the bindings are idle, so
         // that what they hold shows as never freed (see main.rs).
@@ -212,6 +213,7 @@ pub async fn memory(n: usize, transport: &str) -> Figures {
     f.insert("sockets".into(), json!(sockets));
     f.insert("pipes".into(), json!(pipes));
     f.insert("tasks".into(), json!(tasks));
+    f.insert("threads".into(), json!(threads));
     f.insert("kib_per_binding".into(), json!((after as f64 - before as f64) / n as f64 / 1024.0));
     f.insert("kib_per_binding_trimmed".into(), json!((trimmed as f64 - before as f64) / n as f64 / 1024.0));
     f.insert("rss_before_mib".into(), json!(before as f64 / 1048576.0));

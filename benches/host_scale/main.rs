@@ -171,10 +171,15 @@
 //!   1.3 a binding), the ended listening task no longer keeps its 2.4 KB
 //!   cell, and above all the host connects 64 at a time (see the last
 //!   section: the herd of 1,000 handshakes left the heap fragmented). At
-//!   100 the 64 concurrent handshakes' share (about 3 MB, the same with a
-//!   server that closes every connection) is spread over 100 bindings; a
-//!   binding beyond the 100th costs about 26 KiB (from 100 to 1,000:
-//!   (29.7 x 1,000 - 63.6 x 100) / 900). A heap profile of 300 idle HTTP
+//!   100 the 64 concurrent handshakes' share (about 3 MB) is spread over
+//!   100 bindings; a binding beyond the 100th costs about 26 KiB (from 100
+//!   to 1,000: (29.7 x 1,000 - 63.6 x 100) / 900). That share is the pool's
+//!   idle connections (67 sockets and 368 tasks at 100 bindings, 19 and 320
+//!   connecting 8 at a time) or, with a server that closes every
+//!   connection, what their buffers leave behind once freed (the same
+//!   total); not the allocator's arenas (`MALLOC_ARENA_MAX=1`: 52-60 KiB),
+//!   not threads (3 in every case: no blocking pool), not the listening
+//!   stream (`listen(false)`: the same within the noise). A heap profile of 300 idle HTTP
 //!   bindings before the bound (`HOST_SCALE_EXIT_IDLE=1`, heaptrack) found
 //!   31.9 KB live a binding, 54.6 KiB resident after `malloc_trim`: the
 //!   difference was the allocator's, not the bindings'. Of the live heap,

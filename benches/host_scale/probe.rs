@@ -15,6 +15,12 @@ fn status_kb(field: &str) -> u64 {
         .unwrap_or_else(|| panic!("{field} in /proc/self/status"))
 }
 
+/// This process's threads now (the runtime's workers and its blocking
+/// pool, whose idle threads live on for 10 s).
+pub fn threads() -> u64 {
+    status_kb("Threads") / 1024
+}
+
 /// Resident memory now (`VmRSS`), in bytes.
 pub fn rss() -> u64 {
     status_kb("VmRSS")
