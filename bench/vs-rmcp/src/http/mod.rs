@@ -255,7 +255,7 @@
 //! its own (`try_send_request` handing the exchange back, the call
 //! polling it beside its answer, and spawning what remained of a stream
 //! once answered): sequential calls 2.3-3.5% faster (three interleaved
-//! runs a era), but a call streaming 100 progress notifications 12%
+//! runs an era), but a call streaming 100 progress notifications 12%
 //! slower (1,630 -> 1,440 calls/s), as every chunk of its stream then woke
 //! the caller's thread (here the runtime's main thread, under
 //! `block_on`) rather than the worker that reads the socket. What would close
