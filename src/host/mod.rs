@@ -6,7 +6,10 @@
 //! definition's `Timeouts::startup` (connect, handshake and discovery
 //! together; past it the attempt is dropped and the binding is listed as
 //! failed with `startup_timeout`). Bindings added together connect
-//! concurrently, so one slow or hanging server delays nobody but itself.
+//! concurrently, 64 at a time by default
+//! ([`HostBuilder::max_concurrent_connects`]), so one slow or hanging server
+//! delays nobody but itself; only as many hanging servers as the bound
+//! could hold the others back, each until its startup timeout.
 //!
 //! ```
 //! # #[cfg(feature = "demo")]

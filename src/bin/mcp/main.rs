@@ -61,7 +61,8 @@
 //!   (DPoP). Both files are PEM private keys; their content is never
 //!   printed.
 //!
-//! Every server connects concurrently, each within its startup timeout.
+//! Servers connect concurrently (64 at a time), each within its startup
+//! timeout.
 //! Every timeout and limit of a definition is a flag named after its field
 //! (`--startup-timeout-ms`, `--max-frame-bytes`, …); `--help` shows each
 //! default. A flag overrides the value of every server, the config file's
