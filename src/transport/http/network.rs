@@ -197,11 +197,11 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// What a connection's client is made with.
 /// The most idle connections a pool keeps to its origin (see
 /// [the module docs](self#one-pool-per-origin)).
 pub(crate) const MAX_IDLE_PER_ORIGIN: usize = super::streamable::MAX_IN_FLIGHT;
 
+/// What a connection's client is made with.
 #[derive(Debug, Clone)]
 pub(crate) struct NetworkOptions {
     pub(crate) proxy: ProxyChoice,
