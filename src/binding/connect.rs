@@ -16,6 +16,24 @@ use super::builder::{CustomStack, UserLayer, UserLayers};
 
 use super::*;
 
+tokio::task_local! {
+    /// The turns the bindings connected on this task redial in, once ready
+    /// (a host's connect turns; see [`redialing_in`]). A task-local rather
+    /// than a field of what a host's connector is given, so that any
+    /// connector calling [`Binding::connect`] in its future passes it on
+    /// unchanged.
+    static CONNECT_TURNS: Arc<tokio::sync::Semaphore>;
+}
+
+/// Runs `connect` so that a binding it connects redials in `turns` once
+/// it is ready (see [`crate::host`]).
+pub(crate) fn redialing_in<F: std::future::Future>(
+    turns: Arc<tokio::sync::Semaphore>,
+    connect: F,
+) -> impl std::future::Future<Output = F::Output> {
+    CONNECT_TURNS.scope(turns, connect)
+}
+
 impl Binding {
     /// Connects to the server `definition` describes, runs the handshake
     /// within `Timeouts::startup`, and returns the ready binding, which
@@ -104,6 +122,7 @@ impl Binding {
         // the connection (whose end starts the supervisor), so that none is
         // missed.
         let follower = Arc::new(Follower::default());
+        let redials = dialer.clone();
         let layer = ReconnectLayer::new(dialer, definition.reconnect).on_report(follower.hook());
         let reports = layer.reports();
         let reconnect = layer.layer(connection);
@@ -197,6 +216,12 @@ impl Binding {
         };
         follower.install(Arc::downgrade(&binding.inner), reports);
         binding.configure_session().await;
+        // Ready: a host that connected the binding (in its turn) has its
+        // redials take turns too; not before, or a redial during this
+        // connect would wait for the turn the connect holds.
+        if let Ok(turns) = CONNECT_TURNS.try_with(Arc::clone) {
+            redials.take_turns(turns);
+        }
         Ok(binding)
     }
 

@@ -6,6 +6,7 @@ mod authenticating;
 mod builder;
 mod catalog;
 mod connect;
+pub(crate) use connect::redialing_in;
 mod definition;
 mod operations;
 mod skills;

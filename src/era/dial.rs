@@ -98,6 +98,9 @@ pub struct Dialer {
     /// The authorization flows the transport reported, through the hook of
     /// [`ConnectConfig::authenticating`].
     flows: Arc<AuthFlows>,
+    /// Turns shared with other dialers ([`Dialer::take_turns`]). Shared
+    /// by clones.
+    turns: Arc<std::sync::OnceLock<Arc<tokio::sync::Semaphore>>>,
 }
 
 /// What the transport's authorization layer reported: how many flows run
@@ -173,7 +176,26 @@ impl Dialer {
             legacy_for_mrtr_less: Profile::default().allows(Tolerance::LegacyEraForMrtrLessServers),
             chose_legacy_for_mrtr_less: Arc::default(),
             flows,
+            turns: Arc::default(),
         }
+    }
+
+    /// From now on, each dial by this dialer and its clones first waits
+    /// for a permit of `turns`, held until the dial ends (its timeout
+    /// counts from then); the first call wins. A host gives the dialer of
+    /// a binding it connected its connect turns once the binding is ready
+    /// (see [`crate::host`]): set any earlier, a redial during the
+    /// binding's own connect would wait for the turn that connect holds.
+    /// Handshakes of renewed sessions take no turn: one runs on the path
+    /// of a call, which should not wait behind other bindings' connects.
+    /// A closed semaphore is no bound.
+    pub(crate) fn take_turns(&self, turns: Arc<tokio::sync::Semaphore>) {
+        let _ = self.turns.set(turns);
+    }
+
+    /// Waits for a turn, when [`Dialer::take_turns`] gave any.
+    async fn turn(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.turns.get()?.clone().acquire_owned().await.ok()
     }
 
     /// Sets the compatibility profile the dial follows (the default
@@ -319,6 +341,7 @@ impl Dialer {
             mcp.protocol.version = tracing::field::Empty,
             error.type = tracing::field::Empty,
         );
+        let _turn = self.turn().await;
         // On timeout the half-made connection is dropped with the future,
         // which closes its transport.
         let dialed =

@@ -107,7 +107,8 @@ impl HostBuilder {
     /// no bound); the others wait their turn (first come, first served),
     /// and a binding's startup timeout counts from its turn.
     /// [`Host::add_all`](crate::host::Host::add_all) then waits for every
-    /// turn.
+    /// turn. A binding the host connected redials in the same turns once
+    /// it is ready (see [the module docs](crate::host)).
     ///
     /// The default, 64, was measured in
     /// `benches/host_scale` (2026-12-05, 2 cores): 1,000 HTTP bindings to

@@ -11,6 +11,15 @@
 //! delays nobody but itself; only as many hanging servers as the bound
 //! could hold the others back, each until its startup timeout.
 //!
+//! The same turns bound the redials of the bindings the host connected,
+//! once they are ready: a server that restarts under a thousand bindings
+//! is dialed 64 at a time, not a thousand times at once (a herd of
+//! handshakes opens as many connections, and their buffers fragment the
+//! heap; see [`HostBuilder::max_concurrent_connects`]). A connector
+//! ([`HostBuilder::connector`]) whose binding connects in its own future
+//! gets this too; one that connects on a task it spawns does not. A
+//! renewed session's handshake takes no turn (it runs on a call's path).
+//!
 //! ```
 //! # #[cfg(feature = "demo")]
 //! # #[tokio::main(flavor = "current_thread")]
@@ -283,8 +292,8 @@ impl Host {
         let turns = self.inner.connects.clone();
         let task = runtime.spawn(async move {
             // Held until the connect ends; the semaphore is never closed.
-            let _turn = turns.acquire_owned().await;
-            let connect = connector(definition, handlers);
+            let _turn = turns.clone().acquire_owned().await;
+            let connect = crate::binding::redialing_in(turns, connector(definition, handlers));
             let outcome = match tokio::time::timeout(startup, connect).await {
                 Ok(outcome) => outcome,
                 // The transport may know why (a stdio server's last words on

@@ -521,6 +521,91 @@ async fn a_bound_on_concurrent_connects_takes_bindings_in_turns() {
     host.close().await;
 }
 
+/// The demo server behind a connect that takes a second of (paused) time,
+/// counting the connects under way at once, and whose connections all end
+/// when the server "restarts".
+#[derive(Clone)]
+struct Restarts {
+    active: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+    restart: tokio::sync::watch::Sender<u64>,
+}
+
+impl Restarts {
+    fn new() -> Self {
+        Restarts { active: Arc::default(), most: Arc::default(), restart: tokio::sync::watch::channel(0).0 }
+    }
+}
+
+/// A receiver that ends cleanly when its server restarts.
+struct EndsOnRestart {
+    inner: Box<dyn mcp_stack::transport::MessageReceiver>,
+    restart: tokio::sync::watch::Receiver<u64>,
+}
+
+#[async_trait]
+impl mcp_stack::transport::MessageReceiver for EndsOnRestart {
+    async fn recv(&mut self) -> Result<Option<mcp_stack::transport::Inbound>, Error> {
+        tokio::select! {
+            _ = self.restart.changed() => Ok(None),
+            inbound = self.inner.recv() => inbound,
+        }
+    }
+}
+
+#[async_trait]
+impl TransportFactory for Restarts {
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+
+    fn redacted_origin(&self) -> RedactedOrigin {
+        RedactedOrigin::from_redacted("memory://restarts")
+    }
+
+    async fn connect(&self, config: &ConnectConfig) -> Result<Transport, Error> {
+        let now = self.active.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        self.active.fetch_sub(1, Ordering::SeqCst);
+        let Transport { sender, receiver } = mcp_stack::demo::factory().connect(config).await?;
+        let mut restart = self.restart.subscribe();
+        restart.mark_unchanged();
+        Ok(Transport { sender, receiver: Box::new(EndsOnRestart { inner: receiver, restart }) })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn bindings_a_host_connected_redial_in_its_turns() {
+    // Seven bindings to one server, connected three at a time; then the
+    // server restarts under all of them: the redials take the same turns,
+    // not all seven at once.
+    let server = Restarts::new();
+    let host = Host::builder().max_concurrent_connects(3).build();
+    let definitions = (0..7).map(|i| Definition::new(format!("s{i}"), server.clone()));
+    assert!(host.add_all(definitions).await.is_empty());
+    assert_eq!(server.most.load(Ordering::SeqCst), 3);
+    assert!(host.status().iter().all(|s| s.state == State::Ready), "{:?}", host.status());
+
+    server.most.store(0, Ordering::SeqCst);
+    server.restart.send_modify(|n| *n += 1);
+    let restarted = Instant::now();
+    // Every binding is ready again after three turns of a second (the
+    // first redial is at once), within a bounded number of looks.
+    let mut looks = 0;
+    while !(restarted.elapsed() > Duration::from_millis(100)
+        && host.status().iter().all(|s| s.state == State::Ready))
+    {
+        looks += 1;
+        assert!(looks < 100, "not ready again: {:?}", host.status());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(server.most.load(Ordering::SeqCst), 3, "at most three redials at once");
+    let took = restarted.elapsed();
+    assert!(took >= Duration::from_secs(3) && took < Duration::from_secs(4), "{took:?}");
+    host.close().await;
+}
+
 #[tokio::test]
 async fn definitions_the_host_cannot_take_are_refused_when_added() {
     let host = Host::new();
