@@ -191,7 +191,9 @@ fn attach_param_headers(req: &mut McpRequest, catalog: &Catalog) {
     let Some(tool) = req.tool_name().and_then(|name| catalog.tool(name)) else { return };
     // The catalog kept only tools whose annotations are valid (over HTTP).
     // Most schemas have none: the text says so without parsing it.
-    if !tool.input_schema.mentions(super::mcp_header::X_MCP_HEADER) {
+    static ANNOTATION: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(super::mcp_header::X_MCP_HEADER));
+    if !tool.input_schema.mentions(&ANNOTATION) {
         return;
     }
     let Ok(params) = super::mcp_header::header_params(&tool.input_schema.to_value()) else { return };

@@ -54,10 +54,11 @@ impl Schema {
         members.remove(key).and_then(|raw| serde_json::from_str(raw.get()).ok())
     }
 
-    /// Whether the text contains `needle` (a cheap test before parsing,
-    /// for a keyword most schemas lack).
-    pub(crate) fn mentions(&self, needle: &str) -> bool {
-        memchr::memmem::find(self.as_str().as_bytes(), needle.as_bytes()).is_some()
+    /// Whether the text contains what `needle` finds (a cheap test before
+    /// parsing, for a keyword most schemas lack). A finder prepared once,
+    /// since this runs on every tool call.
+    pub(crate) fn mentions(&self, needle: &memchr::memmem::Finder<'_>) -> bool {
+        needle.find(self.as_str().as_bytes()).is_some()
     }
 }
 
@@ -137,7 +138,8 @@ mod tests {
         );
         let spaced: Schema = serde_json::from_str(r#"{ "type" : "object" }"#).unwrap();
         assert_eq!(spaced.as_str(), r#"{"type":"object"}"#);
-        assert!(spaced.mentions("object") && !spaced.mentions("x-mcp-header"));
+        let finder = |needle| memchr::memmem::Finder::new(needle);
+        assert!(spaced.mentions(&finder("object")) && !spaced.mentions(&finder("x-mcp-header")));
     }
 
     #[test]

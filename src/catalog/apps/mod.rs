@@ -96,14 +96,16 @@ impl FromApp {
 /// Why a call of `tool` is refused by the visibility rule, if it is:
 /// `visibility` is the tool's, `from_app` whether the call is an app's.
 pub(crate) fn visibility_refusal(tool: &str, visibility: Visibility, from_app: bool) -> Option<String> {
-    let quoted = normalize_message(tool, 128);
+    // The name is quoted only for a refusal: this runs on every call.
+    let quoted = || normalize_message(tool, 128);
     match from_app {
         false if !visibility.model => Some(format!(
-            "the tool {quoted:?} is for its app only (its _meta.ui.visibility lacks \"model\"): \
-             only an app of its server calls it, through the host's app bridge"
+            "the tool {:?} is for its app only (its _meta.ui.visibility lacks \"model\"): \
+             only an app of its server calls it, through the host's app bridge",
+            quoted()
         )),
         true if !visibility.app => {
-            Some(format!("the tool {quoted:?} is not for apps (its _meta.ui.visibility lacks \"app\")"))
+            Some(format!("the tool {:?} is not for apps (its _meta.ui.visibility lacks \"app\")", quoted()))
         }
         _ => None,
     }
