@@ -264,6 +264,30 @@
 //! one), no exchange task for a lone call. Both are changes to the
 //! stack's structure, not to one place in it.
 //!
+//! Where the gap sits, split (2026-12-05, pinned, three interleaved runs
+//! of `--only sequential CLIENT modern`, with a bench build whose
+//! mcp-stack client could also call a bare `era::Dialer` connection, the
+//! same transport without the binding's stack; not kept): the reqwest
+//! floor 19,510-20,530 calls/s, the bare connection 13,950-15,290 (0.74 of
+//! the floor), the binding 11,650-11,970 (0.59). So the transport and the
+//! connection alone are short of 0.8, and the binding's stack costs as
+//! much again. By instructions (callgrind, 5,050 calls) the binding's
+//! layers are about 18,000 a call of the client's 149,000 (the run's
+//! total over its calls, setup included; the largest parts: converting
+//! the result into a `ToolResult`, 4,800, most of it deserializing
+//! `CallToolResult` from the parsed `Value`; the catalog guard's checks
+//! before a call, 2,600, 1,300 since the commit "nothing quoted or
+//! prepared per call"; dropping the per-call clone of the stack below
+//! the guard, 1,900), yet a quarter of the time. Under `perf` the very same reqwest and `url`
+//! code takes up to 2.75 times the samples in the binding's run as in
+//! the bare connection's (`url::parser::Parser::after_double_slash` 91
+//! against 33): what the layers add is mostly what their code and data
+//! evict. reqwest itself parses the request's URL three times a request
+//! (its cookie layer, which the `cookies` feature puts on every client,
+//! set with a jar or not; its redirect policy's `on_request`, with
+//! redirects off; the response's URL), about 10,000 instructions a call
+//! that the floor, built with the same features, pays too.
+//!
 //! # Where mcp-stack's time goes (callgrind, 2026-12-05, before those changes)
 //!
 //! `--only CASE CLIENT legacy`, the client process only (the server is a
