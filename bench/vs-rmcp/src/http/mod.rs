@@ -288,6 +288,16 @@
 //! redirects off; the response's URL), about 10,000 instructions a call
 //! that the floor, built with the same features, pays too.
 //!
+//! The build's profile moves the ratio, not past 0.8: the same sources
+//! built with fat LTO and one codegen unit (clients and echo server
+//! alike; `CARGO_PROFILE_RELEASE_LTO=fat
+//! CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1`, not the bench's profile),
+//! three interleaved runs beside the bench's own build: mcp-stack
+//! 16,980-17,320 calls/s against the reqwest floor's 25,640-25,830 (0.66
+//! to 0.67), where the bench's build gave 12,180-12,810 against
+//! 20,490-21,960 (0.58 to 0.61). Everything runs faster so built, the
+//! binding's stack a little more than the floor.
+//!
 //! # Where mcp-stack's time goes (callgrind, 2026-12-05, before those changes)
 //!
 //! `--only CASE CLIENT legacy`, the client process only (the server is a
