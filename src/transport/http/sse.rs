@@ -29,6 +29,9 @@ use crate::transport::DAMAGED_PREFIX_BYTES;
 /// on top of the frame bound that applies to its data.
 pub(crate) const EVENT_OVERHEAD_BYTES: usize = 4096;
 
+/// The largest event whose buffer the splitter keeps for the next ones.
+const KEEP_BUFFER_BYTES: usize = 16 * 1024;
+
 /// One event cut from the stream, or the trace of one that was too large.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Block {
@@ -153,7 +156,15 @@ impl EventSplitter {
 
     /// Ends the current event (at its blank line).
     fn finish(&mut self) -> Option<Block> {
-        let block = std::mem::take(&mut self.block);
+        // A small event is split off the buffer, which keeps its spare
+        // room for the next events (taking it left an empty buffer, grown
+        // again line by line for each event: three or four allocations an
+        // event); a large one takes the buffer along, so that the memory
+        // it needed is not held for the stream's life.
+        let block = match self.block.len() <= KEEP_BUFFER_BYTES {
+            true => self.block.split(),
+            false => std::mem::take(&mut self.block),
+        };
         match self.oversized.take() {
             Some(bytes) => Some(Block::Oversized { prefix: block.freeze(), bytes }),
             // Only line ends: no event.
@@ -381,6 +392,23 @@ fn data_prefix(raw: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_event_leaves_no_buffer_behind_and_small_ones_a_small_one() {
+        let mut s = EventSplitter::new(1 << 20);
+        let large = format!("data: {}\n\n", "x".repeat(200_000));
+        let out = s.push(large.as_bytes());
+        assert_eq!(out, [Block::Event(Bytes::from(large.clone()))]);
+        assert_eq!(s.block.capacity(), 0, "the large event took its buffer along");
+        drop(out);
+
+        let small: String = (0..50).map(|i| format!("data: {i}\n\n")).collect();
+        let out = s.push(small.as_bytes());
+        assert_eq!(out.len(), 50);
+        let Block::Event(first) = &out[0] else { panic!("{:?}", out[0]) };
+        assert_eq!(&first[..], b"data: 0\n\n");
+        assert!(s.block.capacity() <= 2 * KEEP_BUFFER_BYTES);
+    }
 
     fn split_all(input: &[u8], max: usize, width: usize) -> Vec<Block> {
         let mut s = EventSplitter::new(max);
