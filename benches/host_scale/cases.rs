@@ -80,9 +80,8 @@ impl Drop for HttpServer {
 
 /// Adds every definition at once and waits for all; then closes the host.
 /// Time to ready, time to close, and what was left.
-async fn ready_and_close(defs: Vec<Definition>, server: Option<u32>) -> Figures {
+async fn ready_and_close(host: Host, defs: Vec<Definition>, server: Option<u32>) -> Figures {
     let n = defs.len();
-    let host = Host::new();
     let started = Instant::now();
     let refused = host.add_all(defs).await;
     let ready_ms = ms(started.elapsed());
@@ -107,14 +106,23 @@ async fn ready_and_close(defs: Vec<Definition>, server: Option<u32>) -> Figures 
 /// `n` stdio servers as processes, through a `Host`.
 pub async fn ready_stdio(n: usize, protocol: ProtocolChoice) -> Figures {
     let defs = (0..n).map(|i| stdio(format!("s{i}"), 1, &protocol)).collect();
-    ready_and_close(defs, None).await
+    ready_and_close(Host::new(), defs, None).await
 }
 
 /// `n` HTTP bindings to `n` paths of one server process, through a `Host`.
-pub async fn ready_http(n: usize) -> Figures {
+pub async fn ready_http(n: usize, per_origin: Option<usize>) -> Figures {
     let server = HttpServer::start(1, false);
     let defs = (0..n).map(|i| http(format!("h{i}"), server.port, i)).collect();
-    ready_and_close(defs, Some(server.child.id())).await
+    ready_and_close(host_connecting(per_origin), defs, Some(server.child.id())).await
+}
+
+/// A host with the default bounds, or connecting `per_origin` bindings to
+/// one origin at a time.
+fn host_connecting(per_origin: Option<usize>) -> Host {
+    match per_origin {
+        Some(n) => Host::builder().max_concurrent_connects_per_origin(n).build(),
+        None => Host::new(),
+    }
 }
 
 const INITIALIZE: &str = concat!(
@@ -179,17 +187,15 @@ pub async fn floor_stdio(n: usize) -> Figures {
 /// allocator's and the transport's first-use costs, in the baseline), then
 /// `n` more; the difference in `VmRSS` once they are idle, over `n`.
 /// `transport` is `stdio`, `http`, `http-close` (the server closes every
-/// connection) or `http-8` (the host connects 8 at a time, not 64).
+/// connection) or `http-N` (the host connects N bindings to one origin at
+/// a time, not 4).
 pub async fn memory(n: usize, transport: &str) -> Figures {
     let server = transport.starts_with("http").then(|| HttpServer::start(1, transport == "http-close"));
     let def = |i: usize| match &server {
         Some(s) => http(format!("h{i}"), s.port, i),
         None => stdio(format!("s{i}"), 1, &ProtocolChoice::default()),
     };
-    let host = match transport {
-        "http-8" => Host::builder().max_concurrent_connects(8).build(),
-        _ => Host::new(),
-    };
+    let host = host_connecting(transport.strip_prefix("http-").and_then(|n| n.parse().ok()));
     host.add_all([def(n)]).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let before = probe::rss_trimmed();

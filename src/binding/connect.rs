@@ -13,6 +13,7 @@ use tower::layer::util::Identity;
 use tower::{Layer, ServiceBuilder};
 
 use super::builder::{CustomStack, UserLayer, UserLayers};
+use crate::era::ConnectTurns;
 
 use super::*;
 
@@ -22,13 +23,13 @@ tokio::task_local! {
     /// than a field of what a host's connector is given, so that any
     /// connector calling [`Binding::connect`] in its future passes it on
     /// unchanged.
-    static CONNECT_TURNS: Arc<tokio::sync::Semaphore>;
+    static CONNECT_TURNS: ConnectTurns;
 }
 
 /// Runs `connect` so that a binding it connects redials in `turns` once
 /// it is ready (see [`crate::host`]).
 pub(crate) fn redialing_in<F: std::future::Future>(
-    turns: Arc<tokio::sync::Semaphore>,
+    turns: ConnectTurns,
     connect: F,
 ) -> impl std::future::Future<Output = F::Output> {
     CONNECT_TURNS.scope(turns, connect)
@@ -219,7 +220,7 @@ impl Binding {
         // Ready: a host that connected the binding (in its turn) has its
         // redials take turns too; not before, or a redial during this
         // connect would wait for the turn the connect holds.
-        if let Ok(turns) = CONNECT_TURNS.try_with(Arc::clone) {
+        if let Ok(turns) = CONNECT_TURNS.try_with(ConnectTurns::clone) {
             redials.take_turns(turns);
         }
         Ok(binding)

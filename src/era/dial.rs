@@ -9,7 +9,7 @@ use std::time::Duration;
 use tracing::Instrument as _;
 
 use super::modern::{self, Modern, Probe};
-use super::{legacy, ProtocolChoice};
+use super::{legacy, ConnectTurns, ProtocolChoice, Turn};
 use crate::compat::{Profile, Tolerance};
 use crate::config::limits::DEFAULT_DISCOVER_TIMEOUT;
 use crate::config::limits::DEFAULT_STARTUP_TIMEOUT;
@@ -100,7 +100,7 @@ pub struct Dialer {
     flows: Arc<AuthFlows>,
     /// Turns shared with other dialers ([`Dialer::take_turns`]). Shared
     /// by clones.
-    turns: Arc<std::sync::OnceLock<Arc<tokio::sync::Semaphore>>>,
+    turns: Arc<std::sync::OnceLock<ConnectTurns>>,
 }
 
 /// What the transport's authorization layer reported: how many flows run
@@ -181,21 +181,20 @@ impl Dialer {
     }
 
     /// From now on, each dial by this dialer and its clones first waits
-    /// for a permit of `turns`, held until the dial ends (its timeout
+    /// for its turn in `turns`, held until the dial ends (its timeout
     /// counts from then); the first call wins. A host gives the dialer of
     /// a binding it connected its connect turns once the binding is ready
     /// (see [`crate::host`]): set any earlier, a redial during the
     /// binding's own connect would wait for the turn that connect holds.
     /// Handshakes of renewed sessions take no turn: one runs on the path
     /// of a call, which should not wait behind other bindings' connects.
-    /// A closed semaphore is no bound.
-    pub(crate) fn take_turns(&self, turns: Arc<tokio::sync::Semaphore>) {
+    pub(crate) fn take_turns(&self, turns: ConnectTurns) {
         let _ = self.turns.set(turns);
     }
 
     /// Waits for a turn, when [`Dialer::take_turns`] gave any.
-    async fn turn(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        self.turns.get()?.clone().acquire_owned().await.ok()
+    async fn turn(&self) -> Option<Turn> {
+        Some(self.turns.get()?.take().await)
     }
 
     /// Sets the compatibility profile the dial follows (the default

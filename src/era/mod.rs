@@ -25,8 +25,10 @@
 mod dial;
 pub(crate) mod legacy;
 pub(crate) mod modern;
+mod turns;
 
 pub use dial::Dialer;
+pub(crate) use turns::{ConnectTurns, Turn};
 
 use crate::config::ProtocolChoice;
 pub(crate) use crate::connection::era::{cancelled_notification, ChangeStyle, Era, InputRequired, Reply};

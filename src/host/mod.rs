@@ -7,13 +7,16 @@
 //! together; past it the attempt is dropped and the binding is listed as
 //! failed with `startup_timeout`). Bindings added together connect
 //! concurrently, 64 at a time by default
-//! ([`HostBuilder::max_concurrent_connects`]), so one slow or hanging server
-//! delays nobody but itself; only as many hanging servers as the bound
-//! could hold the others back, each until its startup timeout.
+//! ([`HostBuilder::max_concurrent_connects`]) and at most 4 to one network
+//! origin ([`HostBuilder::max_concurrent_connects_per_origin`]; a stdio
+//! server has none), so one slow or hanging server delays nobody but
+//! itself; only as many hanging servers as the bound could hold the others
+//! back, each until its startup timeout, and bindings waiting for a slow
+//! origin hold no turn meanwhile.
 //!
 //! The same turns bound the redials of the bindings the host connected,
 //! once they are ready: a server that restarts under a thousand bindings
-//! is dialed 64 at a time, not a thousand times at once (a herd of
+//! is dialed 4 at a time, not a thousand times at once (a herd of
 //! handshakes opens as many connections, and their buffers fragment the
 //! heap; see [`HostBuilder::max_concurrent_connects`]). A connector
 //! ([`HostBuilder::connector`]) whose binding connects in its own future
@@ -104,7 +107,7 @@ pub(crate) use events::DEFAULT_EVENT_CAPACITY;
 pub use events::{HostEvent, HostEvents};
 
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -115,6 +118,7 @@ use tokio::sync::{broadcast, watch};
 use crate::binding::{Binding, Definition, Status};
 use crate::catalog::Catalog;
 use crate::content::ToolResult;
+use crate::era::ConnectTurns;
 use crate::error::{normalize_message, Error, FailureClass};
 use crate::events::{Event, Failure, State};
 use crate::handlers::Handlers;
@@ -157,7 +161,39 @@ pub(crate) struct Inner {
     connector: Connector,
     /// The turns of [`HostBuilder::max_concurrent_connects`].
     connects: Arc<tokio::sync::Semaphore>,
+    /// The turns of [`HostBuilder::max_concurrent_connects_per_origin`].
+    origin_connects: Mutex<OriginTurns>,
     close_timeout: Duration,
+}
+
+/// Each origin's connect turns, held by the bindings to it (they redial
+/// in them) and here only weakly: an origin no binding reaches any more
+/// is forgotten at a later prune, so the map stays within twice the
+/// origins in use (or 64).
+pub(crate) struct OriginTurns {
+    per_origin: usize,
+    origins: HashMap<String, Weak<tokio::sync::Semaphore>>,
+    prune_at: usize,
+}
+
+impl OriginTurns {
+    pub(crate) fn new(per_origin: usize) -> Self {
+        OriginTurns { per_origin, origins: HashMap::new(), prune_at: 64 }
+    }
+
+    /// The turns of `origin`'s bindings, shared with every binding to it.
+    fn of(&mut self, origin: &str) -> Arc<tokio::sync::Semaphore> {
+        if let Some(turns) = self.origins.get(origin).and_then(Weak::upgrade) {
+            return turns;
+        }
+        if self.origins.len() >= self.prune_at {
+            self.origins.retain(|_, turns| turns.strong_count() > 0);
+            self.prune_at = (self.origins.len() * 2).max(64);
+        }
+        let turns = Arc::new(tokio::sync::Semaphore::new(self.per_origin));
+        self.origins.insert(origin.to_string(), Arc::downgrade(&turns));
+        turns
+    }
 }
 
 #[derive(Default)]
@@ -245,8 +281,9 @@ impl Host {
     }
 
     /// Adds a binding and starts connecting it on a task of its own (once
-    /// its turn comes: 64 bindings connect at once unless
-    /// [`HostBuilder::max_concurrent_connects`] says otherwise); returns at
+    /// its turn comes: 64 bindings connect at once, 4 to one origin, unless
+    /// [`HostBuilder::max_concurrent_connects`] and
+    /// [`HostBuilder::max_concurrent_connects_per_origin`] say otherwise); returns at
     /// once. Its state is `starting` until the connect ends,
     /// within the definition's startup timeout (see [`Host::settled`]).
     ///
@@ -289,10 +326,14 @@ impl Host {
         // always finds the slot this call fills in; the connector runs on the
         // task, so that it may use the host itself.
         let factory = definition.transport.clone();
-        let turns = self.inner.connects.clone();
+        let origin_turns = definition
+            .transport
+            .connection_origin()
+            .map(|o| self.inner.origin_connects.lock().expect("origin turns lock").of(o.as_str()));
+        let turns = ConnectTurns::new(self.inner.connects.clone(), origin_turns);
         let task = runtime.spawn(async move {
-            // Held until the connect ends; the semaphore is never closed.
-            let _turn = turns.clone().acquire_owned().await;
+            // Held until the connect ends; the semaphores are never closed.
+            let _turn = turns.take().await;
             let connect = crate::binding::redialing_in(turns, connector(definition, handlers));
             let outcome = match tokio::time::timeout(startup, connect).await {
                 Ok(outcome) => outcome,
@@ -321,7 +362,8 @@ impl Host {
     /// Adds every definition (see [`Host::add`]) and waits until each has
     /// connected or failed: at most the longest startup timeout among them
     /// for each turn of [`HostBuilder::max_concurrent_connects`] (64 at a
-    /// time by default).
+    /// time by default) and of
+    /// [`HostBuilder::max_concurrent_connects_per_origin`] (4).
     /// Returns the definitions refused by `add`, with why; a binding that
     /// failed to connect is not among them (see [`Host::status`]).
     pub async fn add_all(&self, definitions: impl IntoIterator<Item = Definition>) -> Vec<(String, Error)> {

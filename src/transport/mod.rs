@@ -591,6 +591,22 @@ pub trait TransportFactory: Send + Sync + 'static {
     /// A display origin without credentials.
     fn redacted_origin(&self) -> RedactedOrigin;
 
+    /// The network origin whose connections this factory's bindings share
+    /// with other bindings to it, if any: a host connects at most so many
+    /// bindings to one origin at once
+    /// ([`HostBuilder::max_concurrent_connects_per_origin`]). The default:
+    /// [`TransportFactory::redacted_origin`] for the HTTP kinds
+    /// (`streamable_http`, `http`, `sse`: bindings to one origin share its
+    /// connection pool, and over HTTP/1.1 each request at once needs a
+    /// connection of its own), none for the others (a stdio server is a
+    /// process of its own). A transport of one's own to a network server
+    /// returns its origin here.
+    ///
+    /// [`HostBuilder::max_concurrent_connects_per_origin`]: crate::host::HostBuilder::max_concurrent_connects_per_origin
+    fn connection_origin(&self) -> Option<RedactedOrigin> {
+        matches!(self.kind(), "streamable_http" | "http" | "sse").then(|| self.redacted_origin())
+    }
+
     /// A SHA-256 over what identifies the server this factory reaches (the
     /// whole URL of an HTTP server; the program, arguments, directory and
     /// environment of a stdio one), so that bindings to the same server

@@ -529,11 +529,23 @@ struct Restarts {
     active: Arc<AtomicUsize>,
     most: Arc<AtomicUsize>,
     restart: tokio::sync::watch::Sender<u64>,
+    /// What it says its connection origin is (none: as a memory transport).
+    origin: Option<&'static str>,
 }
 
 impl Restarts {
     fn new() -> Self {
-        Restarts { active: Arc::default(), most: Arc::default(), restart: tokio::sync::watch::channel(0).0 }
+        Restarts {
+            active: Arc::default(),
+            most: Arc::default(),
+            restart: tokio::sync::watch::channel(0).0,
+            origin: None,
+        }
+    }
+
+    /// A server at the network origin `origin`.
+    fn at(origin: &'static str) -> Self {
+        Restarts { origin: Some(origin), ..Restarts::new() }
     }
 }
 
@@ -561,6 +573,10 @@ impl TransportFactory for Restarts {
 
     fn redacted_origin(&self) -> RedactedOrigin {
         RedactedOrigin::from_redacted("memory://restarts")
+    }
+
+    fn connection_origin(&self) -> Option<RedactedOrigin> {
+        self.origin.map(RedactedOrigin::from_redacted)
     }
 
     async fn connect(&self, config: &ConnectConfig) -> Result<Transport, Error> {
@@ -604,6 +620,80 @@ async fn bindings_a_host_connected_redial_in_its_turns() {
     let took = restarted.elapsed();
     assert!(took >= Duration::from_secs(3) && took < Duration::from_secs(4), "{took:?}");
     host.close().await;
+}
+
+/// Until every binding of `host` is ready, looking every 100 ms of
+/// (paused) time, at most 100 times; how long that took.
+async fn ready_again(host: &Host) -> Duration {
+    let started = Instant::now();
+    let mut looks = 0;
+    while !(started.elapsed() > Duration::from_millis(100)
+        && host.status().iter().all(|s| s.state == State::Ready))
+    {
+        looks += 1;
+        assert!(looks < 100, "not ready again: {:?}", host.status());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    started.elapsed()
+}
+
+#[tokio::test(start_paused = true)]
+async fn bindings_to_one_origin_connect_and_redial_in_that_origins_turns() {
+    // Seven bindings to origin a, two at a time, and three to origin b:
+    // b's bindings do not wait behind a's, whose queue holds none of the
+    // host's turns (three here).
+    let (a, b) = (Restarts::at("http://a.example"), Restarts::at("http://b.example"));
+    let host = Host::builder().max_concurrent_connects(3).max_concurrent_connects_per_origin(2).build();
+    let definitions = (0..7)
+        .map(|i| Definition::new(format!("a{i}"), a.clone()))
+        .chain((0..3).map(|i| Definition::new(format!("b{i}"), b.clone())));
+    for definition in definitions {
+        host.add(definition).unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let ready: Vec<String> =
+        host.status().into_iter().filter(|s| s.state == State::Ready).map(|s| s.binding).collect();
+    assert_eq!(ready, ["a0", "a1", "b0"], "two of a and one of b in the first second");
+    host.settled().await;
+    assert_eq!(a.most.load(Ordering::SeqCst), 2);
+    assert!(b.most.load(Ordering::SeqCst) <= 2);
+    assert!(host.status().iter().all(|s| s.state == State::Ready), "{:?}", host.status());
+
+    // a restarts under its seven bindings: they redial two at a time, in
+    // four turns of a second (the first redial is at once).
+    a.most.store(0, Ordering::SeqCst);
+    a.restart.send_modify(|n| *n += 1);
+    let took = ready_again(&host).await;
+    assert_eq!(a.most.load(Ordering::SeqCst), 2, "at most two redials to a at once");
+    assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(5), "{took:?}");
+    host.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn by_default_four_bindings_to_one_origin_connect_at_once() {
+    let server = Restarts::at("http://a.example");
+    let host = Host::new();
+    assert!(host.add_all((0..10).map(|i| Definition::new(format!("s{i}"), server.clone()))).await.is_empty());
+    assert_eq!(server.most.load(Ordering::SeqCst), 4);
+    // Without an origin (a process of its own, say), only the host's 64.
+    let server = Restarts::new();
+    let host = Host::new();
+    assert!(host.add_all((0..10).map(|i| Definition::new(format!("s{i}"), server.clone()))).await.is_empty());
+    assert_eq!(server.most.load(Ordering::SeqCst), 10);
+    host.close().await;
+}
+
+#[test]
+fn an_http_server_has_its_origin_as_connection_origin_and_a_stdio_one_none() {
+    let http = mcp_stack::transport::http::HttpBuilder::new("https://user:secret@mcp.example:8443/s/1?key=k")
+        .build()
+        .unwrap();
+    assert_eq!(
+        http.connection_origin().map(|o| o.as_str().to_string()).as_deref(),
+        Some("https://mcp.example:8443")
+    );
+    let stdio = mcp_stack::transport::stdio::StdioFactory::new("server");
+    assert!(stdio.connection_origin().is_none());
 }
 
 #[tokio::test]
