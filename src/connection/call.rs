@@ -15,7 +15,7 @@ use crate::error::{normalize_message, Error, FailureClass};
 use crate::protocol::bounded_list::ListBound;
 use crate::protocol::{methods, Message, Outcome, RequestId, Response};
 use crate::request::McpRequest;
-use crate::transport::WireHeaders;
+use crate::transport::{Exchange, WireHeaders};
 
 /// A request's extension the connection fills with the JSON-RPC id it gives
 /// the request (the last one, when a request is sent again): for what must
@@ -71,10 +71,13 @@ impl Shared {
             (request_json(&id, method, (!bare_ping).then_some(params), meta), headers)
         };
         tracing::trace!(target: "mcp_stack::wire", %id, method, bytes = text.len(), "request sent");
-        self.enqueue_with(text, headers, Some(id.clone())).await?;
+        let exchange = self.enqueue_with(text, headers, Some(id.clone())).await?;
         guard.sent = true;
 
-        let outcome = rx.await;
+        let outcome = match exchange {
+            None => rx.await,
+            Some(exchange) => reply_running(exchange, rx).await,
+        };
         guard.done = true;
         tracing::trace!(target: "mcp_stack::wire", %id, ok = matches!(outcome, Ok(Ok(_))), "reply");
         match outcome {
@@ -127,6 +130,42 @@ impl Shared {
             None => false,
         }
     }
+}
+
+/// Waits for the reply on `rx` while running the request's `exchange` on
+/// this task (see [`Exchange`]); what is left of the exchange when the
+/// reply comes first goes on a task of its own.
+///
+/// The reply the exchange delivers while this task polls it must not wake
+/// this task again: tokio would put it back in its queue as a task that
+/// yielded, and wake another worker to take it. So while the exchange
+/// runs, `rx` is looked at with a waker that does nothing, and is only
+/// left with this task's waker after the exchange was polled: a reply
+/// another task delivers meanwhile is seen by that last look.
+async fn reply_running<T>(
+    exchange: Exchange,
+    mut rx: oneshot::Receiver<T>,
+) -> Result<T, oneshot::error::RecvError> {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+    let mut exchange = Some(exchange);
+    let outcome = std::future::poll_fn(|cx| {
+        if let Some(running) = exchange.as_mut() {
+            if let Poll::Ready(outcome) = Pin::new(&mut rx).poll(&mut Context::from_waker(Waker::noop())) {
+                return Poll::Ready(outcome);
+            }
+            if Pin::new(running).poll(cx).is_ready() {
+                exchange = None;
+            }
+        }
+        Pin::new(&mut rx).poll(cx)
+    })
+    .await;
+    if let Some(rest) = exchange {
+        tokio::spawn(rest);
+    }
+    outcome
 }
 
 /// Removes a call's pending entry when its future is dropped early, and

@@ -552,3 +552,123 @@ async fn a_reply_sink_completes_its_call_from_the_transports_task() {
     connection.close().await;
     assert!(!sink.deliver(&reply.to_json()));
 }
+
+/// A sender that leaves each lone request to an exchange for the caller
+/// to run: it notes the task that ran it, sends the request, and, when
+/// `hang`, then never ends; an exchange dropped before its end is counted.
+struct LeavesExchanges {
+    inner: Arc<dyn MessageSender>,
+    ran_on: Arc<Mutex<Vec<Option<tokio::task::Id>>>>,
+    dropped_unfinished: Arc<std::sync::atomic::AtomicUsize>,
+    hang: bool,
+}
+
+/// Counts its exchange as dropped unfinished unless `finished`.
+struct Unfinished(Arc<std::sync::atomic::AtomicUsize>, bool);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+#[async_trait]
+impl MessageSender for LeavesExchanges {
+    async fn send(&self, message: String) -> Result<(), Error> {
+        self.inner.send(message).await
+    }
+    fn try_send_request(
+        &self,
+        message: String,
+        _headers: crate::transport::WireHeaders,
+    ) -> Result<Option<crate::transport::Exchange>, (String, crate::transport::WireHeaders)> {
+        let (inner, ran_on, hang) = (self.inner.clone(), self.ran_on.clone(), self.hang);
+        let unfinished = Unfinished(self.dropped_unfinished.clone(), false);
+        Ok(Some(crate::transport::Exchange::new(async move {
+            let mut unfinished = unfinished;
+            ran_on.lock().unwrap().push(tokio::task::try_id());
+            let _ = inner.send(message).await;
+            if hang {
+                std::future::pending::<()>().await;
+            }
+            unfinished.1 = true;
+        })))
+    }
+    async fn close(&self) -> Result<(), Error> {
+        self.inner.close().await
+    }
+}
+
+/// A connection over [`LeavesExchanges`] to a peer that answers every
+/// request with `{}` (when `answer`; else it reads and never answers),
+/// what the sender notes, and the peer.
+#[allow(clippy::type_complexity)]
+fn leaving_exchanges(
+    hang: bool,
+    answer: bool,
+) -> (
+    Connection,
+    Arc<Mutex<Vec<Option<tokio::task::Id>>>>,
+    Arc<std::sync::atomic::AtomicUsize>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (client, server) = crate::transport::memory::duplex(1 << 20);
+    let (ran_on, dropped) = (Arc::default(), Arc::default());
+    let sender = LeavesExchanges {
+        inner: client.sender,
+        ran_on: Arc::clone(&ran_on),
+        dropped_unfinished: Arc::clone(&dropped),
+        hang,
+    };
+    let connection = Connection::start(
+        Transport { sender: Arc::new(sender), receiver: client.receiver },
+        Arc::new(NoInbound),
+    );
+    let Transport { sender, mut receiver } = server;
+    let peer = tokio::spawn(async move {
+        while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
+            if let (true, Ok(Message::Request(req))) = (answer, Message::parse(&text)) {
+                let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
+                if sender.send(reply.to_json()).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    (connection, ran_on, dropped, peer)
+}
+
+#[tokio::test]
+async fn a_lone_requests_exchange_runs_on_the_callers_task() {
+    let (connection, ran_on, dropped, _peer) = leaving_exchanges(false, true);
+    let caller = tokio::spawn(async move {
+        connection.request("lone", Map::new()).await.expect("answered");
+        tokio::task::id()
+    });
+    let caller = caller.await.expect("the caller");
+    assert_eq!(*ran_on.lock().unwrap(), [Some(caller)]);
+    assert_eq!(dropped.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_exchange_outliving_its_reply_runs_on_and_one_given_up_is_dropped() {
+    let (connection, ran_on, dropped, _peer) = leaving_exchanges(true, true);
+    let call = connection.request("never ends", Map::new());
+    // The peer answers, but the exchange never ends: the reply still
+    // reaches the caller, and what is left of the exchange goes on a task
+    // of its own, not dropped.
+    call.await.expect("answered");
+    assert_eq!(ran_on.lock().unwrap().len(), 1);
+    assert_eq!(dropped.load(std::sync::atomic::Ordering::SeqCst), 0);
+    // A caller that gives up before its reply drops the exchange with it.
+    let (connection, _ran_on, dropped, _peer) = leaving_exchanges(true, false);
+    let gave_up = tokio::time::timeout(
+        std::time::Duration::from_millis(10),
+        connection.request("given up", Map::new()),
+    )
+    .await;
+    assert!(gave_up.is_err(), "no answer: the caller gives up");
+    assert_eq!(dropped.load(std::sync::atomic::Ordering::SeqCst), 1);
+}

@@ -10,23 +10,25 @@ use super::error::unanswered;
 use super::{ConnectionState, Outbound, Shared, WRITE_FAILURE_GRACE};
 use crate::error::{Error, FailureClass};
 use crate::protocol::RequestId;
-use crate::transport::{BatchError, MessageSender, WireHeaders};
+use crate::transport::{BatchError, Exchange, MessageSender, WireHeaders};
 
 impl Shared {
     pub(super) async fn enqueue(&self, text: String) -> Result<(), Error> {
-        self.enqueue_with(text, WireHeaders::default(), None).await
+        // A message without an id is never left an exchange to run.
+        self.enqueue_with(text, WireHeaders::default(), None).await.map(drop)
     }
 
     /// Hands a message to the writer, or writes it at once when it is
-    /// alone ([`Shared::write_at_once`]).
+    /// alone ([`Shared::write_at_once`]); a request written so may leave
+    /// its exchange for the caller to run.
     pub(super) async fn enqueue_with(
         &self,
         text: String,
         headers: WireHeaders,
         id: Option<RequestId>,
-    ) -> Result<(), Error> {
+    ) -> Result<Option<Exchange>, Error> {
         let (text, headers) = match self.write_at_once(text, headers, id.as_ref()) {
-            Ok(()) => return Ok(()),
+            Ok(exchange) => return Ok(exchange),
             Err(handed_back) => handed_back,
         };
         self.start_writer();
@@ -38,7 +40,7 @@ impl Shared {
             .map_err(|_| Error::new(FailureClass::TransportClosed, "connection writer has stopped"))?;
         self.queued.fetch_add(1, Ordering::SeqCst);
         permit.send(Box::new(Outbound { text, headers, id }));
-        Ok(())
+        Ok(None)
     }
 
     /// Starts the writer's task, unless it runs: called before anything
@@ -76,7 +78,7 @@ impl Shared {
         text: String,
         headers: WireHeaders,
         id: Option<&RequestId>,
-    ) -> Result<(), (String, WireHeaders)> {
+    ) -> Result<Option<Exchange>, (String, WireHeaders)> {
         if self.queued.load(Ordering::SeqCst) != 0 {
             return Err((text, headers));
         }
@@ -88,9 +90,9 @@ impl Shared {
             if !headers.is_empty() {
                 return Err((text, headers));
             }
-            return self.sender.try_send(text).map_err(|text| (text, headers));
+            return self.sender.try_send(text).map(|()| None).map_err(|text| (text, headers));
         };
-        let Some(entry) = pending.get_mut(id) else { return Ok(()) };
+        let Some(entry) = pending.get_mut(id) else { return Ok(None) };
         let sent = self.sender.try_send_request(text, headers);
         entry.written = sent.is_ok();
         sent

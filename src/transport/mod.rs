@@ -281,15 +281,22 @@ pub trait MessageSender: Send + Sync + 'static {
 
     /// [`MessageSender::try_send`] for a request and the HTTP headers that
     /// mirror it (called with headers only when
-    /// [`MessageSender::carries_headers`] says so): `Ok(())` when the
-    /// transport took it as [`MessageSender::send_request`] would have,
-    /// without waiting; `Err`, both handed back, when it did not. The
-    /// default takes a request without headers through `try_send` and
-    /// declines one with headers. Streamable HTTP starts the request's
-    /// exchange from the caller's task when it can do so without waiting.
-    fn try_send_request(&self, message: String, headers: WireHeaders) -> Result<(), (String, WireHeaders)> {
+    /// [`MessageSender::carries_headers`] says so), without waiting:
+    /// `Ok(None)` when the transport took it whole, as
+    /// [`MessageSender::send_request`] would have; `Ok(Some(exchange))`
+    /// when it took it and left the rest of its exchange (sending it and
+    /// reading its reply) for the caller's task to run ([`Exchange`]);
+    /// `Err`, both handed back, when it did not take it. The default takes
+    /// a request without headers through `try_send` and declines one with
+    /// headers. Streamable HTTP hands back the request's exchange when it
+    /// can start one without waiting.
+    fn try_send_request(
+        &self,
+        message: String,
+        headers: WireHeaders,
+    ) -> Result<Option<Exchange>, (String, WireHeaders)> {
         if headers.is_empty() {
-            self.try_send(message).map_err(|message| (message, headers))
+            self.try_send(message).map(|()| None).map_err(|message| (message, headers))
         } else {
             Err((message, headers))
         }
@@ -385,6 +392,45 @@ pub trait MessageReceiver: Send + 'static {
     /// goes through [`MessageReceiver::recv`].
     fn take_direct_sink(&mut self, sink: DirectSink) {
         let _ = sink;
+    }
+}
+
+/// The rest of a request's exchange, which a transport leaves to the
+/// task of the caller waiting for the reply
+/// ([`MessageSender::try_send_request`]): sending the request and reading
+/// what comes back on its exchange (an HTTP `POST` and its response),
+/// delivered as any inbound message is.
+///
+/// The connection polls it from the caller's task while the caller waits,
+/// so that a lone request costs no task of its own (spawning one, and the
+/// wake-ups across tasks and threads that come with it). An exchange
+/// should end once it delivered the reply; when the reply comes another
+/// way first (the connection failed the call), what is left of the
+/// exchange runs on a task of its own. When the caller gives up, the
+/// exchange is dropped, which must abandon the request as
+/// [`MessageSender::cancel`] would (streamable HTTP: its response stream
+/// is closed).
+#[must_use = "an exchange does nothing unless polled"]
+pub struct Exchange(std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>);
+
+impl Exchange {
+    /// An exchange that runs `work`.
+    pub fn new(work: impl std::future::Future<Output = ()> + Send + 'static) -> Self {
+        Exchange(Box::pin(work))
+    }
+}
+
+impl std::future::Future for Exchange {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+impl fmt::Debug for Exchange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Exchange").finish_non_exhaustive()
     }
 }
 
@@ -562,7 +608,8 @@ impl fmt::Debug for RedactedOrigin {
 /// Two optional hooks spare a transport's messages a task hop, for speed
 /// only (the defaults are always correct): [`MessageSender::try_send`] /
 /// [`MessageSender::try_send_request`] take a lone message from the
-/// caller's task without waiting, and
+/// caller's task without waiting (a request may leave its [`Exchange`] for
+/// that task to run), and
 /// [`MessageReceiver::take_direct_sink`] gives the transport a
 /// [`DirectSink`] that takes a response or notification from the task that
 /// read it, bypassing `recv`.

@@ -404,7 +404,7 @@ async fn a_forgotten_session_is_initialized_again_and_the_call_succeeds() {
 }
 
 #[tokio::test]
-async fn a_request_is_started_from_the_callers_task_and_initialize_waits() {
+async fn a_request_is_started_from_the_callers_task_left_to_it_while_replies_are_json_and_initialize_waits() {
     use mcp_stack::transport::{ConnectConfig, Inbound, WireHeaders};
     let (mock, url) = mock_server().await;
     let transport = within("dial", no_listen(&url).connect(&ConnectConfig::new("t"))).await.unwrap();
@@ -432,14 +432,15 @@ async fn a_request_is_started_from_the_callers_task_and_initialize_waits() {
     assert_eq!(frame(&mut receiver).await["id"], 1);
     sender.negotiated("2025-11-25");
 
-    // A request after it is taken at once, with its headers; its reply
-    // arrives on the receiver as any other.
+    // A request after it is taken at once, with its headers, its exchange
+    // left to the caller's task to run; its reply arrives on the receiver
+    // as any other.
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "echo", "arguments": {"message": "at once"}}})
     .to_string();
     let headers = WireHeaders(vec![("Mcp-Name".into(), "echo".into())]);
-    sender.try_send_request(call.clone(), headers).unwrap();
-    let answered = frame(&mut receiver).await;
+    let exchange = sender.try_send_request(call.clone(), headers).unwrap().expect("an exchange to run");
+    let (answered, ()) = tokio::join!(frame(&mut receiver), within("the exchange", exchange));
     assert_eq!(
         (answered["id"].clone(), answered["result"]["content"][0]["text"].clone()),
         (json!(2), json!("at once"))
@@ -448,10 +449,33 @@ async fn a_request_is_started_from_the_callers_task_and_initialize_waits() {
     assert_eq!(seen[0].header("mcp-name").as_deref(), Some("echo"));
     assert_eq!(seen[0].header("mcp-session-id").as_deref(), Some("session-1"));
 
+    // The server turns to event streams: the request after its first one
+    // is read on a task of the transport's own, nothing left to the caller.
+    mock.on_tool(|_, seen| {
+        let reply = json!({"jsonrpc": "2.0", "id": seen.body["id"].clone(),
+            "result": {"content": [{"type": "text", "text": "streamed"}]}});
+        sse_stream(futures_util::stream::iter(vec![Ok(Bytes::from(event(None, &reply)))]))
+    });
+    let streamed = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {}}})
+        .to_string()
+    };
+    let exchange = sender.try_send_request(streamed(3), WireHeaders::default()).unwrap();
+    let exchange = exchange.expect("the last reply was JSON: an exchange to run");
+    let (answered, ()) = tokio::join!(frame(&mut receiver), within("the exchange", exchange));
+    assert_eq!(
+        (answered["id"].clone(), answered["result"]["content"][0]["text"].clone()),
+        (json!(3), json!("streamed"))
+    );
+    let taken = sender.try_send_request(streamed(4), WireHeaders::default()).unwrap();
+    assert!(taken.is_none(), "the last reply was a stream: its own task reads the next");
+    assert_eq!(frame(&mut receiver).await["id"], 4);
+
     // A closed transport takes nothing at once: the waiting path reports it.
     within("close", sender.close()).await.unwrap();
     assert!(sender.try_send_request(call.clone(), WireHeaders::default()).is_err());
-    assert_eq!(mock.rpc("tools/call").len(), 1);
+    assert_eq!(mock.rpc("tools/call").len(), 3);
 }
 
 #[tokio::test]

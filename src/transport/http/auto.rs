@@ -14,7 +14,7 @@ use super::{SseFactory, StreamableHttpFactory};
 use crate::compat::Tolerance;
 use crate::error::Error;
 use crate::transport::{
-    ConnectConfig, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory, WireHeaders,
+    ConnectConfig, Exchange, Inbound, MessageSender, RedactedOrigin, Transport, TransportFactory, WireHeaders,
 };
 
 /// Which transport an automatic connection settled on.
@@ -193,7 +193,11 @@ impl MessageSender for AutoSender {
 
     /// Once settled on streamable HTTP, as [`StreamableSender`] does; the
     /// HTTP+SSE fallback and `initialize` (which settles it) wait.
-    fn try_send_request(&self, message: String, headers: WireHeaders) -> Result<(), (String, WireHeaders)> {
+    fn try_send_request(
+        &self,
+        message: String,
+        headers: WireHeaders,
+    ) -> Result<Option<Exchange>, (String, WireHeaders)> {
         if self.legacy.get().is_some() {
             return Err((message, headers));
         }

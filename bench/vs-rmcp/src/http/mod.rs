@@ -258,7 +258,9 @@
 //! runs an era), but a call streaming 100 progress notifications 12%
 //! slower (1,630 -> 1,440 calls/s), as every chunk of its stream then woke
 //! the caller's thread (here the runtime's main thread, under
-//! `block_on`) rather than the worker that reads the socket. What would close
+//! `block_on`) rather than the worker that reads the socket (since kept
+//! for JSON replies, which it speeds up where the caller and hyper's
+//! connection are on different CPUs: below). What would close
 //! the gap is a call path whose code and data fit beside the server's in
 //! the caches: fewer futures a call (the always-on layers fused into
 //! one), no exchange task for a lone call. Both are changes to the
@@ -287,6 +289,29 @@
 //! set with a jar or not; its redirect policy's `on_request`, with
 //! redirects off; the response's URL), about 10,000 instructions a call
 //! that the floor, built with the same features, pays too.
+//!
+//! **Unpinned, the caller's task runs a JSON reply's exchange** (commit
+//! "a lone request's exchange runs on its caller's task"): on both CPUs a
+//! sequential call cost four `futex` calls, three `epoll_wait` and one
+//! eventfd `write` where the reqwest floor's cost two, one and none
+//! (`strace -c -f`, 5,050 calls): spawning the exchange's task from the
+//! caller, and the hops between it, the caller and hyper's connection
+//! task, made tokio wake its other worker (`perf` with call graphs on the
+//! eventfd writes: hyper-util's `send_request` waking the connection task
+//! from the exchange's task, through `Unparker::unpark`; likely tokio's
+//! cap of three tasks in a row handed straight on through its LIFO slot,
+//! which the extra task reaches). With
+//! the exchange polled by the caller (the connection's call polls it
+//! beside its reply, `connection::call::reply_running`), the counts fell
+//! to the floor's and sequential JSON calls went from 6,350-6,380 to
+//! 7,370-7,420 calls/s unpinned (2026-07-28; 2025-11-25 5,740-6,750 to
+//! 7,250-7,520), 2-3% faster pinned. Only for a server whose replies are
+//! JSON bodies: an event stream read so was slower (SSE 5,900-6,000
+//! against 6,370-6,520 unpinned; 100 progress notifications 1,270-1,460
+//! against 1,690-1,700 pinned, each event polling the caller's whole
+//! call), which is what the session before had measured and why it did
+//! not keep the change. So streams keep their task, and a stream that
+//! brings a notification moves to one.
 //!
 //! The build's profile moves the ratio, not past 0.8: the same sources
 //! built with fat LTO and one codegen unit (clients and echo server

@@ -224,6 +224,7 @@ impl StreamableHttpFactory {
             in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             streams: Mutex::new(HashMap::new()),
             strays: AtomicU64::new(0),
+            json_replies: AtomicBool::new(false),
         }))
     }
 }

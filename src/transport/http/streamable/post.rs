@@ -7,6 +7,7 @@
 //! are in.
 
 use reqwest::StatusCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
@@ -18,7 +19,7 @@ use crate::transport::http::body::{body_kind, error_body_quote, read_body_bounde
 use crate::transport::http::headers::MCP_SESSION_ID;
 use crate::transport::http::peek::Peek;
 use crate::transport::http::SHORT_EXCHANGE_TIMEOUT;
-use crate::transport::{Inbound, WireHeaders};
+use crate::transport::{Exchange, Inbound, WireHeaders};
 
 /// How an `initialize` `POST` went, for the automatic mode.
 #[derive(Debug)]
@@ -82,7 +83,7 @@ impl Core {
                 }
             }
             let core = self.clone();
-            self.spawn_stream(id.clone(), async move { core.reply(id, response, None).await });
+            self.spawn_stream(id.clone(), async move { core.reply(id, response, None, None).await });
             return Ok(Started::Sent);
         }
         if self.session_expired() {
@@ -97,7 +98,7 @@ impl Core {
             .await
             .map_err(|_| Error::new(FailureClass::TransportClosed, "the transport is closed"))?;
         let core = self.clone();
-        self.spawn_stream(id.clone(), async move { core.exchange(message, id, permit, mirror).await });
+        self.spawn_stream(id.clone(), async move { core.exchange(message, id, permit, mirror, None).await });
         Ok(Started::Sent)
     }
 
@@ -106,13 +107,30 @@ impl Core {
     /// would wait or needs more than an exchange (`initialize`, which waits
     /// for its response headers; a transport closing or a session expired,
     /// which the waiting path reports; every exchange slot taken).
+    ///
+    /// Where the exchange runs: when the server's last reply was a JSON
+    /// body, on the caller's task (handed back, see [`Exchange`]); else on
+    /// a task of its own, as [`Core::request`] does. A server answers alike
+    /// from one call to the next (the SDKs answer every request with JSON,
+    /// or every one with an event stream), and each kind is fastest where
+    /// it runs here. `bench/vs-rmcp --transport http`, three interleaved
+    /// runs each, against every exchange on a task of its own: sequential
+    /// JSON calls unpinned 7,370-7,420 against 6,350-6,380 calls/s
+    /// (2026-07-28) and 7,250-7,520 against 5,740-6,750 (2025-11-25): a
+    /// task hop fewer, and no other worker woken for it (the `futex` and
+    /// `epoll_wait` calls a call makes fell to the reqwest floor's);
+    /// pinned 13,160-13,230 against 12,710-13,070 and 14,310-14,510
+    /// against 13,880-14,220; the SSE, progress, 1 MiB and 32-in-flight
+    /// cases unchanged. With every exchange on the caller's task, SSE
+    /// replies were slower (unpinned 5,900-6,000 against 6,370-6,520
+    /// calls/s) and so were calls streaming progress (see [`HandOff`]).
     pub(crate) fn try_request(
         self: &Arc<Self>,
         message: String,
         id: RequestId,
         method: &str,
         mirror: WireHeaders,
-    ) -> Result<(), (String, WireHeaders)> {
+    ) -> Result<Option<Exchange>, (String, WireHeaders)> {
         if method == methods::INITIALIZE || self.is_closing() || self.session_expired() {
             return Err((message, mirror));
         }
@@ -120,8 +138,18 @@ impl Core {
             return Err((message, mirror));
         };
         let core = self.clone();
-        self.spawn_stream(id.clone(), async move { core.exchange(message, id, permit, mirror).await });
-        Ok(())
+        if !self.json_replies.load(Ordering::Relaxed) {
+            self.spawn_stream(
+                id.clone(),
+                async move { core.exchange(message, id, permit, mirror, None).await },
+            );
+            return Ok(None);
+        }
+        let asked = Arc::new(AtomicBool::new(false));
+        let handoff = Some(asked.clone());
+        let work =
+            self.stream(id.clone(), async move { core.exchange(message, id, permit, mirror, handoff).await });
+        Ok(Some(Exchange::new(HandOff { work: Some(Box::pin(work)), asked })))
     }
 
     /// Reads the reply to `id` on a task that ends with the transport, or
@@ -135,11 +163,20 @@ impl Core {
         // it), and a task holding it by value was 6.3 KB that tokio copies
         // as it spawns the task and again as the task ends (each stage
         // change writes the whole cell). A box is copied once.
-        let work = Box::pin(work);
+        tokio::spawn(Exchange::new(self.stream(id, work)));
+    }
+
+    /// `work`, the reading of the reply to `id`, until it ends, the
+    /// transport ends, or the request is cancelled ([`Core::abandon`]).
+    fn stream(
+        self: &Arc<Self>,
+        id: RequestId,
+        work: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let (cancel, cancelled) = oneshot::channel::<()>();
         self.streams.lock().expect("streams lock").insert(id.clone(), cancel);
         let core = self.clone();
-        tokio::spawn(async move {
+        async move {
             let inbound = core.inbound.clone();
             tokio::select! {
                 _ = work => {}
@@ -147,7 +184,7 @@ impl Core {
                 _ = cancelled => {}
             }
             core.streams.lock().expect("streams lock").remove(&id);
-        });
+        }
     }
 
     /// Stops reading the reply to `id` (the caller abandoned it): its HTTP
@@ -157,15 +194,20 @@ impl Core {
         self.listening.lock().expect("listening lock").parked.retain(|p| p != id);
     }
 
+    /// Sends request `id` and reads its reply. `handoff`, for an exchange
+    /// run on the caller's task ([`Core::try_request`]): raised by an
+    /// event stream that brings more than the reply, so that the rest of
+    /// it is read on a task of its own ([`HandOff`]).
     async fn exchange(
         self: Arc<Self>,
         message: String,
         id: RequestId,
         _permit: OwnedSemaphorePermit,
         mirror: WireHeaders,
+        handoff: Option<Arc<AtomicBool>>,
     ) {
         match self.post(message, false, None, &mirror).await {
-            Ok((response, sent)) => self.reply(id, response, sent).await,
+            Ok((response, sent)) => self.reply(id, response, sent, handoff.as_deref()).await,
             Err(error) if error.class().is_auth() => {
                 // Authorization failed before the request was sent with a
                 // token the server took: its class says what to do.
@@ -220,5 +262,35 @@ impl Core {
             "the server refused a notification or response: {quote}"
         );
         Ok(())
+    }
+}
+
+/// An exchange run on the caller's task that moves to a task of its own
+/// once its reply stream asks (`asked`, raised when the stream brought a
+/// message besides the reply: progress, a log). Each event would otherwise
+/// poll the caller's whole call again: `bench/vs-rmcp --transport http`,
+/// pinned, a call with 100 progress notifications read on the caller's
+/// task made 1,270-1,460 calls/s against 1,690-1,700 on a task of its own
+/// (three interleaved runs). Exchanges run there only for a server that
+/// answers with JSON bodies ([`Core::try_request`]); this is for the one
+/// that streams a reply now and then.
+struct HandOff<F> {
+    work: Option<std::pin::Pin<Box<F>>>,
+    asked: Arc<AtomicBool>,
+}
+
+impl<F: std::future::Future<Output = ()> + Send + 'static> std::future::Future for HandOff<F> {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        let Some(work) = self.work.as_mut() else { return std::task::Poll::Ready(()) };
+        if work.as_mut().poll(cx).is_ready() {
+            self.work = None;
+        } else if self.asked.load(Ordering::Relaxed) {
+            tokio::spawn(self.work.take().expect("the work"));
+        } else {
+            return std::task::Poll::Pending;
+        }
+        std::task::Poll::Ready(())
     }
 }

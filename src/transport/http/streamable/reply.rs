@@ -8,7 +8,7 @@
 
 use reqwest::header::HeaderValue;
 use reqwest::StatusCode;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::refusal::{is_html, status_message};
 use super::shared::Core;
@@ -20,12 +20,14 @@ use crate::transport::http::ERROR_BODY_QUOTE_BYTES;
 use crate::transport::Inbound;
 
 impl Core {
-    /// Handles the response to the request `id`.
+    /// Handles the response to the request `id`. `handoff`: see
+    /// [`Core::stream_reply`].
     pub(super) async fn reply(
         &self,
         id: RequestId,
         response: crate::transport::http::HttpResponse,
         sent: Option<HeaderValue>,
+        handoff: Option<&AtomicBool>,
     ) {
         let status = response.status();
         if status == StatusCode::NOT_FOUND {
@@ -41,9 +43,11 @@ impl Core {
         if !status.is_success() {
             return self.refused(id, response).await;
         }
-        match body_kind(&response) {
+        let kind = body_kind(&response);
+        self.json_replies.store(kind == BodyKind::Json, Ordering::Relaxed);
+        match kind {
             BodyKind::Json => self.json_reply(id, response).await,
-            BodyKind::EventStream => self.stream_reply(id, response).await,
+            BodyKind::EventStream => self.stream_reply(id, response, handoff).await,
             BodyKind::Other => {
                 self.fail(
                     &id,

@@ -6,6 +6,7 @@
 //! [`ResumePolicy`] is the one rule it shares with the listening stream.
 
 use reqwest::StatusCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::shared::Core;
@@ -50,8 +51,15 @@ impl Core {
     /// An SSE reply to `id`, resumed as the specification says when it ends
     /// before the response. It carries requests and notifications, and its
     /// own response; a response to another request is dropped
-    /// ([`Core::stray`]).
-    pub(super) async fn stream_reply(&self, id: RequestId, response: crate::transport::http::HttpResponse) {
+    /// ([`Core::stray`]). `handoff` is raised once it brought a message
+    /// besides the response (the stream of a call run on its caller's task
+    /// then moves to a task of its own: see `post::HandOff`).
+    pub(super) async fn stream_reply(
+        &self,
+        id: RequestId,
+        response: crate::transport::http::HttpResponse,
+        handoff: Option<&AtomicBool>,
+    ) {
         let mut reader = EventReader::new(response, self.max_frame, Some(self.max_body));
         let mut attempts = 0u32;
         let mut damaged = false;
@@ -90,6 +98,9 @@ impl Core {
                             let text =
                                 "the server's response to the request is not a usable JSON-RPC response";
                             return self.fail(&id, FailureClass::ServerProtocol, text).await;
+                        }
+                        if let Some(handoff) = handoff {
+                            handoff.store(true, Ordering::Relaxed);
                         }
                         delivered = true;
                     }

@@ -14,7 +14,7 @@ use super::shared::Core;
 use crate::error::{Error, FailureClass};
 use crate::protocol::RequestId;
 use crate::transport::http::peek::Peek;
-use crate::transport::{MessageSender, WireHeaders};
+use crate::transport::{Exchange, MessageSender, WireHeaders};
 
 /// The sending half of a streamable HTTP connection.
 pub(crate) struct StreamableSender {
@@ -53,7 +53,7 @@ impl StreamableSender {
         core: &Arc<Core>,
         message: String,
         mirror: WireHeaders,
-    ) -> Result<(), (String, WireHeaders)> {
+    ) -> Result<Option<Exchange>, (String, WireHeaders)> {
         let Peek { id, method, .. } = Peek::of(&message);
         match (method, id) {
             (Some(method), Some(id)) => core.try_request(message, id, &method, mirror),
@@ -64,9 +64,14 @@ impl StreamableSender {
 
 #[async_trait]
 impl MessageSender for StreamableSender {
-    /// A request's exchange is started from the caller's task: the
-    /// connection's writer task is not woken for it.
-    fn try_send_request(&self, message: String, headers: WireHeaders) -> Result<(), (String, WireHeaders)> {
+    /// A request's exchange is started from the caller's task, without
+    /// waking the connection's writer task, and left to the caller when
+    /// the server answers with JSON bodies (see `Core::try_request`).
+    fn try_send_request(
+        &self,
+        message: String,
+        headers: WireHeaders,
+    ) -> Result<Option<Exchange>, (String, WireHeaders)> {
         Self::try_with(&self.core, message, headers)
     }
 

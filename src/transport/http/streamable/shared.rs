@@ -60,6 +60,10 @@ pub(crate) struct Core {
     pub(super) streams: Mutex<HashMap<RequestId, oneshot::Sender<()>>>,
     /// Responses dropped because they came on another request's stream.
     pub(super) strays: AtomicU64,
+    /// Whether the server's last successful reply was a JSON body rather
+    /// than an event stream: where a lone request's exchange runs
+    /// ([`Core::try_request`]).
+    pub(super) json_replies: AtomicBool,
 }
 
 impl fmt::Debug for Core {
