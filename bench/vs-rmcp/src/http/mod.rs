@@ -316,7 +316,11 @@
 //! floor, SSE 0.60 / 0.58, 32 in flight 0.97 / 0.98, 1 MiB 0.92 / 0.90,
 //! progress 0.70 / 0.72; unpinned, sequential JSON 0.79 / 0.78 (rounds
 //! 0.62-0.89; 0.48 / 0.34 in the first table), SSE 0.81 / 0.76, 32 in
-//! flight 0.68 / 0.67, 1 MiB 0.87 / 0.94, progress 0.69 / 0.70.
+//! flight 0.68 / 0.67, 1 MiB 0.87 / 0.94, progress 0.69 / 0.70. Tried
+//! after it and not kept: every HTTP request offered from its caller's
+//! task, not only a lone one (no batching to lose over HTTP): 32 in flight
+//! pinned fell from 21,910-22,480 to 13,310-13,550 calls/s (three
+//! interleaved runs), unpinned the same within the noise.
 //!
 //! The build's profile moves the ratio, not past 0.8: the same sources
 //! built with fat LTO and one codegen unit (clients and echo server
