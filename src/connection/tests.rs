@@ -146,8 +146,16 @@ fn gated(
     let gate = Gate { inner: client.sender, entered: entered.clone(), release: release.clone() };
     let transport = Transport { sender: Arc::new(gate), receiver: client.receiver };
     let connection = Connection::start(transport, inbound);
+    let peer = peer_answering(server, answer);
+    (connection, entered, release, peer)
+}
+
+/// The server's side of a memory transport: it answers every request with
+/// `{}` when `answer` (else it reads and never answers), until it is
+/// aborted or the client's side ends.
+fn peer_answering(server: Transport, answer: bool) -> tokio::task::JoinHandle<()> {
     let Transport { sender, mut receiver } = server;
-    let peer = tokio::spawn(async move {
+    tokio::spawn(async move {
         while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
             if let (true, Ok(Message::Request(req))) = (answer, Message::parse(&text)) {
                 let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
@@ -156,8 +164,7 @@ fn gated(
                 }
             }
         }
-    });
-    (connection, entered, release, peer)
+    })
 }
 
 type Call = tokio::task::JoinHandle<Result<Value, Error>>;
@@ -405,17 +412,7 @@ fn recording() -> (Connection, Log, Arc<tokio::sync::Notify>, tokio::task::JoinH
         Transport { sender: Arc::new(sender), receiver: client.receiver },
         Arc::new(NoInbound),
     );
-    let Transport { sender, mut receiver } = server;
-    let peer = tokio::spawn(async move {
-        while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
-            if let Ok(Message::Request(req)) = Message::parse(&text) {
-                let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
-                if sender.send(reply.to_json()).await.is_err() {
-                    return;
-                }
-            }
-        }
-    });
+    let peer = peer_answering(server, true);
     (connection, log, release, peer)
 }
 
@@ -626,17 +623,7 @@ fn leaving_exchanges(
         Transport { sender: Arc::new(sender), receiver: client.receiver },
         Arc::new(NoInbound),
     );
-    let Transport { sender, mut receiver } = server;
-    let peer = tokio::spawn(async move {
-        while let Ok(Some(Inbound::Frame(text))) = receiver.recv().await {
-            if let (true, Ok(Message::Request(req))) = (answer, Message::parse(&text)) {
-                let reply = Message::Response(Response::result(req.id, Value::Object(Map::new())));
-                if sender.send(reply.to_json()).await.is_err() {
-                    return;
-                }
-            }
-        }
-    });
+    let peer = peer_answering(server, answer);
     (connection, ran_on, dropped, peer)
 }
 
