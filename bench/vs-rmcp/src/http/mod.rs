@@ -315,7 +315,9 @@
 //! README's table): pinned, sequential JSON 0.62 / 0.61 of the reqwest
 //! floor, SSE 0.60 / 0.58, 32 in flight 0.97 / 0.98, 1 MiB 0.92 / 0.90,
 //! progress 0.70 / 0.72; unpinned, sequential JSON 0.79 / 0.78 (rounds
-//! 0.62-0.89; 0.48 / 0.34 in the first table), SSE 0.81 / 0.76, 32 in
+//! 0.62-0.89; not comparable with the first table's 0.48 / 0.34, whose
+//! floor ran at 16,900-18,000 calls/s against 9,500-9,900 here: the
+//! side-by-side runs above are the measure), SSE 0.81 / 0.76, 32 in
 //! flight 0.68 / 0.67, 1 MiB 0.87 / 0.94, progress 0.69 / 0.70. Tried
 //! after it and not kept: every HTTP request offered from its caller's
 //! task, not only a lone one (no batching to lose over HTTP): 32 in flight
