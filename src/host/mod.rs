@@ -100,6 +100,7 @@ mod catalog;
 pub mod config_file;
 mod events;
 mod search;
+mod turns;
 
 pub use builder::HostBuilder;
 pub use catalog::{HostCatalog, Route};
@@ -107,13 +108,14 @@ pub(crate) use events::DEFAULT_EVENT_CAPACITY;
 pub use events::{HostEvent, HostEvents};
 
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 use tokio::sync::{broadcast, watch};
+pub(crate) use turns::OriginTurns;
 
 use crate::binding::{Binding, Definition, Status};
 use crate::catalog::Catalog;
@@ -164,36 +166,6 @@ pub(crate) struct Inner {
     /// The turns of [`HostBuilder::max_concurrent_connects_per_origin`].
     origin_connects: Mutex<OriginTurns>,
     close_timeout: Duration,
-}
-
-/// Each origin's connect turns, held by the bindings to it (they redial
-/// in them) and here only weakly: an origin no binding reaches any more
-/// is forgotten at a later prune, so the map stays within twice the
-/// origins in use (or 64).
-pub(crate) struct OriginTurns {
-    per_origin: usize,
-    origins: HashMap<String, Weak<tokio::sync::Semaphore>>,
-    prune_at: usize,
-}
-
-impl OriginTurns {
-    pub(crate) fn new(per_origin: usize) -> Self {
-        OriginTurns { per_origin, origins: HashMap::new(), prune_at: 64 }
-    }
-
-    /// The turns of `origin`'s bindings, shared with every binding to it.
-    fn of(&mut self, origin: &str) -> Arc<tokio::sync::Semaphore> {
-        if let Some(turns) = self.origins.get(origin).and_then(Weak::upgrade) {
-            return turns;
-        }
-        if self.origins.len() >= self.prune_at {
-            self.origins.retain(|_, turns| turns.strong_count() > 0);
-            self.prune_at = (self.origins.len() * 2).max(64);
-        }
-        let turns = Arc::new(tokio::sync::Semaphore::new(self.per_origin));
-        self.origins.insert(origin.to_string(), Arc::downgrade(&turns));
-        turns
-    }
 }
 
 #[derive(Default)]
