@@ -150,7 +150,7 @@ pub struct OAuthClient {
     /// The issuer the pre-registered client belongs to. `None`: it is bound
     /// to the first authorization server that issues it a token, and that
     /// binding is kept in the token store
-    /// ([`TokenStore::save_client_issuer`](super::TokenStore::save_client_issuer));
+    /// ([`TokenStore::save_client_issuer`]);
     /// from then on another authorization server is refused, as with a
     /// configured issuer.
     pub issuer: Option<String>,

@@ -42,12 +42,20 @@ fn plain(s: &str) -> FormValue {
 }
 
 impl TokenRequest {
-    #[cfg(test)]
-    /// The client credentials grant for `resource` (RFC 8707), with
-    /// `scope` when one is wanted. Client authentication is added by the
-    /// caller (a secret, or [`PrivateKeyJwt::authenticate`]).
-    pub(crate) fn client_credentials(endpoint: &str, resource: &str, scope: Option<&str>) -> Self {
-        let mut form = vec![("grant_type", plain("client_credentials")), ("resource", plain(resource))];
+    /// The client credentials grant of `client_id` for `resource` (RFC
+    /// 8707), with `scope` when one is wanted. Client authentication is
+    /// added by the caller (a secret, or [`PrivateKeyJwt::authenticate`]).
+    pub(crate) fn client_credentials(
+        endpoint: &str,
+        client_id: &str,
+        resource: &str,
+        scope: Option<&str>,
+    ) -> Self {
+        let mut form = vec![
+            ("grant_type", plain("client_credentials")),
+            ("client_id", plain(client_id)),
+            ("resource", plain(resource)),
+        ];
         if let Some(scope) = scope {
             form.push(("scope", plain(scope)));
         }
@@ -384,12 +392,15 @@ mod tests {
 
     #[test]
     fn client_credentials_form() {
-        let r = TokenRequest::client_credentials("https://as/token", "https://mcp/mcp", Some("a b"));
+        let r =
+            TokenRequest::client_credentials("https://as/token", "client-1", "https://mcp/mcp", Some("a b"));
         let form = decoded(&r);
         assert_eq!(form["grant_type"], "client_credentials");
+        assert_eq!(form["client_id"], "client-1");
         assert_eq!(form["resource"], "https://mcp/mcp");
         assert_eq!(form["scope"], "a b");
-        let bare = decoded(&TokenRequest::client_credentials("https://as/token", "https://mcp/mcp", None));
+        let bare =
+            decoded(&TokenRequest::client_credentials("https://as/token", "c", "https://mcp/mcp", None));
         assert!(!bare.contains_key("scope"));
     }
 
@@ -463,8 +474,12 @@ mod tests {
         let key = SigningKey::from_pem(&Secret::new(EC_PEM), None).unwrap();
         let auth = PrivateKeyJwt::new("client-1", key.clone());
         let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let mut r = TokenRequest::client_credentials("https://as.example.com/token", "https://mcp/mcp", None);
-        r.form.push(("client_id", plain("stale")));
+        let mut r = TokenRequest::client_credentials(
+            "https://as.example.com/token",
+            "stale",
+            "https://mcp/mcp",
+            None,
+        );
         auth.authenticate(&mut r, "https://as.example.com", now).unwrap();
         let form = decoded(&r);
         assert_eq!(form["client_assertion_type"], JWT_CLIENT_ASSERTION);

@@ -136,7 +136,7 @@ pub struct Listing<T> {
 ///    marks), above everything that holds a shared resource: by the time it
 ///    walks a large result, the reply has come up through the gate and the
 ///    concurrency limit, which have let the next call go.
-/// 8. [`CacheLayer`](crate::layer::cache::CacheLayer): serves a list or a
+/// 8. [`CacheLayer`]: serves a list or a
 ///    read from the cache while the server says it is fresh, and keeps what
 ///    the server lets clients keep (see [`crate::cache`]). Below the result
 ///    limit, so that a result from a store is bounded again; above the

@@ -241,7 +241,7 @@ impl Binding {
 
     /// Calls the tool `name` for an app of this binding's server (MCP
     /// Apps), as the host's app bridge does: the request is marked
-    /// [`FromApp`](crate::catalog::apps::FromApp), which lets it reach a
+    /// [`FromApp`], which lets it reach a
     /// tool whose visibility is app only and refuses it
     /// (`tool_unavailable`, before anything is sent) for a tool whose
     /// visibility lacks `"app"`. Otherwise this is [`Binding::call_tool`].

@@ -44,7 +44,7 @@
 //!
 //! On stdio every stream shares the one channel, so the binding tells its
 //! open stream's messages apart by their
-//! `_meta["io.modelcontextprotocol/subscriptionId"]` ([`SUBSCRIPTION_ID_META`](crate::handlers::SUBSCRIPTION_ID_META),
+//! `_meta["io.modelcontextprotocol/subscriptionId"]` ([`SUBSCRIPTION_ID_META`](crate::handlers::inbound::SUBSCRIPTION_ID_META),
 //! the id of the listen request that opened the stream): a message stamped
 //! with another id (a stream the binding replaced when a subscription
 //! changed, whose last messages may still be on their way) is dropped, so a

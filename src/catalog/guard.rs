@@ -20,7 +20,7 @@
 //!   limit dropped it (the [`ResultMarks`] say so); what a mismatch does
 //!   follows the profile (see the [catalog docs](super#output-validation));
 //! - a call of a tool the definition says is safe to run twice
-//!   ([`RepeatableTools`](crate::RepeatableTools), by name or by its
+//!   ([`RepeatableTools`], by name or by its
 //!   `idempotentHint` when the definition trusts that) is marked
 //!   [`Idempotent`] for the retry layer below;
 //! - a call of a tool whose MCP Apps visibility lacks `"model"` is refused

@@ -214,7 +214,7 @@ impl Drop for PendingGuard {
 
 /// A JSON-RPC request's text, serialized from borrowed parts: the same text
 /// as `Message::Request(Request::new(..)).to_json()`, without building (and
-/// copying the params into) an owned [`Request`].
+/// copying the params into) an owned [`Request`](crate::protocol::Request).
 ///
 /// `meta`, the era's entries ([`Era::request_meta`](super::era::Era::request_meta)),
 /// is merged into the params' `_meta` as they are written: the era's

@@ -13,7 +13,7 @@
 //! * [`ABBREVIATIONS`]: the same thing spelled differently (`pr`, `repo`,
 //!   `k8s`). Single-word expansions also apply in reverse.
 //! * [`EQUIVALENTS`]: groups of near-synonyms; each word expands to the rest.
-//! * [`RELATED`](super::related::RELATED): one-way hints from a word to what it usually means in a
+//! * [`RELATED`]: one-way hints from a word to what it usually means in a
 //!   tool (`bookmark` → star, `crashloop` → logs, events).
 
 use std::collections::HashMap;

@@ -287,16 +287,12 @@ impl Authorizer {
     ) -> Result<Tokens, Error> {
         let meta = &discovered.authorization_server;
         let (credentials, method) = self.identity(meta, Grant::ClientCredentials, "").await?;
-        let plain = |s: &str| FormValue::Plain(s.to_owned());
-        let mut form = vec![
-            ("grant_type", plain("client_credentials")),
-            ("client_id", plain(&credentials.client_id)),
-            ("resource", plain(&discovered.resource)),
-        ];
-        if let Some(scope) = scope {
-            form.push(("scope", plain(scope)));
-        }
-        let request = TokenRequest { endpoint: token_endpoint(meta)?.to_owned(), form };
+        let request = TokenRequest::client_credentials(
+            token_endpoint(meta)?,
+            &credentials.client_id,
+            &discovered.resource,
+            scope,
+        );
         self.token_request(meta, request, &credentials, method, scope).await
     }
 

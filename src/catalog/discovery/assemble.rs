@@ -136,7 +136,7 @@ pub(super) fn str_field<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
 }
 
 /// Builds generation `generation` from a digested offering
-/// ([`Offering::digested`]): validates every entry, assigns model names,
+/// ([`Offering::digested`](super::Offering::digested)): validates every entry, assigns model names,
 /// applies the tool filter. Takes the offering: each entry becomes its spec
 /// without being copied.
 pub(crate) fn build(ctx: &BuildContext, digested: Digested, generation: u64) -> Catalog {

@@ -1,4 +1,4 @@
-//! The entry key [`EXTENSION_KEY`](super::EXTENSION_KEY): what these files
+//! The entry key [`EXTENSION_KEY`]: what these files
 //! have no words for. The keys are documented in the
 //! [parent module](super#our-own-keys-x-mcp-stack).
 

@@ -447,7 +447,7 @@ impl HttpBuilder {
     /// same URL when `legacy_sse_fallback` is set and the first `POST` is
     /// refused with 400, 404 or 405. The fallback is the profile tolerance
     /// `legacy_sse`: a binding refuses this factory with it set under a
-    /// profile that does not allow it (see [`HttpFactory`](super::HttpFactory)).
+    /// profile that does not allow it (see [`HttpFactory`]).
     pub fn build_auto(self, legacy_sse_fallback: bool) -> Result<HttpFactory, Error> {
         let (settings, options) = self.settings()?;
         Ok(HttpFactory::from_parts(settings, options, legacy_sse_fallback))
