@@ -338,6 +338,31 @@
 //! 20,490-21,960 (0.58 to 0.61). Everything runs faster so built, the
 //! binding's stack a little more than the floor.
 //!
+//! Three more checks of where the pinned lone call's time goes
+//! (2026-12-05, `--only sequential CLIENT modern`, interleaved runs):
+//!
+//! - **Fewer instructions do not buy time.** Taking the outgoing
+//!   request's id and method from the text's first bytes instead of
+//!   peeking at the whole message (`Peek::of` in
+//!   `StreamableSender::try_with`: 4,600 of the client's 143,000
+//!   instructions a call, callgrind; the floor's client runs 126,000)
+//!   gave 12,720-13,050 calls/s against 12,530-12,870 unchanged: within
+//!   the noise, so not kept. Parsing the result once into the
+//!   `ToolResult` (`ToolResult::from_response`, 4,700 instructions) is
+//!   the same size and was not tried for it.
+//! - **One codegen unit for mcp-stack alone**
+//!   (`--config 'profile.release.package.mcp-stack.codegen-units=1'`):
+//!   13,300-13,440 against 12,580-13,070 calls/s (+3-4%); fat LTO over
+//!   every crate (above) is what brings +37%. So the gap is in the path's
+//!   spread over crates and code, not in one place of mcp-stack's.
+//! - **Client and server on separate CPUs** (the client on CPU 1, the
+//!   server moved to CPU 0 by a wrapper): mcp-stack 7,520-7,570 calls/s,
+//!   the floor 8,590-9,970 (0.75-0.88); both slower than sharing one CPU
+//!   (each reply now wakes a CPU across the VM). The floor's advantage
+//!   pinned is the client's cost on the core both share: the same
+//!   number of allocations (122 against 116 a call), copies and system
+//!   calls, 1.14 times the instructions, 1.6 times the time.
+//!
 //! # Where mcp-stack's time goes (callgrind, 2026-12-05, before those changes)
 //!
 //! `--only CASE CLIENT legacy`, the client process only (the server is a
