@@ -311,8 +311,8 @@
 //! against 1,690-1,700 pinned, each event polling the caller's whole
 //! call), which is what the session before had measured and why it did
 //! not keep the change. So streams keep their task, and a stream that
-//! brings a notification moves to one. The run of 5 rounds after it (the
-//! README's table): pinned, sequential JSON 0.62 / 0.61 of the reqwest
+//! brings a notification moves to one. The run of 5 rounds after it (then
+//! the README's table): pinned, sequential JSON 0.62 / 0.61 of the reqwest
 //! floor, SSE 0.60 / 0.58, 32 in flight 0.97 / 0.98, 1 MiB 0.92 / 0.90,
 //! progress 0.70 / 0.72; unpinned, sequential JSON 0.79 / 0.78 (rounds
 //! 0.62-0.89; not comparable with the first table's 0.48 / 0.34, whose
@@ -362,6 +362,13 @@
 //!   pinned is the client's cost on the core both share: the same
 //!   number of allocations (122 against 116 a call), copies and system
 //!   calls, 1.14 times the instructions, 1.6 times the time.
+//!
+//! The README's table now is the run after "a reply's reading future
+//! holds its exchange once" (5 rounds, pinned, then unpinned): sequential
+//! JSON 0.64 / 0.63 of the reqwest floor, SSE 0.62 / 0.62, 32 in flight
+//! 1.05 / 1.04, 1 MiB 0.91 / 0.90, progress 0.72 / 0.70, 50 MB 1.06 /
+//! 1.06 (SSE) and 0.82 / 0.83 (JSON) of the floor's time; unpinned 0.81 /
+//! 0.80, 0.79 / 0.82, 0.71 / 0.72, 0.92 / 0.98, 0.71 / 0.70.
 //!
 //! # Where mcp-stack's time goes (callgrind, 2026-12-05, before those changes)
 //!
