@@ -860,11 +860,8 @@ async fn a_connection_lost_during_discovery_is_redialed_and_the_listing_sent_aga
     // The server drops the connection on the first `tools/list`, the one of
     // discovery at connect: a read safe to repeat, sent again over the
     // redialed connection, so the binding connects.
-    let control = Control::new();
-    control.die_on_list.store(1, Ordering::SeqCst);
+    let (control, definition) = losing_the_first_listing();
     let recorded = Recorded::default();
-    let definition =
-        Definition::new("flaky", control.factory()).with_reconnect(policy(5, 100 * MS, 1000 * MS));
     let binding = Binding::connect(definition, recorded.handlers()).await.expect("connected after the loss");
     assert_eq!(control.dials(), 2);
     assert_eq!(control.tool_lists.load(Ordering::SeqCst), 2);
@@ -872,13 +869,20 @@ async fn a_connection_lost_during_discovery_is_redialed_and_the_listing_sent_aga
     binding.close().await;
 
     // The same through a host, which connects in its turns.
-    let control = Control::new();
-    control.die_on_list.store(1, Ordering::SeqCst);
+    let (control, definition) = losing_the_first_listing();
     let host = mcp_stack::host::Host::new();
-    let definition =
-        Definition::new("flaky", control.factory()).with_reconnect(policy(5, 100 * MS, 1000 * MS));
     assert!(host.add_all([definition]).await.is_empty());
     assert_eq!(host.status_of("flaky").map(|s| s.state), Some(State::Ready));
     assert_eq!(control.dials(), 2);
     host.close().await;
+}
+
+/// A server that drops the connection on the first `tools/list` (the one
+/// of discovery at connect), and a definition that redials it.
+fn losing_the_first_listing() -> (Arc<Control>, Definition) {
+    let control = Control::new();
+    control.die_on_list.store(1, Ordering::SeqCst);
+    let definition =
+        Definition::new("flaky", control.factory()).with_reconnect(policy(5, 100 * MS, 1000 * MS));
+    (control, definition)
 }
